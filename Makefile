@@ -1,0 +1,32 @@
+# Every target sets up its own virtual environment on first use; a second run
+# reuses it (the stamp is rebuilt only when the package metadata changes).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test experiments experiments-quick bench lint clean
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+experiments: $(STAMP)
+	$(PY) -m experiments
+
+experiments-quick: $(STAMP)
+	$(PY) -m experiments --quick
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+lint: $(STAMP)
+	$(PY) -m ruff check tabular envs experiments tests benchmarks
+
+clean:
+	rm -rf $(VENV) results build *.egg-info

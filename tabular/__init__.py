@@ -1,0 +1,7 @@
+"""Tabular reinforcement learning: one model format, Numba kernels, exact ground truth."""
+
+from .mdp import MDPError, TabularMDP, sample_start, sample_step
+from .policy import SoftmaxPolicy
+from .rng import seed_states
+
+__version__ = "0.1.0"

@@ -1,0 +1,327 @@
+"""The one model format: a finite MDP as padded NumPy arrays.
+
+Every environment compiles to a :class:`TabularMDP`; every kernel reads its arrays.
+Outcome ``k`` of action ``a`` in state ``s`` leads to ``next_state[s, a, k]`` with
+probability ``prob[s, a, k]``, pays ``reward[s, a, k]`` and ends the episode when
+``done[s, a, k]`` (Gymnasium's ``terminated``: no value flows from the next state,
+a target is ``r + gamma * (0 if done else V[s'])``). Padding slots have
+probability 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from .rng import uniform
+
+PROB_TOL = 1e-9
+
+
+class MDPError(ValueError):
+    """An MDP's arrays are inconsistent; the message names the state and action."""
+
+
+@dataclass(frozen=True, eq=False)
+class TabularMDP:
+    """A finite MDP with at most ``K`` outcomes per state-action pair.
+
+    Arrays (validated at construction, stored as contiguous copies):
+
+    - ``next_state`` int64 ``[S, A, K]``, ``prob`` float64 ``[S, A, K]``,
+      ``reward`` float64 ``[S, A, K]`` (``-inf`` allowed, NaN and ``+inf`` not),
+      ``done`` bool ``[S, A, K]``;
+    - ``start`` float64 ``[S]``, the initial-state distribution.
+
+    Metadata (never read by a kernel): ``state_labels``, ``action_names``,
+    ``grid_shape`` and ``state_cells`` (``int64 [S, 2]`` row/column of each state
+    for plotting).
+    """
+
+    next_state: np.ndarray
+    prob: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+    start: np.ndarray
+    state_labels: tuple | None = field(default=None, repr=False)
+    action_names: tuple | None = field(default=None, repr=False)
+    grid_shape: tuple | None = field(default=None, repr=False)
+    state_cells: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        arrays = {
+            "next_state": np.ascontiguousarray(self.next_state, dtype=np.int64),
+            "prob": np.ascontiguousarray(self.prob, dtype=np.float64),
+            "reward": np.ascontiguousarray(self.reward, dtype=np.float64),
+            "done": np.ascontiguousarray(self.done, dtype=np.bool_),
+            "start": np.ascontiguousarray(self.start, dtype=np.float64),
+        }
+        for name, value in arrays.items():
+            object.__setattr__(self, name, value)
+        if self.state_labels is not None:
+            object.__setattr__(self, "state_labels", tuple(self.state_labels))
+        if self.action_names is not None:
+            object.__setattr__(self, "action_names", tuple(self.action_names))
+        self._validate()
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_states(self) -> int:
+        return self.prob.shape[0]
+
+    @property
+    def n_actions(self) -> int:
+        return self.prob.shape[1]
+
+    @property
+    def n_outcomes(self) -> int:
+        """K, the padded number of outcomes per state-action pair."""
+        return self.prob.shape[2]
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(next_state, prob, reward, done)``: what a kernel takes."""
+        return self.next_state, self.prob, self.reward, self.done
+
+    @property
+    def start_cdf(self) -> np.ndarray:
+        """Cumulative start distribution, for :func:`sample_start`."""
+        return np.cumsum(self.start)
+
+    def expected_reward(self) -> np.ndarray:
+        """``r(s, a) = sum_k prob * reward`` as ``[S, A]`` (padding never makes a NaN)."""
+        return np.where(self.prob > 0.0, self.prob * self.reward, 0.0).sum(axis=2)
+
+    def transition_matrix(self) -> np.ndarray:
+        """Dense ``[S, A, S']`` probabilities (outcomes to the same state summed)."""
+        S, A, K = self.prob.shape
+        dense = np.zeros((S, A, S))
+        s_idx, a_idx = np.meshgrid(np.arange(S), np.arange(A), indexing="ij")
+        for k in range(K):
+            np.add.at(dense, (s_idx, a_idx, self.next_state[:, :, k]), self.prob[:, :, k])
+        return dense
+
+    def state_name(self, s: int) -> str:
+        """``"3"`` or ``"3 (row 0, col 3)"``: how errors and plots name a state."""
+        if self.state_labels is not None:
+            return f"{s} ({self.state_labels[s]})"
+        return str(s)
+
+    def action_name(self, a: int) -> str:
+        if self.action_names is not None:
+            return f"{a} ({self.action_names[a]})"
+        return str(a)
+
+    def __repr__(self) -> str:
+        S, A, K = self.prob.shape
+        return f"TabularMDP(S={S}, A={A}, K={K})"
+
+    # ------------------------------------------------------------- validation
+    def _where(self, s, a) -> str:
+        return f"state {self.state_name(int(s))}, action {self.action_name(int(a))}"
+
+    def _validate(self) -> None:
+        ns, p, r, d, start = self.next_state, self.prob, self.reward, self.done, self.start
+        if p.ndim != 3:
+            raise MDPError(f"prob must have shape [S, A, K], got {p.shape}")
+        for name, arr in (("next_state", ns), ("reward", r), ("done", d)):
+            if arr.shape != p.shape:
+                raise MDPError(f"{name} has shape {arr.shape}, prob has {p.shape}; they must agree")
+        S, A, K = p.shape
+        if S == 0 or A == 0 or K == 0:
+            raise MDPError(f"an MDP needs at least one state, action and outcome, got {p.shape}")
+        if start.shape != (S,):
+            raise MDPError(f"start must have shape [{S}], got {start.shape}")
+        if self.state_labels is not None and len(self.state_labels) != S:
+            raise MDPError(f"state_labels has {len(self.state_labels)} entries for {S} states")
+        if self.action_names is not None and len(self.action_names) != A:
+            raise MDPError(f"action_names has {len(self.action_names)} entries for {A} actions")
+
+        bad = ~np.isfinite(p) | (p < 0.0) | (p > 1.0)
+        if bad.any():
+            s, a, k = np.argwhere(bad)[0]
+            raise MDPError(f"prob {float(p[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
+                           "is not a probability in [0, 1]")
+        total = p.sum(axis=2)
+        bad = np.abs(total - 1.0) > PROB_TOL
+        if bad.any():
+            s, a = np.argwhere(bad)[0]
+            raise MDPError(f"outcome probabilities at {self._where(s, a)} sum to "
+                           f"{float(total[s, a])!r}, not 1 (tolerance {PROB_TOL})")
+        bad = (ns < 0) | (ns >= S)
+        if bad.any():
+            s, a, k = np.argwhere(bad)[0]
+            raise MDPError(f"next_state {ns[s, a, k]} of outcome {k} at {self._where(s, a)} "
+                           f"is outside [0, {S})")
+        bad = np.isnan(r) | (r == np.inf)
+        if bad.any():
+            s, a, k = np.argwhere(bad)[0]
+            raise MDPError(f"reward {float(r[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
+                           "is not allowed (NaN and +inf are rejected; -inf is allowed)")
+        bad = (p == 0.0) & (r == -np.inf)
+        if bad.any():  # 0 * -inf is NaN in every expectation: make padding harmless
+            self.reward[bad] = 0.0
+        if not np.all(np.isfinite(start)) or (start < 0).any() or abs(start.sum() - 1.0) > PROB_TOL:
+            raise MDPError(f"start must be a probability distribution over the {S} states "
+                           f"(non-negative, summing to 1), got sum {float(start.sum())!r}")
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_transitions(cls, P, start=None, **metadata) -> TabularMDP:
+        """Build from Gymnasium's table ``P[s][a] = [(prob, next_state, reward, terminated), ...]``.
+
+        ``P`` may be a dict or a list over states, each a dict or list over actions.
+        Outcomes with the same ``(next_state, reward, terminated)`` are merged (their
+        probabilities added), which is how FrozenLake's repeated edge outcomes are
+        stored. ``start`` defaults to uniform over states (pass the env's own).
+        """
+        states = _keys(P, "P")
+        S = len(states)
+        if S == 0:
+            raise MDPError("P has no states")
+        A = max(len(P[s]) for s in states)
+        merged: list[list[dict]] = []
+        for s in states:
+            row = P[s]
+            if len(row) != A:
+                raise MDPError(f"P[{s}] has {len(row)} actions, other states have {A}")
+            merged_row = []
+            for a in _keys(row, f"P[{s}]"):
+                outcomes: dict = {}
+                for entry in row[a]:
+                    if len(entry) != 4:
+                        raise MDPError(f"P[{s}][{a}] entry {entry!r} is not "
+                                       "(prob, next_state, reward, terminated)")
+                    pr, nxt, rew, term = entry
+                    key = (int(nxt), float(rew), bool(term))
+                    outcomes[key] = outcomes.get(key, 0.0) + float(pr)
+                if not outcomes:
+                    raise MDPError(f"P[{s}][{a}] lists no outcomes")
+                merged_row.append(outcomes)
+            merged.append(merged_row)
+        K = max(len(o) for row in merged for o in row)
+        next_state = np.zeros((S, A, K), dtype=np.int64)
+        prob = np.zeros((S, A, K))
+        reward = np.zeros((S, A, K))
+        done = np.zeros((S, A, K), dtype=bool)
+        for s, row in enumerate(merged):
+            for a, outcomes in enumerate(row):
+                next_state[s, a, :] = s  # padding points home with probability 0
+                for k, ((nxt, rew, term), pr) in enumerate(outcomes.items()):
+                    next_state[s, a, k], prob[s, a, k] = nxt, pr
+                    reward[s, a, k], done[s, a, k] = rew, term
+        if start is None:
+            start = np.full(S, 1.0 / S)
+        return cls(next_state, prob, reward, done, start, **metadata)
+
+    @classmethod
+    def from_gymnasium(cls, env, start=None) -> TabularMDP:
+        """The exact model of a Gymnasium env, looked up through any wrappers.
+
+        Uses ``env.unwrapped.to_mdp()`` when the env has one (every ``tabular/`` env),
+        else its transition table ``env.unwrapped.P`` with ``initial_state_distrib``
+        as the start distribution (FrozenLake, CliffWalking, Taxi).
+        """
+        base = getattr(env, "unwrapped", env)
+        if hasattr(base, "to_mdp") and start is None:
+            return base.to_mdp()
+        P = getattr(base, "P", None)
+        if P is None:
+            raise TypeError(f"{type(base).__name__} has no transition table: env.unwrapped.P "
+                            "is missing, so its exact model cannot be read. Tabular planning "
+                            "needs an env with a P table or a to_mdp() method.")
+        if start is None:
+            start = getattr(base, "initial_state_distrib", None)
+            if start is None:
+                raise TypeError(f"{type(base).__name__} has a P table but no "
+                                "initial_state_distrib; pass start=... explicitly")
+        return cls.from_transitions(P, start=np.asarray(start, dtype=np.float64))
+
+    @classmethod
+    def from_dense(cls, P, R, *, layout: str = "SAS", start=None, terminal=None,
+                   **metadata) -> TabularMDP:
+        """Build from dense transition probabilities and rewards.
+
+        ``layout="SAS"``: ``P[s, a, s']`` (mushroom-rl); ``layout="ASS"``: ``P[a, s, s']``
+        (mdptoolbox). ``R`` is ``[S]`` (reward of the state left), ``[S, A]``, or
+        per transition in the same layout as ``P``. ``terminal``: optional bool ``[S]``;
+        a transition into a terminal state ends the episode. ``start`` defaults to
+        uniform.
+        """
+        P = np.asarray(P, dtype=np.float64)
+        if layout not in ("SAS", "ASS"):
+            raise MDPError(f"layout must be 'SAS' or 'ASS', got {layout!r}")
+        if P.ndim != 3 or P.shape[-1] != P.shape[-2 if layout == "ASS" else 0]:
+            raise MDPError(f"P must be [S, A, S'] or [A, S, S'] as layout says, got {P.shape}")
+        if layout == "ASS":
+            P = P.transpose(1, 0, 2)
+        S, A, _ = P.shape
+        R = np.asarray(R, dtype=np.float64)
+        if R.ndim == 3:
+            R = R.transpose(1, 0, 2) if layout == "ASS" else R
+        elif R.shape == (S, A):
+            R = np.broadcast_to(R[:, :, None], P.shape)
+        elif R.shape == (S,):
+            R = np.broadcast_to(R[:, None, None], P.shape)
+        if R.shape != P.shape:
+            raise MDPError(f"R has shape {np.shape(R)}; expected [S], [S, A] or P's shape")
+        positive = P > 0.0
+        K = max(1, int(positive.sum(axis=2).max()))
+        order = np.argsort(~positive, axis=2, kind="stable")[:, :, :K]  # successors first
+        next_state = order
+        prob = np.take_along_axis(P, order, axis=2)
+        reward = np.take_along_axis(R, order, axis=2)
+        if terminal is None:
+            done = np.zeros_like(prob, dtype=bool)
+        else:
+            terminal = np.asarray(terminal, dtype=bool)
+            if terminal.shape != (S,):
+                raise MDPError(f"terminal must be bool [{S}], got shape {terminal.shape}")
+            done = terminal[next_state]
+        reward = np.where(prob > 0.0, reward, 0.0)
+        if start is None:
+            start = np.full(S, 1.0 / S)
+        return cls(next_state, prob, reward, done, start, **metadata)
+
+
+def _keys(table, name: str) -> list:
+    if isinstance(table, Mapping):
+        keys = sorted(table)
+        if keys != list(range(len(keys))):
+            raise MDPError(f"{name} must be indexed 0..{len(keys) - 1}, got keys {keys[:5]}...")
+        return keys
+    if isinstance(table, Sequence):
+        return list(range(len(table)))
+    raise MDPError(f"{name} must be a dict or list, got {type(table).__name__}")
+
+
+@njit(cache=True, inline="always")
+def sample_step(next_state, prob, reward, done, s, a, rng):
+    """Sample one transition ``(s', r, done)`` of ``(s, a)``.
+
+    The only door through which learning kernels reach the dynamics. A
+    deterministic pair (first outcome with probability 1) draws no random number.
+    """
+    k = 0
+    if prob[s, a, 0] < 1.0:
+        u = uniform(rng)
+        acc = 0.0
+        for j in range(prob.shape[2]):
+            p = prob[s, a, j]
+            if p > 0.0:
+                acc += p
+                k = j
+                if u < acc:
+                    break
+    return next_state[s, a, k], reward[s, a, k], done[s, a, k]
+
+
+@njit(cache=True, inline="always")
+def sample_start(start_cdf, rng):
+    """A start state drawn from the cumulative start distribution."""
+    u = uniform(rng) * start_cdf[-1]
+    s = np.searchsorted(start_cdf, u, side="right")
+    return min(s, start_cdf.shape[0] - 1)
