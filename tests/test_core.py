@@ -1,0 +1,153 @@
+"""The shared core: random streams, the softmax policy, argument checks."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+from tabular import SoftmaxPolicy, TabularMDP, seed_states
+from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
+from tabular.policy import log_softmax, sample_softmax, softmax
+from tabular.rng import categorical, randint, uniform
+
+
+@njit(cache=True)
+def _draw_uniforms(state, n):
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = uniform(state)
+    return out
+
+
+@njit(cache=True)
+def _draw_categorical(state, p, n):
+    counts = np.zeros(p.shape[0], dtype=np.int64)
+    for _ in range(n):
+        counts[categorical(state, p)] += 1
+    return counts
+
+
+@njit(cache=True)
+def _draw_ints(state, k, n):
+    counts = np.zeros(k, dtype=np.int64)
+    for _ in range(n):
+        counts[randint(state, k)] += 1
+    return counts
+
+
+def test_streams_are_reproducible_and_prefix_stable():
+    a = seed_states(42, 3)
+    b = seed_states(42, 5)
+    np.testing.assert_array_equal(a, b[:3])  # run i does not depend on how many runs
+    assert len({tuple(row) for row in b}) == 5  # independent streams differ
+    x = _draw_uniforms(a[0].copy(), 1000)
+    y = _draw_uniforms(b[0].copy(), 1000)
+    np.testing.assert_array_equal(x, y)
+
+
+def test_uniform_is_uniform_on_unit_interval():
+    u = _draw_uniforms(seed_states(0)[0], 200_000)
+    assert u.min() >= 0.0 and u.max() < 1.0
+    # mean 1/2 and variance 1/12; standard errors ~0.00065 and ~0.0002 at this n
+    assert abs(u.mean() - 0.5) < 0.004
+    assert abs(u.var() - 1 / 12) < 0.0015
+    hist = np.histogram(u, bins=10, range=(0, 1))[0] / u.size
+    assert np.all(np.abs(hist - 0.1) < 0.005)  # 5 standard errors (sd ~0.00067)
+
+
+def test_categorical_and_randint_frequencies():
+    p = np.array([0.0, 0.2, 0.5, 0.0, 0.3])
+    n = 100_000
+    counts = _draw_categorical(seed_states(1)[0], p, n)
+    assert counts[0] == 0 and counts[3] == 0  # zero-probability outcomes never drawn
+    np.testing.assert_allclose(counts / n, p, atol=0.008)  # > 5 sd (sd <= 0.0016)
+    ints = _draw_ints(seed_states(2)[0], 7, n)
+    np.testing.assert_allclose(ints / n, 1 / 7, atol=0.006)
+
+
+def test_seed_states_rejects_bad_runs():
+    with pytest.raises(ValueError, match="runs"):
+        seed_states(0, 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(-50, 50), st.just(-np.inf)), min_size=1, max_size=8)
+       .filter(lambda xs: any(np.isfinite(xs))))
+def test_softmax_kernels_match_numpy(logits):
+    logits = np.array(logits)
+    probs = np.empty_like(logits)
+    logp = np.empty_like(logits)
+    softmax(logits, probs)
+    log_softmax(logits, logp)
+    finite = np.isfinite(logits)
+    expected = np.where(finite, np.exp(logits - logits[finite].max()), 0.0)
+    expected /= expected.sum()
+    np.testing.assert_allclose(probs, expected, rtol=1e-12, atol=1e-300)
+    assert np.all(np.isneginf(logp[~finite]))
+    np.testing.assert_allclose(np.exp(logp[finite]), probs[finite], rtol=1e-10)
+    assert not np.isnan(probs).any() and not np.isnan(logp).any()
+
+
+def test_sample_softmax_never_picks_masked_action():
+    @njit
+    def draw(logits, state, n):
+        buf = np.empty(logits.shape[0])
+        counts = np.zeros(logits.shape[0], dtype=np.int64)
+        for _ in range(n):
+            counts[sample_softmax(logits, buf, state)] += 1
+        return counts
+
+    counts = draw(np.array([0.0, -np.inf, np.log(3.0)]), seed_states(3)[0], 40_000)
+    assert counts[1] == 0
+    assert abs(counts[2] / counts.sum() - 0.75) < 0.012  # sd ~0.0022
+
+
+def test_softmax_policy_shares_rows_and_validates():
+    pol = SoftmaxPolicy(np.array([[0.0, np.log(3.0)], [0.0, 0.0]]), np.array([0, 0, 1]))
+    np.testing.assert_allclose(pol.probs(), [[0.25, 0.75], [0.25, 0.75], [0.5, 0.5]])
+    np.testing.assert_allclose(np.exp(pol.log_probs()), pol.probs())
+    tab = SoftmaxPolicy.tabular(4, 3)
+    np.testing.assert_allclose(tab.probs(), np.full((4, 3), 1 / 3))
+    with pytest.raises(ValueError, match=r"row_of_state\[1\] = 5"):
+        SoftmaxPolicy(np.zeros((2, 2)), np.array([0, 5]))
+    with pytest.raises(ValueError, match="row 1 is -inf everywhere"):
+        SoftmaxPolicy(np.array([[0.0, 1.0], [-np.inf, -np.inf]]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="NaN"):
+        SoftmaxPolicy(np.array([[np.nan, 1.0]]), np.array([0]))
+
+
+def _two_state_mdp():
+    ns = np.array([[[1], [0]], [[1], [1]]])
+    one = np.ones((2, 2, 1))
+    return TabularMDP(ns, one, -one, np.zeros((2, 2, 1), bool), np.array([1.0, 0.0]),
+                      state_labels=("left", "right"))
+
+
+def test_policy_matrix_forms_and_errors():
+    mdp = _two_state_mdp()
+    np.testing.assert_array_equal(policy_matrix(mdp, np.array([1, 0])), [[0, 1], [1, 0]])
+    np.testing.assert_array_equal(policy_matrix(mdp, SoftmaxPolicy.tabular(2, 2)),
+                                  np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match=r"policy\[1\] = 2 is not an action.*right"):
+        policy_matrix(mdp, np.array([0, 2]))
+    with pytest.raises(ValueError, match=r"policy\[0\].*not a probability distribution.*left"):
+        policy_matrix(mdp, np.array([[0.5, 0.6], [1.0, 0.0]]))
+    with pytest.raises(ValueError, match="shape"):
+        policy_matrix(mdp, np.ones((3, 2)) / 2)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
+def test_check_gamma_rejects(bad):
+    with pytest.raises(ValueError, match="gamma must be in"):
+        check_gamma(bad)
+
+
+def test_positive_checks_name_the_parameter():
+    with pytest.raises(ValueError, match="alpha must be a finite number > 0"):
+        check_positive("alpha", 0.0)
+    with pytest.raises(ValueError, match="episodes must be an integer >= 1"):
+        check_positive_int("episodes", 0)
+    with pytest.raises(ValueError, match="episodes"):
+        check_positive_int("episodes", 2.5)
+    assert check_positive_int("episodes", 3) == 3
