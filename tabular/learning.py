@@ -1,0 +1,240 @@
+"""Shared pieces of every model-free learner.
+
+Kernel helpers (``@njit(inline="always")``, called inside episode loops):
+
+- :func:`greedy_action` -- argmax with uniformly random tie-breaking;
+- :func:`epsilon_greedy_action`, :func:`epsilon_greedy_probs` -- the epsilon-greedy
+  policy of Sutton & Barto section 2.2 / 5.4 (a random action with probability
+  epsilon, which may be the greedy one);
+- :func:`expectation`, :func:`discounted`, :func:`td_error`, :func:`update_toward` --
+  the arithmetic of eq. 2.4, ``NewEstimate <- OldEstimate + StepSize [Target -
+  OldEstimate]``, made exact for ``-inf`` rewards (below).
+
+The ``runs`` driver pattern (every learner's kernel follows it)::
+
+    @njit(cache=True, parallel=True)
+    def _kernel(next_state, prob, reward, done, start_cdf, rng_states, ..., out_Q, ...):
+        for run in prange(rng_states.shape[0]):
+            _one_run(next_state, prob, reward, done, start_cdf, rng_states[run], ...,
+                     out_Q[run], ...)
+
+Run ``i`` draws only from its own xoshiro stream ``rng_states[i]`` (from
+:func:`tabular.rng.seed_states`) and writes only its own output rows, so the
+numbers do not depend on the thread count or on ``runs``: run ``i`` of
+``runs=n`` equals run ``i`` of ``runs=m``.
+
+``-inf`` rewards (a trap that ends the episode) are handled exactly: an estimate
+becomes ``-inf`` only when a sampled target is ``-inf``, which happens only when an
+outcome of positive probability (under the policy being evaluated) leads to
+``-inf``; then the true expectation *is* ``-inf``, whatever else can happen, so a
+``-inf`` estimate is absorbing (:func:`td_error` returns 0 for it) and the products
+``0 * -inf`` that arise for zero discounts or zero probabilities count as 0. No NaN
+can appear. Methods that learn the value of an epsilon-soft policy (SARSA,
+expected SARSA, on-policy MC) therefore value every state from which the trap
+is reachable by exploration at ``-inf``; use a finite trap reward for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .checks import check_positive_int
+from .mdp import TabularMDP
+from .rng import randint, uniform
+
+# --------------------------------------------------------------------- arithmetic
+
+
+@njit(cache=True, inline="always")
+def discounted(gamma, value):
+    """``gamma * value``, with ``0 * -inf = 0`` (no value flows through a zero discount)."""
+    if gamma == 0.0:
+        return 0.0
+    return gamma * value
+
+
+@njit(cache=True, inline="always")
+def expectation(probs, values):
+    """``sum_a probs[a] * values[a]``; actions of probability 0 contribute 0 even at ``-inf``."""
+    total = 0.0
+    for a in range(probs.shape[0]):
+        if probs[a] > 0.0:
+            total += probs[a] * values[a]
+    return total
+
+
+@njit(cache=True, inline="always")
+def td_error(target, estimate):
+    """``Target - OldEstimate`` of eq. 2.4: the TD error (eq. 6.5) for a TD target, the
+    Monte Carlo error ``G - V`` (eq. 6.1) for a return.
+
+    A ``-inf`` estimate is exact and absorbing (see the module docstring): its error is 0.
+    """
+    if estimate == -np.inf:
+        return 0.0
+    return target - estimate
+
+
+@njit(cache=True, inline="always")
+def update_toward(estimate, target, step):
+    """``NewEstimate = OldEstimate + StepSize [Target - OldEstimate]`` (eq. 2.4)."""
+    return estimate + step * td_error(target, estimate)
+
+
+# --------------------------------------------------------------------- policies
+
+
+@njit(cache=True, inline="always")
+def greedy_action(q_row, rng):
+    """``argmax_a q_row[a]``, ties broken uniformly at random (reservoir sampling: a
+    random number is drawn only when a tie is met)."""
+    best = 0
+    best_value = q_row[0]
+    ties = 1
+    for a in range(1, q_row.shape[0]):
+        value = q_row[a]
+        if value > best_value:
+            best, best_value, ties = a, value, 1
+        elif value == best_value:
+            ties += 1
+            if randint(rng, ties) == 0:
+                best = a
+    return best
+
+
+@njit(cache=True, inline="always")
+def epsilon_greedy_action(q_row, epsilon, rng):
+    """With probability ``epsilon`` a uniformly random action, else a greedy one."""
+    if epsilon > 0.0 and uniform(rng) < epsilon:
+        return randint(rng, q_row.shape[0])
+    return greedy_action(q_row, rng)
+
+
+@njit(cache=True, inline="always")
+def epsilon_greedy_probs(q_row, epsilon, out):
+    """``out[a] = epsilon / A + (1 - epsilon) [a greedy] / #greedy``: the probabilities
+    with which :func:`epsilon_greedy_action` picks each action."""
+    n_actions = q_row.shape[0]
+    best_value = q_row[0]
+    for a in range(1, n_actions):
+        if q_row[a] > best_value:
+            best_value = q_row[a]
+    ties = 0
+    for a in range(n_actions):
+        if q_row[a] == best_value:
+            ties += 1
+    for a in range(n_actions):
+        out[a] = epsilon / n_actions
+        if q_row[a] == best_value:
+            out[a] += (1.0 - epsilon) / ties
+
+
+@njit(cache=True, inline="always")
+def max_value(q_row):
+    """``max_a q_row[a]``."""
+    best = q_row[0]
+    for a in range(1, q_row.shape[0]):
+        if q_row[a] > best:
+            best = q_row[a]
+    return best
+
+
+# --------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, eq=False)
+class LearningResult:
+    """What every learner returns. Arrays carry a leading run axis when ``runs > 1``.
+
+    ``episode_returns``: the undiscounted sum of rewards of each episode
+    (``[episodes]`` or ``[runs, episodes]``), the book's "sum of rewards during
+    episode"; ``episode_lengths``: its number of steps (int64). An episode cut at
+    ``max_steps`` has length ``max_steps``.
+    """
+
+    episode_returns: np.ndarray
+    episode_lengths: np.ndarray
+
+    @property
+    def runs(self) -> int:
+        return 1 if self.episode_returns.ndim == 1 else self.episode_returns.shape[0]
+
+    @property
+    def episodes(self) -> int:
+        return self.episode_returns.shape[-1]
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionResult(LearningResult):
+    """A state-value estimate ``V`` (``[S]`` or ``[runs, S]``).
+
+    ``V_history`` (only when asked for): ``V`` after each episode,
+    ``[episodes, S]`` or ``[runs, episodes, S]``.
+    """
+
+    V: np.ndarray
+    V_history: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ControlResult(LearningResult):
+    """An action-value estimate ``Q`` (``[S, A]`` or ``[runs, S, A]``)."""
+
+    Q: np.ndarray
+
+    @property
+    def V(self) -> np.ndarray:
+        """``max_a Q(s, a)``: the greedy policy's value as the learner estimates it."""
+        return self.Q.max(axis=-1)
+
+    @property
+    def policy(self) -> np.ndarray:
+        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
+        return self.Q.argmax(axis=-1)
+
+
+# --------------------------------------------------------------------- arguments
+
+
+def as_mdp(env, name: str = "mdp") -> TabularMDP:
+    """A :class:`TabularMDP`, or a Gymnasium env compiled to one (its transition table
+    is what the sampler draws from); anything else is a clear error naming ``name``."""
+    if isinstance(env, TabularMDP):
+        return env
+    if hasattr(env, "unwrapped") or hasattr(env, "P"):
+        return TabularMDP.from_gymnasium(env)
+    raise TypeError(f"{name} must be a tabular.TabularMDP or a Gymnasium env with a "
+                    f"transition table, got {type(env).__name__}")
+
+
+def check_episode_args(episodes: int, runs: int, max_steps: int) -> tuple[int, int, int]:
+    """``episodes``, ``runs`` and ``max_steps`` (the step limit per episode) are ints >= 1."""
+    return (check_positive_int("episodes", episodes), check_positive_int("runs", runs),
+            check_positive_int("max_steps", max_steps))
+
+
+def initial_values(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
+    """The initial estimate: a finite number or a finite array of ``shape``."""
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim == 0:
+        arr = np.full(shape, float(arr))
+    if arr.shape != shape:
+        raise ValueError(f"{name} must be a number or an array of shape {list(shape)}, "
+                         f"got shape {list(arr.shape)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (a -inf value is learned, not given), "
+                         f"got {arr[~np.isfinite(arr)][0]!r}")
+    return np.ascontiguousarray(arr)
+
+
+def per_run(values: np.ndarray, runs: int) -> np.ndarray:
+    """``runs`` copies of ``values`` along a new leading axis (each run's own table)."""
+    return np.ascontiguousarray(np.broadcast_to(values, (runs, *values.shape)))
+
+
+def squeeze_runs(array: np.ndarray, runs: int) -> np.ndarray:
+    """Drop the leading run axis when there is one run (the public convention)."""
+    return array[0] if runs == 1 else array

@@ -1,0 +1,162 @@
+"""Step-size and exploration schedules that kernels can evaluate.
+
+A schedule is four floats ``(kind, a, b, c)``; :func:`schedule_value` evaluates it
+inside a kernel at a count ``n = 1, 2, ...`` (what ``n`` counts is the caller's
+choice and is documented there: the learners in :mod:`tabular.td` and
+:mod:`tabular.mc` count step sizes per visit of the state or state-action pair,
+and exploration per episode).
+
+=============  ========================================  ==========================
+kind           value at ``n >= 1``                       constructor
+=============  ========================================  ==========================
+constant       ``a``                                     :func:`constant`
+inverse        ``a / (n + c) ** b``                      :func:`inverse`
+exponential    ``max(c, a * b ** (n - 1))``              :func:`exponential`
+linear         ``a + (b - a) * min((n - 1) / c, 1)``     :func:`linear`
+=============  ========================================  ==========================
+
+``inverse(1.0)`` is the sample-average step size ``1/n`` (Sutton & Barto eq. 2.3);
+with ``0.5 < power <= 1`` an inverse schedule meets the stochastic-approximation
+conditions of eq. 2.7, a constant one does not (it tracks, eq. 2.5). Every
+schedule is monotone in ``n``, so checking its first value and its limit checks
+all of its values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+CONSTANT, INVERSE, EXPONENTIAL, LINEAR = 0, 1, 2, 3
+_KIND_NAMES = {CONSTANT: "constant", INVERSE: "inverse", EXPONENTIAL: "exponential",
+               LINEAR: "linear"}
+
+
+@njit(cache=True, inline="always")
+def schedule_value(params, n):
+    """The value of schedule ``params = (kind, a, b, c)`` at count ``n >= 1``."""
+    kind = int(params[0])
+    a, b, c = params[1], params[2], params[3]
+    if kind == INVERSE:
+        return a / (n + c) ** b
+    if kind == EXPONENTIAL:
+        return max(c, a * b ** (n - 1))
+    if kind == LINEAR:
+        return a + (b - a) * min((n - 1) / c, 1.0)
+    return a
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A schedule ``(kind, a, b, c)``; build one with :func:`constant`, :func:`inverse`,
+    :func:`exponential` or :func:`linear`. Calling it evaluates it at ``n``."""
+
+    kind: int
+    a: float
+    b: float = 0.0
+    c: float = 0.0
+
+    @property
+    def params(self) -> np.ndarray:
+        """``float64[4]``, what a kernel takes."""
+        return np.array([self.kind, self.a, self.b, self.c], dtype=np.float64)
+
+    def __call__(self, n):
+        """Value(s) at count ``n`` (an int or an array of ints ``>= 1``)."""
+        params = self.params
+        values = [schedule_value(params, float(k)) for k in np.ravel(n)]
+        return values[0] if np.ndim(n) == 0 else np.reshape(values, np.shape(n))
+
+    @property
+    def first(self) -> float:
+        return float(self(1))
+
+    @property
+    def limit(self) -> float:
+        """The value as ``n -> infinity``."""
+        if self.kind == INVERSE:
+            return 0.0
+        if self.kind == EXPONENTIAL:
+            return self.c if self.b < 1.0 else self.a
+        if self.kind == LINEAR:
+            return self.b
+        return self.a
+
+    @property
+    def attains_limit(self) -> bool:
+        """False when the limit is approached but never reached (``1/n`` -> 0)."""
+        if self.kind == INVERSE:
+            return False
+        if self.kind == EXPONENTIAL:
+            return self.b == 1.0 or self.c > 0.0
+        return True
+
+    def __repr__(self) -> str:
+        return f"{_KIND_NAMES[self.kind]}({self.a!r}, {self.b!r}, {self.c!r})"
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
+
+
+def constant(value: float) -> Schedule:
+    """The same value at every count (a constant step size tracks: eq. 2.5)."""
+    return Schedule(CONSTANT, _finite("value", value))
+
+
+def inverse(scale: float = 1.0, power: float = 1.0, offset: float = 0.0) -> Schedule:
+    """``scale / (n + offset) ** power``; ``inverse()`` is the sample average ``1/n``."""
+    scale, power, offset = (_finite(k, v) for k, v in
+                            (("scale", scale), ("power", power), ("offset", offset)))
+    if scale <= 0.0 or power <= 0.0 or offset < 0.0:
+        raise ValueError("inverse schedule needs scale > 0, power > 0 and offset >= 0, got "
+                         f"scale={scale}, power={power}, offset={offset}")
+    return Schedule(INVERSE, scale, power, offset)
+
+
+def exponential(start: float, decay: float, floor: float = 0.0) -> Schedule:
+    """``max(floor, start * decay ** (n - 1))``."""
+    start, decay, floor = (_finite(k, v) for k, v in
+                           (("start", start), ("decay", decay), ("floor", floor)))
+    if not 0.0 < decay <= 1.0 or not 0.0 <= floor <= start:
+        raise ValueError("exponential schedule needs 0 < decay <= 1 and 0 <= floor <= start, "
+                         f"got start={start}, decay={decay}, floor={floor}")
+    return Schedule(EXPONENTIAL, start, decay, floor)
+
+
+def linear(start: float, end: float, steps: float) -> Schedule:
+    """From ``start`` at ``n = 1`` to ``end`` at ``n = steps + 1``, then ``end``."""
+    start, end, steps = (_finite(k, v) for k, v in
+                         (("start", start), ("end", end), ("steps", steps)))
+    if steps < 1.0:
+        raise ValueError(f"linear schedule needs steps >= 1, got {steps}")
+    return Schedule(LINEAR, start, end, steps)
+
+
+def as_schedule(name: str, value, low: float = 0.0, high: float = 1.0,
+                low_inclusive: bool = False) -> Schedule:
+    """A number or :class:`Schedule` as a validated schedule whose every value lies in
+    ``(low, high]`` (``[low, high]`` with ``low_inclusive``); the error names ``name``.
+
+    A limit that is approached but never reached (``1/n -> 0``) may equal ``low``.
+    """
+    if not isinstance(value, Schedule):
+        if isinstance(value, bool) or not np.isscalar(value):
+            raise ValueError(f"{name} must be a number or a tabular.schedules.Schedule, "
+                             f"got {value!r}")
+        value = constant(value)
+    interval = f"{'[' if low_inclusive else '('}{low}, {high}]"
+
+    def inside(x: float, attained: bool) -> bool:
+        above = x >= low if (low_inclusive or not attained) else x > low
+        return above and x <= high
+
+    if not (inside(value.first, True) and inside(value.limit, value.attains_limit)):
+        raise ValueError(f"{name} must stay in {interval}, got {value!r} "
+                         f"(first value {value.first}, limit {value.limit})")
+    return value
