@@ -3,5 +3,6 @@
 from .mdp import MDPError, TabularMDP, sample_start, sample_step
 from .policy import SoftmaxPolicy
 from .rng import seed_states
+from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 
 __version__ = "0.1.0"
