@@ -1,5 +1,19 @@
 """Tabular reinforcement learning: one model format, Numba kernels, exact ground truth."""
 
+from .dp import (
+    ConvergenceError,
+    bellman_expectation,
+    bellman_optimality,
+    greedy_policy,
+    optimal_actions,
+    policy_evaluation,
+    policy_iteration,
+    q_from_v,
+    soft_bellman_optimality,
+    soft_policy,
+    soft_value_iteration,
+    value_iteration,
+)
 from .mc import mc_control, mc_prediction
 from .mdp import MDPError, TabularMDP, sample_start, sample_step
 from .policy import SoftmaxPolicy

@@ -1,0 +1,473 @@
+"""Dynamic programming: the exact ground truth every learner is tested against.
+
+Sutton & Barto 2nd ed., chapter 4: the Bellman operators (one application
+each), iterative and exact policy evaluation (4.1), policy iteration (4.3) and
+its modified form with ``k`` evaluation sweeps, value iteration (4.4) in
+synchronous and Gauss-Seidel form, and soft (KL-regularised) value iteration,
+whose policy ``pi*(a|s) ∝ ref(a|s) exp(Q(s, a) / beta)`` is the exact optimum of
+RLHF on a token tree.
+
+Stopping rule (for every iterative method, ``gamma < 1``): the operators are
+``gamma``-contractions in the sup norm, so a sweep with residual
+``||V_{k+1} - V_k||_inf < tol (1 - gamma) / gamma`` leaves
+``||V_{k+1} - V*||_inf <= gamma / (1 - gamma) ||V_{k+1} - V_k||_inf < tol``.
+With ``gamma == 1`` (episodic tasks) the rule is ``residual < tol`` with the
+iteration cap ``max_iter``; values that diverge, or states from which no policy
+reaches termination, are named in the error.
+
+Reaching ``max_iter`` raises :class:`ConvergenceError` naming it; with
+``strict=False`` the function instead returns the last iterate with
+``converged=False`` (used to study truncated sweeps, e.g. Figure 4.1).
+
+``-inf`` rewards (the trap of the trap/treasure grid) are exact: ``V = -inf``
+where the trap cannot be avoided, ``max`` ignores actions that risk it, no NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dp_kernels as kernels
+from .checks import check_gamma, check_positive, check_positive_int, policy_matrix
+from .mdp import TabularMDP
+
+EXACT_MAX_STATES = 5000  # dense linear solve: S^2 float64 = 200 MB at this size
+
+
+class ConvergenceError(RuntimeError):
+    """An iterative method reached ``max_iter`` before its stopping rule held."""
+
+
+@dataclass(frozen=True)
+class ValueIterationResult:
+    """``V [S]``, ``Q [S, A]``, greedy ``policy [S]``, sup-norm ``history`` per sweep."""
+
+    V: np.ndarray
+    Q: np.ndarray
+    policy: np.ndarray
+    history: np.ndarray
+    converged: bool
+    iterations: int
+
+
+@dataclass(frozen=True)
+class PolicyEvaluationResult:
+    """``V = v_pi [S]``, ``Q = q_pi [S, A]``; ``history`` is empty for the exact solve."""
+
+    V: np.ndarray
+    Q: np.ndarray
+    history: np.ndarray
+    converged: bool
+    iterations: int
+
+
+@dataclass(frozen=True)
+class PolicyIterationResult:
+    """Final ``V``, ``Q``, ``policy``; ``values[i]`` is the value after evaluation step ``i``.
+
+    ``improvements`` counts the improvement steps that changed the policy.
+    """
+
+    V: np.ndarray
+    Q: np.ndarray
+    policy: np.ndarray
+    improvements: int
+    values: np.ndarray
+    converged: bool
+    iterations: int
+
+
+@dataclass(frozen=True)
+class SoftValueIterationResult:
+    """Soft ``V [S]``, ``Q [S, A]``, stochastic ``policy [S, A]``, residual ``history``."""
+
+    V: np.ndarray
+    Q: np.ndarray
+    policy: np.ndarray
+    history: np.ndarray
+    converged: bool
+    iterations: int
+
+
+# ------------------------------------------------------------------ operators
+def bellman_expectation(mdp: TabularMDP, V, policy, gamma: float) -> np.ndarray:
+    """``(T_pi V)(s) = sum_a pi(a|s) sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.5), once."""
+    gamma = check_gamma(gamma)
+    V = _check_values(mdp, V)
+    out = np.empty_like(V)
+    kernels.expectation_sweep(*mdp.arrays, V, gamma, policy_matrix(mdp, policy), out)
+    return out
+
+
+def bellman_optimality(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
+    """``(T* V)(s) = max_a sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.10), once."""
+    gamma = check_gamma(gamma)
+    V = _check_values(mdp, V)
+    out = np.empty_like(V)
+    kernels.optimality_sweep(*mdp.arrays, V, gamma, out)
+    return out
+
+
+def soft_bellman_optimality(mdp: TabularMDP, V, gamma: float, beta: float,
+                            ref_policy=None) -> np.ndarray:
+    """``(T_beta V)(s) = beta log sum_a ref(a|s) exp(q(s, a) / beta)``, once."""
+    gamma = check_gamma(gamma)
+    beta = check_positive("beta", beta)
+    V = _check_values(mdp, V)
+    out = np.empty_like(V)
+    kernels.soft_sweep(*mdp.arrays, V, gamma, beta, _reference(mdp, ref_policy), out)
+    return out
+
+
+def q_from_v(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
+    """``Q[s, a] = sum_k p_k [r_k + gamma (0 if done_k else V(s'_k))]`` (eq. 4.6)."""
+    gamma = check_gamma(gamma)
+    return kernels.q_table(*mdp.arrays, _check_values(mdp, V), gamma)
+
+
+def greedy_policy(Q) -> np.ndarray:
+    """``argmax_a Q[s, a]`` per state, the lowest index among ties (eq. 4.9)."""
+    return np.asarray(Q).argmax(axis=1).astype(np.int64)
+
+
+def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
+    """Bool ``[S, A]``: the actions within ``tol`` of the best, so policies compare up to ties.
+
+    A state whose actions are all ``-inf`` marks every action optimal.
+    """
+    Q = np.asarray(Q, dtype=np.float64)
+    if Q.ndim != 2:
+        raise ValueError(f"Q must be [S, A], got shape {Q.shape}")
+    if tol < 0 or not np.isfinite(tol):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol}")
+    best = Q.max(axis=1, keepdims=True)
+    return Q >= best - tol
+
+
+# --------------------------------------------------------------- algorithms
+def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: str = "sync",
+                    max_iter: int = 100_000, V0=None, strict: bool = True
+                    ) -> ValueIterationResult:
+    """Value iteration (section 4.4): ``V <- T* V`` until the stopping rule holds.
+
+    ``method="sync"`` sweeps all states from the old vector in parallel;
+    ``"gauss-seidel"`` updates in place, in state order. For ``gamma < 1`` the
+    returned ``V`` satisfies ``||V - V*||_inf <= tol`` (it stops once a sweep's
+    residual is below ``tol (1 - gamma) / gamma``). For ``gamma == 1`` it stops
+    when the residual is below ``tol``. ``V0`` defaults to zeros.
+    """
+    gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
+    kernel = _pick_method(method, {"sync": kernels.optimality_sweep,
+                                   "gauss-seidel": kernels.optimality_sweep_inplace})
+    V0 = np.zeros(mdp.n_states) if V0 is None else _check_values(mdp, V0, "V0")
+    sweep = _sweeper(mdp, kernel, gamma, (), inplace=method == "gauss-seidel")
+    V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
+                                     "value_iteration")
+    Q = kernels.q_table(*mdp.arrays, V, gamma)
+    return ValueIterationResult(V, Q, greedy_policy(Q), history, converged, len(history))
+
+
+def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exact",
+                      tol: float = 1e-10, max_iter: int = 100_000, V0=None,
+                      strict: bool = True) -> PolicyEvaluationResult:
+    """``v_pi`` of a policy: deterministic ``int [S]``, stochastic ``[S, A]`` or ``SoftmaxPolicy``.
+
+    ``method="exact"`` solves ``(I - gamma P_pi) v = r_pi`` (eq. 4.4 as a linear
+    system) after marking the states whose value is ``-inf``; ``"sync"`` and
+    ``"inplace"`` are iterative policy evaluation (section 4.1) with the
+    module's stopping rule, starting from ``V0`` (zeros).
+    """
+    gamma = check_gamma(gamma)
+    pi = policy_matrix(mdp, policy)
+    if method == "exact":
+        V = _solve_policy_values(mdp, pi, gamma)
+        Q = kernels.q_table(*mdp.arrays, V, gamma)
+        return PolicyEvaluationResult(V, Q, np.zeros(0), True, 0)
+    gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
+    kernel = _pick_method(method, {"sync": kernels.expectation_sweep,
+                                   "inplace": kernels.expectation_sweep_inplace},
+                          extra=("exact",))
+    V0 = np.zeros(mdp.n_states) if V0 is None else _check_values(mdp, V0, "V0")
+    sweep = _sweeper(mdp, kernel, gamma, (pi,), inplace=method == "inplace")
+    V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
+                                     "policy_evaluation")
+    Q = kernels.q_table(*mdp.arrays, V, gamma)
+    return PolicyEvaluationResult(V, Q, history, converged, len(history))
+
+
+def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = None,
+                     policy0=None, tol: float = 1e-8, tie_tol: float = 1e-9,
+                     max_iter: int = 100_000) -> PolicyIterationResult:
+    """Policy iteration (section 4.3); ``eval_sweeps=k`` makes it modified policy iteration.
+
+    Evaluation is exact (``eval_sweeps=None``) or ``k`` synchronous sweeps of
+    ``T_pi`` from the previous values. Improvement is greedy with stable
+    tie-breaking: the current action stays unless another is better by more
+    than ``tie_tol * (1 + |q|)``, so exact policy iteration always terminates,
+    at a policy whose value is within ``tie_tol``-sized slack of ``V*``.
+    Modified policy iteration stops, like value iteration, once the greedy
+    step's residual ``||T* V - V||_inf`` is below ``tol (1 - gamma) / gamma``
+    (``tol`` when ``gamma == 1``) and returns ``T* V``.
+    ``policy0`` (default: action 0 everywhere) must terminate when ``gamma == 1``
+    and evaluation is exact.
+    """
+    gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
+    if eval_sweeps is not None:
+        eval_sweeps = check_positive_int("eval_sweeps", eval_sweeps)
+    if tie_tol < 0 or not np.isfinite(tie_tol):
+        raise ValueError(f"tie_tol must be a finite number >= 0, got {tie_tol}")
+    if policy0 is None:
+        policy = np.zeros(mdp.n_states, dtype=np.int64)
+    else:
+        policy = np.asarray(policy0)
+        if policy.shape != (mdp.n_states,) or not np.issubdtype(policy.dtype, np.integer):
+            raise ValueError(f"policy0 must be a deterministic policy, int [{mdp.n_states}], "
+                             f"got {policy.dtype} {policy.shape}")
+        policy_matrix(mdp, policy, "policy0")
+        policy = policy.astype(np.int64)
+    if eval_sweeps is None:
+        return _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter)
+    return _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter)
+
+
+def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, ref_policy=None,
+                         tol: float = 1e-10, max_iter: int = 100_000, V0=None,
+                         strict: bool = True) -> SoftValueIterationResult:
+    """Soft value iteration: ``V(s) = beta log sum_a ref(a|s) exp(Q(s, a) / beta)``.
+
+    The KL-regularised optimum ``max_pi E[sum r] - beta KL(pi || ref)``: its
+    policy is ``pi*(a|s) = ref(a|s) exp((Q(s, a) - V(s)) / beta)``, returned as
+    ``[S, A]``. ``ref_policy`` (``[S, A]``, ``int [S]`` or ``SoftmaxPolicy``)
+    defaults to uniform, which makes it entropy-regularised (up to the constant
+    ``beta log A``); zeros in it mask actions. As ``beta -> 0`` it tends to value
+    iteration over the actions ``ref`` allows. Works with ``gamma = 1`` on
+    acyclic episodic MDPs (a token tree converges in depth + 1 sweeps). Stops by
+    the module's rule; the soft operator is a ``gamma``-contraction too.
+    """
+    gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
+    beta = check_positive("beta", beta)
+    ref = _reference(mdp, ref_policy)
+    V0 = np.zeros(mdp.n_states) if V0 is None else _check_values(mdp, V0, "V0")
+    sweep = _sweeper(mdp, kernels.soft_sweep, gamma, (beta, ref), inplace=False)
+    V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
+                                     "soft_value_iteration")
+    Q = kernels.q_table(*mdp.arrays, V, gamma)
+    return SoftValueIterationResult(V, Q, soft_policy(Q, beta, ref), history, converged,
+                                    len(history))
+
+
+def soft_policy(Q, beta: float, ref) -> np.ndarray:
+    """``pi(a|s) ∝ ref(a|s) exp(Q(s, a) / beta)``, normalised stably.
+
+    A state where every allowed action has ``q = -inf`` keeps ``ref``.
+    """
+    Q = np.asarray(Q, dtype=np.float64)
+    allowed = (ref > 0.0) & (Q > -np.inf)
+    m = np.where(allowed, Q, -np.inf).max(axis=1, keepdims=True)
+    doomed = m[:, 0] == -np.inf
+    shifted = np.where(allowed, Q - np.where(doomed[:, None], 0.0, m), -np.inf)
+    weights = np.where(allowed, ref * np.exp(shifted / beta), 0.0)
+    weights[doomed] = ref[doomed]
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+# ---------------------------------------------------------- policy iteration
+def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter):
+    values = []
+    improvements = 0
+    for _ in range(max_iter):
+        V = _solve_policy_values(mdp, np.eye(mdp.n_actions)[policy], gamma, "policy0")
+        values.append(V)
+        Q = kernels.q_table(*mdp.arrays, V, gamma)
+        improved = _improve(Q, policy, tie_tol)
+        if np.array_equal(improved, policy):
+            return PolicyIterationResult(V, Q, policy, improvements, np.array(values), True,
+                                         len(values))
+        policy = improved
+        improvements += 1
+    raise ConvergenceError(f"policy_iteration changed the policy in each of max_iter={max_iter} "
+                           "improvement steps; raise max_iter or tie_tol")
+
+
+def _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter):
+    threshold = _stopping_threshold(tol, gamma)
+    V = np.zeros(mdp.n_states)
+    values = []
+    improvements = 0
+    out = np.empty_like(V)
+    for _ in range(max_iter):
+        Q = kernels.q_table(*mdp.arrays, V, gamma)
+        greedy_V = Q.max(axis=1)
+        improved = _improve(Q, policy, tie_tol)
+        improvements += int(not np.array_equal(improved, policy))
+        policy = improved
+        if _sup_distance(greedy_V, V) < threshold:
+            Q = kernels.q_table(*mdp.arrays, greedy_V, gamma)
+            return PolicyIterationResult(greedy_V, Q, policy, improvements, np.array(values),
+                                         True, len(values))
+        pi = np.eye(mdp.n_actions)[policy]
+        for _ in range(eval_sweeps):
+            kernels.expectation_sweep(*mdp.arrays, V, gamma, pi, out)
+            V, out = out, V
+        values.append(V.copy())
+    raise ConvergenceError(f"policy_iteration (eval_sweeps={eval_sweeps}) did not meet its "
+                           f"stopping rule within max_iter={max_iter} improvement steps")
+
+
+def _improve(Q, policy, tie_tol):
+    """Greedy improvement (eq. 4.9) that keeps the current action unless beaten by a margin."""
+    states = np.arange(Q.shape[0])
+    current = Q[states, policy]
+    best = Q.argmax(axis=1)
+    margin = tie_tol * (1.0 + np.abs(np.where(np.isfinite(current), current, 0.0)))
+    switch = Q[states, best] > current + margin
+    return np.where(switch, best, policy).astype(np.int64)
+
+
+# ------------------------------------------------------ exact evaluation
+def _solve_policy_values(mdp, pi, gamma, policy_name="policy"):
+    """``v_pi`` exactly: ``-inf`` where ``pi`` risks a ``-inf`` reward, a linear solve elsewhere.
+
+    With ``gamma == 1`` a policy that never terminates from some state has a
+    finite value only if it collects zero reward there (then 0); otherwise the
+    error names the state.
+    """
+    S = mdp.n_states
+    if S > EXACT_MAX_STATES:
+        raise ValueError(f"method='exact' solves a dense {S}x{S} system; above "
+                         f"{EXACT_MAX_STATES} states use method='sync' (or eval_sweeps=k)")
+    next_state, prob, reward, done = mdp.arrays
+    weight = pi[:, :, None] * prob  # probability of (a, k) in s under pi
+    taken = weight > 0.0
+    r_pi = np.where(taken, weight * reward, 0.0).sum(axis=(1, 2))
+    flows = taken & ~done if gamma > 0.0 else np.zeros_like(taken)
+    doomed = _reaches(next_state, flows, r_pi == -np.inf)
+    stuck = np.zeros(S, dtype=bool)
+    if gamma == 1.0:
+        exits = (taken & done).any(axis=(1, 2))
+        stuck = ~_reaches(next_state, flows, exits) & ~doomed
+        paying = stuck & (np.abs(r_pi) > 0.0)
+        if paying.any():
+            s = int(np.argmax(paying))
+            raise ValueError(f"with gamma=1 the {policy_name} never terminates from state "
+                             f"{mdp.state_name(s)} yet collects reward there, so its value is "
+                             "infinite; use gamma < 1 or a policy that reaches termination")
+    solve = ~doomed & ~stuck
+    V = np.where(doomed, -np.inf, 0.0)
+    P = np.zeros((S, S))
+    s_idx = np.broadcast_to(np.arange(S)[:, None, None], weight.shape)
+    np.add.at(P, (s_idx[flows], next_state[flows]), weight[flows])
+    idx = np.flatnonzero(solve)
+    system = np.eye(idx.size) - gamma * P[np.ix_(idx, idx)]
+    V[idx] = np.linalg.solve(system, r_pi[idx])
+    return V
+
+
+def _reaches(next_state, edges, targets):
+    """Bool ``[S]``: states with a path of ``edges`` (bool ``[S, A, K]``) into ``targets``."""
+    S = targets.shape[0]
+    src = np.broadcast_to(np.arange(S)[:, None, None], edges.shape)[edges]
+    dst = next_state[edges]
+    order = np.argsort(dst, kind="stable")
+    indptr = np.searchsorted(dst[order], np.arange(S + 1))
+    return kernels.backward_closure(indptr, src[order], targets.astype(np.bool_))
+
+
+# ------------------------------------------------------------- iteration
+def _sweeper(mdp, kernel, gamma, extra, inplace):
+    """``sweep(V) -> (V_new, residual)`` for one kernel; synchronous sweeps double-buffer."""
+    arrays = mdp.arrays
+    if inplace:
+        def sweep(V):
+            return V, kernel(*arrays, V, gamma, *extra)
+        return sweep
+    spare = [np.empty(mdp.n_states)]
+
+    def sweep(V):
+        out = spare[0]
+        residual = kernel(*arrays, V, gamma, *extra, out)
+        spare[0] = V
+        return out, residual
+    return sweep
+
+
+def _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict, name):
+    """Sweep from a copy of ``V0`` until the residual meets the stopping rule or ``max_iter``."""
+    threshold = _stopping_threshold(tol, gamma)
+    V = V0.copy()
+    history = []
+    for _ in range(max_iter):
+        V, residual = sweep(V)
+        history.append(residual)
+        if residual < threshold:
+            return V, np.array(history), True
+    if strict:
+        raise ConvergenceError(_not_converged_message(mdp, name, gamma, tol, max_iter, history))
+    return V, np.array(history), False
+
+
+def _stopping_threshold(tol, gamma):
+    """Residual below which ``||V - V*||_inf <= tol`` (``gamma < 1``); ``tol`` if ``gamma == 1``."""
+    if gamma == 1.0:
+        return tol
+    if gamma == 0.0:
+        return np.inf
+    return tol * (1.0 - gamma) / gamma
+
+
+def _not_converged_message(mdp, name, gamma, tol, max_iter, history):
+    message = (f"{name} did not converge within max_iter={max_iter} sweeps "
+               f"(last residual {history[-1]:.3g}, tol={tol:g}, gamma={gamma:g}); "
+               "raise max_iter, or pass strict=False to get the last iterate")
+    if gamma == 1.0:
+        half = history[len(history) // 2]
+        if history[-1] >= 0.5 * half:
+            message += ". With gamma=1 the values diverge (the residual is not shrinking)"
+        next_state, prob, _, done = mdp.arrays
+        possible = prob > 0.0
+        exits = (possible & done).any(axis=(1, 2))
+        trapped = np.flatnonzero(~_reaches(next_state, possible & ~done, exits))
+        if trapped.size:
+            names = ", ".join(mdp.state_name(int(s)) for s in trapped[:5])
+            message += (f"; no policy reaches termination from {trapped.size} state(s), "
+                        f"e.g. {names}: use gamma < 1")
+    return message
+
+
+def _sup_distance(x, y):
+    same = x == y  # -inf == -inf: distance 0, not NaN
+    return float(np.max(np.where(same, 0.0, np.abs(np.where(same, 0.0, x - y))), initial=0.0))
+
+
+# ------------------------------------------------------------------ checks
+def _check_iteration(gamma, tol, max_iter):
+    return (check_gamma(gamma), check_positive("tol", tol),
+            check_positive_int("max_iter", max_iter))
+
+
+def _pick_method(method, kernels_by_name, extra=()):
+    if method not in kernels_by_name:
+        options = ", ".join(repr(m) for m in (*extra, *kernels_by_name))
+        raise ValueError(f"method must be one of {options}, got {method!r}")
+    return kernels_by_name[method]
+
+
+def _check_values(mdp, V, name="V"):
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    if V.shape != (mdp.n_states,):
+        raise ValueError(f"{name} must have shape [{mdp.n_states}], got {V.shape}")
+    bad = np.isnan(V) | (V == np.inf)
+    if bad.any():
+        s = int(np.argmax(bad))
+        raise ValueError(f"{name}[{s}] = {V[s]} (state {mdp.state_name(s)}): NaN and +inf "
+                         "are not values")
+    return V
+
+
+def _reference(mdp, ref_policy):
+    """The reference policy as ``[S, A]`` (uniform by default)."""
+    if ref_policy is None:
+        return np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+    return policy_matrix(mdp, ref_policy, "ref_policy")

@@ -1,0 +1,93 @@
+"""Hypothesis strategies for random finite MDPs, shared by every test module.
+
+Hypothesis draws the sizes and structural knobs (sparsity, done rate, traps)
+plus a seed; NumPy fills the arrays from that seed, so examples are cheap to
+draw and still shrink towards small sizes.
+
+- ``mdps(...)``: general random MDPs (cycles allowed); ``gamma < 1`` is safe.
+- ``acyclic_mdps(...)``: transitions only go to higher-numbered states and the
+  last state always ends the episode, like a token prefix tree: safe with
+  ``gamma = 1``.
+- ``gammas()``: discounts in ``[0, 0.99]``.
+- ``random_policy(rng, S, A)``: a stochastic ``[S, A]`` policy with some zeros.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from tabular import TabularMDP
+
+
+def gammas(max_gamma: float = 0.99):
+    """Discounts in ``[0, max_gamma]``, with the edges 0 and ``max_gamma`` drawn often."""
+    return st.one_of(st.just(0.0), st.just(max_gamma),
+                     st.floats(0.0, max_gamma, allow_nan=False))
+
+
+def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0.3):
+    """A stochastic ``[S, A]`` policy; about ``zero_rate`` of its entries are 0 (never a row)."""
+    weights = rng.random((S, A)) * (rng.random((S, A)) >= zero_rate)
+    weights[np.arange(S), rng.integers(0, A, S)] += 0.1  # every row keeps an action
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale, successor):
+    outcomes = rng.integers(1, K + 1, size=(S, A))  # outcomes actually used per pair
+    used = np.arange(K)[None, None, :] < outcomes[:, :, None]
+    prob = np.where(used, rng.random((S, A, K)) + 0.05, 0.0)
+    prob /= prob.sum(axis=2, keepdims=True)
+    next_state = np.where(used, successor(rng, (S, A, K)), np.arange(S)[:, None, None])
+    reward = np.round(rng.uniform(-reward_scale, reward_scale, (S, A, K)), 3)
+    done = used & (rng.random((S, A, K)) < done_rate)
+    traps = used & (rng.random((S, A, K)) < trap_rate)
+    reward[traps] = -np.inf
+    reward[~used] = 0.0
+    return next_state, prob, reward, done
+
+
+@st.composite
+def mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
+         traps: bool = False, reward_scale: float = 1.0):
+    """Random MDPs: ``S <= max_states``, ``A <= max_actions``, ``K <= max_outcomes``.
+
+    Random sparsity (pairs use 1..K outcomes), random ``done`` flags; with
+    ``traps=True`` some outcomes pay ``-inf``.
+    """
+    S = draw(st.integers(1, max_states))
+    A = draw(st.integers(1, max_actions))
+    K = draw(st.integers(1, max_outcomes))
+    done_rate = draw(st.sampled_from([0.0, 0.05, 0.3, 1.0]))
+    trap_rate = draw(st.sampled_from([0.02, 0.1])) if traps else 0.0
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    arrays = _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale,
+                     lambda rng, shape: rng.integers(0, S, shape))
+    return TabularMDP(*arrays, np.full(S, 1.0 / S))
+
+
+@st.composite
+def acyclic_mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
+                 traps: bool = False, reward_scale: float = 1.0):
+    """Random episodic MDPs without cycles: ``s -> s' > s``, and the last state ends.
+
+    Every policy terminates within ``S`` steps, so ``gamma = 1`` is well defined.
+    """
+    S = draw(st.integers(1, max_states))
+    A = draw(st.integers(1, max_actions))
+    K = draw(st.integers(1, max_outcomes))
+    done_rate = draw(st.sampled_from([0.0, 0.1, 0.5]))
+    trap_rate = draw(st.sampled_from([0.02, 0.1])) if traps else 0.0
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    here = np.arange(S)[:, None, None]
+
+    def later_state(rng, shape):
+        return np.minimum(here + rng.integers(1, 4, shape), S - 1)
+
+    next_state, prob, reward, done = _arrays(rng, S, A, K, done_rate, trap_rate,
+                                             reward_scale, later_state)
+    done[S - 1] = True
+    done |= next_state == here  # only the last state can point to itself: it ends there
+    start = np.zeros(S)
+    start[0] = 1.0
+    return TabularMDP(next_state, prob, reward, done, start)

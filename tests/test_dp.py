@@ -1,0 +1,206 @@
+"""Properties of the Bellman operators and the DP algorithms on random MDPs.
+
+Ground truth is the exact linear solve (policy_evaluation method="exact").
+Rewards are in [-1, 1] and gamma <= 0.99, so |V| <= 100: an absolute slack of
+1e-9 covers floating rounding of one operator application (a few ulps of 100),
+and 1e-7 covers a linear solve whose condition number is at most
+(1 + gamma) / (1 - gamma) <= 200.
+"""
+
+import numba
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import acyclic_mdps, gammas, mdps, random_policy
+
+from tabular import (
+    bellman_expectation,
+    bellman_optimality,
+    optimal_actions,
+    policy_evaluation,
+    policy_iteration,
+    q_from_v,
+    soft_bellman_optimality,
+    soft_value_iteration,
+    value_iteration,
+)
+
+PROPERTY = settings(max_examples=40, deadline=None)
+ROUNDING = 1e-9
+SOLVE = 1e-7
+
+
+def optimal_values(mdp, gamma):
+    """V* as the exact value of value iteration's greedy policy (an independent check)."""
+    vi = value_iteration(mdp, gamma, tol=1e-10)
+    return policy_evaluation(mdp, vi.policy, gamma).V
+
+
+def sup(x):
+    return float(np.max(np.abs(x)))
+
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+def operators(mdp, gamma, rng):
+    """The three operators as functions of V, each with its own fixed random policy."""
+    pi = random_policy(rng, mdp.n_states, mdp.n_actions)
+    ref = random_policy(rng, mdp.n_states, mdp.n_actions)
+    beta = float(rng.uniform(0.05, 2.0))
+    return {
+        "expectation": lambda V: bellman_expectation(mdp, V, pi, gamma),
+        "optimality": lambda V: bellman_optimality(mdp, V, gamma),
+        "soft": lambda V: soft_bellman_optimality(mdp, V, gamma, beta, ref),
+    }
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds)
+def test_operators_are_gamma_contractions(mdp, gamma, seed):
+    rng = np.random.default_rng(seed)
+    V, U = rng.uniform(-50, 50, (2, mdp.n_states))
+    for name, T in operators(mdp, gamma, rng).items():
+        assert sup(T(V) - T(U)) <= gamma * sup(V - U) + ROUNDING, name
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds)
+def test_operators_are_monotone(mdp, gamma, seed):
+    rng = np.random.default_rng(seed)
+    V = rng.uniform(-50, 50, mdp.n_states)
+    U = V + rng.uniform(0, 10, mdp.n_states) * (rng.random(mdp.n_states) < 0.5)
+    for name, T in operators(mdp, gamma, rng).items():
+        assert np.all(T(V) <= T(U) + ROUNDING), name
+
+
+@PROPERTY
+@given(mdps(), gammas())
+def test_optimal_values_are_a_fixed_point_and_beat_every_action(mdp, gamma):
+    V = optimal_values(mdp, gamma)
+    assert sup(bellman_optimality(mdp, V, gamma) - V) <= SOLVE
+    vi = value_iteration(mdp, gamma, tol=1e-9)
+    assert sup(vi.V - V) <= 1e-9 + SOLVE  # the documented bound ||V - V*|| <= tol
+    np.testing.assert_allclose(vi.Q, q_from_v(mdp, vi.V, gamma), rtol=0, atol=0)
+    assert np.all(vi.Q <= V[:, None] + 1e-8)
+    mask = optimal_actions(vi.Q, 1e-6)
+    assert mask[np.arange(mdp.n_states), vi.policy].all()
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds, st.integers(1, 12))
+def test_value_iteration_error_shrinks_by_gamma_per_sweep(mdp, gamma, seed, k):
+    V_star = optimal_values(mdp, gamma)
+    V0 = np.random.default_rng(seed).uniform(-20, 20, mdp.n_states)
+    V = V0
+    for _ in range(k):
+        V = bellman_optimality(mdp, V, gamma)
+    assert sup(V - V_star) <= gamma**k * sup(V0 - V_star) + SOLVE
+    truncated = value_iteration(mdp, gamma, V0=V0, max_iter=k, tol=1e-300, strict=False)
+    if not truncated.converged:  # k sweeps exactly: the same numbers as k applications
+        assert truncated.iterations == k
+        np.testing.assert_array_equal(truncated.V, V)
+
+
+@PROPERTY
+@given(mdps(), gammas())
+def test_gauss_seidel_and_sync_value_iteration_agree(mdp, gamma):
+    V_star = optimal_values(mdp, gamma)
+    for method in ("sync", "gauss-seidel"):
+        res = value_iteration(mdp, gamma, tol=1e-8, method=method)
+        assert res.converged and res.iterations == len(res.history)
+        assert sup(res.V - V_star) <= 1e-8 + SOLVE, method
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds)
+def test_iterative_policy_evaluation_equals_the_linear_solve(mdp, gamma, seed):
+    pi = random_policy(np.random.default_rng(seed), mdp.n_states, mdp.n_actions)
+    exact = policy_evaluation(mdp, pi, gamma)
+    # v_pi solves v = r_pi + gamma P_pi v: check the solve against the operator
+    assert sup(bellman_expectation(mdp, exact.V, pi, gamma) - exact.V) <= SOLVE
+    for method in ("sync", "inplace"):
+        res = policy_evaluation(mdp, pi, gamma, method=method, tol=1e-9)
+        assert sup(res.V - exact.V) <= 1e-9 + SOLVE, method
+    np.testing.assert_allclose(exact.Q, q_from_v(mdp, exact.V, gamma), rtol=0, atol=0)
+
+
+@PROPERTY
+@given(mdps(), gammas())
+def test_policy_iteration_improves_monotonically_and_ends_at_v_star(mdp, gamma):
+    V_star = optimal_values(mdp, gamma)
+    res = policy_iteration(mdp, gamma)
+    assert res.converged
+    assert res.values.shape == (res.improvements + 1, mdp.n_states)
+    assert np.all(np.diff(res.values, axis=0) >= -SOLVE)  # policy improvement theorem
+    assert sup(res.V - V_star) <= SOLVE
+    assert optimal_actions(res.Q, 1e-6)[np.arange(mdp.n_states), res.policy].all()
+
+
+@PROPERTY
+@given(mdps(), gammas(), st.integers(1, 6))
+def test_modified_policy_iteration_ends_at_v_star(mdp, gamma, k):
+    V_star = optimal_values(mdp, gamma)
+    res = policy_iteration(mdp, gamma, eval_sweeps=k, tol=1e-8)
+    assert sup(res.V - V_star) <= 1e-8 + SOLVE
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds)
+def test_soft_policy_is_the_closed_form_and_v_is_its_fixed_point(mdp, gamma, seed):
+    rng = np.random.default_rng(seed)
+    ref = random_policy(rng, mdp.n_states, mdp.n_actions)
+    beta = float(rng.uniform(0.05, 2.0))
+    res = soft_value_iteration(mdp, gamma, beta, ref, tol=1e-10)
+    closed_form = ref * np.exp((res.Q - res.V[:, None]) / beta)
+    np.testing.assert_allclose(res.policy, closed_form, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(res.policy.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert sup(soft_bellman_optimality(mdp, res.V, gamma, beta, ref) - res.V) <= 1e-9
+
+
+@PROPERTY
+@given(mdps(), gammas(), st.sampled_from([1.0, 0.1, 1e-3, 1e-6]))
+def test_soft_value_iteration_tends_to_value_iteration(mdp, gamma, beta):
+    # uniform ref: max_a q - beta log A <= beta log mean_a exp(q / beta) <= max_a q, so
+    # V* - beta log(A) / (1 - gamma) <= V_beta <= V* (errors compound through gamma)
+    V_star = optimal_values(mdp, gamma)
+    V_soft = soft_value_iteration(mdp, gamma, beta, tol=1e-10).V
+    gap = beta * np.log(mdp.n_actions) / (1 - gamma)
+    assert np.all(V_soft <= V_star + SOLVE)
+    assert np.all(V_soft >= V_star - gap - SOLVE)
+
+
+@settings(max_examples=25, deadline=None)
+@given(acyclic_mdps(), st.floats(0.05, 2.0), seeds)
+def test_soft_value_iteration_solves_acyclic_episodes_with_gamma_one(mdp, beta, seed):
+    """The token-tree case: gamma = 1, finite horizon; converges in at most S + 1 sweeps."""
+    ref = random_policy(np.random.default_rng(seed), mdp.n_states, mdp.n_actions)
+    res = soft_value_iteration(mdp, 1.0, beta, ref, tol=1e-300)  # run to the exact fixed point
+    assert res.iterations <= mdp.n_states + 1 and res.history[-1] == 0.0
+    # backward induction, state by state from the end, as the reference
+    V = np.zeros(mdp.n_states)
+    for s in reversed(range(mdp.n_states)):
+        V[s] = soft_bellman_optimality(mdp, V, 1.0, beta, ref)[s]
+    np.testing.assert_allclose(res.V, V, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(mdps(max_states=30), gammas(), seeds)
+def test_results_do_not_depend_on_the_thread_count(mdp, gamma, seed):
+    pi = random_policy(np.random.default_rng(seed), mdp.n_states, mdp.n_actions)
+
+    def run():
+        return (value_iteration(mdp, gamma).V,
+                policy_evaluation(mdp, pi, gamma, method="sync").V,
+                soft_value_iteration(mdp, gamma, 0.5, pi).V)
+
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = run()
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = run()
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(one, many, strict=True):
+        np.testing.assert_array_equal(a, b)
