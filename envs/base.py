@@ -1,0 +1,90 @@
+"""A Gymnasium env that is its own exact model.
+
+Every env in this package holds a :class:`tabular.TabularMDP` and steps by sampling
+it, so what an agent experiences through ``env.step`` and what a planner reads
+from ``env.unwrapped.to_mdp()`` can never disagree.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from tabular import TabularMDP
+
+
+def draw_outcome(cumulative: np.ndarray, prob: np.ndarray, u: float) -> int:
+    """The index of the outcome that a uniform ``u`` in ``[0, 1)`` selects (inverse CDF).
+
+    ``cumulative`` is ``np.cumsum(prob)``. Zero-probability (padding) outcomes are
+    never selected, even when rounding leaves ``u`` above the last partial sum.
+    """
+    k = min(int(np.searchsorted(cumulative, u, side="right")), len(prob) - 1)
+    while prob[k] == 0.0:
+        k -= 1
+    return k
+
+
+class ModelEnv(gym.Env):
+    """A ``gymnasium.Env`` whose dynamics are exactly the :class:`TabularMDP` it holds.
+
+    ``reset`` draws the start state from ``mdp.start`` and ``step`` draws outcome ``k``
+    of ``(s, a)`` with probability ``mdp.prob[s, a, k]``, both with the env's own
+    ``np_random`` (so ``reset(seed=...)`` makes an episode reproducible). The info
+    dict carries the probability of the outcome drawn, as Gymnasium's toy-text envs do.
+    Observations are state ids in ``Discrete(S)``, actions ids in ``Discrete(A)``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, mdp: TabularMDP, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
+                             f"or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self._mdp = mdp
+        self._cumulative = np.cumsum(mdp.prob, axis=2)
+        self._start_cumulative = np.cumsum(mdp.start)
+        self.observation_space = spaces.Discrete(mdp.n_states)
+        self.action_space = spaces.Discrete(mdp.n_actions)
+        self.s: int | None = None
+        self.last_action: int | None = None
+
+    def to_mdp(self) -> TabularMDP:
+        """The exact model this env samples from."""
+        return self._mdp
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.s = draw_outcome(self._start_cumulative, self._mdp.start, self.np_random.random())
+        self.last_action = None
+        return self.s, {"prob": float(self._mdp.start[self.s])}
+
+    def step(self, action):
+        if self.s is None:
+            raise RuntimeError("call reset() before step()")
+        a = int(action)
+        if not 0 <= a < self._mdp.n_actions:
+            raise ValueError(f"action {action!r} is outside [0, {self._mdp.n_actions})")
+        s = self.s
+        k = draw_outcome(self._cumulative[s, a], self._mdp.prob[s, a], self.np_random.random())
+        self.s = int(self._mdp.next_state[s, a, k])
+        self.last_action = a
+        reward = float(self._mdp.reward[s, a, k])
+        terminated = bool(self._mdp.done[s, a, k])
+        return self.s, reward, terminated, False, {"prob": float(self._mdp.prob[s, a, k])}
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return self.render_text()
+        return None
+
+    def render_text(self) -> str:
+        """The current state (and the last action) as one line of text."""
+        if self.s is None:
+            return "(not reset)\n"
+        text = f"state {self._mdp.state_name(self.s)}"
+        if self.last_action is not None:
+            text += f" after action {self._mdp.action_name(self.last_action)}"
+        return text + "\n"

@@ -1,0 +1,432 @@
+"""``GridWorld``: a Gymnasium env from an ASCII layout, with its exact tabular model.
+
+Actions (every gridworld): 0 = up, 1 = right, 2 = down, 3 = left. States are the
+non-wall cells numbered row by row (``state_of_cell`` / ``cell_of_state``).
+
+Dynamics of one step from cell ``(r, c)`` with action ``a``:
+
+1. Terminal cells (``G``, ``T``) are absorbing: every action loops back with reward 0
+   and ``done=True`` (as in FrozenLake).
+2. A teleport cell sends the agent to its target whatever the action (Sutton & Barto
+   Example 3.5: A -> A' with +10).
+3. Otherwise the agent moves in direction ``a`` with probability ``1 - slip`` and in
+   each of the two perpendicular directions with probability ``slip / 2``. A move
+   into the edge or a wall leaves the agent where it is (a "bump").
+4. Wind (Sutton & Barto Section 6.5): after the move, the wind of the column the
+   agent LEFT pushes it ``wind[c]`` cells up (down if negative), one cell at a time,
+   stopping at the edge or a wall. Only the final cell counts.
+5. Landing on a cliff cell ``C`` sends the agent to the start (the start
+   distribution) without ending the episode (Example 6.6); landing on ``G`` or ``T``
+   ends it.
+
+The reward of a step is, in this order of precedence: the teleport reward when
+leaving a teleport cell; the reward of the cell entered, if it has one
+(``goal_reward``, ``trap_reward``, ``cliff_reward`` or ``cell_rewards``; staying in
+place does not count as entering, except that a move ending on a cliff always
+falls); ``bump_reward`` for a blocked move, if given;
+otherwise ``step_reward``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tabular import TabularMDP
+from tabular.checks import check_unit_interval
+
+from .base import ModelEnv
+from .layout import (
+    CLIFF,
+    FLOOR,
+    GOAL,
+    LEGEND,
+    MARKED,
+    START,
+    TELEPORT,
+    TERMINAL_KINDS,
+    TRAP,
+    WALL,
+    as_text,
+    available_layouts,
+    layout_text,
+    parse_layout,
+)
+
+ACTION_NAMES = ("up", "right", "down", "left")
+MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)], dtype=np.int64)  # (d_row, d_col)
+
+# Colours of the "rgb_array" render, by cell kind.
+COLOURS = {
+    FLOOR: (236, 236, 236),
+    WALL: (64, 64, 72),
+    START: (170, 200, 240),
+    GOAL: (80, 190, 90),
+    TRAP: (215, 50, 50),
+    CLIFF: (120, 30, 30),
+    TELEPORT: (160, 110, 210),
+    MARKED: (215, 195, 240),
+}
+AGENT_COLOUR = (30, 60, 200)
+
+
+def reward_option(name: str, value, allow_minus_inf: bool = False) -> float:
+    """A reward option as a float; NaN and ``+inf`` (and ``-inf`` unless allowed) rejected."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(value) or value == math.inf or (value == -math.inf and not allow_minus_inf):
+        allowed = "a finite number or -inf" if allow_minus_inf else "a finite number"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
+    return value
+
+
+class GridWorld(ModelEnv):
+    """A gridworld from an ASCII layout (see :mod:`envs.layout` for the legend).
+
+    Parameters
+    ----------
+    layout : the layout text, a list of rows, a ``.txt`` path, or the name of a file
+        in ``envs/layouts/``.
+    step_reward : reward of an ordinary move (default 0).
+    goal_reward, trap_reward, cliff_reward : reward on entering a ``G`` / ``T`` / ``C``
+        cell (defaults 1, ``-inf``, -100).
+    bump_reward : reward of a move blocked by the edge or a wall (default: the step
+        reward).
+    cell_rewards : ``{(row, col) or char: reward}``, reward on entering those cells
+        (overrides the goal/trap/cliff reward of a cell; ``-inf`` allowed).
+    slip : probability of moving perpendicular to the intended direction (half each
+        side), in ``[0, 1]``.
+    wind : one integer per column, the upward push of the column the agent leaves.
+    teleports : ``{char: (target, reward)}``; every action from a ``char`` cell moves
+        the agent to ``target`` (a character that appears once in the layout, or a
+        ``(row, col)`` cell) with ``reward``.
+    render_mode : ``"ansi"`` or ``"rgb_array"``.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    action_names = ACTION_NAMES
+
+    def __init__(self, layout, *, step_reward=0.0, goal_reward=1.0, trap_reward=-math.inf,
+                 cliff_reward=-100.0, bump_reward=None, cell_rewards=None, slip=0.0,
+                 wind=None, teleports=None, render_mode=None):
+        teleports = dict(teleports or {})
+        cell_rewards = dict(cell_rewards or {})
+        chars = self._parse(layout, teleports, cell_rewards)
+        self.chars = chars
+        self.grid_shape = chars.shape
+        self.kinds = self._kinds(chars, teleports)
+        if not (self.kinds == START).any():
+            raise ValueError("layout has no start cell 'S'")
+        open_cells = self.kinds != WALL
+        self.state_id = np.full(chars.shape, -1, dtype=np.int64)
+        self.state_cells = np.argwhere(open_cells).astype(np.int64)
+        self.state_id[open_cells] = np.arange(len(self.state_cells))
+
+        landing_reward = np.full(chars.shape, np.nan)
+        landing_reward[self.kinds == GOAL] = reward_option("goal_reward", goal_reward)
+        landing_reward[self.kinds == TRAP] = reward_option("trap_reward", trap_reward, True)
+        landing_reward[self.kinds == CLIFF] = reward_option("cliff_reward", cliff_reward)
+        for key, value in cell_rewards.items():
+            name = f"cell_rewards[{key!r}]"
+            landing_reward[self._cells_of(key, name)] = reward_option(name, value, True)
+
+        teleport_to = np.full(chars.shape, -1, dtype=np.int64)
+        teleport_reward = np.zeros(chars.shape)
+        for key, spec in teleports.items():
+            row, col = self._teleport_target(key, spec)
+            source = chars == ord(key)
+            teleport_to[source] = self.state_id[row, col]
+            teleport_reward[source] = reward_option(f"teleports[{key!r}] reward", spec[1])
+
+        mdp = gridworld_model(
+            self.kinds, landing_reward, teleport_to, teleport_reward,
+            wind=self._wind(wind), slip=check_unit_interval("slip", slip),
+            step_reward=reward_option("step_reward", step_reward),
+            bump_reward=None if bump_reward is None else reward_option("bump_reward",
+                                                                       bump_reward),
+            action_names=self.action_names,
+            state_labels=self.state_labels(self.state_cells),
+        )
+        super().__init__(mdp, render_mode)
+
+    # ------------------------------------------------------------- parsing
+    @staticmethod
+    def _parse(layout, teleports: dict, cell_rewards: dict) -> np.ndarray:
+        extra = set()
+        for name, keys in (("teleports", teleports), ("cell_rewards", cell_rewards)):
+            for key in keys:
+                if isinstance(key, str):
+                    if len(key) != 1 or key in LEGEND or key.isspace() or not key.isascii():
+                        raise ValueError(f"{name} key {key!r} must be one ASCII character "
+                                         f"outside the legend {' '.join(LEGEND)}")
+                    extra.add(key)
+        for key, spec in teleports.items():
+            if not isinstance(key, str):
+                raise ValueError(f"teleports key {key!r} must be a layout character")
+            if not (isinstance(spec, (tuple, list)) and len(spec) == 2):
+                raise ValueError(f"teleports[{key!r}] must be (target, reward), got {spec!r}")
+            if isinstance(spec[0], str):
+                if len(spec[0]) != 1 or spec[0] in LEGEND or not spec[0].isascii():
+                    raise ValueError(f"teleports[{key!r}] target {spec[0]!r} must be one "
+                                     "layout character outside the legend, or (row, col)")
+                extra.add(spec[0])
+        text = layout_text(layout)
+        try:
+            return parse_layout(text, extra)
+        except ValueError as err:
+            if isinstance(layout, str) and "\n" not in layout:
+                raise ValueError(f"{err}; note: no layout file named {layout.strip()!r} "
+                                 f"either (shipped: {', '.join(available_layouts())})") from None
+            raise
+
+    @staticmethod
+    def _kinds(chars: np.ndarray, teleports: dict) -> np.ndarray:
+        kind_of_code = np.full(256, MARKED, dtype=np.int8)
+        for ch, kind in LEGEND.items():
+            kind_of_code[ord(ch)] = kind
+        for ch in teleports:
+            kind_of_code[ord(ch)] = TELEPORT
+        return kind_of_code[chars]
+
+    def _cells_of(self, key, name: str) -> np.ndarray:
+        """Boolean mask of the cells a ``cell_rewards`` or teleport key names."""
+        H, W = self.grid_shape
+        if isinstance(key, str):
+            mask = self.chars == ord(key)
+            if not mask.any():
+                raise ValueError(f"{name}: no cell {key!r} in the layout")
+            return mask
+        try:
+            r, c = (int(x) for x in key)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: a cell is a layout character or (row, col), "
+                             f"got {key!r}") from None
+        if not (0 <= r < H and 0 <= c < W):
+            raise ValueError(f"{name}: cell (row {r}, column {c}) is outside the "
+                             f"{H}x{W} layout")
+        if self.kinds[r, c] == WALL:
+            raise ValueError(f"{name}: cell (row {r}, column {c}) is a wall")
+        mask = np.zeros(self.grid_shape, dtype=bool)
+        mask[r, c] = True
+        return mask
+
+    def _teleport_target(self, key: str, spec) -> tuple[int, int]:
+        name = f"teleports[{key!r}]"
+        if not (self.chars == ord(key)).any():
+            raise ValueError(f"{name}: no cell {key!r} in the layout")
+        target = spec[0]
+        if isinstance(target, str):
+            cells = np.argwhere(self.chars == ord(target))
+            if len(cells) != 1:
+                raise ValueError(f"{name}: target {target!r} must appear exactly once in the "
+                                 f"layout, found {len(cells)} times")
+            r, c = (int(x) for x in cells[0])
+        else:
+            r, c = np.argwhere(self._cells_of(target, name))[0]
+        if self.kinds[r, c] in (CLIFF, WALL):
+            raise ValueError(f"{name}: target cell (row {r}, column {c}) is a "
+                             f"{'cliff' if self.kinds[r, c] == CLIFF else 'wall'}")
+        return int(r), int(c)
+
+    def _wind(self, wind) -> np.ndarray:
+        W = self.grid_shape[1]
+        if wind is None:
+            return np.zeros(W, dtype=np.int64)
+        values = np.asarray(wind, dtype=np.float64).reshape(-1) if np.ndim(wind) else None
+        if values is None or values.shape != (W,):
+            raise ValueError(f"wind must give one integer per column: the layout has {W} "
+                             f"columns, got {np.shape(wind)}")
+        bad = ~np.isfinite(values) | (values != np.round(values))
+        if bad.any():
+            c = int(np.argmax(bad))
+            raise ValueError(f"wind[{c}] = {values[c]} (column {c}) is not an integer")
+        return values.astype(np.int64)
+
+    def state_labels(self, cells: np.ndarray) -> list[str]:
+        """How states are named in errors and plots: ``"(row, col)"``."""
+        rows, cols = cells[:, 0].tolist(), cells[:, 1].tolist()
+        return [f"({r}, {c})" for r, c in zip(rows, cols, strict=True)]
+
+    # ----------------------------------------------------------- coordinates
+    def state_of_cell(self, row: int, col: int) -> int:
+        """The state id of cell ``(row, col)`` (0-indexed); walls have none."""
+        H, W = self.grid_shape
+        if not (0 <= row < H and 0 <= col < W):
+            raise ValueError(f"cell (row {row}, column {col}) is outside the {H}x{W} layout")
+        s = int(self.state_id[row, col])
+        if s < 0:
+            raise ValueError(f"cell (row {row}, column {col}) is a wall, not a state")
+        return s
+
+    def cell_of_state(self, s: int) -> tuple[int, int]:
+        """``(row, col)`` of state ``s``."""
+        if not 0 <= s < len(self.state_cells):
+            raise ValueError(f"state {s} is outside [0, {len(self.state_cells)})")
+        r, c = self.state_cells[s]
+        return int(r), int(c)
+
+    # --------------------------------------------------------------- render
+    def render(self):
+        if self.render_mode == "rgb_array":
+            return self.render_rgb()
+        return super().render()
+
+    def render_text(self) -> str:
+        """The layout with the agent drawn as ``@``."""
+        rows = [list(line) for line in as_text(self.chars).splitlines()]
+        if self.s is not None:
+            r, c = self.cell_of_state(self.s)
+            rows[r][c] = "@"
+        text = "\n".join("".join(row) for row in rows) + "\n"
+        if self.last_action is not None:
+            text = f"({self.action_names[self.last_action]})\n" + text
+        return text
+
+    def render_rgb(self, cell_pixels: int | None = None) -> np.ndarray:
+        """A ``uint8 [H * px, W * px, 3]`` picture: cells coloured by kind, agent as a disc."""
+        H, W = self.grid_shape
+        px = cell_pixels or max(1, min(32, 512 // max(H, W)))
+        palette = np.zeros((max(COLOURS) + 1, 3), dtype=np.uint8)
+        for kind, colour in COLOURS.items():
+            palette[kind] = colour
+        image = palette[self.kinds].repeat(px, axis=0).repeat(px, axis=1)
+        if px >= 6:  # grid lines: darken the last pixel row and column of every cell
+            image[px - 1::px, :] = (image[px - 1::px, :] * 0.75).astype(np.uint8)
+            image[:, px - 1::px] = (image[:, px - 1::px] * 0.75).astype(np.uint8)
+        if self.s is not None:
+            r, c = self.cell_of_state(self.s)
+            y, x = np.mgrid[0:px, 0:px] + 0.5 - px / 2
+            disc = y**2 + x**2 <= (0.35 * px) ** 2 if px >= 3 else np.ones((px, px), bool)
+            image[r * px:(r + 1) * px, c * px:(c + 1) * px][disc] = AGENT_COLOUR
+        return image
+
+
+# ---------------------------------------------------------------------- model
+def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind, slip,
+                    step_reward, bump_reward, action_names, state_labels) -> TabularMDP:
+    """The exact :class:`TabularMDP` of a checked gridworld, built with array operations.
+
+    ``kinds`` ``[H, W]`` cell kinds; ``landing_reward`` ``[H, W]`` reward on entering a
+    cell (NaN: none); ``teleport_to`` ``[H, W]`` target state of teleport cells (-1:
+    none) and ``teleport_reward``; ``wind`` ``int [W]``. See the module docstring for
+    the dynamics. Outcomes are not merged: two slips into the same wall are two
+    outcomes with the same successor.
+    """
+    H, W = kinds.shape
+    open_cells = kinds != WALL
+    state_id = np.full((H, W), -1, dtype=np.int64)
+    rows, cols = np.nonzero(open_cells)
+    S = rows.size
+    state_id[rows, cols] = np.arange(S)
+    outcomes = slip_outcomes(slip)
+    J = len(outcomes)
+
+    end_r = np.empty((S, 4, J), dtype=np.int64)
+    end_c = np.empty((S, 4, J), dtype=np.int64)
+    bumped = np.empty((S, 4, J), dtype=bool)
+    prob = np.empty((S, 4, J))
+    push = wind[cols]  # the wind of the column the agent leaves
+    for a in range(4):
+        for j, (turn, p) in enumerate(outcomes):
+            r, c, bumped[:, a, j] = move(open_cells, rows, cols, (a + turn) % 4)
+            end_r[:, a, j] = blow(open_cells, r, c, push)
+            end_c[:, a, j] = c
+            prob[:, a, j] = p
+
+    here = np.broadcast_to(np.arange(S)[:, None, None], (S, 4, J))
+    next_state = state_id[end_r, end_c]
+    end_kind = kinds[end_r, end_c]
+    done = np.isin(end_kind, TERMINAL_KINDS)
+    cliff = end_kind == CLIFF
+    entered = (next_state != here) | cliff  # a move that ends on a cliff always falls
+    landing = landing_reward[end_r, end_c]
+    reward = np.full((S, 4, J), step_reward)
+    if bump_reward is not None:
+        reward[bumped] = bump_reward
+    paid = entered & ~np.isnan(landing)
+    reward[paid] = landing[paid]
+
+    start_states = state_id[kinds == START]
+    start = np.zeros(S)
+    start[start_states] = 1.0 / len(start_states)
+    if cliff.any():
+        next_state, prob, reward, done = back_to_start(next_state, prob, reward, done, cliff,
+                                                       start_states, here)
+
+    source = teleport_to[rows, cols] >= 0
+    if source.any():
+        target = teleport_to[rows, cols][source]
+        set_rows(next_state, prob, reward, done, source, target,
+                 teleport_reward[rows, cols][source],
+                 np.isin(kinds[rows[target], cols[target]], TERMINAL_KINDS))
+    terminal = np.isin(kinds[rows, cols], TERMINAL_KINDS)
+    if terminal.any():
+        set_rows(next_state, prob, reward, done, terminal, np.flatnonzero(terminal), 0.0, True)
+    return TabularMDP(next_state, prob, reward, done, start, state_labels=state_labels,
+                      action_names=action_names, grid_shape=(H, W),
+                      state_cells=np.stack([rows, cols], axis=1).astype(np.int64))
+
+
+def slip_outcomes(slip: float) -> list[tuple[int, float]]:
+    """``(turn, probability)`` of each direction actually taken: turn 0 is the intended
+    direction, 1 and 3 the perpendicular ones (clockwise, counter-clockwise)."""
+    outcomes = [(0, 1.0 - slip), (1, slip / 2), (3, slip / 2)]
+    return [(turn, p) for turn, p in outcomes if p > 0.0]
+
+
+def move(open_cells, rows, cols, direction):
+    """One step in ``direction`` from each cell; blocked by the edge or a wall.
+
+    Returns ``(rows', cols', bumped)``.
+    """
+    H, W = open_cells.shape
+    dr, dc = MOVES[direction]
+    r, c = rows + dr, cols + dc
+    inside = (r >= 0) & (r < H) & (c >= 0) & (c < W)
+    free = inside & open_cells[np.clip(r, 0, H - 1), np.clip(c, 0, W - 1)]
+    return np.where(free, r, rows), np.where(free, c, cols), ~free
+
+
+def blow(open_cells, rows, cols, push):
+    """Push each cell ``push`` cells up (down if negative), one cell at a time, stopping
+    at the edge or a wall (Sutton & Barto Section 6.5). Returns the new rows."""
+    H = open_cells.shape[0]
+    direction = -np.sign(push)
+    remaining = np.abs(push)
+    for _ in range(int(remaining.max(initial=0))):
+        r = rows + direction
+        free = (remaining > 0) & (r >= 0) & (r < H) & open_cells[np.clip(r, 0, H - 1), cols]
+        rows = np.where(free, r, rows)
+        remaining = remaining - 1
+    return rows
+
+
+def back_to_start(next_state, prob, reward, done, cliff, start_states, here):
+    """Replace each outcome that lands on a cliff by one outcome per start state (with
+    the start probabilities); other outcomes keep one slot and get padding slots."""
+    n = len(start_states)
+    first = np.arange(n) == 0
+    c = cliff[..., None]
+    S, A, J = prob.shape
+    new_next = np.where(c, start_states, np.where(first, next_state[..., None],
+                                                  here[..., None]))
+    new_prob = prob[..., None] * np.where(c, 1.0 / n, first)
+    K = J * n
+    return (new_next.reshape(S, A, K), new_prob.reshape(S, A, K),
+            np.repeat(reward, n, axis=2), np.repeat(done, n, axis=2))
+
+
+def set_rows(next_state, prob, reward, done, states, target, row_reward, row_done):
+    """Make every action of ``states`` go to ``target`` with probability 1 (in place)."""
+    idx = np.flatnonzero(states)
+    next_state[idx] = idx[:, None, None]
+    next_state[idx, :, 0] = np.asarray(target)[:, None]
+    prob[idx] = 0.0
+    prob[idx, :, 0] = 1.0
+    reward[idx] = 0.0
+    reward[idx, :, 0] = np.broadcast_to(np.asarray(row_reward, dtype=float), idx.shape)[:, None]
+    done[idx] = False
+    done[idx, :, 0] = np.broadcast_to(np.asarray(row_done, dtype=bool), idx.shape)[:, None]

@@ -1,0 +1,198 @@
+"""Examples of Sutton & Barto, *Reinforcement Learning: An Introduction* (2nd ed., 2018).
+
+Gridworlds are :class:`GridWorld` layouts (actions 0 = up, 1 = right, 2 = down,
+3 = left); the others are small :class:`ModelEnv` classes whose model is written
+out as arrays. Every env's exact model is ``env.unwrapped.to_mdp()``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tabular import TabularMDP
+from tabular.checks import check_positive_int, check_unit_interval
+
+from .base import ModelEnv
+from .gridworld import GridWorld, reward_option
+
+
+class Gridworld5x5(GridWorld):
+    """Example 3.5 (Figures 3.2 and 3.5): a continuing 5x5 gridworld.
+
+    Every action in cell A (row 0, column 1) moves the agent to A' (row 4, column 1)
+    with reward +10; every action in B (row 0, column 3) moves it to B' (row 2,
+    column 3) with +5. A move off the grid leaves the agent in place with reward -1;
+    every other move pays 0. No state is terminal (the task is continuing; the
+    registered env truncates episodes after 100 steps). Episodes start in the centre
+    cell, which has no role in the book. With ``gamma = 0.9`` the equiprobable random
+    policy has ``v(A) = 8.8`` and the optimal value is ``v*(A) = 24.4``.
+    """
+
+    def __init__(self, render_mode=None):
+        super().__init__("gridworld_3_5", bump_reward=-1.0,
+                         teleports={"A": ("a", 10.0), "B": ("b", 5.0)}, render_mode=render_mode)
+
+
+class Gridworld4x4(GridWorld):
+    """Example 4.1 (Figure 4.1): the 4x4 gridworld with two terminal corners.
+
+    All 16 cells are states, state id = ``row * 4 + col``; cells 0 and 15 are
+    terminal (absorbing). Every move pays -1, including the one into a terminal
+    corner; moves off the grid leave the state unchanged. Episodes start uniformly
+    on the 14 non-terminal cells. Under the equiprobable random policy
+    (``gamma = 1``) the values are 0, -14, -20, -22 along the first row.
+    """
+
+    def __init__(self, render_mode=None):
+        super().__init__("gridworld_4_1", step_reward=-1.0, goal_reward=-1.0,
+                         render_mode=render_mode)
+
+
+class WindyGridworld(GridWorld):
+    """Example 6.5 (Figure 6.3): the 7x10 windy gridworld.
+
+    Start (row 3, column 0), goal (row 3, column 7); a crosswind pushes the agent up
+    by ``0 0 0 1 1 1 2 2 1 0`` cells, the strength of the column it leaves. Every
+    step pays -1 until the goal is reached (which ends the episode); the shortest
+    path takes 15 steps.
+    """
+
+    WIND = (0, 0, 0, 1, 1, 1, 2, 2, 1, 0)
+
+    def __init__(self, render_mode=None):
+        super().__init__("windy_gridworld", step_reward=-1.0, goal_reward=-1.0,
+                         wind=self.WIND, render_mode=render_mode)
+
+
+class CliffWalking(GridWorld):
+    """Example 6.6 (Figure 6.4): cliff walking on a 4x12 grid.
+
+    Start bottom-left, goal bottom-right, the cells between them along the bottom are
+    the cliff. Every step pays -1; stepping into the cliff pays -100 and sends the
+    agent back to the start without ending the episode; reaching the goal ends it.
+    All 48 cells are states (state id = ``row * 12 + col``, as in Gymnasium's
+    ``CliffWalking-v1``; the cliff cells are never occupied).
+    """
+
+    def __init__(self, render_mode=None):
+        super().__init__("cliff_walking", step_reward=-1.0, goal_reward=-1.0,
+                         cliff_reward=-100.0, render_mode=render_mode)
+
+
+def absorbing(next_state, prob, reward, done, states) -> None:
+    """Make ``states`` absorbing in place: every action loops back with reward 0, done."""
+    next_state[states] = np.asarray(states)[:, None, None]
+    prob[states] = 0.0
+    prob[states, :, 0] = 1.0
+    reward[states] = 0.0
+    done[states] = True
+
+
+class Gambler(ModelEnv):
+    """Example 4.3 (Figure 4.3): the gambler's problem.
+
+    The state is the capital ``s`` in ``0..goal``; 0 and ``goal`` are terminal.
+    Action ``a`` in ``0..goal // 2`` stakes ``a`` dollars; a stake above what the state
+    allows, ``min(s, goal - s)``, is clipped to that maximum (so every state has the
+    same action count; the clipped actions duplicate the largest stake, which leaves
+    ``v*`` unchanged and only adds ties between optimal actions). The coin comes up
+    heads with probability ``p_h``: the gambler wins the stake, otherwise loses it.
+    The reward is +1 on reaching ``goal`` and 0 otherwise. Episodes start at a
+    capital drawn uniformly from ``1..goal - 1``.
+    """
+
+    def __init__(self, p_h=0.4, goal=100, render_mode=None):
+        p_h = check_unit_interval("p_h", p_h)
+        goal = check_positive_int("goal", goal)
+        if goal < 2:
+            raise ValueError(f"goal must be >= 2 (a non-terminal capital must exist), got {goal}")
+        self.p_h, self.goal = p_h, goal
+        super().__init__(self.model(), render_mode)
+
+    def model(self) -> TabularMDP:
+        goal = self.goal
+        s = np.arange(goal + 1)[:, None]
+        stake = np.minimum(np.arange(goal // 2 + 1)[None, :], np.minimum(s, goal - s))
+        win, lose = s + stake, s - stake
+        shape = stake.shape
+        next_state = np.stack([win, np.where(stake > 0, lose, s)], axis=2)
+        prob = np.stack([np.where(stake > 0, self.p_h, 1.0),
+                         np.where(stake > 0, 1.0 - self.p_h, 0.0)], axis=2)
+        reward = np.stack([(win == goal).astype(float), np.zeros(shape)], axis=2)
+        done = np.stack([win == goal, (lose == 0) & (stake > 0)], axis=2)
+        absorbing(next_state, prob, reward, done, [0, goal])
+        start = np.zeros(goal + 1)
+        start[1:goal] = 1.0 / (goal - 1)
+        return TabularMDP(next_state, prob, reward, done, start,
+                          state_labels=[f"${c}" for c in range(goal + 1)],
+                          action_names=[f"stake {a}" for a in range(goal // 2 + 1)])
+
+
+class RandomWalk(ModelEnv):
+    """Example 6.2 (and the 19-state walk of Example 7.1): a Markov reward process.
+
+    ``n_states`` non-terminal states in a row, ids ``1..n_states`` (A, B, C, ... for
+    up to 26); id 0 is the left terminal and ``n_states + 1`` the right one. There is
+    one action: each step goes left or right with probability 1/2. Reaching the
+    right end pays ``right_reward`` (+1), the left end ``left_reward`` (0 in
+    Example 6.2, -1 in Example 7.1); both end the episode. Episodes start in the
+    middle state (the left of the two middle ones when ``n_states`` is even). True
+    values (``gamma = 1``): ``v(k) = left + (right - left) * k / (n_states + 1)``.
+    """
+
+    def __init__(self, n_states=5, left_reward=0.0, right_reward=1.0, render_mode=None):
+        self.n_states = check_positive_int("n_states", n_states)
+        self.left_reward = reward_option("left_reward", left_reward)
+        self.right_reward = reward_option("right_reward", right_reward)
+        super().__init__(self.model(), render_mode)
+
+    def model(self) -> TabularMDP:
+        n = self.n_states
+        S = n + 2
+        s = np.arange(S)[:, None]
+        next_state = np.stack([s - 1, s + 1], axis=2)
+        prob = np.full((S, 1, 2), 0.5)
+        reward = np.where(next_state == 0, self.left_reward,
+                          np.where(next_state == S - 1, self.right_reward, 0.0))
+        done = (next_state == 0) | (next_state == S - 1)
+        absorbing(next_state, prob, reward, done, [0, S - 1])
+        start = np.zeros(S)
+        start[(n + 1) // 2] = 1.0
+        names = [chr(ord("A") + k) if n <= 26 else str(k + 1) for k in range(n)]
+        return TabularMDP(next_state, prob, reward, done, start,
+                          state_labels=["left end", *names, "right end"], action_names=["walk"])
+
+
+class ShortCorridor(ModelEnv):
+    """Example 13.1 (Figure 13.1): the short corridor with switched actions.
+
+    Three non-terminal states 0, 1, 2 and the goal 3; actions 0 = left, 1 = right.
+    In states 0 and 2 the actions do what they say (left in state 0 stays put); in
+    state 1 they are reversed. Every step pays -1; reaching the goal ends the
+    episode, which starts in state 0. The states look identical to the agent, so a
+    policy must use one shared row of logits::
+
+        SoftmaxPolicy(np.zeros((1, 2)), np.zeros(S, dtype=int))
+
+    The best such policy goes right with probability about 0.59, with value about
+    -11.6 from the start.
+    """
+
+    def __init__(self, render_mode=None):
+        super().__init__(self.model(), render_mode)
+
+    @staticmethod
+    def model() -> TabularMDP:
+        successor = np.array([[0, 1],   # left stays at the wall, right moves on
+                              [2, 0],   # reversed
+                              [1, 3],
+                              [3, 3]])
+        next_state = successor[:, :, None]
+        prob = np.ones((4, 2, 1))
+        reward = np.full((4, 2, 1), -1.0)
+        done = next_state == 3
+        absorbing(next_state, prob, reward, done, [3])
+        start = np.array([1.0, 0.0, 0.0, 0.0])
+        return TabularMDP(next_state, prob, reward, done, start,
+                          state_labels=["first", "switched", "third", "goal"],
+                          action_names=["left", "right"])

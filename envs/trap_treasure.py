@@ -1,0 +1,64 @@
+"""The trap/treasure grid of the RLHF blog post (seed text ``003``).
+
+An agent walks a 1-indexed grid of cells ``(i, j)``; ``R`` takes it from ``(i, j)`` to
+``(i+1, j)``, ``L`` to ``(i-1, j)``, ``U`` to ``(i, j-1)`` and ``D`` to ``(i, j+1)``, so
+``i`` counts columns from the left and ``j`` rows from the top. Traps and treasures
+sit at fixed cells. Stepping into a trap "depletes the agent's energy
+immediately": the episode ends with reward ``float('-inf')``. The post's point is
+that a policy-gradient learner must drive ``pi(R | cell left of a trap)`` to 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .gridworld import GridWorld
+from .layout import FLOOR, MARKED, START, TRAP
+
+
+class TrapTreasure(GridWorld):
+    """The trap/treasure grid, a :class:`GridWorld` with the post's conventions.
+
+    The default layout (``envs/layouts/trap_treasure.txt``, 5x5) starts top-left, has
+    a treasure ``G`` in the bottom-right corner, two traps ``T`` and two walls; the
+    cell left of the first trap is an ordinary floor cell on the way to the
+    treasure (``left_of_trap``).
+
+    Actions use the GridWorld indices with the post's names: 0 = ``U``, 1 = ``R``,
+    2 = ``D``, 3 = ``L``. ``trap_reward`` may be made finite (e.g. -10) for
+    algorithms that cannot take ``-inf``; ``treasure_reward`` is the reward on
+    entering a treasure; ``step_reward`` that of any other move.
+    """
+
+    action_names = ("U", "R", "D", "L")
+
+    def __init__(self, layout="trap_treasure", *, trap_reward=-math.inf, treasure_reward=1.0,
+                 step_reward=0.0, slip=0.0, render_mode=None):
+        super().__init__(layout, step_reward=step_reward, goal_reward=treasure_reward,
+                         trap_reward=trap_reward, slip=slip, render_mode=render_mode)
+
+    def state_labels(self, cells: np.ndarray) -> list[str]:
+        """States are named by the post's ``(i, j)``: column then row, 1-indexed."""
+        rows, cols = cells[:, 0].tolist(), cells[:, 1].tolist()
+        return [f"({c + 1}, {r + 1})" for r, c in zip(rows, cols, strict=True)]
+
+    def state_of(self, i: int, j: int) -> int:
+        """The state id of cell ``(i, j)`` (column ``i``, row ``j``, both from 1)."""
+        return self.state_of_cell(j - 1, i - 1)
+
+    def cell_of(self, s: int) -> tuple[int, int]:
+        """``(i, j)`` of state ``s`` (1-indexed column, row)."""
+        row, col = self.cell_of_state(s)
+        return col + 1, row + 1
+
+    @property
+    def left_of_trap(self) -> int:
+        """The state of the first (row by row) floor cell whose right neighbour is a trap."""
+        kinds = self.kinds
+        walkable = np.isin(kinds[:, :-1], (FLOOR, START, MARKED))
+        rows, cols = np.nonzero(walkable & (kinds[:, 1:] == TRAP))
+        if rows.size == 0:
+            raise ValueError("this layout has no floor cell directly left of a trap")
+        return self.state_of_cell(int(rows[0]), int(cols[0]))

@@ -1,0 +1,328 @@
+"""The registered ``tabular/`` envs: their models against the book's numbers and
+against Gymnasium's own toy-text envs, replays of the real envs against their
+models, and Gymnasium's env checker over the whole namespace."""
+
+from collections import deque
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import envs
+from envs import GridWorld, TrapTreasure
+from tabular import TabularMDP
+
+# ---------------------------------------------------------------- oracles
+# Independent of the library's planners: dense linear algebra on the model.
+
+
+def dense_model(mdp):
+    """``P[s, a, s']`` over outcomes that do NOT end the episode, and ``r[s, a]``."""
+    S, A, K = mdp.prob.shape
+    P = np.zeros((S, A, S))
+    s_idx, a_idx = np.meshgrid(np.arange(S), np.arange(A), indexing="ij")
+    for k in range(K):
+        np.add.at(P, (s_idx, a_idx, mdp.next_state[:, :, k]),
+                  mdp.prob[:, :, k] * ~mdp.done[:, :, k])
+    return P, mdp.expected_reward()
+
+
+def evaluate(mdp, pi, gamma):
+    """``v_pi`` by the exact linear solve ``(I - gamma P_pi) v = r_pi`` (S&B eq. 4.4)."""
+    P, r = dense_model(mdp)
+    P_pi = np.einsum("sa,sat->st", pi, P)
+    r_pi = (pi * r).sum(axis=1)
+    return np.linalg.solve(np.eye(mdp.n_states) - gamma * P_pi, r_pi)
+
+
+def optimal_values(mdp, gamma, sweeps=2000):
+    """``v*`` by repeated Bellman optimality backups on the dense model (S&B eq. 4.10)."""
+    P, r = dense_model(mdp)
+    v = np.zeros(mdp.n_states)
+    for _ in range(sweeps):
+        v = (r + gamma * P @ v).max(axis=1)
+    return v
+
+
+def uniform_policy(mdp):
+    return np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+
+
+def make_model(env_id, **kwargs):
+    return gym.make(env_id, **kwargs).unwrapped.to_mdp()
+
+
+# ----------------------------------------------- Sutton & Barto's numbers
+def test_gridworld5x5_random_policy_matches_figure_3_2():
+    mdp = make_model("tabular/Gridworld5x5-v0")
+    v = evaluate(mdp, uniform_policy(mdp), 0.9).reshape(5, 5)
+    book = [[3.3, 8.8, 4.4, 5.3, 1.5],
+            [1.5, 3.0, 2.3, 1.9, 0.5],
+            [0.1, 0.7, 0.7, 0.4, -0.4],
+            [-1.0, -0.4, -0.4, -0.6, -1.2],
+            [-1.9, -1.3, -1.2, -1.4, -2.0]]
+    np.testing.assert_allclose(v, book, atol=0.05 + 1e-9)  # the book rounds to 0.1
+
+
+def test_gridworld5x5_optimal_values_match_figure_3_5():
+    mdp = make_model("tabular/Gridworld5x5-v0")
+    v = optimal_values(mdp, 0.9, sweeps=400).reshape(5, 5)  # 0.9**400 * 25 < 1e-16
+    book = [[22.0, 24.4, 22.0, 19.4, 17.5],
+            [19.8, 22.0, 19.8, 17.8, 16.0],
+            [17.8, 19.8, 17.8, 16.0, 14.4],
+            [16.0, 17.8, 16.0, 14.4, 13.0],
+            [14.4, 16.0, 14.4, 13.0, 11.7]]
+    np.testing.assert_allclose(v, book, atol=0.05 + 1e-9)
+    assert not mdp.done.any()  # a continuing task
+
+
+def test_gridworld4x4_random_policy_matches_figure_4_1():
+    env = gym.make("tabular/Gridworld4x4-v0").unwrapped
+    mdp = env.to_mdp()
+    assert mdp.n_states == 16 and env.state_of_cell(2, 1) == 9
+    v = evaluate(mdp, uniform_policy(mdp), 1.0).reshape(4, 4)
+    book = [[0, -14, -20, -22], [-14, -18, -20, -20], [-20, -20, -18, -14], [-22, -20, -14, 0]]
+    np.testing.assert_allclose(v, book, atol=1e-9)
+    np.testing.assert_allclose(mdp.start, np.r_[0, np.full(14, 1 / 14), 0])
+
+
+def test_windy_gridworld_shortest_path_is_15_steps():
+    env = gym.make("tabular/WindyGridworld-v0").unwrapped
+    mdp = env.to_mdp()
+    assert (mdp.prob[:, :, 0] == 1).all()  # deterministic
+    start, goal = env.state_of_cell(3, 0), env.state_of_cell(3, 7)
+    assert mdp.start[start] == 1
+    depth = {start: 0}
+    queue = deque([start])
+    while queue:  # breadth-first search over the model
+        s = queue.popleft()
+        for a in range(4):
+            nxt = int(mdp.next_state[s, a, 0])
+            if nxt not in depth:
+                depth[nxt] = depth[s] + 1
+                queue.append(nxt)
+    assert depth[goal] == 15
+    v = optimal_values(mdp, 1.0, sweeps=200)
+    assert v[start] == -15.0
+    # wind of the column left: from (3, 6) (wind 2) moving right lands two rows up in column 7
+    assert mdp.next_state[env.state_of_cell(3, 6), 1, 0] == env.state_of_cell(1, 7)
+    # moving up from the top row under wind stays in the top row
+    assert mdp.next_state[env.state_of_cell(0, 6), 0, 0] == env.state_of_cell(0, 6)
+
+
+def test_cliff_walking_equals_gymnasium_cliffwalking_v1():
+    ours = make_model("tabular/CliffWalking-v0")
+    theirs = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
+    goal = 47  # Gymnasium lets the goal state move on; ours is absorbing
+    np.testing.assert_allclose(np.delete(ours.transition_matrix(), goal, axis=0),
+                               np.delete(theirs.transition_matrix(), goal, axis=0))
+    for arr in ("reward", "done"):
+        np.testing.assert_array_equal(np.delete(getattr(ours, arr)[:, :, 0], goal, axis=0),
+                                      np.delete(getattr(theirs, arr)[:, :, 0], goal, axis=0))
+    np.testing.assert_array_equal(ours.start, theirs.start)
+    assert (ours.next_state[goal] == goal).all() and ours.done[goal].all()
+    # the safe path (up, 11 x right, down) takes 13 steps: v* = -13 (Example 6.6)
+    assert optimal_values(ours, 1.0, sweeps=200)[36] == -13.0
+
+
+def test_frozen_lake_as_a_gridworld_equals_gymnasium():
+    """FrozenLake is a GridWorld with slip 2/3, holes as zero-reward traps, and its
+    actions (left, down, right, up) permuted to ours (up, right, down, left)."""
+    for map_name, layout in (("4x4", "SFFF FHFH FFFH HFFG"),
+                             ("8x8", "SFFFFFFF FFFFFFFF FFFHFFFF FFFFFHFF FFFHFFFF FHHFFFHF "
+                                     "FHFFHFHF FFFHFFFG")):
+        rows = layout.replace("F", ".").replace("H", "T").split()
+        ours = GridWorld(rows, slip=2 / 3, trap_reward=0.0).to_mdp()
+        theirs = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1", map_name=map_name))
+        to_ours = [3, 2, 1, 0]  # FrozenLake action a is our action to_ours[a]
+        np.testing.assert_allclose(ours.transition_matrix()[:, to_ours],
+                                   theirs.transition_matrix(), atol=1e-12)
+        np.testing.assert_allclose(ours.expected_reward()[:, to_ours],
+                                   theirs.expected_reward(), atol=1e-12)
+        np.testing.assert_array_equal(ours.start, theirs.start)
+
+
+def test_gambler_bold_play_is_optimal_for_p_h_below_half():
+    mdp = make_model("tabular/Gambler-v0", p_h=0.4, goal=100)
+    assert (mdp.n_states, mdp.n_actions) == (101, 51)
+    s = np.arange(101)
+    bold = np.eye(51)[np.minimum(s, 100 - s)]
+    v = evaluate(mdp, bold, 1.0)
+    assert v[50] == pytest.approx(0.4, abs=1e-12)
+    assert v[25] == pytest.approx(0.4 * 0.4, abs=1e-12)
+    assert v[75] == pytest.approx(0.4 + 0.6 * 0.4, abs=1e-12)
+    np.testing.assert_allclose(optimal_values(mdp, 1.0, sweeps=300), v, atol=1e-10)
+    # a stake above min(s, goal - s) is clipped: in state 10 every stake >= 10 is all-in
+    np.testing.assert_array_equal(mdp.next_state[10, 10:, 0], 20)
+    np.testing.assert_array_equal(mdp.next_state[10, 10:, 1], 0)
+    assert mdp.done[10, 10, 1] and not mdp.done[10, 9, 1]
+    assert mdp.reward[60, 40, 0] == 1.0 and mdp.done[60, 40, 0]
+    assert mdp.prob[30, 0, 0] == 1.0 and mdp.next_state[30, 0, 0] == 30  # stake 0
+
+
+@pytest.mark.parametrize("n_states, left", [(5, 0.0), (19, -1.0)])
+def test_random_walk_true_values(n_states, left):
+    mdp = make_model("tabular/RandomWalk-v0", n_states=n_states, left_reward=left)
+    assert (mdp.n_states, mdp.n_actions) == (n_states + 2, 1)
+    v = evaluate(mdp, np.ones((n_states + 2, 1)), 1.0)
+    k = np.arange(1, n_states + 1)
+    np.testing.assert_allclose(v[1:-1], left + (1.0 - left) * k / (n_states + 1), atol=1e-12)
+    assert mdp.start[(n_states + 1) // 2] == 1.0
+    assert mdp.state_labels[1] == "A"
+
+
+def test_short_corridor_best_shared_policy():
+    mdp = make_model("tabular/ShortCorridor-v0")
+    p_right = np.linspace(0.01, 0.99, 981)
+    values = [evaluate(mdp, np.tile([1 - p, p], (4, 1)), 1.0)[0] for p in p_right]
+    best = int(np.argmax(values))
+    assert p_right[best] == pytest.approx(2 - np.sqrt(2), abs=0.001)  # grid step 0.001
+    assert values[best] == pytest.approx(-11.657, abs=0.001)  # Figure 13.1: about -11.6
+    assert mdp.next_state[1, 0, 0] == 2 and mdp.next_state[1, 1, 0] == 0  # reversed
+
+
+# --------------------------------------------------------- trap / treasure
+def test_trap_treasure_conventions():
+    env = gym.make("tabular/TrapTreasure-v0").unwrapped
+    mdp = env.to_mdp()
+    assert mdp.action_names == ("U", "R", "D", "L")
+    s = env.left_of_trap
+    i, j = env.cell_of(s)
+    assert env.state_of(i, j) == s
+    right = int(mdp.next_state[s, 1, 0])
+    assert env.cell_of(right) == (i + 1, j)  # R: (i, j) -> (i + 1, j)
+    assert mdp.reward[s, 1, 0] == -np.inf and mdp.done[s, 1, 0]
+    assert env.cell_of(int(mdp.next_state[s, 0, 0])) == (i, j - 1)  # U: (i, j - 1)
+    assert env.cell_of(int(mdp.next_state[s, 2, 0])) == (i, j + 1)  # D: (i, j + 1)
+    assert env.cell_of(int(mdp.next_state[s, 3, 0])) == (i - 1, j)  # L: (i - 1, j)
+    assert mdp.state_labels[s] == f"({i}, {j})"
+    assert env.cell_of(int(np.flatnonzero(mdp.start)[0])) == (1, 1)
+    # the left-of-trap cell is reachable, and the treasure is worth reaching
+    v = optimal_values(mdp, 0.9, sweeps=300)
+    assert np.isfinite(v[s]) and v[s] > 0
+    finite = gym.make("tabular/TrapTreasure-v0", trap_reward=-10.0).unwrapped.to_mdp()
+    assert finite.reward[s, 1, 0] == -10.0
+
+
+def test_trap_treasure_cells_outside_or_on_walls_raise():
+    env = TrapTreasure()
+    with pytest.raises(ValueError, match="outside"):
+        env.state_of(6, 1)
+    with pytest.raises(ValueError, match="wall"):
+        env.state_of(2, 2)
+
+
+# ------------------------------------------------------------------ replay
+def replay(env, mdp, steps, seed):
+    """Random actions through the real env; every transition must be one of the model's."""
+    rng = np.random.default_rng(seed)
+    s, _ = env.reset(seed=seed)
+    assert mdp.start[s] > 0
+    for _ in range(steps):
+        a = int(rng.integers(mdp.n_actions))
+        nxt, r, terminated, truncated, _ = env.step(a)
+        match = ((mdp.prob[s, a] > 0) & (mdp.next_state[s, a] == nxt)
+                 & (mdp.reward[s, a] == r) & (mdp.done[s, a] == terminated))
+        assert match.any(), f"{env.spec.id}: ({s}, {a}) -> ({nxt}, {r}, {terminated}) not in model"
+        s = nxt
+        if terminated or truncated:
+            s, _ = env.reset()
+            assert mdp.start[s] > 0
+
+
+GYMNASIUM_ENVS = [("FrozenLake-v1", {"map_name": "4x4", "is_slippery": True}),
+                  ("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False}),
+                  ("FrozenLake-v1", {"map_name": "8x8", "is_slippery": True}),
+                  ("FrozenLake-v1", {"map_name": "8x8", "is_slippery": False}),
+                  ("CliffWalking-v1", {}),
+                  ("Taxi-v4", {})]
+TABULAR_IDS = sorted(k for k in gym.registry if k.startswith("tabular/"))
+OWN_IDS = [k for k in TABULAR_IDS if k in {f"tabular/{n}" for n in envs.registration.BUILTINS}]
+
+
+@pytest.mark.parametrize("env_id, kwargs", GYMNASIUM_ENVS + [(k, {}) for k in OWN_IDS])
+def test_replay_real_env_against_model(env_id, kwargs):
+    env = gym.make(env_id, **kwargs)
+    replay(env, TabularMDP.from_gymnasium(env), steps=3000, seed=7)
+
+
+@pytest.mark.parametrize("env_id, kwargs", GYMNASIUM_ENVS)
+def test_model_probabilities_equal_gymnasium_P(env_id, kwargs):
+    env = gym.make(env_id, **kwargs)
+    mdp = TabularMDP.from_gymnasium(env)
+    P = env.unwrapped.P
+    for s in range(mdp.n_states):
+        for a in range(mdp.n_actions):
+            expected = {}
+            for p, nxt, r, term in P[s][a]:
+                key = (int(nxt), float(r), bool(term))
+                expected[key] = expected.get(key, 0.0) + p
+            got = {}
+            for k in np.flatnonzero(mdp.prob[s, a] > 0):
+                key = (int(mdp.next_state[s, a, k]), float(mdp.reward[s, a, k]),
+                       bool(mdp.done[s, a, k]))
+                got[key] = got.get(key, 0.0) + mdp.prob[s, a, k]
+            assert got.keys() == expected.keys(), (s, a)
+            for key, p in expected.items():
+                assert got[key] == pytest.approx(p, abs=1e-12), (s, a, key)
+    np.testing.assert_allclose(mdp.start, env.unwrapped.initial_state_distrib)
+
+
+def test_replay_slippery_windy_gridworld_with_cliff_and_teleport():
+    """A user gridworld using every option at once, replayed through gymnasium.make."""
+    envs.register_gridworld("tabular/TestEverything-v0", "S.#.a\n..A.G\nCC.T.",
+                            slip=0.3, wind=[0, 1, -1, 2, 0], step_reward=-1, bump_reward=-2,
+                            teleports={"A": ("a", 3.0)}, cell_rewards={(0, 1): 0.5},
+                            max_episode_steps=50)
+    try:
+        env = gym.make("tabular/TestEverything-v0")
+        mdp = env.unwrapped.to_mdp()
+        assert mdp.n_outcomes == 3
+        replay(env, mdp, steps=4000, seed=3)
+    finally:
+        del gym.registry["tabular/TestEverything-v0"]
+
+
+# ------------------------------------------------------------- env checker
+@pytest.mark.parametrize("env_id", TABULAR_IDS)
+def test_every_registered_tabular_env_passes_env_checker(env_id):
+    check_env(gym.make(env_id).unwrapped, skip_render_check=False)
+
+
+def test_user_registered_gridworld_passes_env_checker(tmp_path):
+    path = tmp_path / "mine.txt"
+    path.write_text("S..\n.#.\n..G\n")
+    envs.register_gridworld("tabular/Mine-v0", str(path), step_reward=-1.0, slip=0.1)
+    try:
+        env = gym.make("tabular/Mine-v0")
+        check_env(env.unwrapped)
+        assert env.unwrapped.to_mdp().n_states == 8
+        for mode in ("ansi", "rgb_array"):
+            check_env(gym.make("tabular/Mine-v0", render_mode=mode).unwrapped,
+                      skip_render_check=False)
+    finally:
+        del gym.registry["tabular/Mine-v0"]
+
+
+def test_namespace_is_ours():
+    for env_id in TABULAR_IDS:
+        assert not str(gym.registry[env_id].entry_point).startswith("gymnasium.")
+    assert "tabular/Blackjack-v0" not in gym.registry
+    assert set(OWN_IDS) == {f"tabular/{n}" for n in envs.registration.BUILTINS}
+
+
+def test_reset_seed_reproduces_episode():
+    def episode(seed):
+        env = gym.make("tabular/Gambler-v0")
+        s, _ = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        out = [s]
+        for _ in range(50):
+            s, r, term, trunc, _ = env.step(env.action_space.sample())
+            out.append((s, r, term))
+            if term:
+                break
+        return out
+    assert episode(5) == episode(5)
+    assert episode(5) != episode(6)
