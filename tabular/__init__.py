@@ -16,6 +16,7 @@ from .dp import (
 )
 from .mc import mc_control, mc_prediction
 from .mdp import MDPError, TabularMDP, sample_start, sample_step
+from .pg import PolicyGradientResult, actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
 from .rng import seed_states
 from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
