@@ -36,7 +36,14 @@ import tabular
 from .executor import BACKENDS, make_executor
 
 #: Every experiment, in the order ``make experiments`` runs them.
-EXPERIMENTS: tuple[str, ...] = ()
+EXPERIMENTS: tuple[str, ...] = (
+    "gridworld_values",
+    "policy_evaluation",
+    "contraction",
+    "random_walk",
+    "windy_gridworld",
+    "cliff_walking",
+)
 
 NUMBERS = "numbers.npz"
 CONFIG = "config.json"

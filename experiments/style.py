@@ -140,12 +140,12 @@ def heatmap(ax, image, fmt: str = "{:.1f}", cmap: str = "viridis", annotate: boo
     ax.set_yticks(range(image.shape[0]))
     ax.grid(False)
     if annotate:
-        lo, hi = np.nanmin(image), np.nanmax(image)
-        mid = (lo + hi) / 2
         for (r, c), v in np.ndenumerate(image):
             if np.isfinite(v):
+                red, green, blue, _ = im.cmap(im.norm(v))
+                light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5
                 ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize=8,
-                        color="white" if v < mid else "black")
+                        color="black" if light else "white")
     if colorbar_label is not None:
         ax.figure.colorbar(im, ax=ax, shrink=0.8, label=colorbar_label)
     return im
@@ -197,3 +197,28 @@ def draw_path(ax, cells, color_: str, label: str, offset: float = 0.0):
     ax.plot(cells[:, 1] + offset, cells[:, 0] + offset, "-", color=color_, label=label,
             linewidth=2.2, alpha=0.9)
     ax.plot(cells[0, 1] + offset, cells[0, 0] + offset, "o", color=color_, markersize=6)
+
+
+def greedy_path(mdp, policy, max_steps: int = 200) -> np.ndarray:
+    """The cells visited by a deterministic ``policy [S]`` from the most likely start,
+    following each action's most likely outcome until the episode ends (``[T, 2]``).
+
+    A policy that loops is cut after ``max_steps`` steps.
+    """
+    s = int(np.argmax(mdp.start))
+    cells = [mdp.state_cells[s]]
+    for _ in range(max_steps):
+        a = int(policy[s])
+        k = int(np.argmax(mdp.prob[s, a]))
+        done = bool(mdp.done[s, a, k])
+        s = int(mdp.next_state[s, a, k])
+        cells.append(mdp.state_cells[s])
+        if done:
+            break
+    return np.array(cells)
+
+
+def terminal_states(mdp) -> np.ndarray:
+    """Bool ``[S]``: absorbing states whose every action ends the episode (nothing to draw)."""
+    loops = mdp.next_state == np.arange(mdp.n_states)[:, None, None]
+    return np.all((mdp.prob == 0) | (loops & mdp.done), axis=(1, 2))

@@ -1,0 +1,118 @@
+"""Example 6.6 cliff walking: SARSA's safe path against Q-learning's optimal one (S&B Fig. 6.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabular/ environments)
+from envs.layout import CLIFF
+from tabular import TabularMDP, q_learning, sarsa
+
+from . import style
+
+ENV_ID = "tabular/CliffWalking-v0"
+METHODS = {"SARSA": sarsa, "Q-learning": q_learning}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Example 6.6: epsilon-greedy (0.1) SARSA and Q-learning, step size 0.5, undiscounted."""
+
+    episodes: int = 500
+    """Episodes per run."""
+    runs: int = 100
+    """Independent runs averaged (the band is the 95% interval of the mean)."""
+    alpha: float = 0.5
+    """Step size."""
+    epsilon: float = 0.1
+    """Exploration rate of the epsilon-greedy behaviour policy."""
+    seed: int = 0
+    """Seed of the runs' random streams (each method gets the same seed)."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(episodes=300, runs=20)
+
+
+def learn(method: str, episodes: int, runs: int, alpha: float, epsilon: float,
+          seed: int) -> dict:
+    """One method's runs (an executor job): returns per episode and the final Q tables."""
+    mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID))
+    result = METHODS[method](mdp, gamma=1.0, episodes=episodes, alpha=alpha, epsilon=epsilon,
+                             seed=seed, runs=runs)
+    return {"returns": np.atleast_2d(result.episode_returns),
+            "Q": result.Q.reshape(runs, mdp.n_states, mdp.n_actions)}
+
+
+def run(config: Config, executor) -> dict:
+    jobs = [{"method": m, "episodes": config.episodes, "runs": config.runs,
+             "alpha": config.alpha, "epsilon": config.epsilon, "seed": config.seed}
+            for m in METHODS]
+    out = executor.map(learn, jobs, desc="methods")
+    env = gym.make(ENV_ID)
+    mdp = TabularMDP.from_gymnasium(env)
+    results = {"methods": np.array(list(METHODS)), "grid_shape": np.array(mdp.grid_shape),
+               "state_cells": mdp.state_cells}
+    for name, o in zip(METHODS, out, strict=True):
+        key = name.replace("-", "_").lower()
+        results[f"returns_{key}"] = o["returns"]
+        # the greedy policy of the run-averaged action values: the typical learned route
+        path = style.greedy_path(mdp, o["Q"].mean(axis=0).argmax(axis=1), max_steps=100)
+        results[f"path_{key}"] = path
+    results["cliff_cells"] = np.argwhere(env.unwrapped.kinds == CLIFF)
+    return results
+
+
+def plot(results: dict, out_dir) -> list:
+    fig, axes = style.figure(2, 1, width=5.6, height=3.9,
+                             title="Example 6.6 cliff walking: SARSA vs Q-learning "
+                                   "(epsilon = 0.1, alpha = 0.5)")
+    ax = axes[0, 0]
+    for name in results["methods"]:
+        runs = results[f"returns_{str(name).replace('-', '_').lower()}"]
+        episodes = np.arange(1, runs.shape[1] + 1)
+        style.mean_band(ax, episodes, runs, f"{name} ({runs.shape[0]} runs)",
+                        style.color(str(name)), smooth=10)
+    ax.set_ylim(-100, 0)
+    ax.set_xlabel("episode")
+    ax.set_ylabel("sum of rewards during episode\n(mean over runs, 10-episode average)")
+    ax.set_title("online performance")
+    ax.legend(loc="lower right")
+
+    ax = axes[0, 1]
+    shape = tuple(results["grid_shape"])
+    style.grid_axes(ax, shape, "greedy route of the run-averaged Q")
+    for r, c in results["cliff_cells"]:
+        ax.add_patch(style.plt.Rectangle((c - 0.5, r - 0.5), 1, 1, color="#8B1A1A", alpha=0.7))
+    ax.text((shape[1] - 1) / 2, shape[0] - 1, "the cliff (-100)", ha="center", va="center",
+            color="white", fontsize=9)
+    for i, name in enumerate(results["methods"]):
+        path = results[f"path_{str(name).replace('-', '_').lower()}"]
+        style.draw_path(ax, path, style.color(str(name)), f"{name} ({len(path) - 1} steps)",
+                        offset=0.08 * (i - 0.5))
+    ax.text(0, shape[0] - 1, "S", ha="center", va="center", fontweight="bold")
+    ax.text(shape[1] - 1, shape[0] - 1, "G", ha="center", va="center", fontweight="bold")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+    return [style.save(fig, out_dir / "cliff_walking.png")]
+
+
+def check(results: dict) -> list[str]:
+    """SARSA earns more online; Q-learning's greedy route is the 13-step edge path."""
+    failures = []
+    tail = slice(-100, None)
+    sarsa_online = float(results["returns_sarsa"][:, tail].mean())
+    q_online = float(results["returns_q_learning"][:, tail].mean())
+    if not sarsa_online > q_online:
+        failures.append(f"SARSA's online return {sarsa_online:.1f} is not above "
+                        f"Q-learning's {q_online:.1f} over the last 100 episodes")
+    q_steps = len(results["path_q_learning"]) - 1
+    if q_steps != 13:
+        failures.append(f"Q-learning's greedy route takes {q_steps} steps, not the optimal 13")
+    sarsa_steps = len(results["path_sarsa"]) - 1
+    if not 13 < sarsa_steps < 100:
+        failures.append(f"SARSA's greedy route takes {sarsa_steps} steps; expected the longer "
+                        "safe route that still reaches the goal")
+    return failures

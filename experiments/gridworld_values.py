@@ -1,0 +1,103 @@
+"""Example 3.5 gridworld: random-policy values, v* and an optimal policy (S&B Fig. 3.2, 3.5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabular/ environments)
+from tabular import TabularMDP, policy_evaluation, value_iteration
+
+from . import style
+
+ENV_ID = "tabular/Gridworld5x5-v0"
+
+#: Figure 3.2 (right) of Sutton & Barto: v_pi of the equiprobable random policy, gamma 0.9.
+BOOK_V_RANDOM = np.array([
+    [3.3, 8.8, 4.4, 5.3, 1.5],
+    [1.5, 3.0, 2.3, 1.9, 0.5],
+    [0.1, 0.7, 0.7, 0.4, -0.4],
+    [-1.0, -0.4, -0.4, -0.6, -1.2],
+    [-1.9, -1.3, -1.2, -1.4, -2.0],
+])
+
+#: Figure 3.5 (middle) of Sutton & Barto: v*, gamma 0.9.
+BOOK_V_STAR = np.array([
+    [22.0, 24.4, 22.0, 19.4, 17.5],
+    [19.8, 22.0, 19.8, 17.8, 16.0],
+    [17.8, 19.8, 17.8, 16.0, 14.4],
+    [16.0, 17.8, 16.0, 14.4, 13.0],
+    [14.4, 16.0, 14.4, 13.0, 11.7],
+])
+
+
+@dataclass(frozen=True)
+class Config:
+    """Example 3.5: a 5x5 grid whose cells A and B teleport with rewards +10 and +5."""
+
+    gamma: float = 0.9
+    """Discount rate (the book's 0.9)."""
+    tol: float = 1e-12
+    """Sup-norm change at which value iteration and policy evaluation stop."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(tol=1e-8)
+
+
+def run(config: Config, executor) -> dict:
+    """Evaluate the equiprobable random policy exactly and solve for v* and q*."""
+    mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID))
+    uniform = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+    random = policy_evaluation(mdp, uniform, gamma=config.gamma)
+    best = value_iteration(mdp, gamma=config.gamma, tol=config.tol)
+    return {
+        "V_random": random.V,
+        "V_star": best.V,
+        "Q_star": best.Q,
+        "grid_shape": np.array(mdp.grid_shape),
+        "state_cells": mdp.state_cells,
+        "action_names": np.array(mdp.action_names),
+    }
+
+
+def optimal_actions(Q: np.ndarray, tol: float = 1e-6) -> np.ndarray:
+    """Bool ``[S, A]``: every action within ``tol`` of the best (the book draws all ties)."""
+    return Q >= Q.max(axis=1, keepdims=True) - tol
+
+
+def plot(results: dict, out_dir) -> list:
+    shape = tuple(results["grid_shape"])
+    cells = results["state_cells"]
+    fig, axes = style.figure(3, 1, width=4.2, height=4.0,
+                             title="Example 3.5 gridworld (gamma = 0.9): values and an "
+                                   "optimal policy")
+    for ax, key, title in ((axes[0, 0], "V_random", "$v_\\pi$ of the random policy"),
+                           (axes[0, 1], "V_star", "$v_*$, the optimal values")):
+        style.heatmap(ax, style.grid_image(results[key], cells, shape),
+                      colorbar_label="state value (expected discounted return)")
+        ax.set_title(title)
+        ax.set_xlabel("column")
+        ax.set_ylabel("row")
+    ax = axes[0, 2]
+    style.grid_axes(ax, shape, "$\\pi_*$: every optimal action")
+    style.policy_arrows(ax, cells, optimal_actions(results["Q_star"]),
+                        [str(a) for a in results["action_names"]])
+    for label, (r, c) in (("A", (0, 1)), ("B", (0, 3))):
+        ax.text(c - 0.42, r - 0.3, label, fontsize=9, fontweight="bold", color="#D55E00")
+    return [style.save(fig, out_dir / "gridworld_values.png")]
+
+
+def check(results: dict) -> list[str]:
+    """The book's one-decimal numbers (Figures 3.2 and 3.5) within rounding."""
+    shape = tuple(results["grid_shape"])
+    failures = []
+    for key, book, name in (("V_random", BOOK_V_RANDOM, "Fig. 3.2 v_pi"),
+                            ("V_star", BOOK_V_STAR, "Fig. 3.5 v*")):
+        ours = style.grid_image(results[key], results["state_cells"], shape)
+        worst = float(np.max(np.abs(ours - book)))
+        if not worst <= 0.05 + 1e-9:  # the book prints one decimal
+            failures.append(f"{name} differs from the book by {worst:.3f} (> 0.05 rounding)")
+    return failures

@@ -1,0 +1,110 @@
+"""Example 6.5 windy gridworld: SARSA episodes vs time steps and its learned path (S&B Fig. 6.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabular/ environments)
+from envs.layout import GOAL
+from tabular import TabularMDP, sarsa, value_iteration
+
+from . import style
+
+ENV_ID = "tabular/WindyGridworld-v0"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Example 6.5: epsilon-greedy SARSA (epsilon 0.1, alpha 0.5), reward -1 per step."""
+
+    episodes: int = 170
+    """Episodes per run (the book's plot ends at 170)."""
+    runs: int = 50
+    """Independent runs averaged."""
+    alpha: float = 0.5
+    """Step size."""
+    epsilon: float = 0.1
+    """Exploration rate."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(runs=10)
+
+
+def run(config: Config, executor) -> dict:
+    env = gym.make(ENV_ID)
+    mdp = TabularMDP.from_gymnasium(env)
+    result = sarsa(mdp, gamma=1.0, episodes=config.episodes, alpha=config.alpha,
+                   epsilon=config.epsilon, seed=config.seed, runs=config.runs)
+    lengths = result.episode_lengths.reshape(config.runs, config.episodes)
+    Q = result.Q.reshape(config.runs, mdp.n_states, mdp.n_actions)
+    paths = [style.greedy_path(mdp, q.argmax(axis=1), max_steps=100) for q in Q]
+    optimal = value_iteration(mdp, gamma=1.0, tol=1e-10)
+    best = style.greedy_path(mdp, optimal.policy, max_steps=100)
+    shortest = int(np.argmin([len(p) for p in paths]))
+    return {
+        "lengths": lengths,
+        "greedy_steps": np.array([len(p) - 1 for p in paths]),
+        "path": paths[shortest],
+        "optimal_steps": np.array(len(best) - 1),
+        "grid_shape": np.array(mdp.grid_shape),
+        "wind": np.asarray(env.unwrapped.WIND),
+        "goal": np.argwhere(env.unwrapped.kinds == GOAL)[0],
+    }
+
+
+def plot(results: dict, out_dir) -> list:
+    fig, axes = style.figure(2, 1, width=5.4, height=4.0,
+                             title="Example 6.5 windy gridworld: SARSA "
+                                   "(epsilon = 0.1, alpha = 0.5)")
+    ax = axes[0, 0]
+    lengths = results["lengths"]
+    steps = np.cumsum(lengths, axis=1)
+    episodes = np.arange(1, lengths.shape[1] + 1)
+    for r in range(lengths.shape[0]):
+        ax.plot(steps[r], episodes, color=style.color("SARSA"), alpha=0.12, linewidth=0.8)
+    ax.plot(steps.mean(axis=0), episodes, color=style.color("SARSA"), linewidth=2.2,
+            label=f"mean of {lengths.shape[0]} runs (thin: each run)")
+    ax.set_xlabel("time steps (cumulative)")
+    ax.set_ylabel("episodes completed")
+    ax.set_title("episodes vs time steps")
+    ax.legend(loc="lower right")
+
+    ax = axes[0, 1]
+    shape = tuple(results["grid_shape"])
+    style.grid_axes(ax, shape, "greedy path of the best run")
+    path = results["path"]
+    style.draw_path(ax, path, style.color("SARSA"),
+                    f"SARSA greedy path ({len(path) - 1} steps; "
+                    f"optimal {int(results['optimal_steps'])})")
+    g = results["goal"]
+    ax.text(g[1], g[0], "G", ha="center", va="center", fontweight="bold", fontsize=12)
+    for c, w in enumerate(results["wind"]):
+        if w:
+            ax.axvspan(c - 0.5, c + 0.5, color="#56B4E9", alpha=0.12 * w, linewidth=0)
+    ax.set_xticks(range(shape[1]), [str(w) for w in results["wind"]])
+    ax.set_xlabel("column, labelled by its upward wind (cells per step)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    return [style.save(fig, out_dir / "windy_gridworld.png")]
+
+
+def check(results: dict) -> list[str]:
+    """The book's slope: ~170 episodes in ~8,000 steps; most runs find a near-optimal path."""
+    failures = []
+    total = float(results["lengths"].sum(axis=1).mean())
+    if not 6_000 < total < 11_000:
+        failures.append(f"{results['lengths'].shape[1]} episodes took {total:.0f} steps on "
+                        "average; the book shows about 8,000")
+    optimal = int(results["optimal_steps"])
+    if optimal != 15:
+        failures.append(f"the optimal path takes {optimal} steps, the book's takes 15")
+    near = float(np.mean(results["greedy_steps"] <= optimal + 2))
+    if near < 0.5:
+        failures.append(f"only {near:.0%} of runs learned a greedy path within 2 steps of "
+                        "the optimum")
+    return failures

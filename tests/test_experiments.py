@@ -1,0 +1,210 @@
+"""Every experiment end to end in --quick mode, the runner's bookkeeping, and the executors.
+
+The quick run is computed once per test session and shared by the xdist workers
+through a lock file in pytest's shared temp root, so ``pytest -n 2`` pays for
+it once.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import fcntl
+import inspect
+import json
+import shutil
+import textwrap
+
+import numpy as np
+import pytest
+
+from experiments import random_walk, runner
+from experiments.executor import LocalExecutor, make_executor
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHEAPEST = "policy_evaluation"  # for the bookkeeping tests that recompute one experiment
+
+#: A small seeded sweep that every executor must reproduce bit for bit.
+SWEEP_FN = random_walk.value_history
+SWEEP_JOBS = [{"method": method, "alpha": alpha, "episodes": 20, "runs": 3, "seed": seed}
+              for method, alpha, seed in (("TD(0)", 0.1, 1), ("MC", 0.02, 2), ("TD(0)", 0.05, 3))]
+
+
+@pytest.fixture(scope="session")
+def quick_results(tmp_path_factory):
+    """``python -m experiments --quick --out DIR`` run once for all workers; returns DIR."""
+    root = tmp_path_factory.getbasetemp().parent  # shared by the xdist workers
+    out = root / "experiments-quick"
+    with open(root / "experiments-quick.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (out / "exit-code").exists():
+                code = runner.main(["--quick", "--out", str(out)])
+                (out / "exit-code").parent.mkdir(parents=True, exist_ok=True)
+                (out / "exit-code").write_text(str(code))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+def record(out, name) -> dict:
+    return json.loads((out / name / runner.CONFIG).read_text())
+
+
+@pytest.mark.parametrize("name", runner.EXPERIMENTS)
+def test_quick_run_writes_numbers_figures_and_config(quick_results, name):
+    meta = record(quick_results, name)
+    assert meta["experiment"] == name and meta["quick"] is True
+    assert meta["version"] == runner.tabular.__version__
+    assert "seed" in meta and meta["config"]
+    numbers = runner.load_numbers(quick_results / name / runner.NUMBERS)
+    assert numbers, f"{name} stored no numbers"
+    pngs = [f for f in meta["files"] if f.endswith(".png")]
+    assert pngs, f"{name} drew no figure"
+    for png in pngs:
+        data = (quick_results / name / png).read_bytes()
+        assert data[:8] == PNG_MAGIC and len(data) > 5000, f"{name}/{png} is not a drawn PNG"
+    leftovers = [p.name for p in (quick_results / name).iterdir() if p.name.endswith(".tmp")]
+    assert not leftovers, f"temporary files left behind: {leftovers}"
+
+
+@pytest.mark.parametrize("name", runner.EXPERIMENTS)
+def test_quick_run_passes_its_own_checks(quick_results, name):
+    assert record(quick_results, name)["failed_checks"] == []
+
+
+def test_quick_run_exit_code(quick_results):
+    assert (quick_results / "exit-code").read_text() == "0"
+
+
+def test_rerun_skips_finished_experiments(quick_results, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(quick_results, out)
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    outcomes = [runner.run_experiment(name, out, LocalExecutor(progress=False), quick=True)
+                for name in runner.EXPERIMENTS]
+    assert all(o.skipped for o in outcomes)
+    after = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_force_recomputes_the_same_numbers(quick_results, tmp_path):
+    name = CHEAPEST
+    out = tmp_path / "copy"
+    shutil.copytree(quick_results / name, out / name)
+    stamp = (out / name / runner.NUMBERS).stat().st_mtime_ns
+    outcome = runner.run_experiment(name, out, LocalExecutor(progress=False), quick=True,
+                                    force=True)
+    assert not outcome.skipped and outcome.failures == []
+    assert (out / name / runner.NUMBERS).stat().st_mtime_ns != stamp
+    again = runner.load_numbers(out / name / runner.NUMBERS)
+    first = runner.load_numbers(quick_results / name / runner.NUMBERS)
+    assert again.keys() == first.keys()
+    for key in first:  # same seed, same numbers, bit for bit
+        np.testing.assert_array_equal(again[key], first[key], err_msg=key)
+
+
+def test_a_different_config_is_not_skipped(quick_results, tmp_path):
+    name = CHEAPEST
+    out = tmp_path / "copy"
+    shutil.copytree(quick_results / name, out / name)
+    module = runner.load(name)
+    stored = runner.finished(out / name, runner.metadata(name, module.Config.quick(), True))
+    assert stored is not None
+    assert runner.finished(out / name, runner.metadata(name, module.Config(), False)) is None
+
+
+def test_interrupted_run_keeps_what_finished(tmp_path, monkeypatch):
+    first, second = runner.EXPERIMENTS[0], runner.EXPERIMENTS[1]
+    module = runner.load(second)
+
+    def interrupted(config, executor):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.main(["--quick", "--out", str(tmp_path), first, second])
+    assert (tmp_path / first / runner.CONFIG).exists()
+    assert not (tmp_path / second).exists()
+    outcome = runner.run_experiment(first, tmp_path, LocalExecutor(progress=False), quick=True)
+    assert outcome.skipped
+
+
+def test_replot_redraws_from_stored_numbers(quick_results, tmp_path, monkeypatch):
+    name = CHEAPEST
+    out = tmp_path / "copy"
+    shutil.copytree(quick_results / name, out / name)
+    pngs = sorted(out.glob(f"{name}/*.png"))
+    for png in pngs:
+        png.unlink()
+    monkeypatch.setattr(runner.load(name), "run", None)  # any recomputation would fail
+    assert runner.main(["--replot", "--out", str(out), name]) == 0
+    assert sorted(out.glob(f"{name}/*.png")) == pngs
+
+
+def test_list_prints_one_line_per_experiment(capsys):
+    assert runner.main(["--list"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == list(runner.EXPERIMENTS)
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
+
+
+def test_every_config_documents_its_fields_and_has_a_quick_variant():
+    for name in runner.EXPERIMENTS:
+        module = runner.load(name)
+        quick, full = module.Config.quick(), module.Config()
+        assert type(quick) is type(full), name
+        assert module.Config.__doc__, name
+        body = ast.parse(textwrap.dedent(inspect.getsource(module.Config))).body[0].body
+        documented = {
+            node.target.id for node, after in zip(body, body[1:], strict=False)
+            if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)
+        }
+        fields = {f.name for f in dataclasses.fields(full)}
+        assert fields <= documented, f"{name}: undocumented fields {fields - documented}"
+
+
+def test_bad_arguments_are_rejected(capsys):
+    with pytest.raises(SystemExit):
+        runner.main(["no-such-experiment"])
+    assert "unknown experiment" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        runner.main(["--runs", "0"])
+    with pytest.raises(ValueError, match="backend"):
+        make_executor("slurm")
+    with pytest.raises(ValueError, match="workers"):
+        LocalExecutor(workers=0)
+
+
+def test_thread_pool_gives_the_same_numbers_as_serial():
+    jobs = SWEEP_JOBS
+    serial = LocalExecutor(progress=False).map(SWEEP_FN, jobs)
+    threaded = LocalExecutor(workers=2, progress=False).map(SWEEP_FN, jobs)
+    assert_same(serial, threaded)
+
+
+@pytest.fixture(scope="module")
+def ray_executor():
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install '.[ray]'")
+    try:
+        executor = make_executor("ray", progress=False)
+    except Exception as error:  # pragma: no cover - depends on the machine
+        pytest.skip(f"Ray cannot start here: {error}")
+    yield executor
+    executor.close()
+    assert not ray.is_initialized()
+
+
+def test_ray_gives_the_same_numbers_as_local(ray_executor):
+    local = LocalExecutor(progress=False).map(SWEEP_FN, SWEEP_JOBS)
+    remote = ray_executor.map(SWEEP_FN, SWEEP_JOBS)
+    assert_same(local, remote)
+
+
+def assert_same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
