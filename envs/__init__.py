@@ -18,6 +18,7 @@ from .sutton_barto import (
     ShortCorridor,
     WindyGridworld,
 )
+from .token import TokenMDP  # registers tabular/TokenMDP-v0, tabular/CapitalOfFrance-v0
 from .trap_treasure import TrapTreasure
 
 register_builtins()
