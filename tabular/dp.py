@@ -210,8 +210,10 @@ def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = No
     Modified policy iteration stops, like value iteration, once the greedy
     step's residual ``||T* V - V||_inf`` is below ``tol (1 - gamma) / gamma``
     (``tol`` when ``gamma == 1``) and returns ``T* V``.
-    ``policy0`` (default: action 0 everywhere) must terminate when ``gamma == 1``
-    and evaluation is exact.
+    ``policy0`` defaults to the first action of each state that avoids ``-inf``
+    rewards forever where one exists (from a ``-inf`` value no step can improve:
+    every ``q`` is ``-inf`` too); with ``gamma == 1`` and exact evaluation it
+    must terminate.
     """
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
     if eval_sweeps is not None:
@@ -219,7 +221,7 @@ def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = No
     if tie_tol < 0 or not np.isfinite(tie_tol):
         raise ValueError(f"tie_tol must be a finite number >= 0, got {tie_tol}")
     if policy0 is None:
-        policy = np.zeros(mdp.n_states, dtype=np.int64)
+        policy = _trap_avoiding_policy(mdp, gamma)
     else:
         policy = np.asarray(policy0)
         if policy.shape != (mdp.n_states,) or not np.issubdtype(policy.dtype, np.integer):
@@ -316,6 +318,26 @@ def _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, ma
                            f"stopping rule within max_iter={max_iter} improvement steps")
 
 
+def _trap_avoiding_policy(mdp, gamma):
+    """The first action that keeps ``-inf`` rewards impossible forever (else action 0).
+
+    A pair is safe when none of its outcomes pays ``-inf`` and each one either
+    ends the episode or lands in a state with a safe action (with ``gamma = 0``
+    only the immediate reward counts); the greatest fixed point of that rule.
+    """
+    next_state, prob, reward, done = mdp.arrays
+    possible = prob > 0.0
+    harmless = ~possible | (reward > -np.inf)
+    settled = ~possible | done | (gamma == 0.0)
+    safe_state = np.ones(mdp.n_states, dtype=bool)
+    while True:
+        safe_pair = (harmless & (settled | safe_state[next_state])).all(axis=2)
+        still_safe = safe_pair.any(axis=1)
+        if np.array_equal(still_safe, safe_state):
+            return safe_pair.argmax(axis=1).astype(np.int64)
+        safe_state = still_safe
+
+
 def _improve(Q, policy, tie_tol):
     """Greedy improvement (eq. 4.9) that keeps the current action unless beaten by a margin."""
     states = np.arange(Q.shape[0])
@@ -341,7 +363,7 @@ def _solve_policy_values(mdp, pi, gamma, policy_name="policy"):
     next_state, prob, reward, done = mdp.arrays
     weight = pi[:, :, None] * prob  # probability of (a, k) in s under pi
     taken = weight > 0.0
-    r_pi = np.where(taken, weight * reward, 0.0).sum(axis=(1, 2))
+    r_pi = (weight * np.where(taken, reward, 0.0)).sum(axis=(1, 2))  # no 0 * -inf
     flows = taken & ~done if gamma > 0.0 else np.zeros_like(taken)
     doomed = _reaches(next_state, flows, r_pi == -np.inf)
     stuck = np.zeros(S, dtype=bool)

@@ -1,0 +1,190 @@
+"""-inf rewards, gamma = 1 corner cases and bad input for the DP functions."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from strategies import gammas, mdps
+
+from tabular import (
+    ConvergenceError,
+    SoftmaxPolicy,
+    TabularMDP,
+    bellman_optimality,
+    optimal_actions,
+    policy_evaluation,
+    policy_iteration,
+    soft_value_iteration,
+    value_iteration,
+)
+
+NINF = -np.inf
+
+
+def deterministic_mdp(table, n_states=None):
+    """``table[s][a] = (next_state, reward, done)``: a deterministic MDP, start in state 0."""
+    S = n_states or len(table)
+    A = len(table[0])
+    ns = np.array([[[t[0]] for t in row] for row in table], dtype=np.int64)
+    rew = np.array([[[t[1]] for t in row] for row in table], dtype=float)
+    done = np.array([[[t[2]] for t in row] for row in table], dtype=bool)
+    start = np.eye(S)[0]
+    return TabularMDP(ns, np.ones((S, A, 1)), rew, done, start)
+
+
+@pytest.fixture
+def trap_chain():
+    """0 --a0--> trap (-inf, ends); 0 --a1--> 1 (-1); 1 --any--> goal (+1, ends); 2 doomed."""
+    return deterministic_mdp([
+        [(0, NINF, True), (1, -1.0, False)],
+        [(1, 1.0, True), (1, 1.0, True)],
+        [(2, NINF, True), (0, NINF, False)],
+    ])
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 1.0])
+def test_value_iteration_avoids_an_avoidable_trap(trap_chain, gamma):
+    res = value_iteration(trap_chain, gamma)
+    np.testing.assert_array_equal(res.V, [-1.0 + gamma, 1.0, NINF])
+    assert res.Q[0, 0] == NINF and res.policy[0] == 1
+    assert not np.isnan(res.Q).any() and not np.isnan(res.history).any()
+    assert optimal_actions(res.Q)[2].all()  # all actions equally doomed
+
+
+@pytest.mark.parametrize("method", ["exact", "sync", "inplace"])
+def test_a_policy_that_risks_the_trap_is_worth_minus_inf(trap_chain, method):
+    uniform = np.full((3, 2), 0.5)
+    res = policy_evaluation(trap_chain, uniform, 0.9, method=method)
+    np.testing.assert_array_equal(res.V, [NINF, 1.0, NINF])
+    safe = policy_evaluation(trap_chain, np.array([1, 0, 0]), 0.9, method=method)
+    np.testing.assert_allclose(safe.V, [-1.0 + 0.9, 1.0, NINF], rtol=0, atol=1e-9)
+
+
+def test_a_small_chance_of_the_trap_is_enough():
+    # action 0: the trap with probability 0.01, else +10; action 1: +1 for sure
+    mdp = TabularMDP(np.zeros((1, 2, 2), dtype=np.int64), np.array([[[0.01, 0.99], [1.0, 0]]]),
+                     np.array([[[NINF, 10.0], [1.0, 0]]]), np.ones((1, 2, 2), bool), [1.0])
+    res = value_iteration(mdp, 0.9)
+    assert res.V[0] == 1.0 and res.Q[0, 0] == NINF and res.policy[0] == 1
+
+
+def test_soft_value_iteration_with_traps_and_masked_actions(trap_chain):
+    res = soft_value_iteration(trap_chain, 1.0, 0.5)
+    assert res.V[2] == NINF and np.isfinite(res.V[:2]).all()
+    assert res.policy[0, 0] == 0.0 and res.policy[0, 1] == 1.0  # the trap gets no mass
+    np.testing.assert_array_equal(res.policy[2], [0.5, 0.5])  # doomed: keeps ref
+    forced = soft_value_iteration(trap_chain, 1.0, 0.5, ref_policy=np.array([0, 0, 0]))
+    np.testing.assert_array_equal(forced.V, [NINF, 1.0, NINF])  # ref masks the safe action
+    masked = SoftmaxPolicy(np.array([[NINF, 0.0], [0.0, 0.0], [0.0, 0.0]]), np.arange(3))
+    res = soft_value_iteration(trap_chain, 1.0, 0.5, ref_policy=masked)
+    assert res.V[0] == 0.0 and res.policy[0, 1] == 1.0  # only the safe action is left
+    assert not np.isnan(res.Q).any() and not np.isnan(res.policy).any()
+
+
+@settings(max_examples=30, deadline=None)
+@given(mdps(traps=True), gammas())
+def test_random_traps_give_the_same_minus_inf_states_everywhere(mdp, gamma):
+    vi = value_iteration(mdp, gamma)
+    exact = policy_evaluation(mdp, vi.policy, gamma).V
+    pi = policy_iteration(mdp, gamma)
+    for V in (vi.V, vi.Q, exact, pi.V, pi.values, soft_value_iteration(mdp, gamma, 0.3).V):
+        assert not np.isnan(V).any()
+    np.testing.assert_array_equal(np.isneginf(vi.V), np.isneginf(exact))
+    np.testing.assert_array_equal(np.isneginf(vi.V), np.isneginf(pi.V))
+    finite = np.isfinite(vi.V)
+    np.testing.assert_allclose(vi.V[finite], exact[finite], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(pi.V[finite], exact[finite], rtol=0, atol=1e-6)
+
+
+# ------------------------------------------------------------- gamma = 1
+@pytest.fixture
+def endless_loop():
+    """One state, one action looping to itself with reward -1: no policy ever ends."""
+    return deterministic_mdp([[(0, -1.0, False)]])
+
+
+def test_value_iteration_names_states_that_never_terminate(endless_loop):
+    with pytest.raises(ConvergenceError, match=r"max_iter=500.*diverge.*termination from 1 "
+                                               r"state\(s\), e.g. 0.*gamma < 1"):
+        value_iteration(endless_loop, 1.0, max_iter=500)
+    assert value_iteration(endless_loop, 0.9).V[0] == pytest.approx(-10.0, abs=1e-8)
+
+
+def test_exact_evaluation_of_an_endless_policy_with_gamma_one(endless_loop):
+    with pytest.raises(ValueError, match="never terminates from state 0"):
+        policy_evaluation(endless_loop, np.array([0]), 1.0)
+    free_loop = deterministic_mdp([[(0, 0.0, False), (1, 2.0, False)], [(1, 0.0, True)] * 2])
+    res = policy_evaluation(free_loop, np.array([0, 0]), 1.0)  # a reward-free loop is worth 0
+    np.testing.assert_array_equal(res.V, [0.0, 0.0])
+    np.testing.assert_array_equal(policy_iteration(free_loop, 1.0).V, [2.0, 0.0])
+
+
+def test_truncated_iteration_is_flagged_not_hidden(endless_loop):
+    res = value_iteration(endless_loop, 0.99, max_iter=3, strict=False)
+    assert not res.converged and res.iterations == 3
+    np.testing.assert_allclose(res.V, [-(1 + 0.99 + 0.99**2)], rtol=1e-15)
+    with pytest.raises(ConvergenceError, match="max_iter=3"):
+        policy_evaluation(endless_loop, np.array([0]), 0.99, method="sync", max_iter=3)
+    with pytest.raises(ConvergenceError, match="max_iter=2"):
+        soft_value_iteration(endless_loop, 0.99, 1.0, max_iter=2)
+
+
+# ------------------------------------------------------------- bad input
+@pytest.mark.parametrize("gamma", [-0.1, 1.5, np.nan])
+def test_gamma_outside_unit_interval(trap_chain, gamma):
+    for call in (lambda: value_iteration(trap_chain, gamma),
+                 lambda: policy_evaluation(trap_chain, np.array([1, 0, 0]), gamma),
+                 lambda: policy_iteration(trap_chain, gamma),
+                 lambda: soft_value_iteration(trap_chain, gamma, 1.0),
+                 lambda: bellman_optimality(trap_chain, np.zeros(3), gamma)):
+        with pytest.raises(ValueError, match="gamma must be in"):
+            call()
+
+
+@pytest.mark.parametrize("tol", [0.0, -1e-8, np.inf])
+def test_tol_must_be_positive(trap_chain, tol):
+    with pytest.raises(ValueError, match="tol must be"):
+        value_iteration(trap_chain, 0.9, tol=tol)
+    with pytest.raises(ValueError, match="tol must be"):
+        soft_value_iteration(trap_chain, 0.9, 1.0, tol=tol)
+
+
+def test_bad_policies_are_named(trap_chain):
+    with pytest.raises(ValueError, match=r"policy must have shape \[3\]"):
+        policy_evaluation(trap_chain, np.ones((3, 3)) / 3, 0.9)
+    with pytest.raises(ValueError, match=r"policy\[1\] .* not a probability distribution"):
+        policy_evaluation(trap_chain, np.array([[0.5, 0.5], [0.7, 0.7], [1, 0]]), 0.9)
+    with pytest.raises(ValueError, match=r"policy\[2\] = 5 is not an action"):
+        policy_evaluation(trap_chain, np.array([0, 1, 5]), 0.9)
+    with pytest.raises(ValueError, match=r"ref_policy\[0\]"):
+        soft_value_iteration(trap_chain, 0.9, 1.0, ref_policy=np.array([[1, 1], [1, 0], [1, 0]]))
+    with pytest.raises(ValueError, match="policy0 must be a deterministic policy"):
+        policy_iteration(trap_chain, 0.9, policy0=np.full((3, 2), 0.5))
+    with pytest.raises(ValueError, match=r"policy0\[0\] = 7"):
+        policy_iteration(trap_chain, 0.9, policy0=np.array([7, 0, 0]))
+
+
+def test_other_bad_arguments_are_named(trap_chain):
+    cases = [
+        (lambda: value_iteration(trap_chain, 0.9, method="jacobi"), "method must be one of"),
+        (lambda: policy_evaluation(trap_chain, np.array([1, 0, 0]), 0.9, method="fast"),
+         "'exact', 'sync', 'inplace'"),
+        (lambda: value_iteration(trap_chain, 0.9, max_iter=0), "max_iter must be"),
+        (lambda: value_iteration(trap_chain, 0.9, V0=np.zeros(4)), r"V0 must have shape \[3\]"),
+        (lambda: value_iteration(trap_chain, 0.9, V0=[0, np.nan, 0]), r"V0\[1\] = nan"),
+        (lambda: soft_value_iteration(trap_chain, 0.9, 0.0), "beta must be"),
+        (lambda: policy_iteration(trap_chain, 0.9, eval_sweeps=0), "eval_sweeps must be"),
+        (lambda: policy_iteration(trap_chain, 0.9, tie_tol=-1.0), "tie_tol must be"),
+        (lambda: optimal_actions(np.zeros((2, 2)), tol=-1.0), "tol must be"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_exact_evaluation_refuses_huge_models():
+    S = 5001
+    big = TabularMDP(np.arange(S).reshape(S, 1, 1), np.ones((S, 1, 1)), np.zeros((S, 1, 1)),
+                     np.ones((S, 1, 1), bool), np.full(S, 1.0 / S))
+    with pytest.raises(ValueError, match="method='sync'"):
+        policy_evaluation(big, np.zeros(S, dtype=np.int64), 0.9)
+    assert policy_evaluation(big, np.zeros(S, dtype=np.int64), 0.9, method="sync").V.max() == 0
