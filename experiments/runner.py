@@ -43,6 +43,8 @@ EXPERIMENTS: tuple[str, ...] = (
     "random_walk",
     "windy_gridworld",
     "cliff_walking",
+    "gambler",
+    "short_corridor",
 )
 
 NUMBERS = "numbers.npz"

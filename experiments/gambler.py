@@ -1,0 +1,105 @@
+"""Example 4.3 gambler's problem: value iteration sweeps and the final policy (S&B Fig. 4.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabular/ environments)
+from tabular import TabularMDP, bellman_optimality, q_from_v, value_iteration
+
+from . import style
+
+ENV_ID = "tabular/Gambler-v0"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Example 4.3: goal $100, heads with probability p_h, reward +1 on reaching the goal."""
+
+    p_h: float = 0.4
+    """Probability that the coin comes up heads (the book's 0.4)."""
+    sweeps: tuple = (1, 2, 3, 32)
+    """Value iteration sweeps drawn (the book's)."""
+    tol: float = 1e-12
+    """Sup-norm change at which value iteration stops for the final values."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(tol=1e-9)
+
+    def __post_init__(self):
+        object.__setattr__(self, "sweeps", tuple(int(k) for k in self.sweeps))
+
+
+def smallest_optimal_stake(Q: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """The smallest stake >= 1 within ``tol`` of the best (stake 0 only where nothing else is
+    allowed): one of the many optimal policies, the one the book draws."""
+    stakes = Q[:, 1:]
+    best = stakes >= stakes.max(axis=1, keepdims=True) - tol
+    return np.argmax(best, axis=1) + 1
+
+
+def run(config: Config, executor) -> dict:
+    """Synchronous sweeps ``V <- T* V`` from 0 (eq. 4.10), then value iteration to ``tol``."""
+    mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID, p_h=config.p_h))
+    V = np.zeros(mdp.n_states)
+    snapshots = []
+    for k in range(1, max(config.sweeps) + 1):
+        V = bellman_optimality(mdp, V, 1.0)
+        if k in config.sweeps:
+            snapshots.append(V)
+    final = value_iteration(mdp, gamma=1.0, tol=config.tol)
+    Q = q_from_v(mdp, final.V, 1.0)
+    capital = np.arange(mdp.n_states)
+    inner = (capital > 0) & (capital < mdp.n_states - 1)
+    return {
+        "capital": capital[inner],
+        "sweeps": np.array(config.sweeps),
+        "V_sweeps": np.array(snapshots)[:, inner],
+        "V_final": final.V[inner],
+        "stake": smallest_optimal_stake(Q)[inner],
+        "iterations": np.array(final.iterations),
+        "p_h": np.array(config.p_h),
+    }
+
+
+def plot(results: dict, out_dir) -> list:
+    p_h = float(results["p_h"])
+    fig, axes = style.figure(1, 2, width=7.0, height=3.3,
+                             title=f"Example 4.3 gambler's problem (p_h = {p_h:g})")
+    ax = axes[0, 0]
+    x = results["capital"]
+    for i, (k, V) in enumerate(zip(results["sweeps"], results["V_sweeps"], strict=True)):
+        ax.plot(x, V, color=style.PALETTE[i + 1], label=f"sweep {k}", linewidth=1.2)
+    ax.plot(x, results["V_final"], color="black", linewidth=1.0,
+            label=f"final ($v_*$, {int(results['iterations'])} sweeps)")
+    ax.set_xlabel("capital ($)")
+    ax.set_ylabel("value estimate\n(probability of winning)")
+    ax.set_title("value iteration sweeps")
+    ax.legend(loc="upper left")
+    ax = axes[1, 0]
+    ax.step(x, results["stake"], where="mid", color=style.PALETTE[0])
+    ax.set_xlabel("capital ($)")
+    ax.set_ylabel("final policy (stake, $)")
+    ax.set_title("an optimal policy: the smallest optimal stake")
+    return [style.save(fig, out_dir / "gambler.png")]
+
+
+def check(results: dict) -> list[str]:
+    """Known values: v(50) = p_h, v(25) = p_h^2, v(75) = p_h + (1 - p_h) p_h; bold stakes."""
+    p = float(results["p_h"])
+    V = dict(zip(results["capital"].tolist(), results["V_final"], strict=True))
+    stake = dict(zip(results["capital"].tolist(), results["stake"], strict=True))
+    failures = []
+    for s, expected in ((50, p), (25, p * p), (75, p + (1 - p) * p)):
+        if abs(V[s] - expected) > 1e-8:
+            failures.append(f"v({s}) = {V[s]:.10f}, expected {expected:.10f}")
+    if np.any(np.diff(results["V_final"]) < -1e-12):
+        failures.append("v* is not increasing in the capital")
+    if p < 0.5 and (stake[50] != 50 or stake[25] != 25):
+        failures.append(f"stakes at 25 and 50 are {stake[25]} and {stake[50]}; bold play "
+                        "stakes everything needed (25 and 50)")
+    return failures

@@ -1,0 +1,137 @@
+"""Example 13.1 short corridor: REINFORCE with three step sizes vs v*(s0) (S&B Fig. 13.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabular/ environments)
+from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation, reinforce
+
+from . import style
+
+ENV_ID = "tabular/ShortCorridor-v0"
+
+#: A run whose last 100 episodes average below this is stuck near p(right) = 0 or 1
+#: (episodes run to the step limit); the book's code floors each probability at 0.05,
+#: the library's REINFORCE has no floor, so a large step size can get there.
+STUCK = -100.0
+
+
+@dataclass(frozen=True)
+class Config:
+    """Figure 13.1: one shared pair of logits (the states look alike), gamma = 1."""
+
+    alphas: tuple = (2.0 ** -12, 2.0 ** -13, 2.0 ** -14)
+    """REINFORCE step sizes (the book's)."""
+    episodes: int = 1000
+    """Episodes per run."""
+    runs: int = 100
+    """Independent runs averaged."""
+    initial_right: float = 0.05
+    """Initial probability of "right" (the book starts near the left-leaning policy)."""
+    seed: int = 0
+    """Seed of the runs' random streams (every step size uses the same seed)."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(runs=20)
+
+    def __post_init__(self):
+        object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
+
+
+def model() -> TabularMDP:
+    return TabularMDP.from_gymnasium(gym.make(ENV_ID))
+
+
+def shared_policy(mdp: TabularMDP, p_right: float) -> SoftmaxPolicy:
+    """One row of logits for every state, giving ``p_right`` to "right" (action 1)."""
+    logits = np.array([[0.0, np.log(p_right / (1.0 - p_right))]])
+    return SoftmaxPolicy(logits, np.zeros(mdp.n_states, dtype=np.int64))
+
+
+def start_value(p_right: float) -> float:
+    """``v_pi(s0)`` of the shared policy, by the exact linear solve."""
+    mdp = model()
+    return float(policy_evaluation(mdp, shared_policy(mdp, p_right), gamma=1.0).V[0])
+
+
+def learn(alpha: float, episodes: int, runs: int, p_right: float, seed: int) -> dict:
+    """REINFORCE's returns per episode, ``[runs, episodes]`` (an executor job)."""
+    mdp = model()
+    result = reinforce(mdp, shared_policy(mdp, p_right), gamma=1.0, episodes=episodes,
+                       alpha=alpha, seed=seed, runs=runs)
+    return {"returns": result.episode_returns.reshape(runs, episodes)}
+
+
+def run(config: Config, executor) -> dict:
+    jobs = [{"alpha": a, "episodes": config.episodes, "runs": config.runs,
+             "p_right": config.initial_right, "seed": config.seed} for a in config.alphas]
+    curves = executor.map(learn, jobs, desc="step sizes")
+    grid = np.linspace(0.01, 0.99, 981)
+    values = np.array([start_value(p) for p in grid])
+    return {
+        "alphas": np.array(config.alphas),
+        "returns": np.array([c["returns"] for c in curves]),
+        "p_grid": grid,
+        "v_grid": values,
+        "v_star": np.array(values.max()),
+        "p_star": np.array(grid[np.argmax(values)]),
+    }
+
+
+def plot(results: dict, out_dir) -> list:
+    fig, axes = style.figure(2, 1, width=5.4, height=4.0,
+                             title="Example 13.1 short corridor with switched actions")
+    ax = axes[0, 0]
+    runs, episodes = results["returns"].shape[1:]
+    x = np.arange(1, episodes + 1)
+    for i, (alpha, curve) in enumerate(zip(results["alphas"], results["returns"], strict=True)):
+        stuck = curve[:, -100:].mean(axis=1) < STUCK
+        note = f" ({stuck.sum()} of {runs} runs stuck, not averaged)" if stuck.any() else ""
+        style.mean_band(ax, x, curve[~stuck], f"$\\alpha = 2^{{{np.log2(alpha):.0f}}}${note}",
+                        style.PALETTE[i], smooth=10)
+    v_star = float(results["v_star"])
+    ax.axhline(v_star, color="black", linestyle="--", label=f"$v_*(s_0)$ = {v_star:.1f}")
+    ax.set_ylim(-90, -5)
+    ax.set_xlabel("episode")
+    ax.set_ylabel(f"total reward on episode\n(mean of {runs} runs, 10-episode average)")
+    ax.set_title("Figure 13.1: REINFORCE (no probability floor)")
+    ax.legend(loc="lower right")
+    ax = axes[0, 1]
+    ax.plot(results["p_grid"], results["v_grid"], color=style.PALETTE[0])
+    ax.axvline(float(results["p_star"]), color="black", linestyle=":",
+               label=f"best: p(right) = {float(results['p_star']):.2f}")
+    ax.set_ylim(-100, 0)
+    ax.set_xlabel("probability of right (the same in every state)")
+    ax.set_ylabel("$v_\\pi(s_0)$, exact (return units)")
+    ax.set_title("value of each shared policy")
+    ax.legend(loc="lower center")
+    return [style.save(fig, out_dir / "short_corridor.png")]
+
+
+def check(results: dict) -> list[str]:
+    """v*(s0) = -(6 + 4 sqrt 2) = -11.66 at p(right) = 2 - sqrt 2 = 0.59 (the book prints
+    -11.6); REINFORCE with the book's smaller step sizes climbs to within a few units of it."""
+    failures = []
+    v_star, p_star = float(results["v_star"]), float(results["p_star"])
+    exact_v, exact_p = -(6.0 + 4.0 * np.sqrt(2.0)), 2.0 - np.sqrt(2.0)
+    if abs(v_star - exact_v) > 1e-4 or abs(p_star - exact_p) > 1e-3:  # the p grid's step
+        failures.append(f"best shared policy p = {p_star:.4f}, v = {v_star:.4f}; "
+                        f"exact: p = {exact_p:.4f}, v = {exact_v:.4f}")
+    returns = results["returns"]
+    first = returns[:, :, :50].mean(axis=(1, 2))
+    last = returns[:, :, -100:].mean(axis=(1, 2))
+    for alpha, f, la in zip(results["alphas"], first, last, strict=True):
+        if alpha > 2.0 ** -12.5:
+            continue  # 2^-12 can get stuck without the book's floor (counted in the legend)
+        # the mean of >= 20 runs x 100 episodes has a standard error well under 1
+        if not (la > f and la > v_star - 5.0):
+            failures.append(f"alpha = {alpha:g}: late return {la:.1f} (first 50 episodes: "
+                            f"{f:.1f}) is not within 5 of v* = {v_star:.1f}")
+    if np.any(last > v_star + 1.0):
+        failures.append("a learner beat v* by more than noise: the ground truth is wrong")
+    return failures
