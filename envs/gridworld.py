@@ -120,10 +120,7 @@ class GridWorld(ModelEnv):
         self.kinds = self._kinds(chars, teleports)
         if not (self.kinds == START).any():
             raise ValueError("layout has no start cell 'S'")
-        open_cells = self.kinds != WALL
-        self.state_id = np.full(chars.shape, -1, dtype=np.int64)
-        self.state_cells = np.argwhere(open_cells).astype(np.int64)
-        self.state_id[open_cells] = np.arange(len(self.state_cells))
+        self.state_id, self.state_cells = number_states(self.kinds)
 
         landing_reward = np.full(chars.shape, np.nan)
         landing_reward[self.kinds == GOAL] = reward_option("goal_reward", goal_reward)
@@ -148,7 +145,7 @@ class GridWorld(ModelEnv):
             bump_reward=None if bump_reward is None else reward_option("bump_reward",
                                                                        bump_reward),
             action_names=self.action_names,
-            state_labels=self.state_labels(self.state_cells),
+            state_labels=self.label_states(self.state_cells),
         )
         super().__init__(mdp, render_mode)
 
@@ -245,7 +242,7 @@ class GridWorld(ModelEnv):
             raise ValueError(f"wind[{c}] = {values[c]} (column {c}) is not an integer")
         return values.astype(np.int64)
 
-    def state_labels(self, cells: np.ndarray) -> list[str]:
+    def label_states(self, cells: np.ndarray) -> list[str]:
         """How states are named in errors and plots: ``"(row, col)"``."""
         rows, cols = cells[:, 0].tolist(), cells[:, 1].tolist()
         return [f"({r}, {c})" for r, c in zip(rows, cols, strict=True)]
@@ -317,10 +314,9 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
     """
     H, W = kinds.shape
     open_cells = kinds != WALL
-    state_id = np.full((H, W), -1, dtype=np.int64)
-    rows, cols = np.nonzero(open_cells)
+    state_id, cells = number_states(kinds)
+    rows, cols = cells[:, 0], cells[:, 1]
     S = rows.size
-    state_id[rows, cols] = np.arange(S)
     outcomes = slip_outcomes(slip)
     J = len(outcomes)
 
@@ -367,7 +363,17 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
         set_rows(next_state, prob, reward, done, terminal, np.flatnonzero(terminal), 0.0, True)
     return TabularMDP(next_state, prob, reward, done, start, state_labels=state_labels,
                       action_names=action_names, grid_shape=(H, W),
-                      state_cells=np.stack([rows, cols], axis=1).astype(np.int64))
+                      state_cells=cells)
+
+
+def number_states(kinds):
+    """States are the non-wall cells, numbered row by row: ``(state_id [H, W], cells
+    int64 [S, 2])`` with ``state_id = -1`` on walls and ``cells[s] = (row, col)``."""
+    open_cells = kinds != WALL
+    cells = np.argwhere(open_cells).astype(np.int64)
+    state_id = np.full(kinds.shape, -1, dtype=np.int64)
+    state_id[open_cells] = np.arange(len(cells))
+    return state_id, cells
 
 
 def slip_outcomes(slip: float) -> list[tuple[int, float]]:

@@ -39,7 +39,7 @@ class TrapTreasure(GridWorld):
         super().__init__(layout, step_reward=step_reward, goal_reward=treasure_reward,
                          trap_reward=trap_reward, slip=slip, render_mode=render_mode)
 
-    def state_labels(self, cells: np.ndarray) -> list[str]:
+    def label_states(self, cells: np.ndarray) -> list[str]:
         """States are named by the post's ``(i, j)``: column then row, 1-indexed."""
         rows, cols = cells[:, 0].tolist(), cells[:, 1].tolist()
         return [f"({c + 1}, {r + 1})" for r, c in zip(rows, cols, strict=True)]

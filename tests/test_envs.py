@@ -287,7 +287,11 @@ def test_replay_slippery_windy_gridworld_with_cliff_and_teleport():
 # ------------------------------------------------------------- env checker
 @pytest.mark.parametrize("env_id", TABULAR_IDS)
 def test_every_registered_tabular_env_passes_env_checker(env_id):
-    check_env(gym.make(env_id).unwrapped, skip_render_check=False)
+    env = gym.make(env_id)
+    check_env(env.unwrapped)
+    assert TabularMDP.from_gymnasium(env).n_states == env.observation_space.n
+    for mode in env.unwrapped.metadata.get("render_modes", []):
+        check_env(gym.make(env_id, render_mode=mode).unwrapped, skip_render_check=False)
 
 
 def test_user_registered_gridworld_passes_env_checker(tmp_path):
@@ -326,3 +330,11 @@ def test_reset_seed_reproduces_episode():
         return out
     assert episode(5) == episode(5)
     assert episode(5) != episode(6)
+
+
+def test_ansi_render_of_a_non_grid_env_names_state_and_action():
+    env = gym.make("tabular/RandomWalk-v0", render_mode="ansi")
+    env.reset(seed=0)
+    assert env.render() == "state 3 (C)\n"
+    s, *_ = env.step(0)
+    assert env.render() == f"state {s} ({'BD'[s > 3]}) after action 0 (walk)\n"
