@@ -25,6 +25,7 @@ from numba import njit
 
 from .checks import check_positive, check_positive_int, policy_matrix
 from .policy import SoftmaxPolicy, log_softmax, softmax
+from .rng import randint, seed_states, uniform
 
 # ------------------------------------------------------------ exact tree sums
 
@@ -266,6 +267,36 @@ def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
             if k[0] == x:
                 table[k] -= shift
     return RewardModel({k: float(v) for k, v in table.items()}, loss)
+
+
+@njit(cache=True)
+def _sample_bradley_terry(scores, n, rng):
+    """``wins[i, j]``: how often ``i`` beat ``j`` in ``n`` comparisons of uniformly drawn
+    distinct pairs, each won by ``i`` with probability ``sigma(r_i - r_j)``."""
+    k = scores.shape[0]
+    wins = np.zeros((k, k), dtype=np.int64)
+    for _ in range(n):
+        i = randint(rng, k)
+        j = randint(rng, k - 1)
+        j += j >= i
+        if uniform(rng) < sigmoid(scores[i] - scores[j]):
+            wins[i, j] += 1
+        else:
+            wins[j, i] += 1
+    return wins
+
+
+def sample_preferences(prompt: str, responses: Sequence[str], scores, n: int, *,
+                       seed: int | None = 0) -> list[tuple[int, str, str, str]]:
+    """``n`` labeller comparisons simulated from a Bradley-Terry model of known ``scores``,
+    as ``(count, prompt, winner, loser)`` tuples (one per ordered pair that occurred)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.shape != (len(responses),) or len(responses) < 2:
+        raise ValueError(f"scores must give one number for each of the (at least 2) "
+                         f"responses, got shape {scores.shape} for {len(responses)} responses")
+    wins = _sample_bradley_terry(scores, check_positive_int("n", n), seed_states(seed, 1)[0])
+    return [(int(wins[i, j]), prompt, responses[i], responses[j])
+            for i, j in zip(*np.nonzero(wins), strict=True)]
 
 
 # ----------------------------------------------------------------------- DPO
