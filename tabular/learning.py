@@ -232,7 +232,7 @@ def initial_values(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
 
 def per_run(values: np.ndarray, runs: int) -> np.ndarray:
     """``runs`` copies of ``values`` along a new leading axis (each run's own table)."""
-    return np.ascontiguousarray(np.broadcast_to(values, (runs, *values.shape)))
+    return np.repeat(values[None], runs, axis=0)
 
 
 def squeeze_runs(array: np.ndarray, runs: int) -> np.ndarray:
