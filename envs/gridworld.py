@@ -240,7 +240,8 @@ class GridWorld(ModelEnv):
         if bad.any():
             c = int(np.argmax(bad))
             raise ValueError(f"wind[{c}] = {values[c]} (column {c}) is not an integer")
-        return values.astype(np.int64)
+        H = self.grid_shape[0]
+        return np.clip(values, -H, H).astype(np.int64)  # a stronger push moves no further
 
     def label_states(self, cells: np.ndarray) -> list[str]:
         """How states are named in errors and plots: ``"(row, col)"``."""

@@ -266,6 +266,12 @@ def test_slip_wind_cliff_and_teleport_by_hand():
     assert mdp.done[goal, :, 0].all() and (mdp.reward[goal] == 0).all()
 
 
+def test_wind_stronger_than_the_grid_is_clipped_not_looped():
+    strong = GridWorld("...\nS.G", wind=[0, 1e300, -(10**12)]).to_mdp()
+    weak = GridWorld("...\nS.G", wind=[0, 2, -2]).to_mdp()
+    np.testing.assert_array_equal(strong.next_state, weak.next_state)
+
+
 def test_coordinates_round_trip_and_metadata():
     env = GridWorld("S.#\n#.G")
     mdp = env.to_mdp()
