@@ -25,8 +25,10 @@ where the trap cannot be avoided, ``max`` ignores actions that risk it, no NaN.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from . import dp_kernels as kernels
@@ -34,6 +36,10 @@ from .checks import check_gamma, check_positive, check_positive_int, policy_matr
 from .mdp import TabularMDP
 
 EXACT_MAX_STATES = 5000  # dense linear solve: S^2 float64 = 200 MB at this size
+# Below this many outcome slots (S * A * K) sweeps run on one thread: waking a thread
+# pool costs ~20 us per sweep (milliseconds on a loaded machine), more than the sweep.
+# The numbers are the same either way.
+PARALLEL_MIN_OUTCOMES = 32_768
 
 
 class ConvergenceError(RuntimeError):
@@ -91,7 +97,23 @@ class SoftValueIterationResult:
     iterations: int
 
 
+def _threads_by_size(func):
+    """Run ``func(mdp, ...)`` on one numba thread when the model is small."""
+    @functools.wraps(func)
+    def wrapper(mdp, *args, **kwargs):
+        if mdp.prob.size >= PARALLEL_MIN_OUTCOMES:
+            return func(mdp, *args, **kwargs)
+        before = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return func(mdp, *args, **kwargs)
+        finally:
+            numba.set_num_threads(before)
+    return wrapper
+
+
 # ------------------------------------------------------------------ operators
+@_threads_by_size
 def bellman_expectation(mdp: TabularMDP, V, policy, gamma: float) -> np.ndarray:
     """``(T_pi V)(s) = sum_a pi(a|s) sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.5), once."""
     gamma = check_gamma(gamma)
@@ -101,6 +123,7 @@ def bellman_expectation(mdp: TabularMDP, V, policy, gamma: float) -> np.ndarray:
     return out
 
 
+@_threads_by_size
 def bellman_optimality(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
     """``(T* V)(s) = max_a sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.10), once."""
     gamma = check_gamma(gamma)
@@ -110,6 +133,7 @@ def bellman_optimality(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
     return out
 
 
+@_threads_by_size
 def soft_bellman_optimality(mdp: TabularMDP, V, gamma: float, beta: float,
                             ref_policy=None) -> np.ndarray:
     """``(T_beta V)(s) = beta log sum_a ref(a|s) exp(q(s, a) / beta)``, once."""
@@ -121,6 +145,7 @@ def soft_bellman_optimality(mdp: TabularMDP, V, gamma: float, beta: float,
     return out
 
 
+@_threads_by_size
 def q_from_v(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
     """``Q[s, a] = sum_k p_k [r_k + gamma (0 if done_k else V(s'_k))]`` (eq. 4.6)."""
     gamma = check_gamma(gamma)
@@ -147,6 +172,7 @@ def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
 
 
 # --------------------------------------------------------------- algorithms
+@_threads_by_size
 def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: str = "sync",
                     max_iter: int = 100_000, V0=None, strict: bool = True
                     ) -> ValueIterationResult:
@@ -169,6 +195,7 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     return ValueIterationResult(V, Q, greedy_policy(Q), history, converged, len(history))
 
 
+@_threads_by_size
 def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exact",
                       tol: float = 1e-10, max_iter: int = 100_000, V0=None,
                       strict: bool = True) -> PolicyEvaluationResult:
@@ -197,6 +224,7 @@ def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exac
     return PolicyEvaluationResult(V, Q, history, converged, len(history))
 
 
+@_threads_by_size
 def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = None,
                      policy0=None, tol: float = 1e-8, tie_tol: float = 1e-9,
                      max_iter: int = 100_000) -> PolicyIterationResult:
@@ -234,6 +262,7 @@ def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = No
     return _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter)
 
 
+@_threads_by_size
 def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, ref_policy=None,
                          tol: float = 1e-10, max_iter: int = 100_000, V0=None,
                          strict: bool = True) -> SoftValueIterationResult:

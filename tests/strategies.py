@@ -9,7 +9,8 @@ draw and still shrink towards small sizes.
   last state always ends the episode, like a token prefix tree: safe with
   ``gamma = 1``.
 - ``gammas()``: discounts in ``[0, 0.99]``.
-- ``random_policy(rng, S, A)``: a stochastic ``[S, A]`` policy with some zeros.
+- ``random_policy(rng, S, A)``: a stochastic ``[S, A]`` policy with some zeros;
+  ``random_mdp(rng, S, A, K)``: a random MDP of any size, without hypothesis.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0
     weights = rng.random((S, A)) * (rng.random((S, A)) >= zero_rate)
     weights[np.arange(S), rng.integers(0, A, S)] += 0.1  # every row keeps an action
     return weights / weights.sum(axis=1, keepdims=True)
+
+
+def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, done_rate: float = 0.1,
+               trap_rate: float = 0.0, reward_scale: float = 1.0) -> TabularMDP:
+    """A random MDP straight from NumPy (for models too large for hypothesis to draw)."""
+    arrays = _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale,
+                     lambda rng, shape: rng.integers(0, S, shape))
+    return TabularMDP(*arrays, np.full(S, 1.0 / S))
 
 
 def _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale, successor):
@@ -61,9 +70,7 @@ def mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4
     done_rate = draw(st.sampled_from([0.0, 0.05, 0.3, 1.0]))
     trap_rate = draw(st.sampled_from([0.02, 0.1])) if traps else 0.0
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    arrays = _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale,
-                     lambda rng, shape: rng.integers(0, S, shape))
-    return TabularMDP(*arrays, np.full(S, 1.0 / S))
+    return random_mdp(rng, S, A, K, done_rate, trap_rate, reward_scale)
 
 
 @st.composite
