@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import envs
 from envs import GridWorld, TrapTreasure
+from envs.base import draw_outcome
 from tabular import TabularMDP
 
 # ---------------------------------------------------------------- oracles
@@ -338,3 +339,28 @@ def test_ansi_render_of_a_non_grid_env_names_state_and_action():
     assert env.render() == "state 3 (C)\n"
     s, *_ = env.step(0)
     assert env.render() == f"state {s} ({'BD'[s > 3]}) after action 0 (walk)\n"
+
+
+def test_env_steps_draw_outcomes_with_the_model_probabilities():
+    env = GridWorld("S..\n...\n..G", slip=0.5)
+    mdp = env.to_mdp()
+    n = 20_000
+    counts = {}
+    env.reset(seed=11)
+    for _ in range(n):
+        env.reset()
+        s, *_ = env.step(1)  # right from (0, 0): right 0.5, up (bump) 0.25, down 0.25
+        counts[env.cell_of_state(s)] = counts.get(env.cell_of_state(s), 0) + 1
+    assert counts.keys() == {(0, 1), (0, 0), (1, 0)}
+    expected = {(0, 1): 0.5, (0, 0): 0.25, (1, 0): 0.25}
+    for cell, p in expected.items():  # 5 sigma of a binomial proportion
+        assert counts[cell] / n == pytest.approx(p, abs=5 * np.sqrt(p * (1 - p) / n))
+    assert mdp.prob[0, 1].sum() == pytest.approx(1.0)
+
+
+def test_draw_outcome_never_selects_padding():
+    prob = np.array([0.0, 0.3, 0.0, 0.7 - 1e-12, 0.0])
+    cumulative = np.cumsum(prob)
+    assert draw_outcome(cumulative, prob, 0.0) == 1
+    assert draw_outcome(cumulative, prob, 0.3) == 3
+    assert draw_outcome(cumulative, prob, 1.0 - 2**-53) == 3  # u above the last sum
