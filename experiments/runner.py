@@ -45,6 +45,9 @@ EXPERIMENTS: tuple[str, ...] = (
     "cliff_walking",
     "gambler",
     "short_corridor",
+    "trap_treasure",
+    "frozenlake",
+    "token_rlhf",
 )
 
 NUMBERS = "numbers.npz"

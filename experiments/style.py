@@ -31,7 +31,7 @@ ALGORITHM_COLORS = {
     "Expected SARSA": "#56B4E9",
     "Q-learning": "#D55E00",
     "Double Q-learning": "#E69F00",
-    "MC control": "#CC79A7",
+    "MC control": "#882255",
     "REINFORCE": "#009E73",
     "Actor-critic": "#000000",
     "PPO": "#CC79A7",

@@ -1,0 +1,60 @@
+"""Gymnasium FrozenLake 8x8 (slippery): every algorithm's success probability vs steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import style, zoo
+
+ENV_ID = "FrozenLake-v1"
+ENV_KWARGS = {"map_name": "8x8"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The real Gymnasium env read through ``TabularMDP.from_gymnasium``, gamma = 0.99."""
+
+    checkpoints: tuple = (25, 50, 100, 200, 400, 800, 1600, 3200, 6400)
+    """Episode counts at which each learner's policy is scored."""
+    runs: int = 8
+    """Independent runs per algorithm."""
+    gamma: float = 0.99
+    """Discount the learners optimise (success is scored undiscounted)."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(checkpoints=(50, 200, 800), runs=2)
+
+
+def run(config: Config, executor) -> dict:
+    return zoo.sweep(executor, ENV_ID, ENV_KWARGS, config.checkpoints, config.gamma,
+                     config.runs, config.seed)
+
+
+def plot(results: dict, out_dir) -> list:
+    fig, axes = style.figure(1, 1, width=8.0, height=4.6,
+                             title="FrozenLake 8x8 (slippery, Gymnasium): the zoo's learned "
+                                   "policies")
+    ax = axes[0, 0]
+    zoo.plot_curves(ax, results)
+    ax.set_title(f"gamma = 0.99, {results['success'].shape[1]} runs each "
+                 "(band: 95% CI)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return [style.save(fig, out_dir / "frozenlake.png")]
+
+
+def check(results: dict) -> list[str]:
+    """The optimum is 1 (gamma = 1 waits out every slip); nobody beats it; Q-learning learns."""
+    failures = []
+    best = float(results["optimal_success"])
+    if abs(best - 1.0) > 1e-6:
+        failures.append(f"optimal success probability {best:.6f}, expected 1")
+    if results["success"].max() > best + 1e-9:
+        failures.append("a learned policy beats the optimal success probability")
+    q = list(results["algorithms"]).index("Q-learning")
+    first, last = results["success"][q][:, 0].mean(), results["success"][q][:, -1].mean()
+    if not last > first:
+        failures.append(f"Q-learning's success went from {first:.2f} to {last:.2f}")
+    return failures

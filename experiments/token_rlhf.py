@@ -1,0 +1,212 @@
+"""Token MDP (capital of France): SFT and RLHF answers, reward-KL frontier, reward hacking."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.token import running_example
+from tabular import SoftmaxPolicy, ppo, reinforce
+from tabular.rlhf import dpo
+
+from . import style
+
+LEARNERS = ("REINFORCE", "PPO", "DPO")
+
+
+@dataclass(frozen=True)
+class Config:
+    """RLHF of the running example's SFT model against its Bradley-Terry reward model.
+
+    Every learner maximises ``E[r_RM(y)] - beta KL(pi || pi_SFT)`` (DPO implicitly,
+    from the same preference pairs); the exact optimum comes from soft value
+    iteration on the prefix tree.
+    """
+
+    betas: tuple = (0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.5)
+    """KL coefficients at which every learner is trained."""
+    frontier_betas: int = 60
+    """Points of the exact frontier (log-spaced betas from 0.05 to 10)."""
+    shown_beta: float = 0.5
+    """The beta whose RLHF answer distribution is drawn."""
+    runs: int = 4
+    """Independent runs of REINFORCE and PPO per beta (DPO is deterministic)."""
+    reinforce_episodes: int = 4000
+    """REINFORCE episodes (one reply each)."""
+    reinforce_alpha: float = 0.05
+    """REINFORCE step size."""
+    ppo_iterations: int = 200
+    """PPO iterations (8 replies per batch, 4 epochs)."""
+    dpo_steps: int = 2000
+    """Full-batch DPO gradient steps."""
+    seed: int = 0
+    """Seed of the policy-gradient runs."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(betas=(0.35, 1.0, 2.5), frontier_betas=25, shown_beta=1.0, runs=2,
+                   reinforce_episodes=2000, ppo_iterations=100, dpo_steps=1000)
+
+    def __post_init__(self):
+        object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
+
+
+def train(learner: str, beta: float, config: dict) -> dict:
+    """Train one learner at one beta; measure KL, proxy and gold reward and the answer
+    distribution of every run exactly (an executor job)."""
+    ex = running_example()
+    ref = ex.reference
+    if learner == "DPO":
+        sc = ex.scenario
+        pairs = [(count, sc.prompt, w, lo) for count, w, lo in sc.preferences]
+        policies = [dpo(ex.env, ref, pairs, beta=beta, ref_policy=ref,
+                        steps=config["dpo_steps"]).policy]
+    else:
+        runs = config["runs"]
+        if learner == "REINFORCE":
+            result = reinforce(ex.mdp, ref, gamma=1.0, episodes=config["reinforce_episodes"],
+                               alpha=config["reinforce_alpha"], ref_policy=ref, kl_coef=beta,
+                               seed=config["seed"], runs=runs)
+        else:
+            result = ppo(ex.mdp, ref, gamma=1.0, iterations=config["ppo_iterations"],
+                         ref_policy=ref, kl_coef=beta, seed=config["seed"], runs=runs)
+        logits = result.logits.reshape(runs, *ref.logits.shape)
+        policies = [SoftmaxPolicy(lg, result.row_of_state) for lg in logits]
+    points = [ex.measure(p) for p in policies]
+    return {
+        "kl": np.array([p.kl for p in points]),
+        "proxy": np.array([p.proxy for p in points]),
+        "gold": np.array([p.gold for p in points]),
+        "answers": np.array([list(ex.answer_distribution(p).values()) for p in policies]),
+    }
+
+
+def run(config: Config, executor) -> dict:
+    ex = running_example()
+    sizes = {"runs": config.runs, "reinforce_episodes": config.reinforce_episodes,
+             "reinforce_alpha": config.reinforce_alpha, "ppo_iterations": config.ppo_iterations,
+             "dpo_steps": config.dpo_steps, "seed": config.seed}
+    betas = sorted(set(config.betas) | {config.shown_beta})
+    jobs = [{"learner": learner, "beta": b, "config": sizes} for learner in LEARNERS
+            for b in betas]
+    out = executor.map(train, jobs, desc="learners x betas")
+    frontier = ex.frontier(np.geomspace(0.05, 10.0, config.frontier_betas))
+    exact_at = ex.frontier(np.array(betas))
+    results = {
+        "replies": np.array(ex.scenario.replies),
+        "gold_of_reply": np.array(ex.scenario.gold),
+        "answers_base": np.array(list(ex.answer_distribution(ex.policy(ex.base)).values())),
+        "answers_sft": np.array(list(ex.answer_distribution(ex.reference).values())),
+        "answers_optimum": np.array(list(ex.answer_distribution(
+            ex.optimum(config.shown_beta)).values())),
+        "shown_beta": np.array(config.shown_beta),
+        "betas": np.array(betas),
+        "frontier_betas": frontier.betas,
+        "frontier_kl": frontier.kl,
+        "frontier_proxy": frontier.proxy,
+        "frontier_gold": frontier.gold,
+        "optimum_objective": exact_at.objective,
+        "sft_proxy": np.array(ex.value(ex.reference, "proxy")),
+        "sft_gold": np.array(ex.value(ex.reference, "gold")),
+    }
+    for learner in LEARNERS:
+        mine = [o for (job, o) in zip(jobs, out, strict=True) if job["learner"] == learner]
+        key = learner.lower()
+        for field in ("kl", "proxy", "gold"):
+            results[f"{key}_{field}"] = np.array([o[field] for o in mine])  # [beta, run]
+        results[f"{key}_answers"] = np.array([o["answers"].mean(axis=0) for o in mine])
+    return results
+
+
+def wrapped(reply: str, gold: float) -> str:
+    return textwrap.fill(reply, 24) + f" (gold {gold:+.1f})"
+
+
+def plot(results: dict, out_dir) -> list:
+    fig, axes = style.figure(3, 1, width=5.0, height=4.3,
+                             title="Token MDP \u201cWhat is the capital of France?\u201d: "
+                                   "SFT, RLHF and reward hacking")
+    ax = axes[0, 0]
+    replies = [str(r) for r in results["replies"]]
+    beta = float(results["shown_beta"])
+    shown = int(np.argmin(np.abs(results["betas"] - beta)))
+    stages = [("base (pre-trained)", results["answers_base"], "#999999"),
+              ("SFT", results["answers_sft"], style.PALETTE[5]),
+              (f"RLHF: PPO, $\\beta$ = {beta:g}", results["ppo_answers"][shown],
+               style.color("PPO")),
+              (f"exact optimum, $\\beta$ = {beta:g}", results["answers_optimum"], "black")]
+    y = np.arange(len(replies))
+    height = 0.8 / len(stages)
+    for i, (label, dist, c) in enumerate(stages):
+        ax.barh(y + (i - 1.5) * height, dist, height, label=label, color=c)
+    ax.set_yticks(y, [wrapped(r, g) for r, g in
+                      zip(replies, results["gold_of_reply"], strict=True)], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("probability of the reply P(y | x)")
+    ax.set_title("answer distributions")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(axis="y", visible=False)
+
+    ax = axes[0, 1]
+    ax.plot(results["frontier_kl"], results["frontier_proxy"], color="black",
+            label="exact optimum $\\pi^*_\\beta$ (soft VI)")
+    markers = {"REINFORCE": "o", "PPO": "s", "DPO": "^"}
+    for learner in LEARNERS:
+        key = learner.lower()
+        kl, proxy = results[f"{key}_kl"], results[f"{key}_proxy"]
+        ax.errorbar(kl.mean(axis=1), proxy.mean(axis=1),
+                    xerr=kl.std(axis=1), yerr=proxy.std(axis=1), fmt=markers[learner],
+                    color=style.color(learner), label=f"{learner} (one point per $\\beta$)",
+                    markersize=5, capsize=2, linewidth=1)
+    ax.plot([0], [float(results["sft_proxy"])], "*", color=style.PALETTE[5], markersize=12,
+            label="SFT (the reference)")
+    ax.set_xlabel("KL($\\pi$ || SFT) over whole replies (nats)")
+    ax.set_ylabel("expected reward-model score (proxy)")
+    ax.set_title("reward vs KL frontier")
+    ax.legend(fontsize=7, loc="lower right")
+
+    ax = axes[0, 2]
+    ax.plot(results["frontier_kl"], results["frontier_proxy"], color="black",
+            label="proxy (reward model) at $\\pi^*_\\beta$")
+    ax.plot(results["frontier_kl"], results["frontier_gold"], color="#D55E00",
+            label="gold (human) reward at $\\pi^*_\\beta$")
+    for learner in LEARNERS:
+        key = learner.lower()
+        ax.plot(results[f"{key}_kl"].mean(axis=1), results[f"{key}_gold"].mean(axis=1),
+                markers[learner], color=style.color(learner), markersize=4,
+                label=f"gold reward of {learner}")
+    best = int(np.argmax(results["frontier_gold"]))
+    ax.axvline(results["frontier_kl"][best], color="0.5", linestyle=":",
+               label="gold peaks: optimising the proxy further hurts")
+    ax.set_xlabel("KL($\\pi$ || SFT) over whole replies (nats)")
+    ax.set_ylabel("expected reward")
+    ax.set_title("proxy vs gold reward: reward hacking")
+    ax.legend(fontsize=7, loc="lower left")
+    return [style.save(fig, out_dir / "token_rlhf.png")]
+
+
+def check(results: dict) -> list[str]:
+    """No learner beats the exact optimum's objective; PPO and DPO come close; SFT moves
+    mass to answers; past a point the proxy keeps rising while the gold reward falls."""
+    failures = []
+    betas = results["betas"]
+    optimum = results["optimum_objective"]
+    for learner in LEARNERS:
+        key = learner.lower()
+        objective = results[f"{key}_proxy"] - betas[:, None] * results[f"{key}_kl"]
+        over = objective - optimum[:, None]
+        if over.max() > 1e-9:  # pi*_beta maximises the objective exactly
+            failures.append(f"{learner} beats the exact optimum by {over.max():.3g}")
+        if learner != "REINFORCE" and over.min() < -0.05:
+            failures.append(f"{learner} ends {-over.min():.3f} below the optimum's objective")
+    correct = np.array(["Paris" in str(r) for r in results["replies"]])
+    if not results["answers_sft"][correct].sum() > results["answers_base"][correct].sum():
+        failures.append("SFT did not raise the probability of a correct reply")
+    if np.any(np.diff(results["frontier_proxy"]) > 1e-9):  # betas increase: proxy falls
+        failures.append("the proxy reward of pi*_beta does not rise as beta shrinks")
+    gold = results["frontier_gold"]
+    if not gold[0] < gold.max() - 0.1:
+        failures.append("no reward hacking: gold reward at the smallest beta is near its peak")
+    return failures

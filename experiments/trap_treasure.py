@@ -1,0 +1,118 @@
+"""Trap/treasure grid (seed 003): the zoo on one grid; REINFORCE learns to avoid a trap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+from tabular import TabularMDP, reinforce
+
+from . import style, zoo
+
+ENV_ID = "tabular/TrapTreasure-v0"
+RIGHT = 1  # the post's action R
+
+
+@dataclass(frozen=True)
+class Config:
+    """The default 5x5 trap/treasure layout, treasure +1, undiscounted."""
+
+    checkpoints: tuple = (5, 10, 20, 40, 80, 160, 320, 640, 1280)
+    """Episode counts at which each learner's policy is scored."""
+    runs: int = 10
+    """Independent runs per algorithm."""
+    zoo_trap_reward: float = -1.0
+    """Trap reward of the zoo comparison: SARSA, expected SARSA and on-policy MC value
+    every state from which exploration can reach a -inf trap at -inf, so all learners
+    are compared on the finite option."""
+    reinforce_alpha: float = 0.1
+    """REINFORCE step size of the pi(R | left of trap) run (on the -inf grid)."""
+    reward_floor: float = -1.0
+    """REINFORCE's floor for the -inf trap reward (its gradient needs a finite return)."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(checkpoints=(10, 40, 160, 640), runs=3)
+
+
+def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
+                       seed: int) -> dict:
+    """REINFORCE on the -inf grid: ``pi(R | left of the trap)`` of each run at each
+    checkpoint, ``[runs, C]`` (an executor job)."""
+    env = gym.make(ENV_ID)
+    mdp = TabularMDP.from_gymnasium(env)
+    s = env.unwrapped.left_of_trap
+    probs = np.zeros((runs, len(checkpoints)))
+    for c, episodes in enumerate(checkpoints):
+        result = reinforce(mdp, gamma=1.0, episodes=episodes, alpha=alpha, reward_floor=floor,
+                           seed=seed, runs=runs)
+        logits = result.logits.reshape(runs, -1, mdp.n_actions)[:, result.row_of_state[s]]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs[:, c] = e[:, RIGHT] / e.sum(axis=1)
+    return {"p_right": probs}
+
+
+def run(config: Config, executor) -> dict:
+    results = zoo.sweep(executor, ENV_ID, {"trap_reward": config.zoo_trap_reward},
+                        config.checkpoints, 1.0, config.runs, config.seed)
+    [trap] = executor.map(right_next_to_trap, [{
+        "checkpoints": list(config.checkpoints), "runs": config.runs,
+        "alpha": config.reinforce_alpha, "floor": config.reward_floor, "seed": config.seed}])
+    env = gym.make(ENV_ID)
+    results.update({
+        "pg_checkpoints": np.array([0, *config.checkpoints]),
+        # episode 0: REINFORCE's default initial policy, the uniform softmax (1/4 each)
+        "p_right": np.hstack([np.full((config.runs, 1), 0.25), trap["p_right"]]),
+        "left_of_trap": np.array(env.unwrapped.cell_of(env.unwrapped.left_of_trap)),
+    })
+    return results
+
+
+def plot(results: dict, out_dir) -> list:
+    fig, axes = style.figure(2, 1, width=5.6, height=4.2,
+                             title="Trap/treasure grid (5x5): the zoo, and REINFORCE "
+                                   "learning to avoid a -inf trap")
+    ax = axes[0, 0]
+    zoo.plot_curves(ax, results)
+    ax.set_ylabel("probability of reaching the treasure\n(exact; mean over runs)")
+    ax.set_title(f"every algorithm (trap reward -1), {results['success'].shape[1]} runs")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0.0, 0.55))
+    ax = axes[0, 1]
+    i, j = results["left_of_trap"]
+    x = results["pg_checkpoints"]
+    p = results["p_right"]
+    style.mean_band(ax, x, p, f"REINFORCE, {p.shape[0]} runs", style.color("REINFORCE"))
+    ax.axhline(0.25, color="0.5", linestyle=":", label="uniform prior (0.25)")
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set_ylim(0, 0.5)
+    ax.set_xlim(0, x[-1] * 1.1)
+    ax.set_xlabel("training episodes (symlog scale)")
+    ax.set_ylabel(f"$\\pi_\\theta$(R | ({i}, {j})), the cell left of a trap")
+    ax.set_title("trap reward -inf (reward floor -1 in the gradient)")
+    ax.legend()
+    return [style.save(fig, out_dir / "trap_treasure.png")]
+
+
+def check(results: dict) -> list[str]:
+    """Q-learning finds the treasure for sure; REINFORCE drives pi(R | left of trap) to ~0."""
+    failures = []
+    best = float(results["optimal_success"])
+    if abs(best - 1.0) > 1e-9:
+        failures.append(f"optimal success {best}, expected 1 on a deterministic grid")
+    if results["success"].max() > best + 1e-9:
+        failures.append("a learned policy beats the optimal success probability")
+    q = list(results["algorithms"]).index("Q-learning")
+    final = float(results["success"][q][:, -1].mean())
+    if final < 0.99:
+        failures.append(f"Q-learning's greedy policy reaches the treasure with p = {final:.2f}")
+    p = results["p_right"].mean(axis=0)
+    # each trap visit costs the floor's full gradient; by the last checkpoint the post's
+    # point holds: the probability of stepping into the trap is far below the prior 0.25
+    if not (p[-1] < 0.1 and np.all(np.diff(p[1:]) < 0)):
+        failures.append(f"pi(R | left of trap) goes {np.round(p, 3).tolist()}: it should fall "
+                        "steadily to below 0.1")
+    return failures

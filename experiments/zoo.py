@@ -1,0 +1,123 @@
+"""The algorithm zoo on one environment: success probability of the learned policy vs steps.
+
+Shared by the FrozenLake and trap/treasure experiments. A learning curve is built
+from checkpoints: the learner is run for ``e`` episodes with the same seed for each
+checkpoint ``e`` (run ``i`` of a longer call repeats the shorter one's episodes, since
+each run draws from its own stream), and the policy it holds is scored exactly by
+policy evaluation on a success-reward copy of the model (reward 1 on reaching the
+goal, 0 otherwise, gamma = 1), so the curves carry no evaluation noise.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabular/ environments)
+import tabular
+from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation
+
+#: name -> (learner, keyword arguments). PPO's unit is a batch of 8 episodes.
+ALGORITHMS = {
+    "SARSA": (tabular.sarsa, {"alpha": 0.1, "epsilon": 0.1}),
+    "Expected SARSA": (tabular.expected_sarsa, {"alpha": 0.1, "epsilon": 0.1}),
+    "Q-learning": (tabular.q_learning, {"alpha": 0.1, "epsilon": 0.1}),
+    "Double Q-learning": (tabular.double_q_learning, {"alpha": 0.1, "epsilon": 0.1}),
+    "MC control": (tabular.mc_control, {"epsilon": 0.1}),
+    "REINFORCE": (tabular.reinforce, {"alpha": 0.1}),
+    "Actor-critic": (tabular.actor_critic, {"alpha_actor": 0.1, "alpha_critic": 0.1}),
+    "PPO": (tabular.ppo, {}),
+}
+PPO_BATCH = 8
+
+
+def make_model(env_id: str, env_kwargs: dict) -> TabularMDP:
+    return TabularMDP.from_gymnasium(gym.make(env_id, **env_kwargs))
+
+
+def success_model(mdp: TabularMDP) -> TabularMDP:
+    """The same dynamics paying 1 on every transition that reaches a positive-reward end."""
+    reward = np.where(mdp.done & (mdp.reward > 0), 1.0, 0.0)
+    return TabularMDP(mdp.next_state, mdp.prob, reward, mdp.done, mdp.start)
+
+
+def success_probability(success: TabularMDP, policy) -> float:
+    """``P(reach the goal)`` from the start distribution under ``policy``, exactly."""
+    return float(success.start @ policy_evaluation(success, policy, gamma=1.0).V)
+
+
+def learned_policies(result, runs: int, n_states: int, n_actions: int) -> list:
+    """Each run's policy: greedy in Q, or the softmax policy itself."""
+    if hasattr(result, "logits"):
+        logits = result.logits.reshape(runs, -1, n_actions)
+        return [SoftmaxPolicy(lg, result.row_of_state).probs() for lg in logits]
+    Q = result.Q.reshape(runs, n_states, n_actions)
+    return [q.argmax(axis=1) for q in Q]
+
+
+def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: list,
+                   gamma: float, runs: int, seed: int) -> dict:
+    """Steps taken and success probability of each run at each checkpoint (an executor
+    job): ``steps [runs, C]``, ``success [runs, C]``."""
+    mdp = make_model(env_id, env_kwargs)
+    success = success_model(mdp)
+    fn, kwargs = ALGORITHMS[algorithm]
+    if algorithm in ("REINFORCE", "Actor-critic", "PPO") and np.isneginf(mdp.reward).any():
+        kwargs = {**kwargs, "reward_floor": -1.0}
+    steps = np.zeros((runs, len(checkpoints)))
+    rate = np.zeros((runs, len(checkpoints)))
+    for c, episodes in enumerate(checkpoints):
+        if algorithm == "PPO":
+            size = {"iterations": max(1, episodes // PPO_BATCH), "episodes_per_batch": PPO_BATCH}
+        else:
+            size = {"episodes": episodes}
+        result = fn(mdp, gamma=gamma, seed=seed, runs=runs, **size, **kwargs)
+        steps[:, c] = result.episode_lengths.reshape(runs, -1).sum(axis=1)
+        policies = learned_policies(result, runs, mdp.n_states, mdp.n_actions)
+        rate[:, c] = [success_probability(success, p) for p in policies]
+    return {"steps": steps, "success": rate}
+
+
+def optimal_success(env_id: str, env_kwargs: dict) -> float:
+    """The best achievable success probability (value iteration on the success model)."""
+    success = success_model(make_model(env_id, env_kwargs))
+    return float(success.start @ tabular.value_iteration(success, gamma=1.0, tol=1e-12).V)
+
+
+def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: float,
+          runs: int, seed: int, algorithms=tuple(ALGORITHMS)) -> dict:
+    """Every algorithm's learning curve, as arrays keyed by algorithm index."""
+    jobs = [{"algorithm": a, "env_id": env_id, "env_kwargs": env_kwargs,
+             "checkpoints": list(checkpoints), "gamma": gamma, "runs": runs, "seed": seed}
+            for a in algorithms]
+    curves = executor.map(learning_curve, jobs, desc="algorithms")
+    return {
+        "algorithms": np.array(algorithms),
+        "steps": np.array([c["steps"] for c in curves]),      # [algorithm, run, checkpoint]
+        "success": np.array([c["success"] for c in curves]),
+        "optimal_success": np.array(optimal_success(env_id, env_kwargs)),
+    }
+
+
+def plot_curves(ax, results: dict) -> None:
+    """Mean success probability vs mean steps, with 95% bands over runs."""
+    from . import style
+
+    for i, name in enumerate(results["algorithms"]):
+        name = str(name)
+        x = results["steps"][i].mean(axis=0)
+        runs = results["success"][i]
+        mean = runs.mean(axis=0)
+        line, = ax.plot(x, mean, "o-", markersize=3, label=name, color=style.color(name, i),
+                        linestyle="--" if i % 2 else "-")
+        if runs.shape[0] > 1:
+            half = style.Z95 * runs.std(axis=0, ddof=1) / np.sqrt(runs.shape[0])
+            ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.12,
+                            linewidth=0)
+    ax.axhline(float(results["optimal_success"]), color="black", linestyle=":",
+               label=f"optimal ({float(results['optimal_success']):.2f})")
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(style.matplotlib.ticker.NullFormatter())
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("environment steps (log scale)")
+    ax.set_ylabel("success probability of the learned policy\n(exact; mean over runs)")
