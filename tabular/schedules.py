@@ -146,10 +146,10 @@ def as_schedule(name: str, value, low: float = 0.0, high: float = 1.0,
     A limit that is approached but never reached (``1/n -> 0``) may equal ``low``.
     """
     if not isinstance(value, Schedule):
-        if isinstance(value, bool) or not np.isscalar(value):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
             raise ValueError(f"{name} must be a number or a tabular.schedules.Schedule, "
                              f"got {value!r}")
-        value = constant(value)
+        value = constant(_finite(name, value))
     interval = f"{'[' if low_inclusive else '('}{low}, {high}]"
 
     def inside(x: float, attained: bool) -> bool:

@@ -1,0 +1,304 @@
+"""TD learners (tabular/td.py) and their shared pieces (learning.py, schedules.py),
+checked against exact ground truth from value iteration and the linear solve.
+
+Tolerances of the convergence tests, on random MDPs whose rewards lie in [-1, 1]
+(scale ``R / (1 - gamma)``, the largest possible value): with uniform exploration
+(``epsilon = 1``, uniform start over all states) every pair of an MDP with S <= 6,
+A <= 3 is updated about 2000 * 20 / 18 > 2000 times; a step size ``1 / n**0.6`` is
+then about 0.01, so one run's estimate has a standard deviation near
+``sqrt(alpha / 2) * scale = 0.07 * scale`` and the mean of 16 runs 0.018 * scale.
+The tolerance 0.1 * scale is more than five of those standard deviations (the worst
+of 100 drawn MDPs in a trial was 0.07 * scale). Tests run on derandomised examples,
+so CI sees the same draws every time.
+"""
+
+import gymnasium as gym
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import mdps
+
+import envs  # noqa: F401  (registers the tabular/ envs)
+from tabular import (
+    TabularMDP,
+    double_q_learning,
+    expected_sarsa,
+    policy_evaluation,
+    q_learning,
+    sarsa,
+    td0,
+    value_iteration,
+)
+from tabular.learning import (
+    epsilon_greedy_action,
+    epsilon_greedy_probs,
+    expectation,
+    greedy_action,
+    update_toward,
+)
+from tabular.rng import seed_states
+from tabular.schedules import as_schedule, constant, exponential, inverse, linear
+from tabular.td import (
+    double_q_target,
+    expected_sarsa_target,
+    q_learning_target,
+    sarsa_target,
+    td_target,
+)
+
+CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
+                       suppress_health_check=[HealthCheck.too_slow])
+CONTROL = {"sarsa": sarsa, "expected_sarsa": expected_sarsa, "q_learning": q_learning,
+           "double_q_learning": double_q_learning}
+
+
+def model(env_id, **kwargs):
+    return TabularMDP.from_gymnasium(gym.make(env_id, **kwargs))
+
+
+def uniform_policy(mdp):
+    return np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+
+
+def value_scale(mdp, gamma):
+    return max(np.abs(mdp.reward[mdp.prob > 0]).max(), 1e-12) / (1.0 - gamma)
+
+
+# --------------------------------------------------------------------- update rules
+
+
+def test_targets_follow_the_book():
+    q_next = np.array([1.0, 3.0, 2.0])
+    assert td_target(1.0, 0.5, 4.0, False) == 3.0                  # R + gamma V(S')
+    assert td_target(1.0, 0.5, 4.0, True) == 1.0                   # no value after done
+    assert sarsa_target(1.0, 0.5, q_next, 2, False) == 2.0         # R + gamma Q(S', A')
+    assert q_learning_target(1.0, 0.5, q_next, False) == 2.5       # R + gamma max Q(S', .)
+    buf = np.zeros(3)                                              # eps = 0.3: (0.1, 0.8, 0.1)
+    assert expected_sarsa_target(1.0, 0.5, q_next, 0.3, buf, False) == pytest.approx(
+        1.0 + 0.5 * (0.1 * 1.0 + 0.8 * 3.0 + 0.1 * 2.0))
+    rng = seed_states(0)[0]
+    assert double_q_target(1.0, 0.5, np.array([0.0, 5.0, 1.0]), q_next, False, rng) == 2.5
+    assert update_toward(1.0, 3.0, 0.25) == 1.5                    # eq. 2.4
+
+
+def test_minus_infinity_is_exact_and_never_a_nan():
+    assert update_toward(-np.inf, 5.0, 1.0) == -np.inf     # a -inf estimate is absorbing
+    assert update_toward(2.0, -np.inf, 0.5) == -np.inf     # a -inf target is taken
+    assert td_target(0.0, 0.0, -np.inf, False) == 0.0      # gamma = 0: no value flows
+    q = np.array([-np.inf, 1.0])
+    probs = np.zeros(2)
+    epsilon_greedy_probs(q, 0.0, probs)
+    assert expectation(probs, q) == 1.0                    # probability 0 hides the -inf
+    epsilon_greedy_probs(q, 0.2, probs)
+    assert expectation(probs, q) == -np.inf
+
+
+def test_greedy_ties_are_broken_uniformly():
+    rng = seed_states(1)[0]
+    q = np.array([1.0, 3.0, 0.0, 3.0, 3.0])
+    picks = np.bincount([greedy_action(q, rng) for _ in range(30_000)], minlength=5)
+    assert picks[0] == picks[2] == 0
+    # each tied action: 10,000 expected, binomial sd 82; 5 sd = 410
+    np.testing.assert_allclose(picks[[1, 3, 4]], 10_000, atol=410)
+
+
+def test_epsilon_greedy_draws_match_its_probabilities():
+    rng = seed_states(2)[0]
+    q = np.array([0.0, 2.0, 2.0, -1.0])
+    probs = np.zeros(4)
+    epsilon_greedy_probs(q, 0.4, probs)
+    np.testing.assert_allclose(probs, [0.1, 0.4, 0.4, 0.1])
+    n = 40_000
+    counts = np.bincount([epsilon_greedy_action(q, 0.4, rng) for _ in range(n)], minlength=4)
+    # binomial sd at most sqrt(n * 0.25) = 100; 5 sd = 500
+    np.testing.assert_allclose(counts, n * probs, atol=500)
+
+
+def test_schedules():
+    np.testing.assert_allclose(inverse()(np.array([1, 2, 4])), [1.0, 0.5, 0.25])
+    np.testing.assert_allclose(inverse(2.0, 0.5, 3.0)(1), 1.0)
+    np.testing.assert_allclose(exponential(1.0, 0.5, 0.2)(np.array([1, 2, 3, 10])),
+                               [1.0, 0.5, 0.25, 0.2])
+    np.testing.assert_allclose(linear(1.0, 0.1, 9)(np.array([1, 5, 10, 50])),
+                               [1.0, 0.6, 0.1, 0.1])
+    assert constant(0.3)(1000) == 0.3
+    assert as_schedule("alpha", inverse()).limit == 0.0
+    for bad in (0.0, 1.5, float("nan"), linear(0.5, 0.0, 10), "0.5"):
+        with pytest.raises(ValueError, match="alpha"):
+            as_schedule("alpha", bad)
+    as_schedule("epsilon", 0.0, low_inclusive=True)
+    with pytest.raises(ValueError, match="decay"):
+        exponential(1.0, 1.5)
+
+
+# --------------------------------------------------------------------- ground truth
+
+
+@CONVERGENCE
+@given(mdps(max_states=6, max_actions=3, max_outcomes=3), st.sampled_from([0.0, 0.5, 0.8]))
+def test_control_converges_on_random_mdps(mdp, gamma):
+    """Q-learning and double Q-learning reach Q*; SARSA and expected SARSA with
+    epsilon = 1 evaluate the (fixed) uniform policy, so they reach its Q exactly."""
+    q_star = value_iteration(mdp, gamma).Q
+    q_uniform = policy_evaluation(mdp, uniform_policy(mdp), gamma).Q
+    tol = 0.1 * value_scale(mdp, gamma)
+    for learn, truth in ((q_learning, q_star), (double_q_learning, q_star),
+                         (sarsa, q_uniform), (expected_sarsa, q_uniform)):
+        res = learn(mdp, gamma=gamma, episodes=2000, alpha=inverse(1.0, 0.6), epsilon=1.0,
+                    max_steps=20, runs=16, seed=3)
+        np.testing.assert_allclose(res.Q.mean(axis=0), truth, atol=tol, rtol=0,
+                                   err_msg=learn.__name__)
+
+
+@pytest.mark.parametrize("name", CONTROL)
+def test_greedy_policy_is_optimal_on_gridworld(name):
+    """Example 4.1's gridworld (-1 per step, gamma = 1): with exploration decaying to 0
+    over the episodes (GLIE), every method's greedy policy walks the shortest path
+    from every start cell (its exact value equals V*)."""
+    mdp = model("tabular/Gridworld4x4-v0")
+    v_star = value_iteration(mdp, 1.0).V
+    res = CONTROL[name](mdp, episodes=1500, alpha=0.5, epsilon=linear(1.0, 0.0, 1000),
+                        runs=4, seed=4)
+    for Q in res.Q:
+        v = policy_evaluation(mdp, Q.argmax(axis=1), 1.0).V
+        np.testing.assert_allclose(v, v_star, atol=1e-9)
+
+
+@pytest.mark.parametrize("n_step", [1, 3])
+def test_td_prediction_converges_to_v_pi(n_step):
+    """TD(0) and 3-step TD on the 19-state random walk (Example 7.1, rewards -1/+1):
+    V(k) = -1 + 2k/20. With alpha = 1/n**0.6 after 3000 episodes the per-run error is
+    about 0.03 (checked in a trial); the mean of 8 runs is within 0.02 of the truth."""
+    mdp = model("tabular/RandomWalk-v0", n_states=19, left_reward=-1.0)
+    v_pi = policy_evaluation(mdp, np.zeros(mdp.n_states, dtype=int), 1.0).V
+    res = td0(mdp, np.zeros(mdp.n_states, dtype=int), episodes=3000, n_step=n_step,
+              alpha=inverse(1.0, 0.6), runs=8, seed=5)
+    np.testing.assert_allclose(res.V.mean(axis=0), v_pi, atol=0.02)
+    np.testing.assert_allclose(v_pi[1:-1], -1 + 2 * np.arange(1, 20) / 20, atol=1e-6)
+
+
+@CONVERGENCE
+@given(mdps(max_states=6, max_actions=3, max_outcomes=3), st.sampled_from([0.5, 0.8]),
+       st.integers(1, 3))
+def test_td_prediction_converges_on_random_mdps(mdp, gamma, n_step):
+    """n-step TD with a stochastic policy on random MDPs, truncated after 20 steps (a
+    cut bootstraps, so the estimate stays unbiased); tolerance as in the module doc."""
+    pi = uniform_policy(mdp)
+    v_pi = policy_evaluation(mdp, pi, gamma).V
+    res = td0(mdp, pi, gamma=gamma, episodes=2000, alpha=inverse(1.0, 0.6), n_step=n_step,
+              max_steps=20, runs=16, seed=6)
+    np.testing.assert_allclose(res.V.mean(axis=0), v_pi, atol=0.1 * value_scale(mdp, gamma))
+
+
+def test_td_history_records_each_episode():
+    mdp = model("tabular/RandomWalk-v0")
+    res = td0(mdp, np.zeros(7, dtype=int), episodes=30, alpha=0.1, initial_V=0.5,
+              history=True, seed=7)
+    assert res.V_history.shape == (30, 7)
+    np.testing.assert_array_equal(res.V_history[-1], res.V)
+    assert res.episode_lengths.min() >= 3  # the centre is 3 steps from either end
+    assert set(np.unique(res.episode_returns)) <= {0.0, 1.0}
+
+
+# --------------------------------------------------------------------- -inf rewards
+
+
+def test_q_learning_on_the_trap_grid_is_exact():
+    """The trap pays -inf: Q-learning learns Q* (finite wherever the trap is avoidable)
+    and its -inf entries are exactly the pairs whose Q* is -inf; nothing is NaN."""
+    mdp = model("tabular/TrapTreasure-v0")
+    vi = value_iteration(mdp, 0.9)
+    res = q_learning(mdp, gamma=0.9, episodes=3000, alpha=0.5, epsilon=0.3, runs=4, seed=8)
+    assert not np.isnan(res.Q).any()
+    for Q in res.Q:
+        learned_trap = Q == -np.inf
+        assert (vi.Q[learned_trap] == -np.inf).all()  # sound: -inf only where exact
+        v = policy_evaluation(mdp, Q.argmax(axis=1), 0.9).V
+        start = np.flatnonzero(mdp.start)
+        np.testing.assert_allclose(v[start], vi.V[start], atol=1e-9)
+
+
+@pytest.mark.parametrize("name", CONTROL)
+def test_minus_infinity_rewards_never_make_nans(name):
+    mdp = model("tabular/TrapTreasure-v0")
+    res = CONTROL[name](mdp, gamma=0.9, episodes=200, runs=2, seed=9)
+    assert not np.isnan(res.Q).any()
+    assert not np.isnan(res.episode_returns).any()
+    assert (res.episode_returns == -np.inf).any()  # exploration does hit the trap
+
+
+# --------------------------------------------------------------------- reproducibility
+
+
+@pytest.mark.parametrize("name", CONTROL)
+def test_same_seed_same_numbers_whatever_the_threads(name):
+    mdp = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
+    learn = CONTROL[name]
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one.Q, two.Q)
+    np.testing.assert_array_equal(one.episode_returns, two.episode_returns)
+    np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
+    alone = learn(mdp, gamma=0.95, episodes=200, runs=1, seed=10)  # run 0 of any runs=
+    np.testing.assert_array_equal(alone.Q, one.Q[0])
+    other = learn(mdp, gamma=0.95, episodes=200, runs=1, seed=11)
+    assert not np.array_equal(other.Q, alone.Q)
+
+
+def test_prediction_same_seed_same_numbers():
+    mdp = model("tabular/RandomWalk-v0")
+    a = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
+    b = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
+    np.testing.assert_array_equal(a.V, b.V)
+    assert a.V.shape == (3, 7) and a.episode_returns.shape == (3, 50)
+
+
+# --------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"alpha": 0.0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"alpha": float("nan")}, "alpha"),
+    ({"epsilon": -0.1}, "epsilon"), ({"epsilon": 1.1}, "epsilon"),
+    ({"gamma": 1.1}, "gamma"), ({"episodes": 0}, "episodes"), ({"runs": 0}, "runs"),
+    ({"max_steps": 0}, "max_steps"), ({"episodes": 2.5}, "episodes"),
+    ({"initial_Q": np.zeros((3, 3))}, "initial_Q"), ({"initial_Q": np.inf}, "initial_Q"),
+])
+@pytest.mark.parametrize("learn", CONTROL.values())
+def test_bad_control_arguments_are_named(learn, kwargs, name):
+    mdp = model("tabular/CliffWalking-v0")
+    with pytest.raises(ValueError, match=name):
+        learn(mdp, **kwargs)
+
+
+def test_bad_prediction_arguments_are_named():
+    mdp = model("tabular/Gridworld4x4-v0")
+    with pytest.raises(ValueError, match="policy"):
+        td0(mdp, np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="policy"):
+        td0(mdp, np.full((16, 4), 0.5))
+    with pytest.raises(ValueError, match="n_step"):
+        td0(mdp, np.zeros(16, dtype=int), n_step=0)
+    with pytest.raises(ValueError, match="initial_V"):
+        td0(mdp, np.zeros(16, dtype=int), initial_V=np.zeros(4))
+
+
+def test_an_env_without_a_transition_table_is_refused():
+    with pytest.raises(TypeError, match="transition table"):
+        q_learning(gym.make("CartPole-v1"))
+    with pytest.raises(TypeError, match="mdp"):
+        sarsa("CliffWalking")
+
+
+def test_gymnasium_env_is_accepted_as_model():
+    env = gym.make("tabular/CliffWalking-v0")
+    a = q_learning(env, episodes=20, seed=13)
+    b = q_learning(TabularMDP.from_gymnasium(env), episodes=20, seed=13)
+    np.testing.assert_array_equal(a.Q, b.Q)
