@@ -1,0 +1,219 @@
+"""RLHF against the exact KL-regularised optimum: the closed form, soft value iteration,
+the Bradley-Terry reward model, DPO and the policy-gradient learners."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envs.token import TokenMDP, running_example
+from tabular import SoftmaxPolicy, actor_critic, ppo, reinforce, soft_value_iteration
+from tabular.rlhf import (
+    bradley_terry_loss,
+    dpo,
+    ending_probabilities,
+    expected_return,
+    kl_objective,
+    kl_optimum,
+    sample_preferences,
+    sequence_kl,
+    sigmoid,
+    train_reward_model,
+)
+
+BETAS = [0.5, 1.0, 2.0]
+
+
+def random_token_mdp(seed, n_prompts=2, max_len=3):
+    """Every response over {a, b} up to max_len tokens, with random rewards per prompt."""
+    rng = np.random.default_rng(seed)
+    table = {}
+
+    def reward(prompt, response):
+        return table.setdefault((prompt, response), float(rng.normal()))
+
+    env = TokenMDP(["a", "b", "a b"][:n_prompts], reward, vocab=["a", "b"], max_len=max_len,
+                   prompt_probs=rng.dirichlet(np.ones(n_prompts)))
+    ref = SoftmaxPolicy(rng.normal(size=(env.n_states, len(env.vocab))), np.arange(env.n_states))
+    return env, env.to_mdp(), ref
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from([0.1, 0.5, 1.0, 3.0]))
+def test_closed_form_optimum_equals_soft_value_iteration(seed, beta):
+    """pi*(y|x) = ref(y|x) exp(r(x, y) / beta) / Z(x) over whole responses is what soft VI
+    reaches token by token, and its value is E_x[beta log Z(x)]."""
+    env, mdp, ref = random_token_mdp(seed)
+    opt = kl_optimum(mdp, ref, beta)
+    soft = soft_value_iteration(mdp, gamma=1.0, beta=beta, ref_policy=ref)
+    np.testing.assert_allclose(ending_probabilities(mdp, soft.policy), opt.endings, atol=1e-12)
+    assert mdp.start @ soft.V == pytest.approx(opt.value, abs=1e-10)
+    assert kl_objective(mdp, soft.policy, ref, beta) == pytest.approx(opt.value, abs=1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from([0.2, 1.0, 5.0]))
+def test_objective_gap_is_beta_times_kl_to_the_optimum(seed, beta):
+    """J(pi*) - J(pi) = beta KL(pi || pi*) for every policy pi: the optimum is unique and the
+    gap reported for the learners below is exactly beta times their KL to it."""
+    env, mdp, ref = random_token_mdp(seed)
+    star = soft_value_iteration(mdp, gamma=1.0, beta=beta, ref_policy=ref).policy
+    pi = SoftmaxPolicy(np.random.default_rng(seed + 1).normal(size=ref.logits.shape) * 2,
+                       np.arange(env.n_states))
+    gap = kl_objective(mdp, star, ref, beta) - kl_objective(mdp, pi, ref, beta)
+    assert gap == pytest.approx(beta * sequence_kl(mdp, pi, star), rel=1e-9, abs=1e-12)
+    assert gap > 0
+
+
+# ------------------------------------------------------------ Bradley-Terry
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-5, 5), min_size=4, max_size=4), st.floats(-10, 10),
+       st.floats(-10, 10))
+def test_bradley_terry_loss_ignores_a_per_prompt_shift(scores, c1, c2):
+    """Responses 0, 1 answer prompt x1 and 2, 3 answer x2: r + c(x) has the same loss."""
+    scores = np.array(scores)
+    winners, losers = [0, 1, 2, 3], [1, 0, 3, 2]
+    shifted = scores + np.array([c1, c1, c2, c2])
+    assert bradley_terry_loss(shifted, winners, losers) == pytest.approx(
+        bradley_terry_loss(scores, winners, losers), rel=1e-12, abs=1e-12)
+
+
+def test_reward_model_recovers_scores_and_is_normalised_to_the_references():
+    truth = np.array([1.0, -0.5, 0.3, 2.0])
+    ys = ["w", "x", "y", "z"]
+    prefs = [(1000 * sigmoid(truth[i] - truth[j]), "p", ys[i], ys[j])
+             for i in range(4) for j in range(4) if i != j]  # the expected counts, exactly
+    rm = train_reward_model(prefs, reference=[("p", "w"), ("p", "x")])
+    got = np.array([rm.score("p", y) for y in ys])
+    np.testing.assert_allclose(got, truth - truth[:2].mean(), atol=1e-8)
+    assert rm.score("p", "never compared") == 0.0
+    with pytest.raises(ValueError, match="itself"):
+        train_reward_model([("p", "w", "w")])
+
+
+def test_sampled_preferences_follow_the_bradley_terry_model():
+    prefs = sample_preferences("p", ["u", "v"], [1.0, 0.0], 4000, seed=3)
+    wins = {(w, lo): c for c, _, w, lo in prefs}
+    # P(u beats v) = sigma(1) = 0.731; the binomial sd over 4000 draws is 0.007, allow 4
+    assert abs(wins[("u", "v")] / 4000 - sigmoid(1.0)) < 0.028
+    assert prefs == sample_preferences("p", ["u", "v"], [1.0, 0.0], 4000, seed=3)
+
+
+# ----------------------------------------------------- the running example
+@pytest.fixture(scope="module")
+def ex():
+    return running_example()
+
+
+def test_base_and_sft_models_answer_correctly_22_and_76_percent(ex):
+    """Seed 000, section 10: trained on the shipped corpus and demonstrations, by exact
+    enumeration of the six replies (each within one percentage point)."""
+    base = ex.correct_rate(ex.policy(ex.base))
+    tuned = ex.correct_rate(ex.reference)
+    assert base == pytest.approx(0.22, abs=0.01)
+    assert tuned == pytest.approx(0.76, abs=0.01)
+    for policy in (ex.policy(ex.base), ex.reference):  # no mass outside the six replies
+        assert sum(ex.answer_distribution(policy).values()) == pytest.approx(1.0, abs=1e-12)
+    dist = ex.answer_distribution(ex.policy(ex.base))
+    # the base model mostly continues the document (quiz list, forum thread)
+    assert dist["What about Spain?"] + dist["I have the same question."] > 0.5
+
+
+def test_reward_model_scores_the_flattering_reply_highest_at_2_2(ex):
+    sc, rm = ex.scenario, ex.reward_model
+    scores = [rm.score(sc.prompt, y) for y in sc.replies]
+    assert np.argmax(scores) == 5 and scores[5] == pytest.approx(2.2, abs=0.005)
+    assert np.mean(scores) == pytest.approx(0.0, abs=1e-12)  # the normalisation
+    assert sorted(sc.gold).index(sc.gold[5]) == 1  # ... while the gold reward ranks it 5th
+    # the labeller triple (x, y4, y3): most labellers prefer the full sentence
+    wins = {(w, lo): c for c, w, lo in sc.preferences}
+    y3, y4 = sc.replies[2], sc.replies[3]
+    assert wins[(y4, y3)] > wins[(y3, y4)]
+    assert rm.score(sc.prompt, y4) > rm.score(sc.prompt, y3)
+
+
+def test_value_of_the_prompt_under_sft_and_the_reward_model_is_0_60(ex):
+    """Seed 000, section 12: V(x) = sum_y SFT(y|x) r(x, y) = 0.60, by soft-free policy
+    evaluation on the prefix tree."""
+    assert ex.value(ex.reference) == pytest.approx(0.60, abs=0.005)
+
+
+def test_reward_hacking_gold_rises_then_falls_along_the_exact_optimum(ex):
+    """Gao et al. (2023): as beta shrinks, KL to SFT and the proxy rise monotonically; the
+    gold reward first rises above SFT's, then falls below it."""
+    betas = np.array([8.0, 4.0, 2.0, 1.0, 0.5, 0.25, 0.1])
+    f = ex.frontier(betas)
+    sft_gold = ex.value(ex.reference, "gold")
+    assert np.all(np.diff(f.kl) > 0) and np.all(np.diff(f.proxy) > 0)
+    peak = int(np.argmax(f.gold))
+    assert 0 < peak < len(betas) - 1
+    assert f.gold[peak] > sft_gold + 0.1
+    assert f.gold[-1] < sft_gold - 0.5  # near the proxy's favourite, the flattering y6
+    assert ex.answer_distribution(ex.optimum(0.1))[ex.scenario.replies[5]] > 0.9
+    # the KL penalty keeps the policy near SFT: at beta = 8 the KL is below 0.01 nats
+    assert f.kl[0] < 0.01
+
+
+LEARNERS = {
+    "reinforce": (reinforce, dict(episodes=3000, alpha=0.1, baseline=True, alpha_baseline=0.1)),
+    "actor_critic": (actor_critic, dict(episodes=3000, alpha_actor=0.1, alpha_critic=0.2,
+                                        lam=0.9)),
+    "ppo": (ppo, dict(iterations=200, episodes_per_batch=16, epochs=4, alpha=0.5,
+                      alpha_critic=0.2, lam=0.95)),
+}
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_rlhf_learners_reach_the_kl_regularised_optimum(ex, name):
+    """Each learner, started at SFT with the KL penalty to SFT folded into its reward,
+    ends within 0.01 of the optimal objective and 0.02 nats of pi* for every beta.
+    (Measured at these seeds: gaps below 2e-3 at beta = 0.5 and below 1e-5 above.)"""
+    fn, kwargs = LEARNERS[name]
+    for beta in BETAS:
+        star = ex.optimum(beta)
+        res = fn(ex.mdp, ex.reference, ref_policy=ex.reference, kl_coef=beta, seed=0, **kwargs)
+        gap = kl_objective(ex.mdp, star, ex.reference, beta) - kl_objective(
+            ex.mdp, res.policy, ex.reference, beta)
+        assert 0 <= gap < 0.01, beta
+        assert sequence_kl(ex.mdp, res.policy, star) < 0.02, beta
+
+
+def test_learners_follow_the_gold_curve(ex):
+    """PPO at the gold peak beats SFT on the gold reward; with a weak penalty it hacks."""
+    sft_gold = ex.value(ex.reference, "gold")
+    fn, kwargs = LEARNERS["ppo"]
+    for beta, better in [(2.0, True), (0.1, False)]:
+        res = fn(ex.mdp, ex.reference, ref_policy=ex.reference, kl_coef=beta, seed=1, **kwargs)
+        point = ex.measure(res.policy)
+        assert (point.gold > sft_gold) == better
+        exact = ex.measure(ex.optimum(beta))
+        assert point.gold == pytest.approx(exact.gold, abs=0.05)
+
+
+@pytest.mark.parametrize("beta", BETAS)
+def test_dpo_on_bradley_terry_preferences_reaches_the_same_optimum(ex, beta):
+    """DPO's implicit reward is the Bradley-Terry fit, so on comparisons drawn from a BT
+    model of the reward model's scores it lands on pi*_beta of those scores: exactly with
+    the expected counts, within sampling error with 20,000 simulated labellers."""
+    sc = ex.scenario
+    r = np.array([ex.reward_model.score(sc.prompt, y) for y in sc.replies])
+    star = ex.optimum(beta)
+    expected = [(100 * sigmoid(r[i] - r[j]), sc.prompt, sc.replies[i], sc.replies[j])
+                for i in range(6) for j in range(6) if i != j]
+    res = dpo(ex.env, ex.reference, expected, beta=beta)
+    assert sequence_kl(ex.mdp, res.policy, star) < 1e-6
+    sampled = sample_preferences(sc.prompt, sc.replies, r, 20_000, seed=1)
+    res = dpo(ex.env, ex.reference, sampled, beta=beta)
+    # measured 1.3e-3, 4.5e-4, 1.1e-4 at beta 0.5, 1, 2: the score error of ~1300
+    # comparisons per pair (about 0.06) divided by beta, squared
+    assert sequence_kl(ex.mdp, res.policy, star) < 0.01
+    assert res.loss[-1] < res.loss[0]
+
+
+def test_exact_sums_on_the_prefix_tree(ex):
+    """Expected return by enumeration equals the reply-weighted average of scores."""
+    dist = ex.answer_distribution(ex.reference)
+    rm = ex.reward_model
+    assert expected_return(ex.mdp, ex.reference) == pytest.approx(
+        sum(p * rm.score(ex.scenario.prompt, y) for y, p in dist.items()), abs=1e-12)
+    assert sequence_kl(ex.mdp, ex.reference, ex.reference) == 0.0
