@@ -48,6 +48,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "trap_treasure",
     "frozenlake",
     "token_rlhf",
+    "speed",
 )
 
 NUMBERS = "numbers.npz"

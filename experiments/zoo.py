@@ -108,7 +108,7 @@ def plot_curves(ax, results: dict) -> None:
         x = results["steps"][i].mean(axis=0)
         runs = results["success"][i]
         mean = runs.mean(axis=0)
-        line, = ax.plot(x, mean, "o-", markersize=3, label=name, color=style.color(name, i),
+        line, = ax.plot(x, mean, marker="o", markersize=3, label=name, color=style.color(name, i),
                         linestyle="--" if i % 2 else "-")
         if runs.shape[0] > 1:
             half = style.Z95 * runs.std(axis=0, ddof=1) / np.sqrt(runs.shape[0])
