@@ -155,12 +155,14 @@ def test_control_converges_on_random_mdps(mdp, gamma):
 @pytest.mark.parametrize("name", CONTROL)
 def test_greedy_policy_is_optimal_on_gridworld(name):
     """Example 4.1's gridworld (-1 per step, gamma = 1): with exploration decaying to 0
-    over the episodes (GLIE), every method's greedy policy walks the shortest path
-    from every start cell (its exact value equals V*)."""
+    (GLIE) and step sizes 1/n**0.6, every method's greedy policy walks the shortest path
+    from every start cell (its exact value equals V*). In a trial SARSA did so in 100 of
+    100 runs (with a constant alpha = 0.5, in 86: its noisy Q can freeze a detour once
+    epsilon reaches 0)."""
     mdp = model("tabular/Gridworld4x4-v0")
     v_star = value_iteration(mdp, 1.0).V
-    res = CONTROL[name](mdp, episodes=1500, alpha=0.5, epsilon=linear(1.0, 0.0, 1000),
-                        runs=4, seed=4)
+    res = CONTROL[name](mdp, episodes=2000, alpha=inverse(1.0, 0.6),
+                        epsilon=linear(1.0, 0.0, 1500), runs=4, seed=4)
     for Q in res.Q:
         v = policy_evaluation(mdp, Q.argmax(axis=1), 1.0).V
         np.testing.assert_allclose(v, v_star, atol=1e-9)
