@@ -14,10 +14,21 @@ from .dp import (
     soft_value_iteration,
     value_iteration,
 )
+from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction
 from .mdp import MDPError, TabularMDP, sample_start, sample_step
 from .pg import PolicyGradientResult, actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
+from .rlhf import (
+    RewardModel,
+    dpo,
+    grpo,
+    kl_objective,
+    kl_optimum,
+    sample_preferences,
+    sequence_kl,
+    train_reward_model,
+)
 from .rng import seed_states
 from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 
