@@ -325,7 +325,11 @@ def _check_nonnegative(name: str, value: float) -> float:
 def _step_size(name: str, value, high: float = np.inf) -> np.ndarray:
     """A number or schedule in ``(0, high]``: a policy step may exceed 1, a critic's
     (``high=1``, eq. 2.4 moves the estimate at most all the way to the target) not."""
-    return as_schedule(name, value, high=high).params
+    try:
+        return as_schedule(name, value, high=high).params
+    except ValueError as err:
+        message = str(err)
+        raise ValueError(message if name in message else f"{name}: {message}") from None
 
 
 def _check_policy(mdp: TabularMDP, policy, name: str) -> SoftmaxPolicy:
