@@ -15,16 +15,22 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .rng import uniform
+from .rng import categorical
+
+
+@njit(cache=True, inline="always")
+def _max_logit(logits):
+    m = -np.inf
+    for a in range(logits.shape[0]):
+        if logits[a] > m:
+            m = logits[a]
+    return m
 
 
 @njit(cache=True, inline="always")
 def softmax(logits, out):
     """``out[a] = exp(l_a - max l) / sum_b exp(l_b - max l)``; ``-inf`` logits give 0."""
-    m = -np.inf
-    for a in range(logits.shape[0]):
-        if logits[a] > m:
-            m = logits[a]
+    m = _max_logit(logits)
     total = 0.0
     for a in range(logits.shape[0]):
         e = np.exp(logits[a] - m) if logits[a] > -np.inf else 0.0
@@ -37,10 +43,7 @@ def softmax(logits, out):
 @njit(cache=True, inline="always")
 def log_softmax(logits, out):
     """``out[a] = l_a - logsumexp(l)`` (stable; ``-inf`` logits stay ``-inf``)."""
-    m = -np.inf
-    for a in range(logits.shape[0]):
-        if logits[a] > m:
-            m = logits[a]
+    m = _max_logit(logits)
     total = 0.0
     for a in range(logits.shape[0]):
         if logits[a] > -np.inf:
@@ -54,16 +57,7 @@ def log_softmax(logits, out):
 def sample_softmax(logits, probs_buf, rng):
     """Draw an action from ``softmax(logits)`` (``probs_buf`` receives the probabilities)."""
     softmax(logits, probs_buf)
-    u = uniform(rng)
-    acc = 0.0
-    last = 0
-    for a in range(probs_buf.shape[0]):
-        if probs_buf[a] > 0.0:
-            acc += probs_buf[a]
-            last = a
-            if u < acc:
-                return a
-    return last
+    return categorical(rng, probs_buf)
 
 
 @dataclass
