@@ -1,0 +1,128 @@
+"""Policy-gradient learners on Example 4.1's 4x4 gridworld (``tabular/Gridworld4x4-v0``, gamma 0.9).
+
+Reported, from one run of this process:
+
+- compile time of each learner's kernels from an empty numba cache, and the
+  same call with the cache warm (each in a fresh subprocess);
+- environment steps per second of REINFORCE, actor-critic (lambda = 0 and 0.9)
+  and PPO on one thread, and of REINFORCE with 4 runs on 1 and 2 threads;
+- the ratio to the REINFORCE loop a user would otherwise write: Python over
+  ``gymnasium.make(...).step`` with a NumPy softmax policy, same update rule.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import gymnasium as gym
+import numba
+import numpy as np
+
+import envs  # noqa: F401  (registers tabular/*)
+from tabular import actor_critic, ppo, reinforce
+
+GAMMA = 0.9
+ALPHA = 0.1
+ENV_ID = "tabular/Gridworld4x4-v0"
+SMALL = ("import gymnasium as gym, envs; from tabular import {name} as f; "
+         f"f(gym.make('{ENV_ID}').unwrapped.to_mdp(), gamma=0.9, {{args}})")
+CALLS = {"reinforce": "episodes=2", "actor_critic": "episodes=2",
+         "ppo": "iterations=1, episodes_per_batch=2"}
+
+
+def python_reinforce(env, episodes: int, seed: int = 0) -> int:
+    """REINFORCE (S&B 13.3) as a plain Python loop over ``env.step``; returns the steps."""
+    rng = np.random.default_rng(seed)
+    S, A = env.observation_space.n, env.action_space.n
+    theta = np.zeros((S, A))
+    steps = 0
+    for episode in range(episodes):
+        s, _ = env.reset(seed=seed + episode)
+        states, actions, rewards = [], [], []
+        for _ in range(1000):
+            z = np.exp(theta[s] - theta[s].max())
+            a = int(rng.choice(A, p=z / z.sum()))
+            s_next, r, terminated, truncated, _ = env.step(a)
+            states.append(s)
+            actions.append(a)
+            rewards.append(r)
+            s = s_next
+            if terminated or truncated:
+                break
+        steps += len(rewards)
+        G = 0.0
+        returns = np.empty(len(rewards))
+        for t in range(len(rewards) - 1, -1, -1):
+            G = rewards[t] + GAMMA * G
+            returns[t] = G
+        for t, (s_t, a_t) in enumerate(zip(states, actions, strict=True)):
+            z = np.exp(theta[s_t] - theta[s_t].max())
+            grad = -z / z.sum()
+            grad[a_t] += 1.0
+            theta[s_t] += ALPHA * GAMMA**t * returns[t] * grad
+    return steps
+
+
+def steps_per_second(run) -> float:
+    run()  # compile / warm up
+    t = time.perf_counter()
+    result = run()
+    seconds = time.perf_counter() - t
+    return result.episode_lengths.sum() / seconds
+
+
+def compile_seconds(name: str, cache_dir: str) -> float:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    code = SMALL.format(name=name, args=CALLS[name])
+    timer = f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+    out = subprocess.run([sys.executable, "-c", timer], env=env, capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        for name in CALLS:
+            cold = compile_seconds(name, cache)
+            warm = compile_seconds(name, cache)
+            print(f"{name:>13}: first call {cold:6.2f} s from an empty cache, "
+                  f"{warm:5.2f} s with the cache warm")
+
+    env = gym.make(ENV_ID)
+    mdp = env.unwrapped.to_mdp()
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    learners = {
+        "reinforce": lambda: reinforce(mdp, gamma=GAMMA, episodes=200_000, alpha=ALPHA),
+        "actor-critic": lambda: actor_critic(mdp, gamma=GAMMA, episodes=200_000),
+        "actor-critic GAE(0.9)": lambda: actor_critic(mdp, gamma=GAMMA, episodes=200_000,
+                                                      lam=0.9),
+        "ppo": lambda: ppo(mdp, gamma=GAMMA, iterations=25_000, episodes_per_batch=8),
+    }
+    rates = {name: steps_per_second(run) for name, run in learners.items()}
+    numba.set_num_threads(threads)
+
+    python_episodes = 3000
+    t = time.perf_counter()
+    python_steps = python_reinforce(env, python_episodes)
+    python_rate = python_steps / (time.perf_counter() - t)
+    print(f"python + gymnasium REINFORCE: {python_rate:12,.0f} steps/s "
+          f"({python_steps} steps)")
+    for name, rate in rates.items():
+        print(f"{name:>27}: {rate:12,.0f} steps/s on 1 thread "
+              f"({rate / python_rate:6,.0f}x the Python loop)")
+
+    for n in (1, 2):
+        numba.set_num_threads(min(n, threads))
+        rate = steps_per_second(lambda: reinforce(mdp, gamma=GAMMA, episodes=100_000,
+                                                  alpha=ALPHA, runs=4))
+        print(f"  reinforce, 4 runs, {min(n, threads)} thread(s): {rate:12,.0f} steps/s")
+    numba.set_num_threads(threads)
+
+
+if __name__ == "__main__":
+    main()
