@@ -38,8 +38,8 @@ from tabular import SoftmaxPolicy, TabularMDP, soft_value_iteration
 from tabular.lm import EOS, NGramLM, detokenize, pretrain, sft, tokenize
 from tabular.rlhf import (
     RewardModel,
-    ending_probabilities,
     expected_return,
+    response_distribution,
     sequence_kl,
     train_reward_model,
 )
@@ -461,8 +461,8 @@ class RunningExample:
 
     def answer_distribution(self, policy) -> dict[str, float]:
         """``P(y | x)`` of each reply, exactly, by enumerating the prefix tree."""
-        ends = ending_probabilities(self.mdp, policy)
-        return {y: float(ends[self._ends_in(y)].sum()) for y in self.scenario.replies}
+        dist = response_distribution(self.env, policy)
+        return {y: dist.get((self.scenario.prompt, y), 0.0) for y in self.scenario.replies}
 
     def correct_rate(self, policy) -> float:
         """The probability that the reply answers the question correctly."""
@@ -491,11 +491,6 @@ class RunningExample:
         points = [self.measure(self.optimum(b)) for b in betas]
         return Frontier(betas, *(np.array([getattr(p, f) for p in points])
                                  for f in ("kl", "proxy", "gold")))
-
-    def _ends_in(self, reply: str) -> np.ndarray:
-        end = self.env.final_state(0, reply)
-        return (self.mdp.next_state[:, :, 0] == end) & self.mdp.done[:, :, 0] & \
-            (np.arange(self.mdp.n_states)[:, None] != end)
 
 
 @cache

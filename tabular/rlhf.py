@@ -69,6 +69,20 @@ def ending_probabilities(mdp, policy) -> np.ndarray:
     return visit_probabilities(mdp, pi)[:, None] * pi * ends
 
 
+def response_distribution(env, policy) -> dict[tuple[str, str], float]:
+    """``P(x, y)`` of every finished response of a token MDP ``env`` (an ``envs.TokenMDP``)
+    under ``policy``, by enumeration; endings on a forbidden token are collected under
+    the response ``None``."""
+    mdp = env.to_mdp()
+    ends = ending_probabilities(mdp, policy)
+    dist: dict = {}
+    for s, a in zip(*np.nonzero(ends), strict=True):
+        nxt = int(mdp.next_state[s, a, 0])
+        key = (env.prompts[env.state_prompt[s]], env.text(nxt) if nxt != s else None)
+        dist[key] = dist.get(key, 0.0) + float(ends[s, a])
+    return dist
+
+
 def expected_return(mdp, policy) -> float:
     """``E_pi[sum_t r_t]`` (undiscounted), exactly."""
     pi = policy_matrix(mdp, policy)

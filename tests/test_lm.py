@@ -8,7 +8,7 @@ import pytest
 
 from envs.token import TokenMDP
 from tabular.lm import BOS, NGramLM, context_of, pretrain, sft, sft_examples, tokenize
-from tabular.rlhf import ending_probabilities
+from tabular.rlhf import ending_probabilities, response_distribution
 
 CORPUS = ["a b a", "a b b", "b a", "a a b a", "b b b", "a b"]
 
@@ -146,3 +146,27 @@ def test_errors_name_the_problem():
         pretrain(lm, ["a"], epochs=0)
     with pytest.raises(ValueError, match="vocabulary differs"):
         lm.policy(TokenMDP(["b"], {}, vocab=["b"], max_len=1))
+
+
+def test_shared_ngram_rows_can_pick_tokens_a_state_forbids_and_enumeration_counts_them():
+    """After "y" (reply "y z") only z is allowed, after "z y" only eos; a bigram model reads
+    the same row (y,) in both states, so its mask allows both and "y <eos>" ends on a
+    forbidden token (as do three others). The per-prefix policy never does."""
+    lm = pretrain(NGramLM.create(["Q", "y", "z"], 2), ["Q y z", "Q z y", "y"], epochs=20).lm
+    env = TokenMDP(["Q"], {}, vocab=lm.vocab, max_len=3, grammar=["y z", "z y"])
+    shared = response_distribution(env, lm.policy(env))
+    exact = response_distribution(env, lm.policy(env, per_state=True))
+    assert sum(shared.values()) == pytest.approx(1.0, abs=1e-12)
+    assert shared[("Q", None)] > 0.0 and ("Q", None) not in exact
+    assert set(exact) == {("Q", "y z"), ("Q", "z y")}
+
+    # Rows renormalised over the tokens their masks keep: {y, z} after Q, {z, eos} after y,
+    # {y, eos} after z. Forbidden endings: "y <eos>", "y z y", "z <eos>", "z y z".
+    def masked(prefix, keep):
+        p = lm.next_token_probs(lm.encode(prefix))[keep]
+        return p / p.sum()
+
+    (p_y, p_z), (y_z, y_eos), (z_y, z_eos) = (masked("Q", [1, 2]), masked("Q y", [2, 3]),
+                                               masked("Q z", [1, 3]))
+    expected = p_y * (y_eos + y_z * z_y) + p_z * (z_eos + z_y * y_z)
+    assert shared[("Q", None)] == pytest.approx(expected, rel=1e-12)
