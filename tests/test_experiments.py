@@ -1,8 +1,9 @@
 """Every experiment end to end in --quick mode, the runner's bookkeeping, and the executors.
 
-The quick run is computed once per test session and shared by the xdist workers
-through a lock file in pytest's shared temp root, so ``pytest -n 2`` pays for
-it once.
+Each experiment's quick run is computed once per test session, by whichever xdist
+worker first needs it (a lock file per experiment in the session's shared temp
+directory), so ``pytest -n 2`` spreads the experiments over both workers and pays
+for each once.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import fcntl
 import inspect
 import json
+import os
 import shutil
 import textwrap
 
@@ -23,6 +25,7 @@ from experiments.executor import LocalExecutor, make_executor
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CHEAPEST = "policy_evaluation"  # for the bookkeeping tests that recompute one experiment
+SEEDED = "cliff_walking"  # a cheap stochastic experiment, for the same-seed-same-numbers test
 
 #: A small seeded sweep that every executor must reproduce bit for bit.
 SWEEP_FN = random_walk.value_history
@@ -31,19 +34,30 @@ SWEEP_JOBS = [{"method": method, "alpha": alpha, "episodes": 20, "runs": 3, "see
 
 
 @pytest.fixture(scope="session")
-def quick_results(tmp_path_factory):
-    """``python -m experiments --quick --out DIR`` run once for all workers; returns DIR."""
-    root = tmp_path_factory.getbasetemp().parent  # shared by the xdist workers
-    out = root / "experiments-quick"
-    with open(root / "experiments-quick.lock", "w") as lock:
+def shared_dir(tmp_path_factory):
+    """This session's directory, the same for every xdist worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def quick_run(shared_dir, name):
+    """``python -m experiments --quick NAME`` into the shared directory, once per session."""
+    out = shared_dir / "experiments-quick"
+    out.mkdir(exist_ok=True)
+    with open(shared_dir / f"experiments-quick-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if not (out / "exit-code").exists():
-                code = runner.main(["--quick", "--out", str(out)])
-                (out / "exit-code").parent.mkdir(parents=True, exist_ok=True)
-                (out / "exit-code").write_text(str(code))
+            runner.run_experiment(name, out, LocalExecutor(progress=False), quick=True)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+@pytest.fixture
+def quick_results(shared_dir):
+    """The quick-run directory with every experiment finished."""
+    for name in runner.EXPERIMENTS:
+        out = quick_run(shared_dir, name)
     return out
 
 
@@ -52,7 +66,8 @@ def record(out, name) -> dict:
 
 
 @pytest.mark.parametrize("name", runner.EXPERIMENTS)
-def test_quick_run_writes_numbers_figures_and_config(quick_results, name):
+def test_quick_run_writes_its_files_and_passes_its_checks(shared_dir, name):
+    quick_results = quick_run(shared_dir, name)
     meta = record(quick_results, name)
     assert meta["experiment"] == name and meta["quick"] is True
     assert meta["version"] == runner.tabular.__version__
@@ -66,15 +81,15 @@ def test_quick_run_writes_numbers_figures_and_config(quick_results, name):
         assert data[:8] == PNG_MAGIC and len(data) > 5000, f"{name}/{png} is not a drawn PNG"
     leftovers = [p.name for p in (quick_results / name).iterdir() if p.name.endswith(".tmp")]
     assert not leftovers, f"temporary files left behind: {leftovers}"
+    assert meta["failed_checks"] == [], f"{name} failed its own checks"
 
 
-@pytest.mark.parametrize("name", runner.EXPERIMENTS)
-def test_quick_run_passes_its_own_checks(quick_results, name):
-    assert record(quick_results, name)["failed_checks"] == []
-
-
-def test_quick_run_exit_code(quick_results):
-    assert (quick_results / "exit-code").read_text() == "0"
+def test_command_line_rerun_skips_everything_and_exits_0(quick_results, tmp_path, capsys):
+    out = tmp_path / "copy"
+    shutil.copytree(quick_results, out)
+    assert runner.main(["--quick", "--out", str(out)]) == 0
+    log = capsys.readouterr()
+    assert (log.out + log.err).count("skipped (finished before)") == len(runner.EXPERIMENTS)
 
 
 def test_rerun_skips_finished_experiments(quick_results, tmp_path):
@@ -88,8 +103,9 @@ def test_rerun_skips_finished_experiments(quick_results, tmp_path):
     assert after == before
 
 
-def test_force_recomputes_the_same_numbers(quick_results, tmp_path):
-    name = CHEAPEST
+def test_force_recomputes_the_same_numbers(shared_dir, tmp_path):
+    name = SEEDED
+    quick_results = quick_run(shared_dir, name)
     out = tmp_path / "copy"
     shutil.copytree(quick_results / name, out / name)
     stamp = (out / name / runner.NUMBERS).stat().st_mtime_ns
@@ -104,8 +120,9 @@ def test_force_recomputes_the_same_numbers(quick_results, tmp_path):
         np.testing.assert_array_equal(again[key], first[key], err_msg=key)
 
 
-def test_a_different_config_is_not_skipped(quick_results, tmp_path):
+def test_a_different_config_is_not_skipped(shared_dir, tmp_path):
     name = CHEAPEST
+    quick_results = quick_run(shared_dir, name)
     out = tmp_path / "copy"
     shutil.copytree(quick_results / name, out / name)
     module = runner.load(name)
@@ -130,8 +147,9 @@ def test_interrupted_run_keeps_what_finished(tmp_path, monkeypatch):
     assert outcome.skipped
 
 
-def test_replot_redraws_from_stored_numbers(quick_results, tmp_path, monkeypatch):
+def test_replot_redraws_from_stored_numbers(shared_dir, tmp_path, monkeypatch):
     name = CHEAPEST
+    quick_results = quick_run(shared_dir, name)
     out = tmp_path / "copy"
     shutil.copytree(quick_results / name, out / name)
     pngs = sorted(out.glob(f"{name}/*.png"))
