@@ -375,20 +375,30 @@ def load_scenario(name: str = "capital_of_france") -> Scenario:
             raise ValueError(f"{name}.txt: line {line!r} comes before any [section]")
         else:
             current.append(line)
+    missing = {"settings", "prompt", "replies", "sft", "preferences"} - set(sections)
+    if missing:
+        raise ValueError(f"{name}.txt has no [{sorted(missing)[0]}] section")
     settings = dict(_fields(row, 2) for row in sections["settings"])
     replies = [_fields(row, 4) for row in sections["replies"]]  # name | text | gold | correct
+    text_of = {label: text for label, text, _, _ in replies}
+
+    def reply(label: str) -> str:
+        if label not in text_of:
+            raise ValueError(f"{name}.txt names reply {label!r}, which [replies] does not list")
+        return text_of[label]
+
     corpus_file = DATA_DIR / settings["corpus"]
     corpus = tuple(line.strip() for line in corpus_file.read_text().splitlines()
                    if line.strip() and not line.startswith("#"))
-    text_of = {name_: text for name_, text, _, _ in replies}
+    sft_rows = [_fields(row, 2) for row in sections["sft"]]
+    preference_rows = [_fields(row, 3) for row in sections["preferences"]]
     return Scenario(
         prompt=sections["prompt"][0],
         replies=tuple(text for _, text, _, _ in replies),
         gold=tuple(float(g) for _, _, g, _ in replies),
         correct=tuple(c == "yes" for _, _, _, c in replies),
-        sft=tuple((int(c), text_of[y]) for c, y in map(lambda r: _fields(r, 2), sections["sft"])),
-        preferences=tuple((int(c), text_of[w], text_of[lo]) for c, w, lo in
-                          map(lambda r: _fields(r, 3), sections["preferences"])),
+        sft=tuple((int(c), reply(y)) for c, y in sft_rows),
+        preferences=tuple((int(c), reply(w), reply(lo)) for c, w, lo in preference_rows),
         corpus=corpus, n=int(settings["n"]), max_len=int(settings["max_len"]))
 
 

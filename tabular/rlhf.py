@@ -374,7 +374,7 @@ def _dpo_descent(logits, row_of_state, st_w, ac_w, len_w, ref_w, st_l, ac_l, len
             ll = sequence_log_prob(logits, row_of_state, st_l[i], ac_l[i], len_l[i], buf)
             margin = dpo_margin(lw, ref_w[i], ll, ref_l[i], beta)
             loss -= counts[i] * log_sigmoid(margin) / n
-            w = counts[i] * beta * sigmoid(-margin) / n  # d(-loss)/d margin, times beta
+            w = counts[i] * beta * sigmoid(-margin) / n  # d(-loss) / d log pi(y_w)
             accumulate_log_prob_grad(logits, row_of_state, st_w[i], ac_w[i], len_w[i], w,
                                      grad, probs)
             accumulate_log_prob_grad(logits, row_of_state, st_l[i], ac_l[i], len_l[i], -w,
@@ -412,26 +412,30 @@ def dpo(env, policy: SoftmaxPolicy, preferences, *, beta: float, ref_policy=None
     ref = policy if ref_policy is None else ref_policy
     if ref.n_states != policy.n_states or policy.n_states != env.n_states:
         raise ValueError("policy, ref_policy and env must have the same states")
-    paths_w, paths_l, counts = [], [], []
-    for pref in preferences:
-        count, x, yw, yl = pref if len(pref) == 4 else (1, *pref)
-        paths_w.append(response_path(env, x, yw))
-        paths_l.append(response_path(env, x, yl))
-        counts.append(float(count))
-    if not counts:
+    prefs = [tuple(p) if len(p) == 4 else (1, *p) for p in preferences]
+    if not prefs:
         raise ValueError("no preferences given")
+    policy_lp, ref_lp = policy.log_probs(), ref.log_probs()
+    paths = {}  # (prompt, response) -> (states, actions), each checked once
+    for _, x, yw, yl in prefs:
+        for y in (yw, yl):
+            if (x, y) not in paths:
+                s, a = paths[(x, y)] = response_path(env, x, y)
+                for name, lp in (("policy", policy_lp), ("ref_policy", ref_lp)):
+                    if not np.isfinite(lp[s, a]).all():
+                        raise ValueError(f"response {y!r} to prompt {x!r} has probability 0 "
+                                         f"under {name} (a masked token); DPO needs it possible")
+    paths_w = [paths[(x, yw)] for _, x, yw, _ in prefs]
+    paths_l = [paths[(x, yl)] for _, x, _, yl in prefs]
+    counts = np.array([float(c) for c, _, _, _ in prefs])
     st_w, ac_w, len_w = _pad(paths_w)
     st_l, ac_l, len_l = _pad(paths_l)
-    ref_lp = ref.log_probs()
     ref_w = np.array([ref_lp[s, a].sum() for s, a in paths_w])
     ref_l = np.array([ref_lp[s, a].sum() for s, a in paths_l])
-    if not (np.isfinite(ref_w).all() and np.isfinite(ref_l).all()):
-        raise ValueError("a preferred or rejected response has probability 0 under the "
-                         "reference policy; DPO needs ref(y) > 0")
     logits = policy.logits.copy()
     history = np.zeros(steps)
     _dpo_descent(logits, policy.row_of_state, st_w, ac_w, len_w, ref_w, st_l, ac_l, len_l,
-                 ref_l, np.array(counts), beta, steps, alpha, history)
+                 ref_l, counts, beta, steps, alpha, history)
     return DPOResult(logits, SoftmaxPolicy(logits, policy.row_of_state.copy()), history)
 
 

@@ -237,3 +237,31 @@ def test_exact_sums_on_the_prefix_tree(ex):
     assert expected_return(ex.mdp, ex.reference) == pytest.approx(
         sum(p * rm.score(ex.scenario.prompt, y) for y, p in dist.items()), abs=1e-12)
     assert sequence_kl(ex.mdp, ex.reference, ex.reference) == 0.0
+
+
+def test_dpo_refuses_a_response_the_policy_cannot_produce(ex):
+    sc = ex.scenario
+    masked = SoftmaxPolicy(ex.reference.logits.copy(), ex.reference.row_of_state)
+    root = ex.env.state_of(0, "")
+    masked.logits[root, ex.env.token_id["Paris"]] = -np.inf
+    with pytest.raises(ValueError, match="'Paris.'.*probability 0 under policy"):
+        dpo(ex.env, masked, [(sc.prompt, sc.replies[2], sc.replies[0])], beta=1.0,
+            ref_policy=ex.reference)
+
+
+def test_grpo_runs_are_reproducible_and_independent_of_threads(ex):
+    import numba
+
+    kwargs = dict(iterations=50, group_size=4, alpha=0.2, ref_policy=ex.reference,
+                  kl_coef=1.0, seed=3, runs=3)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = grpo(ex.mdp, ex.reference, **kwargs)
+    finally:
+        numba.set_num_threads(threads)
+    many = grpo(ex.mdp, ex.reference, **kwargs)
+    assert np.array_equal(one.logits, many.logits)
+    assert np.array_equal(one.episode_returns, many.episode_returns)
+    assert one.logits.shape == (3, *ex.reference.logits.shape)
+    assert not np.array_equal(one.logits[0], one.logits[1])  # independent streams
