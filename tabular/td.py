@@ -337,7 +337,7 @@ def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5
     Q2 = Q1.copy()
     _double_q(*mdp.arrays, mdp.start_cdf, gamma, alpha, epsilon, episodes, max_steps,
               seed_states(seed, runs), Q1, Q2, returns, lengths)
-    Q = np.where(Q1 == -np.inf, -np.inf, 0.5 * (Q1 + Q2))  # -inf is shared by both tables
+    Q = 0.5 * (Q1 + Q2)  # a -inf is in both tables, so no -inf + finite mix appears
     return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
                          squeeze_runs(Q, runs))
 
