@@ -498,9 +498,21 @@ class RunningExample:
         """Reward against KL along the exact optimum ``pi*_beta`` (Gao et al., 2023):
         the proxy rises as ``beta`` shrinks, the gold reward rises, then falls."""
         betas = np.asarray(betas, dtype=np.float64)
-        points = [self.measure(self.optimum(b)) for b in betas]
-        return Frontier(betas, *(np.array([getattr(p, f) for p in points])
-                                 for f in ("kl", "proxy", "gold")))
+        return _frontier(betas, [self.measure(self.optimum(b)) for b in betas])
+
+    def learner_frontier(self, learner, betas, **kwargs) -> Frontier:
+        """The same curve followed by a learner (``tabular.ppo``, ``reinforce``, ...):
+        started at SFT with ``kl_coef = beta`` towards it; ``kwargs`` go to the learner
+        (run 0 is measured when ``runs > 1``)."""
+        betas = np.asarray(betas, dtype=np.float64)
+        return _frontier(betas, [
+            self.measure(learner(self.mdp, self.reference, ref_policy=self.reference,
+                                 kl_coef=float(b), **kwargs).policy) for b in betas])
+
+
+def _frontier(betas: np.ndarray, points: list[FrontierPoint]) -> Frontier:
+    return Frontier(betas, *(np.array([getattr(p, f) for p in points])
+                             for f in ("kl", "proxy", "gold")))
 
 
 @cache

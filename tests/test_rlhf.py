@@ -187,12 +187,12 @@ def test_learners_follow_the_gold_curve(ex):
     """PPO at the gold peak beats SFT on the gold reward; with a weak penalty it hacks."""
     sft_gold = ex.value(ex.reference, "gold")
     fn, kwargs = LEARNERS["ppo"]
-    for beta, better in [(2.0, True), (0.1, False)]:
-        res = fn(ex.mdp, ex.reference, ref_policy=ex.reference, kl_coef=beta, seed=1, **kwargs)
-        point = ex.measure(res.policy)
-        assert (point.gold > sft_gold) == better
-        exact = ex.measure(ex.optimum(beta))
-        assert point.gold == pytest.approx(exact.gold, abs=0.05)
+    betas = [2.0, 0.1]
+    followed = ex.learner_frontier(fn, betas, seed=1, **kwargs)
+    exact = ex.frontier(betas)
+    assert followed.gold[0] > sft_gold > followed.gold[1]
+    np.testing.assert_allclose(followed.gold, exact.gold, atol=0.05)
+    np.testing.assert_allclose(followed.kl, exact.kl, atol=0.05)
 
 
 @pytest.mark.parametrize("beta", BETAS)
