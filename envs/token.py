@@ -7,6 +7,12 @@ reward ``r(prompt, response)`` arrives on that last token (seed 000, section 10:
 "the state is the prompt plus the tokens generated so far ... the transition is
 deterministic: appending the chosen token").
 
+Reaching ``max_len`` is ``terminated``, not ``truncated``: the length is part of the
+state, so the model is exactly finite-horizon. The observation is the state id;
+``info`` carries the prompt, the decoded response so far, its tokens, and the
+mask of tokens the grammar allows next; ``render()`` (mode ``"ansi"``) shows the
+conversation.
+
 Because the state holds the whole prefix, the reachable states form a tree, and
 :meth:`TokenMDP.to_mdp` enumerates it into a :class:`tabular.TabularMDP`, so
 every planner and learner of the zoo runs on text.
@@ -66,8 +72,9 @@ class TokenMDP(gym.Env):
     grammar: ``None`` (every token allowed everywhere), a list of allowed responses
         for every prompt, or a mapping ``prompt -> list of responses``.
     illegal_reward: paid when a forbidden token ends the episode.
-    max_states: the largest prefix tree :meth:`to_mdp` will build; a bigger tree is
-        refused before anything is allocated.
+    max_states: the largest prefix tree the env will enumerate (the tree is built
+        with the env, as its size is the observation space); a bigger tree is refused,
+        counted in closed form or on the grammar's trie, before anything is allocated.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -81,8 +88,8 @@ class TokenMDP(gym.Env):
         if isinstance(prompts, str):
             prompts = (prompts,)
         self.prompts = tuple(prompts)
-        if not self.prompts:
-            raise ValueError("prompts must list at least one prompt")
+        if not self.prompts or len(set(self.prompts)) != len(self.prompts):
+            raise ValueError(f"prompts must list one or more distinct prompts, got {prompts!r}")
         if reward is None:
             reward = {"hello": 1.0}  # the default task: answer "Say hello." with "hello"
         if int(max_len) != max_len or max_len < 1:
