@@ -265,3 +265,23 @@ def test_grpo_runs_are_reproducible_and_independent_of_threads(ex):
     assert np.array_equal(one.episode_returns, many.episode_returns)
     assert one.logits.shape == (3, *ex.reference.logits.shape)
     assert not np.array_equal(one.logits[0], one.logits[1])  # independent streams
+
+
+def test_dpo_on_the_labellers_comparisons_lands_on_the_reward_models_optimum(ex):
+    """DPO and the reward model fit the same Bradley-Terry likelihood to the same 3,000
+    comparisons, so DPO's policy is pi*_beta of the trained reward model."""
+    sc = ex.scenario
+    prefs = [(c, sc.prompt, w, lo) for c, w, lo in sc.preferences]
+    res = dpo(ex.env, ex.reference, prefs, beta=1.0)
+    assert sequence_kl(ex.mdp, res.policy, ex.optimum(1.0)) < 1e-6
+    assert res.loss[-1] == pytest.approx(ex.reward_model.loss, abs=1e-6)
+
+
+def test_the_scenarios_trigram_rows_never_conflict(ex):
+    """The six replies were written so that states sharing a trigram context allow the same
+    tokens: the shared-row model and its per-prefix copy generate identical replies."""
+    for lm in (ex.base, ex.sft):
+        shared = ex.answer_distribution(lm.policy(ex.env))
+        exact = ex.answer_distribution(lm.policy(ex.env, per_state=True))
+        assert shared == pytest.approx(exact, abs=1e-12)
+        assert sum(shared.values()) == pytest.approx(1.0, abs=1e-12)
