@@ -285,3 +285,18 @@ def test_the_scenarios_trigram_rows_never_conflict(ex):
         exact = ex.answer_distribution(lm.policy(ex.env, per_state=True))
         assert shared == pytest.approx(exact, abs=1e-12)
         assert sum(shared.values()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_rlhf_trains_the_trigram_language_model_itself(ex):
+    """The learners take the SFT trigram model's shared rows as they are (one code path
+    with gridworlds); every branching prefix of the scenario has its own trigram, so the
+    trained n-gram model reaches pi*, and its logits go back into an NGramLM."""
+    lm_policy = ex.sft.policy(ex.env)
+    assert lm_policy.logits.shape[0] == len(ex.sft.rows) + 1  # the model's rows, not states
+    fn, kwargs = LEARNERS["ppo"]
+    res = fn(ex.mdp, lm_policy, ref_policy=lm_policy, kl_coef=1.0, seed=0, **kwargs)
+    assert sequence_kl(ex.mdp, res.policy, ex.optimum(1.0)) < 0.02
+    tuned = ex.sft.with_logits(res.logits)
+    assert ex.answer_distribution(tuned.policy(ex.env)) == pytest.approx(
+        ex.answer_distribution(res.policy), abs=1e-12)
+    assert tuned.generate(ex.scenario.prompt, greedy=True) == "The capital of France is Paris."
