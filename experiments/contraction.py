@@ -98,7 +98,7 @@ def plot(results: dict, out_dir) -> list:
     ax.set_title(f"policy iteration, $\\gamma$ = {float(results['pi_gamma']):g}")
     for i, g in zip(steps, gap, strict=True):
         text = "= $v_*$" if abs(g) < 1e-9 else f"{g:.2g} below $v_*$ (worst state)"
-        ax.annotate(text, (i, mean[i]), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        ax.annotate(text, (i, mean[i]), textcoords="offset points", xytext=(6, -14), fontsize=8)
     ax.legend(loc="lower right")
     return [style.save(fig, out_dir / "contraction.png")]
 

@@ -14,9 +14,9 @@ ENV_KWARGS = {"map_name": "8x8"}
 class Config:
     """The real Gymnasium env read through ``TabularMDP.from_gymnasium``, gamma = 0.99."""
 
-    checkpoints: tuple = (25, 50, 100, 200, 400, 800, 1600, 3200, 6400)
+    checkpoints: tuple = (25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800)
     """Episode counts at which each learner's policy is scored."""
-    runs: int = 8
+    runs: int = 16
     """Independent runs per algorithm."""
     gamma: float = 0.99
     """Discount the learners optimise (success is scored undiscounted)."""

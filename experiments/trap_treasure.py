@@ -21,8 +21,13 @@ class Config:
 
     checkpoints: tuple = (5, 10, 20, 40, 80, 160, 320, 640, 1280)
     """Episode counts at which each learner's policy is scored."""
-    runs: int = 10
+    runs: int = 20
     """Independent runs per algorithm."""
+    zoo_step_reward: float = -0.01
+    """Reward of every other move in the zoo comparison: without a step cost, bumping
+    into a wall is worth as much as walking to the treasure and greedy learners stall."""
+    gamma: float = 1.0
+    """Discount the zoo's learners optimise (undiscounted, as in the post)."""
     zoo_trap_reward: float = -1.0
     """Trap reward of the zoo comparison: SARSA, expected SARSA and on-policy MC value
     every state from which exploration can reach a -inf trap at -inf, so all learners
@@ -57,13 +62,15 @@ def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
 
 
 def run(config: Config, executor) -> dict:
-    results = zoo.sweep(executor, ENV_ID, {"trap_reward": config.zoo_trap_reward},
-                        config.checkpoints, 1.0, config.runs, config.seed)
+    zoo_env = {"trap_reward": config.zoo_trap_reward, "step_reward": config.zoo_step_reward}
+    results = zoo.sweep(executor, ENV_ID, zoo_env,
+                        config.checkpoints, config.gamma, config.runs, config.seed)
     [trap] = executor.map(right_next_to_trap, [{
         "checkpoints": list(config.checkpoints), "runs": config.runs,
         "alpha": config.reinforce_alpha, "floor": config.reward_floor, "seed": config.seed}])
     env = gym.make(ENV_ID)
     results.update({
+        "gamma": np.array(config.gamma),
         "pg_checkpoints": np.array([0, *config.checkpoints]),
         # episode 0: REINFORCE's default initial policy, the uniform softmax (1/4 each)
         "p_right": np.hstack([np.full((config.runs, 1), 0.25), trap["p_right"]]),
@@ -79,7 +86,8 @@ def plot(results: dict, out_dir) -> list:
     ax = axes[0, 0]
     zoo.plot_curves(ax, results)
     ax.set_ylabel("probability of reaching the treasure\n(exact; mean over runs)")
-    ax.set_title(f"every algorithm (trap reward -1), {results['success'].shape[1]} runs")
+    ax.set_title(f"every algorithm (trap -1, step -0.01, gamma = {float(results['gamma']):g}),"
+                 f" {results['success'].shape[1]} runs", fontsize=10)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0.0, 0.55))
     ax = axes[0, 1]
     i, j = results["left_of_trap"]
@@ -112,7 +120,9 @@ def check(results: dict) -> list[str]:
     p = results["p_right"].mean(axis=0)
     # each trap visit costs the floor's full gradient; by the last checkpoint the post's
     # point holds: the probability of stepping into the trap is far below the prior 0.25
-    if not (p[-1] < 0.1 and np.all(np.diff(p[1:]) < 0)):
-        failures.append(f"pi(R | left of trap) goes {np.round(p, 3).tolist()}: it should fall "
-                        "steadily to below 0.1")
+    # once the learned route avoids the cell, visits (and updates) there become rare, so
+    # the probability levels off; the post's claim is that it ends far below the prior
+    if not p[-1] < 0.1:
+        failures.append(f"pi(R | left of trap) goes {np.round(p, 3).tolist()}: it should end "
+                        "below 0.1 (prior 0.25)")
     return failures
