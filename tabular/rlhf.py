@@ -1,5 +1,8 @@
 """RLHF on the token MDP: exact sequence-level quantities, the Bradley-Terry reward
-model, DPO, and the KL-regularised optimum they are all measured against.
+model, DPO, GRPO, and the KL-regularised optimum they are all measured against.
+
+The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`
+and :func:`tabular.ppo`, used as they are: the KL penalty is their ``kl_coef``.
 
 A token MDP is a tree (every state is reached by one path), so sequence-level
 quantities are exact sums over it, computed by one forward pass in breadth-first
