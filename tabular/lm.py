@@ -253,6 +253,11 @@ def _train(lm, sequences, masks, epochs, alpha, seed) -> TrainResult:
                     dtype=np.int64)
     targets = np.array([tok for seq in sequences for tok in seq], dtype=np.int64)
     mask = np.concatenate([np.asarray(m, dtype=np.float64) for m in masks])
+    masked = (mask > 0.0) & ~np.isfinite(lm.logits[rows, targets])
+    if masked.any():  # its loss would be infinite: -log 0
+        e = int(np.argmax(masked))
+        raise ValueError(f"training token {lm.vocab[targets[e]]!r} has a -inf logit (masked) in "
+                         "its context; unmask it before maximum-likelihood training")
     logits = lm.logits.copy()
     history = _maximum_likelihood_sgd(logits, rows, targets, mask, epochs, alpha,
                                       seed_states(seed, 1)[0])

@@ -144,6 +144,10 @@ def test_errors_name_the_problem():
         lm.generate("a", temperature=0.0)
     with pytest.raises(ValueError, match="epochs"):
         pretrain(lm, ["a"], epochs=0)
+    masked = pretrain(lm, ["a"], epochs=1).lm
+    masked.logits[:, 0] = -np.inf
+    with pytest.raises(ValueError, match="'a' has a -inf logit"):
+        sft(masked, [("a", "a")])
     with pytest.raises(ValueError, match="vocabulary differs"):
         lm.policy(TokenMDP(["b"], {}, vocab=["b"], max_len=1))
 
