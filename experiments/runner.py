@@ -5,20 +5,23 @@ Each experiment is a module of this package with
 - ``Config``: a dataclass (one docstring per field) with a ``quick()`` variant;
 - ``run(config, executor) -> dict[str, np.ndarray]``: all the computing;
 - ``plot(results, out_dir) -> list[Path]``: figures drawn from the numbers alone;
-- ``check(results) -> list[str]``: the expectations the numbers failed (empty: all met).
+- ``check(results) -> list[str]``: the expectations the numbers failed (empty: all met);
+- optionally ``table(results) -> (header, rows)``: a small table, also written as CSV.
 
 For experiment ``NAME`` the runner writes, under ``OUT/NAME/``, ``numbers.npz``,
-the PNGs, and last ``config.json`` (the config, ``tabular.__version__``, the seed
-and the outcome of ``check``). Every file is written atomically, and
-``config.json`` is the mark of a finished experiment: an interrupted run loses
-nothing that finished, and a rerun with the same config skips it.
+the PNGs, ``NAME.csv`` for a table, and last ``config.json`` (the config,
+``tabular.__version__``, the seed and the outcome of ``check``). Every file is
+written atomically, and ``config.json`` is the mark of a finished experiment: an
+interrupted run loses nothing that finished, and a rerun with the same config skips it.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import importlib
+import io
 import json
 import os
 import sys
@@ -110,6 +113,17 @@ def save_numbers(path: Path, results: dict) -> None:
     _atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
+def save_csv(path: Path, header, rows) -> None:
+    def write(f):
+        text = io.StringIO()
+        writer = csv.writer(text)
+        writer.writerow(header)
+        writer.writerows(rows)
+        f.write(text.getvalue().encode())
+
+    _atomic_write(path, write)
+
+
 def load_numbers(path: Path) -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=False) as data:
         return {key: data[key] for key in data.files}
@@ -166,9 +180,12 @@ def run_experiment(name: str, out: Path, executor, quick: bool = False,
     save_numbers(out_dir / NUMBERS, results)
     numbers = load_numbers(out_dir / NUMBERS)  # draw exactly what was stored
     figures = module.plot(numbers, out_dir)
+    files = [NUMBERS] + [Path(p).name for p in figures]
+    if hasattr(module, "table"):
+        save_csv(out_dir / f"{name}.csv", *module.table(numbers))
+        files.append(f"{name}.csv")
     failures = list(module.check(numbers))
     seconds = time.perf_counter() - began
-    files = [NUMBERS] + [Path(p).name for p in figures]
     save_json(out_dir / CONFIG, {**meta, "failed_checks": failures, "files": files,
                                  "seconds": round(seconds, 2)})
     return Outcome(name, skipped=False, failures=failures, seconds=seconds, files=files)

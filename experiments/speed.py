@@ -15,16 +15,20 @@ from . import style
 
 ENV_ID = "CliffWalking-v1"  # Gymnasium's own env: both sides step the same dynamics
 
-#: name -> (function, keyword arguments besides the MDP, episodes and seed)
+#: name -> (function, keyword arguments besides the MDP, size and seed, episodes per call
+#: relative to Config.episodes). Value learners soon walk ~15-step episodes, while a
+#: near-uniform softmax policy wanders to the 1000-step limit, so they get 25x more episodes.
 KERNELS = {
-    "SARSA": (tabular.sarsa, {"alpha": 0.5, "epsilon": 0.1}),
-    "Expected SARSA": (tabular.expected_sarsa, {"alpha": 0.5, "epsilon": 0.1}),
-    "Q-learning": (tabular.q_learning, {"alpha": 0.5, "epsilon": 0.1}),
-    "Double Q-learning": (tabular.double_q_learning, {"alpha": 0.5, "epsilon": 0.1}),
-    "MC control": (tabular.mc_control, {"epsilon": 0.1}),
-    "REINFORCE": (tabular.reinforce, {"alpha": 0.01}),
-    "Actor-critic": (tabular.actor_critic, {"alpha_actor": 0.01, "alpha_critic": 0.1}),
+    "SARSA": (tabular.sarsa, {"alpha": 0.5, "epsilon": 0.1}, 25),
+    "Expected SARSA": (tabular.expected_sarsa, {"alpha": 0.5, "epsilon": 0.1}, 25),
+    "Q-learning": (tabular.q_learning, {"alpha": 0.5, "epsilon": 0.1}, 25),
+    "Double Q-learning": (tabular.double_q_learning, {"alpha": 0.5, "epsilon": 0.1}, 25),
+    "MC control": (tabular.mc_control, {"epsilon": 0.1}, 25),
+    "REINFORCE": (tabular.reinforce, {"alpha": 0.01}, 1),
+    "Actor-critic": (tabular.actor_critic, {"alpha_actor": 0.01, "alpha_critic": 0.1}, 1),
+    "PPO": (tabular.ppo, {}, 1),
 }
+PPO_BATCH = 8
 BASELINE = "Python + Gymnasium"
 
 
@@ -33,7 +37,7 @@ class Config:
     """Cliff walking (Gymnasium's CliffWalking-v1), one run per kernel, best of repeats."""
 
     episodes: int = 2000
-    """Episodes per timed kernel call."""
+    """Episodes per timed call of the policy-gradient kernels (25x that for the others)."""
     python_steps: int = 100_000
     """Steps of the plain Python Q-learning loop."""
     repeats: int = 3
@@ -43,7 +47,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(episodes=200, python_steps=5_000, repeats=1)
+        return cls(episodes=40, python_steps=5_000, repeats=1)
 
 
 def python_q_learning(env_id: str, steps: int, seed: int, alpha: float = 0.5,
@@ -69,15 +73,22 @@ def python_q_learning(env_id: str, steps: int, seed: int, alpha: float = 0.5,
     return steps, time.perf_counter() - began
 
 
+def sized(fn, episodes: int) -> dict:
+    """The size argument of a learner: episodes, or PPO's batches of 8 episodes."""
+    if fn is tabular.ppo:
+        return {"iterations": max(1, episodes // PPO_BATCH), "episodes_per_batch": PPO_BATCH}
+    return {"episodes": episodes}
+
+
 def time_kernel(fn, kwargs, mdp, episodes: int, repeats: int, seed: int):
     """``(steps, best seconds, first-call seconds)``; the first call includes compiling."""
     began = time.perf_counter()
-    fn(mdp, episodes=1, seed=seed, **kwargs)
+    fn(mdp, seed=seed, **sized(fn, PPO_BATCH), **kwargs)
     first = time.perf_counter() - began
     best, steps = np.inf, 0
     for _ in range(repeats):
         began = time.perf_counter()
-        result = fn(mdp, episodes=episodes, seed=seed, **kwargs)
+        result = fn(mdp, seed=seed, **sized(fn, episodes), **kwargs)
         best = min(best, time.perf_counter() - began)
         steps = int(result.episode_lengths.sum())
     return steps, best, first
@@ -88,8 +99,8 @@ def run(config: Config, executor) -> dict:
     a timing must not share its cores with other jobs)."""
     mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID))
     names, steps, seconds, first_call = [], [], [], []
-    for name, (fn, kwargs) in KERNELS.items():
-        n, best, first = time_kernel(fn, kwargs, mdp, config.episodes, config.repeats,
+    for name, (fn, kwargs, scale) in KERNELS.items():
+        n, best, first = time_kernel(fn, kwargs, mdp, config.episodes * scale, config.repeats,
                                      config.seed)
         names.append(name)
         steps.append(n)
@@ -103,6 +114,19 @@ def run(config: Config, executor) -> dict:
     steps, seconds = np.array(steps), np.array(seconds)
     return {"names": np.array(names), "steps": steps, "seconds": seconds,
             "steps_per_second": steps / seconds, "first_call_seconds": np.array(first_call)}
+
+
+def table(results: dict):
+    """One row per learner: steps, seconds, steps per second and the speed-up."""
+    names = [str(n) for n in results["names"]]
+    baseline = results["steps_per_second"][names.index(BASELINE)]
+    rows = [(n, int(s), f"{t:.6f}", f"{r:.0f}", f"{r / baseline:.1f}", f"{f:.4f}")
+            for n, s, t, r, f in zip(names, results["steps"], results["seconds"],
+                                     results["steps_per_second"],
+                                     results["first_call_seconds"], strict=True)]
+    header = ("learner", "steps", "seconds", "steps_per_second", "speedup_vs_python",
+              "first_call_seconds")
+    return header, rows
 
 
 def plot(results: dict, out_dir) -> list:

@@ -74,6 +74,8 @@ def test_quick_run_writes_its_files_and_passes_its_checks(shared_dir, name):
     assert "seed" in meta and meta["config"]
     numbers = runner.load_numbers(quick_results / name / runner.NUMBERS)
     assert numbers, f"{name} stored no numbers"
+    missing = [f for f in meta["files"] if not (quick_results / name / f).is_file()]
+    assert not missing, f"{name} lists files it did not write: {missing}"
     pngs = [f for f in meta["files"] if f.endswith(".png")]
     assert pngs, f"{name} drew no figure"
     for png in pngs:
