@@ -31,15 +31,20 @@ same seed, same numbers, whatever the number of threads. Conventions:
   scales ``grad log pi`` by a return, and an infinite return gives no usable
   direction (``-inf * 0`` is NaN, ``-inf`` logits erase the policy). So the
   learners refuse an MDP that can pay ``-inf`` unless ``reward_floor`` is given;
-  they then learn from ``max(r, reward_floor)``. With deterministic dynamics, any
-  finite floor below every return reachable without a ``-inf`` reward keeps the
-  optimal policies that avoid it optimal (each trajectory into the trap now
-  returns less than any trajectory that avoids it). With stochastic dynamics a
-  policy that risks the trap with probability ``q`` loses at least
-  ``q (G_min - reward_floor)`` against the returns it can gain, so a floor far
-  enough below the finite returns keeps the optimum too. The floor also scales
-  the steps (``alpha * reward_floor``): a few times the scale of the finite
-  returns is enough, ``-1e300`` is not sensible.
+  they then learn from ``max(r, reward_floor)``, a finite stand-in. When an optimal
+  policy avoids every trap (as in the trap/treasure grid), the floored problem has
+  the same optimum if every trajectory into a trap returns less than every
+  trajectory that avoids them: with returns and partial returns in
+  ``[G_min, G_max]`` away from the traps, a trap entered at step ``t`` weighs
+  ``gamma^t reward_floor``, so
+  ``reward_floor < (G_min - G_max) / gamma^t`` for the latest ``t`` that matters
+  suffices (with ``gamma = 1``: any floor below ``G_min - G_max``). With
+  stochastic dynamics a small risk of a trap costs ``q gamma^t |reward_floor|``
+  instead of ``-inf``, so a lower floor follows the ``-inf`` objective more
+  closely. Either way a softmax learner drives ``pi(trap action)`` towards 0,
+  never to exactly 0. The floor also scales the steps (``alpha * reward_floor``):
+  a few times the scale of the finite returns is enough, ``-1e300`` is not.
+  ``episode_returns`` keep the environment's ``-inf``.
 - **Masked actions** (``-inf`` logits, a grammar) have probability 0 and
   gradient 0, and stay ``-inf``. No kernel produces a NaN.
 """
