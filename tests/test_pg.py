@@ -389,6 +389,27 @@ def test_entropy_bonus_spreads_a_peaked_policy():
     np.testing.assert_allclose(spread.policy.probs()[:3], 0.5, atol=0.02)
 
 
+@pytest.mark.parametrize("clip", [0.1, 0.2, 0.5])
+def test_ppo_clip_bounds_the_move_on_one_batch(clip):
+    """Schulman et al. (2017), eq. 7: on one batch the clipped objective is flat once
+    the ratio passes ``1 + clip`` in the direction the advantage asks for.
+
+    A bandit: action 0 pays 1, action 1 pays 0; one batch of 16 episodes at
+    pi_old = (1/2, 1/2) and a zero critic, so only the action-0 samples have an
+    advantage (1). However many epochs, pi(0) / pi_old(0) stops within one step
+    past 1 + clip: one step moves log pi(0) by at most alpha * (1 + clip) / 2
+    <= 0.04, so the ratio ends in [1 + clip, (1 + clip) e^0.04].
+    """
+    P = {0: {0: [(1.0, 1, 1.0, True)], 1: [(1.0, 1, 0.0, True)]},
+         1: {0: [(1.0, 1, 0.0, True)], 1: [(1.0, 1, 0.0, True)]}}
+    bandit = TabularMDP.from_transitions(P, start=np.array([1.0, 0.0]))
+    runs = [ppo(bandit, iterations=1, episodes_per_batch=16, epochs=epochs, alpha=0.05,
+                clip=clip, seed=1) for epochs in (1000, 5000)]
+    ratio = runs[0].policy.probs()[0, 0] / 0.5
+    assert 1 + clip <= ratio <= (1 + clip) * np.exp(0.04)
+    np.testing.assert_array_equal(runs[0].logits, runs[1].logits)  # stuck: the objective is flat
+
+
 # ---------------------------------------------------------- reproducibility
 @pytest.mark.parametrize("name", LEARNERS)
 def test_same_seed_same_numbers_whatever_the_threads(name):
