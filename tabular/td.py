@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .checks import check_gamma, policy_matrix
+from .checks import check_gamma, check_positive_int, policy_matrix
 from .learning import (
     ControlResult,
     PredictionResult,
@@ -153,7 +153,7 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     episodes, runs, max_steps = check_episode_args(episodes, runs, max_steps)
-    n_step = _check_n_step(n_step)
+    n_step = check_positive_int("n_step", n_step)
     pi = policy_matrix(mdp, policy)
     alpha = as_schedule("alpha", alpha)
     V = per_run(initial_values("initial_V", initial_V, (mdp.n_states,)), runs)
@@ -165,12 +165,6 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     return PredictionResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
                             squeeze_runs(V, runs),
                             squeeze_runs(trace, runs) if history else None)
-
-
-def _check_n_step(n_step) -> int:
-    if isinstance(n_step, bool) or int(n_step) != n_step or n_step < 1:
-        raise ValueError(f"n_step must be an integer >= 1, got {n_step!r}")
-    return int(n_step)
 
 
 # --------------------------------------------------------------------- control
