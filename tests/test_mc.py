@@ -201,9 +201,22 @@ def test_mc_same_seed_same_numbers_whatever_the_threads(method):
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
     alone = mc_control(mdp, method=method, gamma=0.95, episodes=300, seed=10)
     np.testing.assert_array_equal(alone.Q, one.Q[0])
-    pred = [mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=2, seed=11).V
-            for _ in range(2)]
-    np.testing.assert_array_equal(*pred)
+
+
+def test_mc_prediction_same_seed_same_numbers_whatever_the_threads():
+    mdp = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=11)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=11)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one.V, two.V)
+    np.testing.assert_array_equal(one.episode_returns, two.episode_returns)
+    other = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=12)
+    assert not np.array_equal(one.episode_returns, other.episode_returns)
 
 
 # --------------------------------------------------------------------- bad input

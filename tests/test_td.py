@@ -255,11 +255,18 @@ def test_same_seed_same_numbers_whatever_the_threads(name):
     assert not np.array_equal(other.Q, alone.Q)
 
 
-def test_prediction_same_seed_same_numbers():
+def test_prediction_same_seed_same_numbers_whatever_the_threads():
     mdp = model("tabular/RandomWalk-v0")
-    a = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
-    b = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        a = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        b = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
+    finally:
+        numba.set_num_threads(threads)
     np.testing.assert_array_equal(a.V, b.V)
+    np.testing.assert_array_equal(a.episode_lengths, b.episode_lengths)
     assert a.V.shape == (3, 7) and a.episode_returns.shape == (3, 50)
 
 
