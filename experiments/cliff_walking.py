@@ -93,8 +93,8 @@ def plot(results: dict, out_dir) -> list:
         path = results[f"path_{str(name).replace('-', '_').lower()}"]
         style.draw_path(ax, path, style.color(str(name)), f"{name} ({len(path) - 1} steps)",
                         offset=0.08 * (i - 0.5))
-    ax.text(0, shape[0] - 1, "S", ha="center", va="center", fontweight="bold")
-    ax.text(shape[1] - 1, shape[0] - 1, "G", ha="center", va="center", fontweight="bold")
+    for label, col in (("S", 0), ("G", shape[1] - 1)):
+        ax.text(col - 0.3, shape[0] - 1.25, label, ha="center", va="center", fontweight="bold")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     return [style.save(fig, out_dir / "cliff_walking.png")]
 

@@ -109,7 +109,7 @@ def plot(results: dict, out_dir) -> list:
     ax.set_xlabel("probability of right (the same in every state)")
     ax.set_ylabel("$v_\\pi(s_0)$, exact (return units)")
     ax.set_title("value of each shared policy")
-    ax.legend(loc="lower center")
+    ax.legend(loc="center")
     return [style.save(fig, out_dir / "short_corridor.png")]
 
 

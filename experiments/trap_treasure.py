@@ -70,7 +70,6 @@ def run(config: Config, executor) -> dict:
         "alpha": config.reinforce_alpha, "floor": config.reward_floor, "seed": config.seed}])
     env = gym.make(ENV_ID)
     results.update({
-        "gamma": np.array(config.gamma),
         "pg_checkpoints": np.array([0, *config.checkpoints]),
         # episode 0: REINFORCE's default initial policy, the uniform softmax (1/4 each)
         "p_right": np.hstack([np.full((config.runs, 1), 0.25), trap["p_right"]]),

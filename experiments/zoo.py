@@ -78,10 +78,15 @@ def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: l
     return {"steps": steps, "success": rate}
 
 
-def optimal_success(env_id: str, env_kwargs: dict) -> float:
-    """The best achievable success probability (value iteration on the success model)."""
-    success = success_model(make_model(env_id, env_kwargs))
-    return float(success.start @ tabular.value_iteration(success, gamma=1.0, tol=1e-12).V)
+def optimal_success(env_id: str, env_kwargs: dict, gamma: float) -> tuple[float, float]:
+    """The best achievable success probability (value iteration on the success model),
+    and the success probability of the policy that is optimal for the learners' own
+    objective (discount ``gamma``), which is what they converge to."""
+    mdp = make_model(env_id, env_kwargs)
+    success = success_model(mdp)
+    best = float(success.start @ tabular.value_iteration(success, gamma=1.0, tol=1e-12).V)
+    target = tabular.value_iteration(mdp, gamma=gamma, tol=1e-12).policy
+    return best, success_probability(success, target)
 
 
 def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: float,
@@ -91,11 +96,14 @@ def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: flo
              "checkpoints": list(checkpoints), "gamma": gamma, "runs": runs, "seed": seed}
             for a in algorithms]
     curves = executor.map(learning_curve, jobs, desc="algorithms")
+    best, target = optimal_success(env_id, env_kwargs, gamma)
     return {
         "algorithms": np.array(algorithms),
         "steps": np.array([c["steps"] for c in curves]),      # [algorithm, run, checkpoint]
         "success": np.array([c["success"] for c in curves]),
-        "optimal_success": np.array(optimal_success(env_id, env_kwargs)),
+        "optimal_success": np.array(best),
+        "target_success": np.array(target),
+        "gamma": np.array(gamma),
     }
 
 
@@ -114,8 +122,11 @@ def plot_curves(ax, results: dict) -> None:
             half = style.Z95 * runs.std(axis=0, ddof=1) / np.sqrt(runs.shape[0])
             ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.12,
                             linewidth=0)
-    ax.axhline(float(results["optimal_success"]), color="black", linestyle=":",
-               label=f"optimal ({float(results['optimal_success']):.2f})")
+    best, target = float(results["optimal_success"]), float(results["target_success"])
+    ax.axhline(best, color="black", linestyle=":", label=f"optimal ({best:.2f})")
+    if abs(target - best) > 1e-6:
+        ax.axhline(target, color="0.4", linestyle="-.",
+                   label=f"optimal for gamma = {float(results['gamma']):g} ({target:.2f})")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(style.matplotlib.ticker.NullFormatter())
     ax.set_ylim(-0.02, 1.05)
