@@ -12,6 +12,7 @@ from .dp import (
     soft_bellman_optimality,
     soft_policy,
     soft_value_iteration,
+    terminating_greedy_policy,
     value_iteration,
 )
 from .lm import NGramLM, pretrain, sft

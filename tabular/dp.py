@@ -157,6 +157,37 @@ def greedy_policy(Q) -> np.ndarray:
     return np.asarray(Q).argmax(axis=1).astype(np.int64)
 
 
+def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarray:
+    """A greedy policy for ``gamma = 1`` that also ends the episode with probability 1.
+
+    Without discounting, an action that loops in place can tie with the best one
+    (the gambler's stake 0 has ``q(s, 0) = v*(s)``), and ``argmax`` would follow it
+    for ever. Among the actions within ``tol`` of the best, this keeps those whose
+    outcomes stay where termination is still certain (the largest such set of
+    states, a fixed point), then picks by a backward breadth-first search from
+    the ending actions, so each step has a chance to move one level closer to the
+    end. States where no optimal action can guarantee termination keep ``argmax``.
+    """
+    next_state, prob, _, done = mdp.arrays
+    possible = prob > 0.0
+    best = optimal_actions(Q, tol)
+    certain = np.ones(mdp.n_states, dtype=bool)
+    while True:
+        safe = best & (~possible | done | certain[next_state]).all(axis=2) & certain[:, None]
+        moves = possible & ~done & safe[:, :, None]
+        ends = (possible & done & safe[:, :, None]).any(axis=2)
+        still = _reaches(next_state, moves, ends.any(axis=1)) & certain
+        if np.array_equal(still, certain):
+            break
+        certain = still
+    first = np.where(ends.any(axis=1), ends.argmax(axis=1), -1)
+    src, act, dst = _edges(next_state, moves)
+    order = np.argsort(dst, kind="stable")
+    indptr = np.searchsorted(dst[order], np.arange(mdp.n_states + 1))
+    chosen = kernels.backward_bfs_actions(indptr, src[order], act[order], first)
+    return np.where(chosen >= 0, chosen, greedy_policy(Q)).astype(np.int64)
+
+
 def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
     """Bool ``[S, A]``: the actions within ``tol`` of the best, so policies compare up to ties.
 
@@ -182,7 +213,9 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     ``"gauss-seidel"`` updates in place, in state order. For ``gamma < 1`` the
     returned ``V`` satisfies ``||V - V*||_inf <= tol`` (it stops once a sweep's
     residual is below ``tol (1 - gamma) / gamma``). For ``gamma == 1`` it stops
-    when the residual is below ``tol``. ``V0`` defaults to zeros.
+    when the residual is below ``tol``, and ``policy`` is
+    :func:`terminating_greedy_policy` (an optimal action that ends the episode,
+    not one that ties by looping in place). ``V0`` defaults to zeros.
     """
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
     kernel = _pick_method(method, {"sync": kernels.optimality_sweep,
@@ -192,7 +225,8 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
                                      "value_iteration")
     Q = kernels.q_table(*mdp.arrays, V, gamma)
-    return ValueIterationResult(V, Q, greedy_policy(Q), history, converged, len(history))
+    policy = greedy_policy(Q) if gamma < 1.0 else terminating_greedy_policy(mdp, Q, tol)
+    return ValueIterationResult(V, Q, policy, history, converged, len(history))
 
 
 @_threads_by_size
@@ -416,11 +450,16 @@ def _solve_policy_values(mdp, pi, gamma, policy_name="policy"):
     return V
 
 
+def _edges(next_state, edges):
+    """``(source, action, destination)`` of the outcome slots marked in bool ``[S, A, K]``."""
+    s, a, _ = np.nonzero(edges)
+    return s, a, next_state[edges]
+
+
 def _reaches(next_state, edges, targets):
     """Bool ``[S]``: states with a path of ``edges`` (bool ``[S, A, K]``) into ``targets``."""
     S = targets.shape[0]
-    src = np.broadcast_to(np.arange(S)[:, None, None], edges.shape)[edges]
-    dst = next_state[edges]
+    src, _, dst = _edges(next_state, edges)
     order = np.argsort(dst, kind="stable")
     indptr = np.searchsorted(dst[order], np.arange(S + 1))
     return kernels.backward_closure(indptr, src[order], targets.astype(np.bool_))

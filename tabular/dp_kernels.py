@@ -172,3 +172,28 @@ def backward_closure(indptr, sources, targets):
                 stack[top] = s
                 top += 1
     return reached
+
+
+@njit(cache=True)
+def backward_bfs_actions(indptr, sources, actions, first_action):
+    """Breadth-first search backwards from the states with ``first_action[s] >= 0``.
+
+    Edges in CSR by destination: ``sources[e]`` reaches the destination by
+    ``actions[e]``. A state met first through an edge takes that edge's action,
+    so each state's action leads one level closer to the seeds; ``-1`` where
+    the seeds are out of reach.
+    """
+    chosen = first_action.copy()
+    queue = np.flatnonzero(first_action >= 0)
+    queue = np.concatenate((queue, np.empty(first_action.shape[0], dtype=np.int64)))
+    head, tail = 0, np.count_nonzero(first_action >= 0)
+    while head < tail:
+        t = queue[head]
+        head += 1
+        for e in range(indptr[t], indptr[t + 1]):
+            s = sources[e]
+            if chosen[s] < 0:
+                chosen[s] = actions[e]
+                queue[tail] = s
+                tail += 1
+    return chosen

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import gammas, mdps
+from strategies import acyclic_mdps, gammas, mdps
 
 from tabular import (
     ConvergenceError,
@@ -116,6 +116,25 @@ def test_exact_evaluation_of_an_endless_policy_with_gamma_one(endless_loop):
     res = policy_evaluation(free_loop, np.array([0, 0]), 1.0)  # a reward-free loop is worth 0
     np.testing.assert_array_equal(res.V, [0.0, 0.0])
     np.testing.assert_array_equal(policy_iteration(free_loop, 1.0).V, [2.0, 0.0])
+
+
+def test_gamma_one_greedy_policy_ends_instead_of_looping_on_a_tie():
+    # state 0: action 0 loops in place for free, action 1 ends for free: both have q = 0
+    tie = deterministic_mdp([[(0, 0.0, False), (0, 0.0, True)]])
+    res = value_iteration(tie, 1.0)
+    np.testing.assert_array_equal(res.Q, [[0.0, 0.0]])
+    assert res.policy[0] == 1
+    assert value_iteration(tie, 0.9).policy[0] == 0  # discounted: the lowest index
+
+
+@settings(max_examples=30, deadline=None)
+@given(acyclic_mdps(traps=True))
+def test_gamma_one_greedy_policy_is_optimal_on_episodic_mdps(mdp):
+    res = value_iteration(mdp, 1.0, tol=1e-12)
+    exact = policy_evaluation(mdp, res.policy, 1.0).V
+    np.testing.assert_array_equal(np.isneginf(exact), np.isneginf(res.V))
+    finite = np.isfinite(res.V)
+    np.testing.assert_allclose(exact[finite], res.V[finite], rtol=0, atol=1e-9)
 
 
 def test_truncated_iteration_is_flagged_not_hidden(endless_loop):

@@ -99,9 +99,12 @@ def test_example_4_3_gamblers_problem():
     best = optimal_actions(res.Q, 1e-9)
     assert best[50, 50] and best[25, 25] and best[75, 25]
     assert not best[50, 1:50].any()  # at 50 the bold stake is the only optimal positive one
-    # an optimal proper policy (largest tied stake) is worth exactly V*
-    bold = (mdp.n_actions - 1) - best[:, ::-1].argmax(axis=1)
-    np.testing.assert_allclose(policy_evaluation(mdp, bold, 1.0).V, res.V, rtol=0, atol=1e-9)
+    # stake 0 loops in place and ties (q = v*); the returned policy is optimal and ends
+    states = np.arange(mdp.n_states)
+    assert best[states, res.policy].all() and (res.policy[1:100] > 0).all()
+    assert res.policy[50] == 50
+    np.testing.assert_allclose(policy_evaluation(mdp, res.policy, 1.0).V, res.V, rtol=0,
+                               atol=1e-9)
 
 
 def test_frozen_lake_4x4_slippery():
