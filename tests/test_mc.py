@@ -24,7 +24,7 @@ from tabular import (
     value_iteration,
 )
 from tabular.mc import exploring_start_states
-from tabular.schedules import linear
+from tabular.schedules import inverse, linear
 
 PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -111,6 +111,21 @@ def test_on_policy_mc_with_epsilon_one_evaluates_the_uniform_policy(mdp, gamma):
                      seed=6)
     scale = np.abs(mdp.reward).max() / (1 - gamma)
     np.testing.assert_allclose(res.Q.mean(axis=0), q_uniform, atol=0.05 * scale + 1e-12)
+
+
+@PROPERTY
+@given(mdps(max_states=6, max_actions=3, max_outcomes=3), st.sampled_from([0.5, 0.8]))
+def test_on_policy_mc_control_reaches_v_star_on_random_mdps(mdp, gamma):
+    """GLIE on-policy MC control (epsilon = 1/sqrt(episode), sample averages, 6000
+    episodes cut at 20 steps): the greedy policy's exact value is within 0.2 * scale of
+    V* in every state and run (worst in a trial over 80 drawn MDPs x 4 runs: 0.093)."""
+    v_star = value_iteration(mdp, gamma).V
+    scale = np.abs(mdp.reward).max() / (1 - gamma)
+    res = mc_control(mdp, gamma=gamma, episodes=6000, epsilon=inverse(1.0, 0.5),
+                     max_steps=20, runs=4, seed=12)
+    for Q in res.Q:
+        v = policy_evaluation(mdp, Q.argmax(axis=1), gamma).V
+        assert (v_star - v).max() <= 0.2 * scale + 1e-12
 
 
 @pytest.mark.parametrize("method, kwargs", [

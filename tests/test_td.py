@@ -152,6 +152,24 @@ def test_control_converges_on_random_mdps(mdp, gamma):
                                    err_msg=learn.__name__)
 
 
+@CONVERGENCE
+@given(mdps(max_states=6, max_actions=3, max_outcomes=3), st.sampled_from([0.5, 0.8]))
+def test_greedy_policies_reach_v_star_on_random_mdps(mdp, gamma):
+    """Every control method with GLIE exploration (epsilon = 1/sqrt(episode)), step
+    sizes 1/n**0.6 and 6000 episodes cut at 20 steps: the exact value of the greedy
+    policy is within 0.2 * scale of V* in every state, in every run. In a trial over 80
+    drawn MDPs x 4 runs the worst loss was 0.093 * scale (SARSA, expected SARSA,
+    Q-learning); what loss remains comes from states that exploration rarely reaches."""
+    v_star = value_iteration(mdp, gamma).V
+    tol = 0.2 * value_scale(mdp, gamma)
+    for name, learn in CONTROL.items():
+        res = learn(mdp, gamma=gamma, episodes=6000, alpha=inverse(1.0, 0.6),
+                    epsilon=inverse(1.0, 0.5), max_steps=20, runs=4, seed=14)
+        for Q in res.Q:
+            v = policy_evaluation(mdp, Q.argmax(axis=1), gamma).V
+            assert (v_star - v).max() <= tol, name
+
+
 @pytest.mark.parametrize("name", CONTROL)
 def test_greedy_policy_is_optimal_on_gridworld(name):
     """Example 4.1's gridworld (-1 per step, gamma = 1): with exploration decaying to 0
