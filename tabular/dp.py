@@ -326,9 +326,14 @@ def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, ref_policy=
 def soft_policy(Q, beta: float, ref) -> np.ndarray:
     """``pi(a|s) ∝ ref(a|s) exp(Q(s, a) / beta)``, normalised stably.
 
-    A state where every allowed action has ``q = -inf`` keeps ``ref``.
+    ``ref`` is a stochastic ``[S, A]`` matrix. A state where every allowed action
+    has ``q = -inf`` keeps ``ref``.
     """
+    beta = check_positive("beta", beta)
     Q = np.asarray(Q, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if ref.shape != Q.shape:
+        raise ValueError(f"ref must have Q's shape {Q.shape}, got {ref.shape}")
     allowed = (ref > 0.0) & (Q > -np.inf)
     m = np.where(allowed, Q, -np.inf).max(axis=1, keepdims=True)
     doomed = m[:, 0] == -np.inf
@@ -343,7 +348,8 @@ def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter):
     values = []
     improvements = 0
     for _ in range(max_iter):
-        V = _solve_policy_values(mdp, np.eye(mdp.n_actions)[policy], gamma, "policy0")
+        name = "improved policy" if values else "policy0"
+        V = _solve_policy_values(mdp, np.eye(mdp.n_actions)[policy], gamma, name)
         values.append(V)
         Q = kernels.q_table(*mdp.arrays, V, gamma)
         improved = _improve(Q, policy, tie_tol)
