@@ -272,6 +272,7 @@ def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = No
     Modified policy iteration stops, like value iteration, once the greedy
     step's residual ``||T* V - V||_inf`` is below ``tol (1 - gamma) / gamma``
     (``tol`` when ``gamma == 1``) and returns ``T* V``.
+    Reaching ``max_iter`` improvement steps raises :class:`ConvergenceError`.
     ``policy0`` defaults to the first action of each state that avoids ``-inf``
     rewards forever where one exists (from a ``-inf`` value no step can improve:
     every ``q`` is ``-inf`` too); with ``gamma == 1`` and exact evaluation it

@@ -10,6 +10,7 @@ import pytest
 
 import envs  # noqa: F401  (registers the tabular/ namespace)
 from tabular import (
+    SoftmaxPolicy,
     TabularMDP,
     bellman_expectation,
     optimal_actions,
@@ -58,6 +59,10 @@ def test_figure_3_2_random_policy_on_the_5x5_gridworld(method):
     mdp = model("tabular/Gridworld5x5-v0")
     V = policy_evaluation(mdp, equiprobable(mdp), 0.9, method=method).V
     np.testing.assert_allclose(V.reshape(5, 5), FIGURE_3_2, rtol=0, atol=0.05)
+    # the same policy as a SoftmaxPolicy whose states all read one row of equal logits
+    shared = SoftmaxPolicy(np.full((1, 4), 0.3), np.zeros(mdp.n_states, dtype=np.int64))
+    np.testing.assert_allclose(policy_evaluation(mdp, shared, 0.9, method=method).V, V,
+                               rtol=0, atol=1e-12)
 
 
 def test_figure_3_5_optimal_values_on_the_5x5_gridworld():
