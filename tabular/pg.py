@@ -355,8 +355,9 @@ def _check_reward_floor(mdp: TabularMDP, reward_floor) -> float:
             raise ValueError(
                 f"the MDP pays a -inf reward (state {mdp.state_name(int(s))}, action "
                 f"{mdp.action_name(int(a))}) and a policy gradient cannot be computed from an "
-                "infinite return: pass reward_floor=<a finite number below every other "
-                "return> (e.g. reward_floor=-100.0); the learner then uses max(r, reward_floor)")
+                "infinite return: pass reward_floor=<a finite number well below the other "
+                "returns> (e.g. -10 times their scale); the learner then uses "
+                "max(r, reward_floor) (see tabular.pg for when this keeps the optimum)")
         return -np.inf
     floor = float(reward_floor)
     if not np.isfinite(floor):
