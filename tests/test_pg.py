@@ -310,14 +310,19 @@ FAR = SoftmaxPolicy(np.array([[2.0, -2.0], [-2.0, 2.0], [2.0, -2.0], [0.0, 0.0]]
 
 
 @pytest.mark.parametrize("name", LEARNERS)
-def test_kl_penalty_alone_returns_the_policy_to_the_reference(name):
+def test_kl_penalty_alone_keeps_or_returns_the_policy_to_the_reference(name):
     """Reward 0 and kl_coef > 0: the objective is -beta KL(pi || ref), maximal at ref.
 
-    At pi = ref the shaped reward is 0 on every step, so the gradient noise vanishes
-    there too and the runs converge to ref itself (measured error < 1e-3).
+    At pi = ref the shaped reward is 0 on every step (up to rounding of the two
+    log-softmax computations), so a policy that starts there stays there, and the
+    gradient noise vanishes near it: the runs started far away converge to ref
+    itself (measured error < 1e-3; we allow 0.01).
     """
-    result = train(name, two_step_tree([0, 0, 0, 0]), FAR, episodes=4000,
-                   ref_policy=REF, kl_coef=0.5, runs=4, seed=5)
+    tree = two_step_tree([0, 0, 0, 0])
+    stay = train(name, tree, REF, episodes=500, ref_policy=REF, kl_coef=0.5, runs=2, seed=5)
+    np.testing.assert_allclose(stay.logits, np.broadcast_to(REF.logits, stay.logits.shape),
+                               atol=1e-12)
+    result = train(name, tree, FAR, episodes=4000, ref_policy=REF, kl_coef=0.5, runs=4, seed=5)
     for pi in run_policies(result):
         np.testing.assert_allclose(pi.probs()[:3], REF.probs()[:3], atol=0.01)
 
