@@ -219,6 +219,44 @@ def test_no_nan_on_random_mdps_with_traps_masks_and_shared_rows(mdp, gamma, seed
         assert np.all(np.abs(finite) <= 30 * 5.0 + 1e-9)  # 30 steps of rewards in [-5, 5]
 
 
+def test_one_episode_updates_by_hand():
+    """One episode on a two-armed bandit (arm 0 pays 1, arm 1 pays 3) from uniform
+    logits: every learner's first step is ``theta += alpha G (e_a - pi)`` with
+    ``G`` the reward of the arm it pulled, and the critic moves ``alpha_c G``."""
+    P = {0: {0: [(1.0, 1, 1.0, True)], 1: [(1.0, 1, 3.0, True)]},
+         1: {0: [(1.0, 1, 0.0, True)], 1: [(1.0, 1, 0.0, True)]}}
+    bandit = TabularMDP.from_transitions(P, start=np.array([1.0, 0.0]))
+    results = [
+        reinforce(bandit, episodes=1, alpha=0.5, seed=4),
+        reinforce(bandit, episodes=1, alpha=0.5, baseline=True, alpha_baseline=0.25, seed=4),
+        actor_critic(bandit, episodes=1, alpha_actor=0.5, alpha_critic=0.25, lam=0.7, seed=4),
+        ppo(bandit, iterations=1, episodes_per_batch=1, epochs=1, alpha=0.5,
+            alpha_critic=0.25, seed=4),
+    ]
+    for result in results:
+        G = result.episode_returns[0]
+        a = int(G == 3.0)
+        step = 0.5 * G * (np.eye(2)[a] - 0.5)
+        np.testing.assert_allclose(result.logits[0], step, rtol=1e-15)
+        if result.V is not None:
+            np.testing.assert_allclose(result.V, [0.25 * G, 0.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize(("lam", "expected"), [(0.0, [0.25, 0.5]), (1.0, [0.5, 0.5])])
+def test_critic_moves_towards_the_lambda_return(lam, expected):
+    """A forced chain 0 -> 1 -> end paying 1 then 2, gamma = 0.5, critic from 0:
+    the targets are the TD targets (1, 2) for lam = 0 and the returns (2, 2) for
+    lam = 1; one step of 0.25 moves V a quarter of the way."""
+    P = {0: {0: [(1.0, 1, 1.0, False)]}, 1: {0: [(1.0, 2, 2.0, True)]},
+         2: {0: [(1.0, 2, 0.0, True)]}}
+    chain = TabularMDP.from_transitions(P, start=np.array([1.0, 0.0, 0.0]))
+    result = actor_critic(chain, gamma=0.5, episodes=1, alpha_critic=0.25, lam=lam)
+    np.testing.assert_allclose(result.V[:2], expected, rtol=1e-15)
+    result = ppo(chain, gamma=0.5, iterations=1, episodes_per_batch=1, epochs=1,
+                 alpha_critic=0.25, lam=lam)
+    np.testing.assert_allclose(result.V[:2], expected, rtol=1e-15)
+
+
 # ------------------------------------------------------- S&B Example 13.1
 def short_corridor():
     mdp = gym.make("tabular/ShortCorridor-v0").unwrapped.to_mdp()
