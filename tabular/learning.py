@@ -31,7 +31,11 @@ outcome of positive probability (under the policy being evaluated) leads to
 ``0 * -inf`` that arise for zero discounts or zero probabilities count as 0. No NaN
 can appear. Methods that learn the value of an epsilon-soft policy (SARSA,
 expected SARSA, on-policy MC) therefore value every state from which the trap
-is reachable by exploration at ``-inf``; use a finite trap reward for them.
+is reachable by exploration at ``-inf`` (which is exact for that policy, but
+leaves nothing to choose between); for them use a finite trap reward, e.g.
+``gymnasium.make("tabular/TrapTreasure-v0", trap_reward=-10.0)``. Q-learning,
+double Q-learning and off-policy MC learn the greedy policy's values, which stay
+finite wherever the trap can be avoided.
 """
 
 from __future__ import annotations

@@ -240,6 +240,20 @@ def test_q_learning_on_the_trap_grid_is_exact():
         np.testing.assert_allclose(v[start], vi.V[start], atol=1e-9)
 
 
+@pytest.mark.parametrize("learn", [sarsa, expected_sarsa])
+def test_on_policy_values_of_a_reachable_trap_are_minus_infinity(learn):
+    """As documented in tabular.learning: under an epsilon-soft policy the trap is
+    reachable from the start, so its exact value there is -inf, and that is what the
+    on-policy methods learn; with a finite trap reward their values are finite."""
+    mdp = model("tabular/TrapTreasure-v0")
+    start = np.flatnonzero(mdp.start)[0]
+    res = learn(mdp, gamma=0.9, episodes=2000, runs=2, seed=15)
+    assert (res.Q[:, start] == -np.inf).all()
+    finite = learn(model("tabular/TrapTreasure-v0", trap_reward=-10.0), gamma=0.9,
+                   episodes=2000, runs=2, seed=15)
+    assert np.isfinite(finite.Q).all()
+
+
 @pytest.mark.parametrize("name", CONTROL)
 def test_minus_infinity_rewards_never_make_nans(name):
     mdp = model("tabular/TrapTreasure-v0")
