@@ -9,6 +9,7 @@ import numpy as np
 
 import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, policy_evaluation, value_iteration
+from tabular.dp import optimal_actions
 
 from . import style
 
@@ -63,11 +64,6 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def optimal_actions(Q: np.ndarray, tol: float = 1e-6) -> np.ndarray:
-    """Bool ``[S, A]``: every action within ``tol`` of the best (the book draws all ties)."""
-    return Q >= Q.max(axis=1, keepdims=True) - tol
-
-
 def plot(results: dict, out_dir) -> list:
     shape = tuple(results["grid_shape"])
     cells = results["state_cells"]
@@ -83,7 +79,7 @@ def plot(results: dict, out_dir) -> list:
         ax.set_ylabel("row")
     ax = axes[0, 2]
     style.grid_axes(ax, shape, "$\\pi_*$: every optimal action")
-    style.policy_arrows(ax, cells, optimal_actions(results["Q_star"]),
+    style.policy_arrows(ax, cells, optimal_actions(results["Q_star"], tol=1e-6),
                         [str(a) for a in results["action_names"]])
     for label, (r, c) in (("A", (0, 1)), ("B", (0, 3))):
         ax.text(c - 0.42, r - 0.3, label, fontsize=9, fontweight="bold", color="#D55E00")
