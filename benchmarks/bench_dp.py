@@ -11,9 +11,10 @@ Reported, from one run of this process:
   with a warm cache (each in a fresh subprocess);
 - ms per synchronous sweep on 1 and 2 threads (best of several), and per
   Gauss-Seidel sweep (sequential);
-- achieved bandwidth: the bytes a sweep must touch (the model arrays once, V
-  read once, the new V written once) / time, against a NumPy copy of a large
-  array measured in the same run (read + write bytes / time);
+- achieved bandwidth: the bytes a sweep must touch (successor, prob and reward
+  once, V read once, the new V written once) / time, against a NumPy copy of a
+  large array measured in the same run (read + write bytes / time); the one-off
+  cost of deriving ``successor`` from ``next_state`` and ``done`` is printed too;
 - the ratio to mdptoolbox-hiive's Bellman operator (``ValueIteration``'s
   per-sweep work, ``_bellmanOperator``, on scipy.sparse matrices built
   directly) on the same V, after checking that both sweeps give the same
@@ -33,6 +34,7 @@ import numpy as np
 
 from tabular import TabularMDP
 from tabular import dp_kernels as kernels
+from tabular.dp import _planning_arrays  # what every DP function hands its kernels
 
 N = 1000
 GAMMA = 0.99
@@ -91,8 +93,8 @@ COMPILE_SNIPPET = """
 import time, numpy as np
 t = time.perf_counter()
 from tabular import dp_kernels as k
-ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); r = -p; d = np.zeros(p.shape, bool)
-k.optimality_sweep(ns, p, r, d, np.zeros(2), 0.9, np.empty(2))
+ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); r = -p
+k.optimality_sweep(ns, p, r, np.zeros(3), 0.9, np.zeros(3))
 print(time.perf_counter() - t)
 """
 
@@ -107,37 +109,39 @@ def compile_seconds() -> tuple[float, float]:
     return runs[0], runs[1]
 
 
-def sweep_bytes(mdp: TabularMDP) -> int:
-    return sum(a.nbytes for a in mdp.arrays) + 2 * mdp.n_states * 8
+def sweep_bytes(arrays) -> int:
+    return sum(a.nbytes for a in arrays) + 2 * (arrays[0].shape[0] + 1) * 8
 
 
 def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
     from hiive.mdptoolbox.mdp import MDP, ValueIteration
 
+    t = time.perf_counter()
+    arrays = _planning_arrays(mdp, GAMMA)
+    row = {"model": name, "K": mdp.n_outcomes, "ms_prepare": 1e3 * (time.perf_counter() - t)}
     rng = np.random.default_rng(0)
-    V = rng.uniform(-100.0, 0.0, mdp.n_states)
-    V[-1] = 0.0  # the goal: both formulations agree on it
-    out = np.empty_like(V)
-    row = {"model": name, "K": mdp.n_outcomes}
+    V = np.append(rng.uniform(-100.0, 0.0, mdp.n_states), 0.0)  # + the end sentinel
+    V[-2] = 0.0  # the goal: both formulations agree on it
+    out = np.zeros_like(V)
     threads_before = numba.get_num_threads()
     for threads in (1, 2):
         numba.set_num_threads(threads)
         row[f"ms_{threads}t"] = 1e3 * best_seconds(
-            lambda: kernels.optimality_sweep(*mdp.arrays, V, GAMMA, out), 10)
+            lambda: kernels.optimality_sweep(*arrays, V, GAMMA, out), 10)
     numba.set_num_threads(threads_before)
     W = V.copy()
     row["ms_gs"] = 1e3 * best_seconds(
-        lambda: kernels.optimality_sweep_inplace(*mdp.arrays, W, GAMMA), 3)
+        lambda: kernels.optimality_sweep_inplace(*arrays, W, GAMMA), 3)
 
     P, R = toolbox_model(mdp)
     # ValueIteration's constructor also bounds the iteration count, which takes seconds
     # at 10^4 states (minutes at 10^6); the sweep needs only MDP's own set-up of P and R
     vi = ValueIteration.__new__(ValueIteration)
     MDP.__init__(vi, P, R, GAMMA, epsilon=0.01, max_iter=1000, skip_check=True)
-    row["ms_toolbox"] = 1e3 * best_seconds(lambda: vi._bellmanOperator(V), 5)
-    kernels.optimality_sweep(*mdp.arrays, V, GAMMA, out)
-    row["max_diff"] = float(np.max(np.abs(vi._bellmanOperator(V)[1] - out)))
-    nbytes = sweep_bytes(mdp)
+    row["ms_toolbox"] = 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5)
+    kernels.optimality_sweep(*arrays, V, GAMMA, out)
+    row["max_diff"] = float(np.max(np.abs(vi._bellmanOperator(V[:-1])[1] - out[:-1])))
+    nbytes = sweep_bytes(arrays)
     for threads in (1, 2):
         bw = nbytes / (row[f"ms_{threads}t"] / 1e3)
         row[f"bw_{threads}t"] = bw
@@ -169,7 +173,8 @@ def main() -> None:
               f"{100 * r['bw_frac_1t']:>9.0f}%{100 * r['bw_frac_2t']:>9.0f}%"
               f"{r['ms_toolbox']:>12.1f}{r['ms_toolbox'] / r['ms_1t']:>7.1f}"
               f"{r['ms_toolbox'] / r['ms_2t']:>7.1f}{r['max_diff']:>11.1e}"
-              f"   (model built in {build:.1f} s)", flush=True)
+              f"   (model built in {build:.1f} s, successor array in "
+              f"{r['ms_prepare']:.0f} ms)", flush=True)
         del mdp
 
 

@@ -117,20 +117,15 @@ def _threads_by_size(func):
 def bellman_expectation(mdp: TabularMDP, V, policy, gamma: float) -> np.ndarray:
     """``(T_pi V)(s) = sum_a pi(a|s) sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.5), once."""
     gamma = check_gamma(gamma)
-    V = _check_values(mdp, V)
-    out = np.empty_like(V)
-    kernels.expectation_sweep(*mdp.arrays, V, gamma, policy_matrix(mdp, policy), out)
-    return out
+    return _apply_once(kernels.expectation_sweep, mdp, _check_values(mdp, V), gamma,
+                       policy_matrix(mdp, policy))
 
 
 @_threads_by_size
 def bellman_optimality(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
     """``(T* V)(s) = max_a sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.10), once."""
     gamma = check_gamma(gamma)
-    V = _check_values(mdp, V)
-    out = np.empty_like(V)
-    kernels.optimality_sweep(*mdp.arrays, V, gamma, out)
-    return out
+    return _apply_once(kernels.optimality_sweep, mdp, _check_values(mdp, V), gamma)
 
 
 @_threads_by_size
@@ -139,17 +134,15 @@ def soft_bellman_optimality(mdp: TabularMDP, V, gamma: float, beta: float,
     """``(T_beta V)(s) = beta log sum_a ref(a|s) exp(q(s, a) / beta)``, once."""
     gamma = check_gamma(gamma)
     beta = check_positive("beta", beta)
-    V = _check_values(mdp, V)
-    out = np.empty_like(V)
-    kernels.soft_sweep(*mdp.arrays, V, gamma, beta, _reference(mdp, ref_policy), out)
-    return out
+    return _apply_once(kernels.soft_sweep, mdp, _check_values(mdp, V), gamma, beta,
+                       _reference(mdp, ref_policy))
 
 
 @_threads_by_size
 def q_from_v(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
     """``Q[s, a] = sum_k p_k [r_k + gamma (0 if done_k else V(s'_k))]`` (eq. 4.6)."""
     gamma = check_gamma(gamma)
-    return kernels.q_table(*mdp.arrays, _check_values(mdp, V), gamma)
+    return _q_table(mdp, _check_values(mdp, V), gamma)
 
 
 def greedy_policy(Q) -> np.ndarray:
@@ -224,7 +217,7 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     sweep = _sweeper(mdp, kernel, gamma, (), inplace=method == "gauss-seidel")
     V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
                                      "value_iteration")
-    Q = kernels.q_table(*mdp.arrays, V, gamma)
+    Q = _q_table(mdp, V, gamma)
     policy = greedy_policy(Q) if gamma < 1.0 else terminating_greedy_policy(mdp, Q, tol)
     return ValueIterationResult(V, Q, policy, history, converged, len(history))
 
@@ -244,7 +237,7 @@ def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exac
     pi = policy_matrix(mdp, policy)
     if method == "exact":
         V = _solve_policy_values(mdp, pi, gamma)
-        Q = kernels.q_table(*mdp.arrays, V, gamma)
+        Q = _q_table(mdp, V, gamma)
         return PolicyEvaluationResult(V, Q, np.zeros(0), True, 0)
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
     kernel = _pick_method(method, {"sync": kernels.expectation_sweep,
@@ -254,7 +247,7 @@ def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exac
     sweep = _sweeper(mdp, kernel, gamma, (pi,), inplace=method == "inplace")
     V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
                                      "policy_evaluation")
-    Q = kernels.q_table(*mdp.arrays, V, gamma)
+    Q = _q_table(mdp, V, gamma)
     return PolicyEvaluationResult(V, Q, history, converged, len(history))
 
 
@@ -319,7 +312,7 @@ def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, ref_policy=
     sweep = _sweeper(mdp, kernels.soft_sweep, gamma, (beta, ref), inplace=False)
     V, history, converged = _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict,
                                      "soft_value_iteration")
-    Q = kernels.q_table(*mdp.arrays, V, gamma)
+    Q = _q_table(mdp, V, gamma)
     return SoftValueIterationResult(V, Q, soft_policy(Q, beta, ref), history, converged,
                                     len(history))
 
@@ -352,7 +345,7 @@ def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter):
         name = "improved policy" if values else "policy0"
         V = _solve_policy_values(mdp, np.eye(mdp.n_actions)[policy], gamma, name)
         values.append(V)
-        Q = kernels.q_table(*mdp.arrays, V, gamma)
+        Q = _q_table(mdp, V, gamma)
         improved = _improve(Q, policy, tie_tol)
         if np.array_equal(improved, policy):
             return PolicyIterationResult(V, Q, policy, improvements, np.array(values), True,
@@ -365,25 +358,26 @@ def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter):
 
 def _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter):
     threshold = _stopping_threshold(tol, gamma)
-    V = np.zeros(mdp.n_states)
+    arrays = _planning_arrays(mdp, gamma)
+    V = np.zeros(mdp.n_states + 1)  # with the end sentinel
     values = []
     improvements = 0
-    out = np.empty_like(V)
+    out = np.zeros_like(V)
     for _ in range(max_iter):
-        Q = kernels.q_table(*mdp.arrays, V, gamma)
+        Q = kernels.q_table(*arrays, V, gamma)
         greedy_V = Q.max(axis=1)
         improved = _improve(Q, policy, tie_tol)
         improvements += int(not np.array_equal(improved, policy))
         policy = improved
-        if _sup_distance(greedy_V, V) < threshold:
-            Q = kernels.q_table(*mdp.arrays, greedy_V, gamma)
+        if _sup_distance(greedy_V, V[:-1]) < threshold:
+            Q = _q_table(mdp, greedy_V, gamma)
             return PolicyIterationResult(greedy_V, Q, policy, improvements, np.array(values),
                                          True, len(values))
         pi = np.eye(mdp.n_actions)[policy]
         for _ in range(eval_sweeps):
-            kernels.expectation_sweep(*mdp.arrays, V, gamma, pi, out)
+            kernels.expectation_sweep(*arrays, V, gamma, pi, out)
             V, out = out, V
-        values.append(V.copy())
+        values.append(V[:-1].copy())
     raise ConvergenceError(f"policy_iteration (eval_sweeps={eval_sweeps}) did not meet its "
                            f"stopping rule within max_iter={max_iter} improvement steps")
 
@@ -473,14 +467,42 @@ def _reaches(next_state, edges, targets):
 
 
 # ------------------------------------------------------------- iteration
+def _planning_arrays(mdp, gamma):
+    """``(successor, prob, reward)`` for the kernels.
+
+    ``successor`` is ``next_state``, except that outcomes that end the episode,
+    padding, and every outcome when ``gamma = 0`` point to the sentinel state
+    ``S``, whose value is held at 0: no value flows from them.
+    """
+    next_state, prob, reward, done = mdp.arrays
+    no_value = done | (prob == 0.0) | (gamma == 0.0)
+    return np.where(no_value, mdp.n_states, next_state), prob, reward
+
+
+def _with_end(V):
+    """``V`` followed by the sentinel's value 0 (a new array)."""
+    return np.append(V, 0.0)
+
+
+def _q_table(mdp, V, gamma):
+    return kernels.q_table(*_planning_arrays(mdp, gamma), _with_end(V), gamma)
+
+
+def _apply_once(kernel, mdp, V, gamma, *extra):
+    """One synchronous sweep of ``kernel`` on ``V [S]``: the operator applied once."""
+    out = np.zeros(mdp.n_states + 1)
+    kernel(*_planning_arrays(mdp, gamma), _with_end(V), gamma, *extra, out)
+    return out[:-1]
+
+
 def _sweeper(mdp, kernel, gamma, extra, inplace):
-    """``sweep(V) -> (V_new, residual)`` for one kernel; synchronous sweeps double-buffer."""
-    arrays = mdp.arrays
+    """``sweep(V) -> (V_new, residual)`` over sentinel-extended vectors; Jacobi double-buffers."""
+    arrays = _planning_arrays(mdp, gamma)
     if inplace:
         def sweep(V):
             return V, kernel(*arrays, V, gamma, *extra)
         return sweep
-    spare = [np.empty(mdp.n_states)]
+    spare = [np.zeros(mdp.n_states + 1)]
 
     def sweep(V):
         out = spare[0]
@@ -493,16 +515,16 @@ def _sweeper(mdp, kernel, gamma, extra, inplace):
 def _iterate(mdp, sweep, V0, gamma, tol, max_iter, strict, name):
     """Sweep from a copy of ``V0`` until the residual meets the stopping rule or ``max_iter``."""
     threshold = _stopping_threshold(tol, gamma)
-    V = V0.copy()
+    V = _with_end(V0)
     history = []
     for _ in range(max_iter):
         V, residual = sweep(V)
         history.append(residual)
         if residual < threshold:
-            return V, np.array(history), True
+            return V[:-1], np.array(history), True
     if strict:
         raise ConvergenceError(_not_converged_message(mdp, name, gamma, tol, max_iter, history))
-    return V, np.array(history), False
+    return V[:-1], np.array(history), False
 
 
 def _stopping_threshold(tol, gamma):

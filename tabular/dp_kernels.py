@@ -1,15 +1,23 @@
 """Numba kernels of dynamic programming (Sutton & Barto 2nd ed., chapter 4).
 
-Every sweep reads the padded model arrays ``(next_state, prob, reward, done)``
-and a value vector. Synchronous (Jacobi) sweeps write a fresh vector and run
-their states in ``numba.prange``: each state is written by exactly one thread
-and the residual is a ``max`` reduction, so the numbers are bit-identical
-whatever the thread count. In-place (Gauss-Seidel) sweeps run sequentially.
+Sweeps read ``(successor, prob, reward)`` ``[S, A, K]`` and a value vector ``V``
+of length ``S + 1`` whose last entry is a sentinel state of value 0:
+``successor[s, a, k]`` is ``next_state`` unless the outcome ends the episode,
+is padding, or the discount is 0, in which case it points to the sentinel (see
+``tabular.dp._planning_arrays``). A target is then ``r + gamma * V[successor]``
+with no branch in the inner loop, which is what ``done`` means (no value flows
+from the next state).
+
+Synchronous (Jacobi) sweeps write a fresh vector and run their states in
+``numba.prange``: each state is written by exactly one thread and the residual
+is a ``max`` reduction, so the numbers are bit-identical whatever the thread
+count. In-place (Gauss-Seidel) sweeps run sequentially.
 
 ``-inf`` rewards follow the maths: an action that risks one has ``q = -inf``,
-``max`` ignores such actions unless nothing else is left, and the helpers never
-form ``0 * -inf`` (padding and masked actions are skipped, a zero discount adds
-no continuation) nor ``-inf - -inf`` (equal values have distance 0).
+``max`` ignores such actions unless nothing else is left, and no NaN can form:
+padding has probability 0, reward 0 and the sentinel's value 0; a zero discount
+only ever meets the sentinel; equal values have distance 0 (``-inf - -inf``
+is never taken).
 """
 
 from __future__ import annotations
@@ -27,43 +35,38 @@ def distance(x, y):
 
 
 @njit(cache=True, inline="always")
-def q_value(next_state, prob, reward, done, V, gamma, s, a):
-    """``q(s, a) = sum_k p_k [r_k + gamma * (0 if done_k else V(s'_k))]`` (eq. 3.14 / 4.6)."""
+def q_value(successor, prob, reward, V, gamma, s, a):
+    """``q(s, a) = sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 3.14 / 4.6), ``V(end) = 0``."""
     q = 0.0
     for k in range(prob.shape[2]):
-        p = prob[s, a, k]
-        if p > 0.0:
-            target = reward[s, a, k]
-            if gamma > 0.0 and not done[s, a, k]:
-                target += gamma * V[next_state[s, a, k]]
-            q += p * target
+        q += prob[s, a, k] * (reward[s, a, k] + gamma * V[successor[s, a, k]])
     return q
 
 
 @njit(cache=True, inline="always")
-def expected_value(next_state, prob, reward, done, V, gamma, pi, s):
+def expected_value(successor, prob, reward, V, gamma, pi, s):
     """``sum_a pi(a|s) q(s, a)``: one state of the Bellman expectation operator (eq. 4.5)."""
     v = 0.0
     for a in range(prob.shape[1]):
         w = pi[s, a]
         if w > 0.0:
-            v += w * q_value(next_state, prob, reward, done, V, gamma, s, a)
+            v += w * q_value(successor, prob, reward, V, gamma, s, a)
     return v
 
 
 @njit(cache=True, inline="always")
-def max_value(next_state, prob, reward, done, V, gamma, s):
+def max_value(successor, prob, reward, V, gamma, s):
     """``max_a q(s, a)``: one state of the Bellman optimality operator (eq. 4.10)."""
     best = -np.inf
     for a in range(prob.shape[1]):
-        q = q_value(next_state, prob, reward, done, V, gamma, s, a)
+        q = q_value(successor, prob, reward, V, gamma, s, a)
         if q > best:
             best = q
     return best
 
 
 @njit(cache=True, inline="always")
-def soft_value(next_state, prob, reward, done, V, gamma, beta, ref, s):
+def soft_value(successor, prob, reward, V, gamma, beta, ref, s):
     """``beta * log sum_a ref(a|s) exp(q(s, a) / beta)``, a one-pass stable log-sum-exp.
 
     (One update rule, not an if/else on a new maximum: numba's parfor reduction
@@ -76,7 +79,7 @@ def soft_value(next_state, prob, reward, done, V, gamma, beta, ref, s):
     for a in range(prob.shape[1]):
         w = ref[s, a]
         if w > 0.0:
-            q = q_value(next_state, prob, reward, done, V, gamma, s, a)
+            q = q_value(successor, prob, reward, V, gamma, s, a)
             if q > -np.inf:  # rescale the running sum to the new maximum
                 hi = max(m, q)
                 total = total * np.exp((m - hi) / beta) + w * np.exp((q - hi) / beta)
@@ -87,68 +90,68 @@ def soft_value(next_state, prob, reward, done, V, gamma, beta, ref, s):
 
 
 @njit(cache=True, parallel=True)
-def optimality_sweep(next_state, prob, reward, done, V, gamma, out):
+def optimality_sweep(successor, prob, reward, V, gamma, out):
     """``out = T* V`` (synchronous value-iteration sweep, eq. 4.10); returns ``||out - V||_inf``."""
     residual = 0.0
-    for s in prange(V.shape[0]):
-        v = max_value(next_state, prob, reward, done, V, gamma, s)
+    for s in prange(prob.shape[0]):
+        v = max_value(successor, prob, reward, V, gamma, s)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
     return residual
 
 
 @njit(cache=True)
-def optimality_sweep_inplace(next_state, prob, reward, done, V, gamma):
+def optimality_sweep_inplace(successor, prob, reward, V, gamma):
     """Gauss-Seidel value-iteration sweep (section 4.4's in-place variant); returns the residual."""
     residual = 0.0
-    for s in range(V.shape[0]):
-        v = max_value(next_state, prob, reward, done, V, gamma, s)
+    for s in range(prob.shape[0]):
+        v = max_value(successor, prob, reward, V, gamma, s)
         residual = max(residual, distance(v, V[s]))
         V[s] = v
     return residual
 
 
 @njit(cache=True, parallel=True)
-def expectation_sweep(next_state, prob, reward, done, V, gamma, pi, out):
+def expectation_sweep(successor, prob, reward, V, gamma, pi, out):
     """``out = T_pi V`` (synchronous iterative policy evaluation, eq. 4.5); returns the residual."""
     residual = 0.0
-    for s in prange(V.shape[0]):
-        v = expected_value(next_state, prob, reward, done, V, gamma, pi, s)
+    for s in prange(prob.shape[0]):
+        v = expected_value(successor, prob, reward, V, gamma, pi, s)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
     return residual
 
 
 @njit(cache=True)
-def expectation_sweep_inplace(next_state, prob, reward, done, V, gamma, pi):
+def expectation_sweep_inplace(successor, prob, reward, V, gamma, pi):
     """In-place iterative policy evaluation (the box of section 4.1); returns the residual."""
     residual = 0.0
-    for s in range(V.shape[0]):
-        v = expected_value(next_state, prob, reward, done, V, gamma, pi, s)
+    for s in range(prob.shape[0]):
+        v = expected_value(successor, prob, reward, V, gamma, pi, s)
         residual = max(residual, distance(v, V[s]))
         V[s] = v
     return residual
 
 
 @njit(cache=True, parallel=True)
-def soft_sweep(next_state, prob, reward, done, V, gamma, beta, ref, out):
+def soft_sweep(successor, prob, reward, V, gamma, beta, ref, out):
     """``out = T_beta V``, the soft (KL-regularised) optimality operator; returns the residual."""
     residual = 0.0
-    for s in prange(V.shape[0]):
-        v = soft_value(next_state, prob, reward, done, V, gamma, beta, ref, s)
+    for s in prange(prob.shape[0]):
+        v = soft_value(successor, prob, reward, V, gamma, beta, ref, s)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
     return residual
 
 
 @njit(cache=True, parallel=True)
-def q_table(next_state, prob, reward, done, V, gamma):
+def q_table(successor, prob, reward, V, gamma):
     """``Q[s, a] = q(s, a)`` for every pair (eq. 4.6)."""
     S, A = prob.shape[0], prob.shape[1]
     Q = np.empty((S, A))
     for s in prange(S):
         for a in range(A):
-            Q[s, a] = q_value(next_state, prob, reward, done, V, gamma, s, a)
+            Q[s, a] = q_value(successor, prob, reward, V, gamma, s, a)
     return Q
 
 
