@@ -17,8 +17,11 @@ import os
 import shutil
 import textwrap
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 from experiments import random_walk, runner
 from experiments.executor import LocalExecutor, make_executor
@@ -228,3 +231,35 @@ def assert_same(a, b):
         assert x.keys() == y.keys()
         for key in x:
             np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+
+
+@settings(max_examples=30, deadline=None)
+@given(arrays=st.dictionaries(
+    st.text("abcdefghij_", min_size=1, max_size=8),
+    hnp.arrays(st.sampled_from([np.float64, np.int64, np.bool_]),
+               hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)),
+    max_size=4))
+def test_numbers_round_trip_bit_for_bit(tmp_path_factory, arrays):
+    path = tmp_path_factory.mktemp("npz") / runner.NUMBERS
+    runner.save_numbers(path, arrays)
+    back = runner.load_numbers(path)
+    assert back.keys() == arrays.keys()
+    for key, value in arrays.items():
+        assert back[key].dtype == value.dtype and back[key].shape == value.shape
+        np.testing.assert_array_equal(back[key], value)  # NaN == NaN here
+
+
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path):
+    path = tmp_path / runner.NUMBERS
+    runner.save_numbers(path, {"x": np.arange(3)})
+
+    def broken(f):
+        f.write(b"half a file")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        runner._atomic_write(path, broken)
+    np.testing.assert_array_equal(runner.load_numbers(path)["x"], np.arange(3))
+    assert [p.name for p in tmp_path.iterdir()] == [runner.NUMBERS]
+    with pytest.raises(TypeError, match="object dtype"):
+        runner.save_numbers(path, {"bad": np.array([{}, 1], dtype=object)})
