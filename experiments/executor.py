@@ -9,10 +9,13 @@ executor, process or thread ran them: local and Ray give identical results.
   default) one after another: the library's kernels already spread their
   independent runs over all cores with ``numba.prange``, so a second level of
   parallelism only adds contention on a small machine. ``workers > 1`` uses a
-  thread pool, which pays off when the jobs call kernels that release the GIL.
+  thread pool, which pays off when the jobs call kernels that release the GIL
+  (concurrent ``parallel=True`` kernels then need numba's ``tbb`` or ``omp``
+  threading layer: the default ``workqueue`` layer is not thread-safe).
 - :class:`RayExecutor` sends each job to a Ray worker. It joins the cluster named
   by ``address`` or the ``RAY_ADDRESS`` environment variable, and otherwise
-  starts a local instance once per process (``pip install .[ray]``).
+  starts a local instance once per process (``pip install .[ray]``). Jobs are
+  pickled by reference, so every node needs this package installed.
 """
 
 from __future__ import annotations
