@@ -162,6 +162,9 @@ def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarr
     end. States where no optimal action can guarantee termination keep ``argmax``.
     """
     next_state, prob, _, done = mdp.arrays
+    if np.shape(Q) != prob.shape[:2]:
+        raise ValueError(f"Q must have shape {prob.shape[:2]} (states, actions), "
+                         f"got {np.shape(Q)}")
     possible = prob > 0.0
     best = optimal_actions(Q, tol)
     certain = np.ones(mdp.n_states, dtype=bool)
@@ -175,8 +178,7 @@ def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarr
         certain = still
     first = np.where(ends.any(axis=1), ends.argmax(axis=1), -1)
     src, act, dst = _edges(next_state, moves)
-    order = np.argsort(dst, kind="stable")
-    indptr = np.searchsorted(dst[order], np.arange(mdp.n_states + 1))
+    order, indptr = _by_destination(dst, mdp.n_states)
     chosen = kernels.backward_bfs_actions(indptr, src[order], act[order], first)
     return np.where(chosen >= 0, chosen, greedy_policy(Q)).astype(np.int64)
 
@@ -457,12 +459,16 @@ def _edges(next_state, edges):
     return s, a, next_state[edges]
 
 
+def _by_destination(dst, S):
+    """CSR by destination: edges ``order[indptr[t]:indptr[t + 1]]`` lead into state ``t``."""
+    order = np.argsort(dst, kind="stable")
+    return order, np.searchsorted(dst[order], np.arange(S + 1))
+
+
 def _reaches(next_state, edges, targets):
     """Bool ``[S]``: states with a path of ``edges`` (bool ``[S, A, K]``) into ``targets``."""
-    S = targets.shape[0]
     src, _, dst = _edges(next_state, edges)
-    order = np.argsort(dst, kind="stable")
-    indptr = np.searchsorted(dst[order], np.arange(S + 1))
+    order, indptr = _by_destination(dst, targets.shape[0])
     return kernels.backward_closure(indptr, src[order], targets.astype(np.bool_))
 
 
