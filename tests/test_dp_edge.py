@@ -13,7 +13,9 @@ from tabular import (
     optimal_actions,
     policy_evaluation,
     policy_iteration,
+    soft_policy,
     soft_value_iteration,
+    terminating_greedy_policy,
     value_iteration,
 )
 
@@ -194,6 +196,9 @@ def test_other_bad_arguments_are_named(trap_chain):
         (lambda: policy_iteration(trap_chain, 0.9, eval_sweeps=0), "eval_sweeps must be"),
         (lambda: policy_iteration(trap_chain, 0.9, tie_tol=-1.0), "tie_tol must be"),
         (lambda: optimal_actions(np.zeros((2, 2)), tol=-1.0), "tol must be"),
+        (lambda: terminating_greedy_policy(trap_chain, np.zeros((3, 3))), r"Q must have shape"),
+        (lambda: soft_policy(np.zeros((3, 2)), 1.0, np.ones((3, 3)) / 3), "ref must have"),
+        (lambda: soft_policy(np.zeros((3, 2)), -1.0, np.ones((3, 2)) / 2), "beta must be"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
