@@ -34,13 +34,18 @@ def run(config: Config, executor) -> dict:
 
 
 def plot(results: dict, out_dir) -> list:
-    fig, axes = style.figure(1, 1, width=8.0, height=4.6,
-                             title="FrozenLake 8x8 (slippery, Gymnasium): the zoo's learned "
-                                   "policies")
+    fig, axes = style.figure(2, 1, width=5.6, height=4.4,
+                             title="FrozenLake 8x8 (slippery, Gymnasium): the zoo, gamma = 0.99, "
+                                   f"{results['success'].shape[1]} runs each (bands: 95% CI)")
     ax = axes[0, 0]
+    zoo.plot_online(ax, results, smooth=50)
+    ax.set_ylim(-0.02, 1.0)
+    ax.set_ylabel("return per training episode = success\n(mean over runs, 50-episode "
+                  "average)")
+    ax.set_title("while learning (with exploration)")
+    ax = axes[0, 1]
     zoo.plot_curves(ax, results)
-    ax.set_title(f"gamma = 0.99, {results['success'].shape[1]} runs each "
-                 "(band: 95% CI)")
+    ax.set_title("the learned policy, scored exactly")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return [style.save(fig, out_dir / "frozenlake.png")]
 

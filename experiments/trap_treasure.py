@@ -79,16 +79,25 @@ def run(config: Config, executor) -> dict:
 
 
 def plot(results: dict, out_dir) -> list:
-    fig, axes = style.figure(2, 1, width=5.6, height=4.2,
-                             title="Trap/treasure grid (5x5): the zoo, and REINFORCE "
-                                   "learning to avoid a -inf trap")
+    fig, axes = style.figure(3, 1, width=5.0, height=4.2,
+                             title="Trap/treasure grid (5x5): the zoo (trap -1, step -0.01, "
+                                   f"{results['success'].shape[1]} runs, bands: 95% CI), and "
+                                   "REINFORCE learning to avoid a -inf trap")
     ax = axes[0, 0]
+    zoo.plot_online(ax, results, smooth=20)
+    ax.set_yscale("symlog", linthresh=1.0)  # long wandering episodes cost far below -1
+    ax.set_ylim(top=1.2)
+    ax.set_yticks([-10, -3, -1, -0.5, 0, 0.5, 1], ["-10", "-3", "-1", "-0.5", "0", "0.5", "1"])
+    ax.yaxis.set_minor_locator(style.matplotlib.ticker.NullLocator())
+    ax.set_ylabel("return per training episode (symlog scale;\nmean over runs, "
+                  "20-episode average)")
+    ax.set_title("return while learning (with exploration)")
+    ax = axes[0, 1]
     zoo.plot_curves(ax, results)
     ax.set_ylabel("probability of reaching the treasure\n(exact; mean over runs)")
-    ax.set_title(f"every algorithm (trap -1, step -0.01, gamma = {float(results['gamma']):g}),"
-                 f" {results['success'].shape[1]} runs", fontsize=10)
+    ax.set_title("the learned policy, scored exactly")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0.0, 0.55))
-    ax = axes[0, 1]
+    ax = axes[0, 2]
     i, j = results["left_of_trap"]
     x = results["pg_checkpoints"]
     p = results["p_right"]

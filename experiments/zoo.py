@@ -17,6 +17,8 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 import tabular
 from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation
 
+from . import style
+
 #: name -> (learner, keyword arguments). PPO's unit is a batch of 8 episodes.
 ALGORITHMS = {
     "SARSA": (tabular.sarsa, {"alpha": 0.1, "epsilon": 0.1}),
@@ -58,7 +60,8 @@ def learned_policies(result, runs: int, n_states: int, n_actions: int) -> list:
 def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: list,
                    gamma: float, runs: int, seed: int) -> dict:
     """Steps taken and success probability of each run at each checkpoint (an executor
-    job): ``steps [runs, C]``, ``success [runs, C]``."""
+    job): ``steps [runs, C]``, ``success [runs, C]``; and the return and length of every
+    episode of the longest call, ``returns [runs, E]``, ``lengths [runs, E]``."""
     mdp = make_model(env_id, env_kwargs)
     success = success_model(mdp)
     fn, kwargs = ALGORITHMS[algorithm]
@@ -75,7 +78,9 @@ def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: l
         steps[:, c] = result.episode_lengths.reshape(runs, -1).sum(axis=1)
         policies = learned_policies(result, runs, mdp.n_states, mdp.n_actions)
         rate[:, c] = [success_probability(success, p) for p in policies]
-    return {"steps": steps, "success": rate}
+    return {"steps": steps, "success": rate,
+            "returns": result.episode_returns.reshape(runs, -1),
+            "lengths": result.episode_lengths.reshape(runs, -1)}
 
 
 def optimal_success(env_id: str, env_kwargs: dict, gamma: float) -> tuple[float, float]:
@@ -97,7 +102,12 @@ def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: flo
             for a in algorithms]
     curves = executor.map(learning_curve, jobs, desc="algorithms")
     best, target = optimal_success(env_id, env_kwargs, gamma)
+    online = {}
+    for i, c in enumerate(curves):  # PPO's episode count can differ: one key each
+        online[f"returns_{i}"] = c["returns"]
+        online[f"lengths_{i}"] = c["lengths"]
     return {
+        **online,
         "algorithms": np.array(algorithms),
         "steps": np.array([c["steps"] for c in curves]),      # [algorithm, run, checkpoint]
         "success": np.array([c["success"] for c in curves]),
@@ -107,9 +117,23 @@ def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: flo
     }
 
 
+def plot_online(ax, results: dict, smooth: int) -> None:
+    """The return of each training episode (exploration included) against the mean
+    number of environment steps taken by its end; mean and 95% band over runs."""
+    for i, name in enumerate(results["algorithms"]):
+        name = str(name)
+        returns, lengths = results[f"returns_{i}"], results[f"lengths_{i}"]
+        x = np.cumsum(lengths, axis=1).mean(axis=0)
+        line = style.mean_band(ax, x, returns, name, style.color(name, i), smooth=smooth)
+        line.set_linestyle("--" if i % 2 else "-")
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(style.matplotlib.ticker.NullFormatter())
+    ax.set_xlabel("environment steps (log scale)")
+    ax.set_ylabel(f"return per training episode\n(mean over runs, {smooth}-episode average)")
+
+
 def plot_curves(ax, results: dict) -> None:
     """Mean success probability vs mean steps, with 95% bands over runs."""
-    from . import style
 
     for i, name in enumerate(results["algorithms"]):
         name = str(name)
