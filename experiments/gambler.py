@@ -74,7 +74,7 @@ def plot(results: dict, out_dir) -> list:
     x = results["capital"]
     for i, (k, V) in enumerate(zip(results["sweeps"], results["V_sweeps"], strict=True)):
         ax.plot(x, V, color=style.PALETTE[i + 1], label=f"sweep {k}", linewidth=1.2)
-    ax.plot(x, results["V_final"], color="black", linewidth=1.0,
+    ax.plot(x, results["V_final"], color="black", linewidth=1.0, linestyle="--",
             label=f"final ($v_*$, {int(results['iterations'])} sweeps)")
     ax.set_xlabel("capital ($)")
     ax.set_ylabel("value estimate\n(probability of winning)")
