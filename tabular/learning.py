@@ -15,13 +15,15 @@ The ``runs`` driver pattern (every learner's kernel follows it)::
     @njit(cache=True, parallel=True)
     def _kernel(next_state, prob, reward, done, start_cdf, rng_states, ..., out_Q, ...):
         for run in prange(rng_states.shape[0]):
-            _one_run(next_state, prob, reward, done, start_cdf, rng_states[run], ...,
+            _one_run(next_state, prob, reward, done, start_cdf, rng_states[run].copy(), ...,
                      out_Q[run], ...)
 
 Run ``i`` draws only from its own xoshiro stream ``rng_states[i]`` (from
 :func:`tabular.rng.seed_states`) and writes only its own output rows, so the
 numbers do not depend on the thread count or on ``runs``: run ``i`` of
-``runs=n`` equals run ``i`` of ``runs=m``.
+``runs=n`` equals run ``i`` of ``runs=m``. Each run advances a private copy of
+its 32-byte stream state: two rows share a 64-byte cache line, and threads
+writing neighbouring rows on every draw would contend for it (false sharing).
 
 ``-inf`` rewards (a trap that ends the episode) are handled exactly: an estimate
 becomes ``-inf`` only when a sampled target is ``-inf``, which happens only when an

@@ -107,7 +107,7 @@ def _mc_prediction(next_state, prob, reward, done, start_cdf, policy, gamma, alp
                    first_visit, episodes, max_steps, rng_states, V, returns, lengths, history):
     for run in prange(rng_states.shape[0]):
         _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                           first_visit, episodes, max_steps, rng_states[run], V[run],
+                           first_visit, episodes, max_steps, rng_states[run].copy(), V[run],
                            returns[run], lengths[run], history[run])
 
 
@@ -221,7 +221,7 @@ def _mc_control(method, sampling, first_visit, next_state, prob, reward, done, s
     for run in prange(rng_states.shape[0]):
         _mc_control_run(method, sampling, first_visit, next_state, prob, reward, done,
                         start_cdf, es_states, gamma, alpha, epsilon, episodes, max_steps,
-                        rng_states[run], Q[run], returns[run], lengths[run])
+                        rng_states[run].copy(), Q[run], returns[run], lengths[run])
 
 
 def exploring_start_states(mdp) -> np.ndarray:

@@ -136,8 +136,8 @@ def _td_prediction(next_state, prob, reward, done, start_cdf, policy, gamma, alp
                    episodes, max_steps, rng_states, V, returns, lengths, history):
     for run in prange(rng_states.shape[0]):
         _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                           n_step, episodes, max_steps, rng_states[run], V[run], returns[run],
-                           lengths[run], history[run])
+                           n_step, episodes, max_steps, rng_states[run].copy(), V[run],
+                           returns[run], lengths[run], history[run])
 
 
 def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,
@@ -209,7 +209,7 @@ def _td_control(method, next_state, prob, reward, done, start_cdf, gamma, alpha,
                 episodes, max_steps, rng_states, Q, returns, lengths):
     for run in prange(rng_states.shape[0]):
         _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, alpha,
-                        epsilon, episodes, max_steps, rng_states[run], Q[run], returns[run],
+                        epsilon, episodes, max_steps, rng_states[run].copy(), Q[run], returns[run],
                         lengths[run])
 
 
@@ -256,7 +256,7 @@ def _double_q(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon, 
               max_steps, rng_states, Q1, Q2, returns, lengths):
     for run in prange(rng_states.shape[0]):
         _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon,
-                      episodes, max_steps, rng_states[run], Q1[run], Q2[run], returns[run],
+                      episodes, max_steps, rng_states[run].copy(), Q1[run], Q2[run], returns[run],
                       lengths[run])
 
 
