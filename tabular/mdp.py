@@ -300,22 +300,22 @@ def _keys(table, name: str) -> list:
 
 @njit(cache=True, inline="always")
 def sample_step(next_state, prob, reward, done, s, a, rng):
-    """Sample one transition ``(s', r, done)`` of ``(s, a)``.
+    """Sample one transition ``(s', r, done)`` of ``(s, a)`` by inverse CDF.
 
-    The only door through which learning kernels reach the dynamics. A
-    deterministic pair (first outcome with probability 1) draws no random number.
+    The only door through which learning kernels reach the dynamics. It draws one
+    uniform number per call, stochastic pair or not: a draw is cheaper than the
+    mispredicted branch that skipping it would cost in the hot loop.
     """
+    u = uniform(rng)
+    acc = 0.0
     k = 0
-    if prob[s, a, 0] < 1.0:
-        u = uniform(rng)
-        acc = 0.0
-        for j in range(prob.shape[2]):
-            p = prob[s, a, j]
-            if p > 0.0:
-                acc += p
-                k = j
-                if u < acc:
-                    break
+    for j in range(prob.shape[2]):
+        p = prob[s, a, j]
+        if p > 0.0:
+            acc += p
+            k = j
+            if u < acc:
+                break
     return next_state[s, a, k], reward[s, a, k], done[s, a, k]
 
 
