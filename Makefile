@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test experiments experiments-quick bench lint clean
+.PHONY: test experiments experiments-quick bench lint clean clean-cache
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,5 +28,11 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check tabular envs experiments tests benchmarks
 
-clean:
+# Numba's on-disk cache is keyed on each kernel's own source file, not on the
+# helpers it inlines from other modules: after editing tabular/mdp.py, rng.py or
+# policy.py, drop the cache so every kernel is recompiled.
+clean-cache:
+	find tabular envs experiments tests benchmarks -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-cache
 	rm -rf $(VENV) results build *.egg-info
