@@ -22,7 +22,7 @@ class Config:
 
     episodes: int = 170
     """Episodes per run (the book's plot ends at 170)."""
-    runs: int = 50
+    runs: int = 100
     """Independent runs averaged."""
     alpha: float = 0.5
     """Step size."""
@@ -33,7 +33,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(runs=10)
+        return cls(runs=50)  # the check counts runs: 10 are too few (see check)
 
 
 def run(config: Config, executor) -> dict:
@@ -94,7 +94,8 @@ def plot(results: dict, out_dir) -> list:
 
 
 def check(results: dict) -> list[str]:
-    """The book's slope: ~170 episodes in ~8,000 steps; most runs find a near-optimal path."""
+    """The book's slope: ~170 episodes in ~8,000 steps; the best run's greedy path is the
+    15-step optimum, and a good share of runs end within 2 steps of it."""
     failures = []
     total = float(results["lengths"].sum(axis=1).mean())
     # single runs spread with a standard deviation of ~250 steps, so a mean of >= 10 runs lies
@@ -105,8 +106,16 @@ def check(results: dict) -> list[str]:
     optimal = int(results["optimal_steps"])
     if optimal != 15:
         failures.append(f"the optimal path takes {optimal} steps, the book's takes 15")
-    near = float(np.mean(results["greedy_steps"] <= optimal + 2))
-    if near < 0.5:
+    steps = results["greedy_steps"]
+    if steps.min() != optimal:
+        failures.append(f"no run's greedy path is optimal: the best takes {steps.min()} steps")
+    # Over 3,000 runs (seeds 0-2) 44% of runs end with a greedy path within 2 steps of the
+    # optimum (22% exactly optimal); 43% hold a greedy policy that never reaches the goal
+    # (it loops: 170 episodes leave many Q values at their initial 0). The fraction of
+    # n runs has a binomial standard error sqrt(0.44 * 0.56 / n) = 0.07 at the quick 50
+    # runs, so 0.25 lies 2.7 of them below; P(no optimal run among 50) = 0.78^50 ~ 4e-6.
+    near = float(np.mean(steps <= optimal + 2))
+    if near < 0.25:
         failures.append(f"only {near:.0%} of runs learned a greedy path within 2 steps of "
-                        "the optimum")
+                        "the optimum (expected about 44%)")
     return failures
