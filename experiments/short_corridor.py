@@ -16,8 +16,13 @@ ENV_ID = "tabular/ShortCorridor-v0"
 
 #: A run whose last 100 episodes average below this is stuck near p(right) = 0 or 1
 #: (episodes run to the step limit); the book's code floors each probability at 0.05,
-#: the library's REINFORCE has no floor, so a large step size can get there.
+#: the library's REINFORCE has no floor, so a large step size can get there. Over 3,000
+#: runs of 1,000 episodes (seeds 0-2) 3.1% of runs got stuck at 2^-12, 0.23% at 2^-13 and
+#: 0.03% at 2^-14; every other run's late average lay above -21, far from this line.
 STUCK = -100.0
+#: The largest fraction of stuck runs the check accepts at any step size: at the measured
+#: 3.5% (worst seed) P(more than 15% of 50 runs stuck) = 3e-4 (binomial).
+MAX_STUCK = 0.15
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(runs=20)
+        return cls(runs=50)
 
     def __post_init__(self):
         object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
@@ -115,23 +120,28 @@ def plot(results: dict, out_dir) -> list:
 
 def check(results: dict) -> list[str]:
     """v*(s0) = -(6 + 4 sqrt 2) = -11.66 at p(right) = 2 - sqrt 2 = 0.59 (the book prints
-    -11.6); REINFORCE with the book's smaller step sizes climbs to within a few units of it."""
+    -11.6); REINFORCE with the book's step sizes climbs to within a few units of it, apart
+    from the few runs that got stuck without the book's probability floor."""
     failures = []
     v_star, p_star = float(results["v_star"]), float(results["p_star"])
     exact_v, exact_p = -(6.0 + 4.0 * np.sqrt(2.0)), 2.0 - np.sqrt(2.0)
     if abs(v_star - exact_v) > 1e-4 or abs(p_star - exact_p) > 1e-3:  # the p grid's step
         failures.append(f"best shared policy p = {p_star:.4f}, v = {v_star:.4f}; "
                         f"exact: p = {exact_p:.4f}, v = {exact_v:.4f}")
-    returns = results["returns"]
-    first = returns[:, :, :50].mean(axis=(1, 2))
-    last = returns[:, :, -100:].mean(axis=(1, 2))
-    for alpha, f, la in zip(results["alphas"], first, last, strict=True):
-        if alpha > 2.0 ** -12.5:
-            continue  # 2^-12 can get stuck without the book's floor (counted in the legend)
-        # the mean of >= 20 runs x 100 episodes has a standard error well under 1
-        if not (la > f and la > v_star - 5.0):
-            failures.append(f"alpha = {alpha:g}: late return {la:.1f} (first 50 episodes: "
-                            f"{f:.1f}) is not within 5 of v* = {v_star:.1f}")
-    if np.any(last > v_star + 1.0):
+    last = []
+    for alpha, returns in zip(results["alphas"], results["returns"], strict=True):
+        stuck = returns[:, -100:].mean(axis=1) < STUCK
+        if stuck.mean() > MAX_STUCK:
+            failures.append(f"alpha = {alpha:g}: {stuck.sum()} of {len(stuck)} runs stuck "
+                            "(measured: at most 3.5% at 2^-12)")
+        first = returns[~stuck, :50].mean()
+        last.append(returns[~stuck, -100:].mean())
+        # measured (seeds 0-2, 1,000 runs): -11.8, -12.3, -14.9 at 2^-12, 2^-13, 2^-14, with
+        # a spread of 1.0-1.4 between runs, so the mean of 50 runs has a standard error
+        # of 0.2: the smallest step size, still climbing, lies 9 of them inside v* - 5
+        if not (last[-1] > first and last[-1] > v_star - 5.0):
+            failures.append(f"alpha = {alpha:g}: late return {last[-1]:.1f} (first 50 "
+                            f"episodes: {first:.1f}) is not within 5 of v* = {v_star:.1f}")
+    if max(last) > v_star + 1.0:
         failures.append("a learner beat v* by more than noise: the ground truth is wrong")
     return failures
