@@ -36,6 +36,10 @@ from .checks import check_gamma, check_positive, check_positive_int, policy_matr
 from .mdp import TabularMDP
 
 EXACT_MAX_STATES = 5000  # dense linear solve: S^2 float64 = 200 MB at this size
+# The exact solve's relative error bound kappa * eps (condition number times machine
+# epsilon) above which its answer is refused: 1e-6 allows kappa up to 4.5e9.
+EXACT_MAX_ERROR = 1e-6
+EPS = np.finfo(np.float64).eps
 # Below this many outcome slots (S * A * K) sweeps run on one thread: waking a thread
 # pool costs ~20 us per sweep (milliseconds on a loaded machine), more than the sweep.
 # The numbers are the same either way.
@@ -231,9 +235,11 @@ def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exac
     """``v_pi`` of a policy: deterministic ``int [S]``, stochastic ``[S, A]`` or ``SoftmaxPolicy``.
 
     ``method="exact"`` solves ``(I - gamma P_pi) v = r_pi`` (eq. 4.4 as a linear
-    system) after marking the states whose value is ``-inf``; ``"sync"`` and
-    ``"inplace"`` are iterative policy evaluation (section 4.1) with the
-    module's stopping rule, starting from ``V0`` (zeros).
+    system) after marking the states whose value is ``-inf``; it raises ``ValueError``
+    when float64 cannot trust the solve (a policy that almost never ends with ``gamma``
+    at or near 1: relative error bound above ``EXACT_MAX_ERROR``, see
+    :func:`_trusted_solve`). ``"sync"`` and ``"inplace"`` are iterative policy
+    evaluation (section 4.1) with the module's stopping rule, starting from ``V0`` (zeros).
     """
     gamma = check_gamma(gamma)
     pi = policy_matrix(mdp, policy)
@@ -449,8 +455,57 @@ def _solve_policy_values(mdp, pi, gamma, policy_name="policy"):
     np.add.at(P, (s_idx[flows], next_state[flows]), weight[flows])
     idx = np.flatnonzero(solve)
     system = np.eye(idx.size) - gamma * P[np.ix_(idx, idx)]
-    V[idx] = np.linalg.solve(system, r_pi[idx])
+    V[idx] = _trusted_solve(mdp, system, r_pi[idx], idx, gamma, policy_name)
     return V
+
+
+def _trusted_solve(mdp, system, r, states, gamma, policy_name):
+    """``v = system^-1 r`` for ``system = I - gamma P_pi`` on ``states``, if float64 can trust it.
+
+    ``system`` is an M-matrix: its inverse ``sum_k (gamma P_pi)^k`` is ``>= 0`` with row
+    sums ``L = system^-1 1``, the expected discounted episode lengths, so its condition
+    number is exactly ``kappa = ||system||_inf max L``. A backward-stable solve is off by
+    about ``kappa eps`` relative (Golub & Van Loan 3.5); above ``EXACT_MAX_ERROR`` the answer
+    is refused, and so is an ``L`` that is not a length (NaN, or below one step: rounding
+    lost the chance of ending, e.g. ``1 - (1 - p) = 0``). ``L`` needs a second solve only
+    when ``gamma`` is close enough to 1 for its bound ``max L <= 1 / (1 - gamma)`` to allow
+    ``kappa`` beyond the limit.
+    """
+    norm = np.abs(system).sum(axis=1).max(initial=0.0)
+    try:
+        v = np.linalg.solve(system, r)
+    except np.linalg.LinAlgError:
+        s = int(np.argmin(system.sum(axis=1)))  # the least chance of ending in one step
+        raise ValueError(_untrusted_message(mdp, policy_name, gamma, states[s],
+                                            "has no finite value in float64: the linear "
+                                            "solve met a zero pivot")) from None
+    if gamma < 1.0 and norm / (1.0 - gamma) * EPS <= EXACT_MAX_ERROR:
+        return v
+    lengths = np.linalg.solve(system, np.ones(r.size))
+    kappa = norm * lengths.max(initial=1.0)
+    not_a_length = ~(lengths >= 1.0 - EXACT_MAX_ERROR)
+    if not_a_length.any():
+        s = int(np.argmax(not_a_length))
+        raise ValueError(_untrusted_message(mdp, policy_name, gamma, states[s],
+                                            f"is beyond float64 (the linear solve gave "
+                                            f"{lengths[s]:.3g} steps)"))
+    if not kappa * EPS <= EXACT_MAX_ERROR:
+        s = int(np.argmax(lengths))
+        raise ValueError(_untrusted_message(mdp, policy_name, gamma, states[s],
+                                            f"is {lengths[s]:.3g} steps, so I - gamma P_pi "
+                                            f"has condition number {kappa:.3g} and the "
+                                            f"solve's relative error could reach "
+                                            f"{kappa * EPS:.2g} (limit {EXACT_MAX_ERROR:g})"))
+    return v
+
+
+def _untrusted_message(mdp, policy_name, gamma, s, how_long):
+    discounted = "discounted " if gamma < 1.0 else ""
+    return (f"method='exact' cannot be trusted for the {policy_name} with gamma={gamma:.15g}: "
+            f"its expected {discounted}episode length from state {mdp.state_name(int(s))} "
+            f"{how_long}. The policy (almost) never ends the episode: use gamma further "
+            "below 1, or method='sync' with max_iter, which flags values that have not "
+            "converged")
 
 
 def _edges(next_state, edges):

@@ -1,10 +1,12 @@
 """-inf rewards, gamma = 1 corner cases and bad input for the DP functions."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from strategies import acyclic_mdps, gammas, mdps
 
+import envs  # noqa: F401  (registers the tabular/ namespace)
 from tabular import (
     ConvergenceError,
     SoftmaxPolicy,
@@ -18,6 +20,7 @@ from tabular import (
     terminating_greedy_policy,
     value_iteration,
 )
+from tabular.dp import EPS, EXACT_MAX_ERROR
 
 NINF = -np.inf
 
@@ -212,3 +215,88 @@ def test_exact_evaluation_refuses_huge_models():
     with pytest.raises(ValueError, match="method='sync'"):
         policy_evaluation(big, np.zeros(S, dtype=np.int64), 0.9)
     assert policy_evaluation(big, np.zeros(S, dtype=np.int64), 0.9, method="sync").V.max() == 0
+
+
+# ------------------------------------------- (almost) endless policies, gamma = 1
+@pytest.fixture(scope="module")
+def corridor():
+    return TabularMDP.from_gymnasium(gym.make("tabular/ShortCorridor-v0"))
+
+
+def right_with(p):
+    """One shared row for the 4 corridor states: right with probability ``p``."""
+    return np.tile([1.0 - p, p], (4, 1))
+
+
+def corridor_values(p):
+    """``v_pi`` of the short corridor (Example 13.1) by elimination, every step paying -1.
+
+    v0 = -1 + (1-p) v0 + p v1             =>  v0 = v1 - 1/p
+    v2 = -1 + (1-p) v1                    (right from state 2 ends)
+    v1 = -1 + p v0 + (1-p) v2             =>  v1 p (1-p) = -(3 - p)
+    """
+    v1 = -(3.0 - p) / (p * (1.0 - p))
+    return np.array([v1 - 1.0 / p, v1, -1.0 + (1.0 - p) * v1, 0.0])
+
+
+@pytest.mark.parametrize("p", [0.5, 1e-3, 1e-8])
+def test_exact_evaluation_of_a_rarely_ending_policy_matches_the_closed_form(corridor, p):
+    res = policy_evaluation(corridor, right_with(p), 1.0)
+    # the solve promises a relative error below EXACT_MAX_ERROR; at p = 1e-8 its bound
+    # kappa * eps is 8e8 * 2.2e-16 = 1.8e-7 (measured: 2.7e-8)
+    np.testing.assert_allclose(res.V, corridor_values(p), rtol=EXACT_MAX_ERROR, atol=0)
+    assert res.converged
+    assert corridor_values(0.5)[0] == -12.0  # (2p - 4) / (p (1 - p)) at p = 1/2
+
+
+@pytest.mark.parametrize("p", [5e-131, 4e-322, 0.0])
+def test_exact_evaluation_refuses_a_policy_that_almost_never_ends(corridor, p):
+    # the dense solve used to return +1.9e130 (every reward is -1) at 5e-131, NaN at 4e-322
+    with pytest.raises(ValueError, match=r"state 0 \(first\).*gamma (< 1|further below 1)"):
+        policy_evaluation(corridor, right_with(p), 1.0)
+
+
+def test_exact_evaluation_is_refused_exactly_when_it_cannot_be_trusted(corridor):
+    # p from 1e-300 to 1 - 1e-16: both tails (p -> 0 stays at the wall, p -> 1 bounces
+    # between states 0 and 1) make the episodes long and I - P_pi ill-conditioned
+    tiny = np.logspace(-300, -0.31, 600)
+    for p in np.concatenate([tiny, 1.0 - tiny[tiny >= 1e-16]]):
+        truth = corridor_values(p)
+        kappa = 2.0 * -truth.min()  # ||I - P_pi||_inf = 2; lengths = -v (reward -1 a step)
+        try:
+            V = policy_evaluation(corridor, right_with(p), 1.0).V
+        except ValueError as error:
+            assert "cannot be trusted" in str(error)
+            assert not kappa * EPS < EXACT_MAX_ERROR / 2, p  # refused only with good reason
+            continue
+        assert not kappa * EPS > 2 * EXACT_MAX_ERROR, p  # never accepted beyond the limit
+        np.testing.assert_allclose(V, truth, rtol=EXACT_MAX_ERROR, atol=0, err_msg=f"p={p}")
+
+
+def test_sync_evaluation_of_an_almost_endless_policy_says_it_did_not_converge(corridor):
+    for p in (5e-131, 1e-8):
+        with pytest.raises(ConvergenceError, match="max_iter=1000.*diverge"):
+            policy_evaluation(corridor, right_with(p), 1.0, method="sync", max_iter=1000)
+        res = policy_evaluation(corridor, right_with(p), 1.0, method="sync", max_iter=1000,
+                                strict=False)
+        assert not res.converged and res.iterations == 1000
+        assert np.isfinite(res.V).all() and (res.V[:3] < 0).all()
+    res = policy_evaluation(corridor, right_with(0.5), 1.0, method="sync")
+    assert res.converged
+    np.testing.assert_allclose(res.V, corridor_values(0.5), rtol=0, atol=1e-8)
+
+
+def test_exact_evaluation_close_to_gamma_one_names_the_discounted_length(corridor):
+    with pytest.raises(ValueError, match=r"gamma=0.9999999999999: its expected discounted "
+                                         r"episode length from state 0 \(first\) "
+                                         r"is \d\.\d+e\+12 steps"):
+        policy_evaluation(corridor, right_with(1e-12), 1.0 - 1e-13)
+    V = policy_evaluation(corridor, right_with(1e-12), 0.999).V
+    assert V[0] == pytest.approx(-1000.0, rel=1e-6)  # stuck at the wall: -1/(1 - gamma)
+
+
+def test_exact_evaluation_reports_a_zero_pivot():
+    # 1 - (1 - 1e-300) rounds to 0: the loop in state 0 leaves I - P_pi exactly singular
+    loop = deterministic_mdp([[(0, -1.0, False), (1, -1.0, True)], [(1, 0.0, True)] * 2])
+    with pytest.raises(ValueError, match=r"state 0 has no finite value in float64: .*zero pivot"):
+        policy_evaluation(loop, np.array([[1.0, 1e-300], [1.0, 0.0]]), 1.0)
