@@ -36,12 +36,16 @@ class Config:
     """REINFORCE step size of the pi(R | left of trap) run (on the -inf grid)."""
     reward_floor: float = -1.0
     """REINFORCE's floor for the -inf trap reward (its gradient needs a finite return)."""
+    reinforce_runs: int = 100
+    """Independent REINFORCE runs of the pi(R | left of trap) curve: the runs split into
+    those that learn to avoid the cell's R and those whose route leaves the cell early
+    (their probability stays where it was), so the mean needs many runs."""
     seed: int = 0
     """Seed of the runs' random streams."""
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(checkpoints=(10, 40, 160, 640), runs=3)
+        return cls(checkpoints=(10, 40, 160, 640), runs=3, reinforce_runs=60)
 
 
 def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
@@ -66,13 +70,13 @@ def run(config: Config, executor) -> dict:
     results = zoo.sweep(executor, ENV_ID, zoo_env,
                         config.checkpoints, config.gamma, config.runs, config.seed)
     [trap] = executor.map(right_next_to_trap, [{
-        "checkpoints": list(config.checkpoints), "runs": config.runs,
+        "checkpoints": list(config.checkpoints), "runs": config.reinforce_runs,
         "alpha": config.reinforce_alpha, "floor": config.reward_floor, "seed": config.seed}])
     env = gym.make(ENV_ID)
     results.update({
         "pg_checkpoints": np.array([0, *config.checkpoints]),
         # episode 0: REINFORCE's default initial policy, the uniform softmax (1/4 each)
-        "p_right": np.hstack([np.full((config.runs, 1), 0.25), trap["p_right"]]),
+        "p_right": np.hstack([np.full((config.reinforce_runs, 1), 0.25), trap["p_right"]]),
         "left_of_trap": np.array(env.unwrapped.cell_of(env.unwrapped.left_of_trap)),
     })
     return results
@@ -101,7 +105,10 @@ def plot(results: dict, out_dir) -> list:
     i, j = results["left_of_trap"]
     x = results["pg_checkpoints"]
     p = results["p_right"]
-    style.mean_band(ax, x, p, f"REINFORCE, {p.shape[0]} runs", style.color("REINFORCE"))
+    style.mean_band(ax, x, p, f"REINFORCE: mean of {p.shape[0]} runs",
+                    style.color("REINFORCE"))
+    ax.plot(x, np.median(p, axis=0), color=style.color("REINFORCE"), linestyle="--",
+            label="REINFORCE: median run")
     ax.axhline(0.25, color="0.5", linestyle=":", label="uniform prior (0.25)")
     ax.set_xscale("symlog", linthresh=10)
     ax.set_ylim(0, 0.5)
@@ -114,7 +121,8 @@ def plot(results: dict, out_dir) -> list:
 
 
 def check(results: dict) -> list[str]:
-    """Q-learning finds the treasure for sure; REINFORCE drives pi(R | left of trap) to ~0."""
+    """Q-learning finds the treasure for sure; REINFORCE drives pi(R | left of trap) to ~0
+    in most runs and far below the prior 0.25 on average."""
     failures = []
     best = float(results["optimal_success"])
     if abs(best - 1.0) > 1e-9:
@@ -125,12 +133,19 @@ def check(results: dict) -> list[str]:
     final = float(results["success"][q][:, -1].mean())
     if final < 0.99:
         failures.append(f"Q-learning's greedy policy reaches the treasure with p = {final:.2f}")
-    p = results["p_right"].mean(axis=0)
-    # each trap visit costs the floor's full gradient; by the last checkpoint the post's
-    # point holds: the probability of stepping into the trap is far below the prior 0.25
-    # once the learned route avoids the cell, visits (and updates) there become rare, so
-    # the probability levels off; the post's claim is that it ends far below the prior
-    if not p[-1] < 0.1:
-        failures.append(f"pi(R | left of trap) goes {np.round(p, 3).tolist()}: it should end "
-                        "below 0.1 (prior 0.25)")
+    p = results["p_right"]
+    mean, learned = p.mean(axis=0), np.mean(p[:, -1] < 0.05)
+    # Each trap visit costs the floor's full gradient, so a run that keeps visiting the cell
+    # drives pi(R) to ~0; a run whose route leaves the cell early stops updating it there.
+    # Measured over 400 runs each of seeds 4 and 7 at 640 (1280) episodes: 63-71% (68-73%)
+    # of runs below 0.05, median 0.006 (0.002), mean 0.073-0.086 (0.064-0.071) with a
+    # spread of 0.13 between runs. So P(fewer than 40% of 60 runs below 0.05) <= 1e-4
+    # (binomial at 63%), and the mean of 60 runs has a standard error of 0.017: 0.15 lies
+    # 3.8 of them above the worse seed's 0.086.
+    if not learned >= 0.4:
+        failures.append(f"only {learned:.0%} of runs end with pi(R | left of trap) below 0.05 "
+                        "(measured: about two thirds)")
+    if not mean[-1] < 0.15:
+        failures.append(f"pi(R | left of trap) goes {np.round(mean, 3).tolist()} on average: "
+                        "it should end below 0.15 (prior 0.25)")
     return failures

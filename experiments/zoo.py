@@ -43,9 +43,25 @@ def success_model(mdp: TabularMDP) -> TabularMDP:
     return TabularMDP(mdp.next_state, mdp.prob, reward, mdp.done, mdp.start)
 
 
+#: Discount of the fallback scoring of a policy that (almost) never ends an episode:
+#: success within about 1 / (1 - gamma) = 10^9 steps.
+HORIZON_GAMMA = 1.0 - 1e-9
+
+
 def success_probability(success: TabularMDP, policy) -> float:
-    """``P(reach the goal)`` from the start distribution under ``policy``, exactly."""
-    return float(success.start @ policy_evaluation(success, policy, gamma=1.0).V)
+    """``P(reach the goal)`` from the start distribution under ``policy``, exactly.
+
+    A softmax policy can put all but ~1e-30 of its mass on a loop (REINFORCE on the
+    trap grid does): float64 cannot resolve when such an episode ends, and the exact
+    solve refuses it (``ValueError``); then the policy is scored by its success within
+    about 10^9 steps (discount ``HORIZON_GAMMA``), which differs from the undiscounted
+    value by at most 1e-9 times the expected episode length.
+    """
+    try:
+        V = policy_evaluation(success, policy, gamma=1.0).V
+    except ValueError:
+        V = policy_evaluation(success, policy, gamma=HORIZON_GAMMA).V
+    return float(success.start @ V)
 
 
 def learned_policies(result, runs: int, n_states: int, n_actions: int) -> list:
