@@ -37,7 +37,8 @@ from .mdp import TabularMDP
 
 EXACT_MAX_STATES = 5000  # dense linear solve: S^2 float64 = 200 MB at this size
 # The exact solve's relative error bound kappa * eps (condition number times machine
-# epsilon) above which its answer is refused: 1e-6 allows kappa up to 4.5e9.
+# epsilon) above which its answer is refused: 1e-6 allows expected episode lengths up
+# to 2.25e9 steps (kappa = 2 max L - 1 up to 4.5e9).
 EXACT_MAX_ERROR = 1e-6
 EPS = np.finfo(np.float64).eps
 # Below this many outcome slots (S * A * K) sweeps run on one thread: waking a thread
@@ -463,15 +464,16 @@ def _trusted_solve(mdp, system, r, states, gamma, policy_name):
     """``v = system^-1 r`` for ``system = I - gamma P_pi`` on ``states``, if float64 can trust it.
 
     ``system`` is an M-matrix: its inverse ``sum_k (gamma P_pi)^k`` is ``>= 0`` with row
-    sums ``L = system^-1 1``, the expected discounted episode lengths, so its condition
-    number is exactly ``kappa = ||system||_inf max L``. A backward-stable solve is off by
-    about ``kappa eps`` relative (Golub & Van Loan 3.5); above ``EXACT_MAX_ERROR`` the answer
-    is refused, and so is an ``L`` that is not a length (NaN, or below one step: rounding
-    lost the chance of ending, e.g. ``1 - (1 - p) = 0``). ``L`` needs a second solve only
-    when ``gamma`` is close enough to 1 for its bound ``max L <= 1 / (1 - gamma)`` to allow
-    ``kappa`` beyond the limit.
+    sums ``L = system^-1 1``, the expected discounted episode lengths. Rounding errors of
+    relative size ``eps`` in the entries of ``I`` and ``gamma P_pi`` (``1 - gamma P_ss``
+    cancels when ``P_ss`` is near 1) move ``v`` by up to ``kappa eps`` relative to its
+    scale, with ``kappa = ||system^-1 (I + gamma P_pi)||_inf = 2 max L - 1`` (the
+    componentwise condition number, Higham, Accuracy and Stability 2nd ed., 7.2). Above
+    ``EXACT_MAX_ERROR`` the answer is refused, and so is an ``L`` that is not a length (NaN,
+    or below one step: rounding lost the chance of ending, e.g. ``1 - (1 - p) = 0``).
+    ``L`` needs a second solve only when ``gamma`` is close enough to 1 for its bound
+    ``max L <= 1 / (1 - gamma)`` to allow ``kappa`` beyond the limit.
     """
-    norm = np.abs(system).sum(axis=1).max(initial=0.0)
     try:
         v = np.linalg.solve(system, r)
     except np.linalg.LinAlgError:
@@ -479,23 +481,23 @@ def _trusted_solve(mdp, system, r, states, gamma, policy_name):
         raise ValueError(_untrusted_message(mdp, policy_name, gamma, states[s],
                                             "has no finite value in float64: the linear "
                                             "solve met a zero pivot")) from None
-    if gamma < 1.0 and norm / (1.0 - gamma) * EPS <= EXACT_MAX_ERROR:
+    if gamma < 1.0 and (2.0 / (1.0 - gamma) - 1.0) * EPS <= EXACT_MAX_ERROR:
         return v
     lengths = np.linalg.solve(system, np.ones(r.size))
-    kappa = norm * lengths.max(initial=1.0)
     not_a_length = ~(lengths >= 1.0 - EXACT_MAX_ERROR)
     if not_a_length.any():
         s = int(np.argmax(not_a_length))
         raise ValueError(_untrusted_message(mdp, policy_name, gamma, states[s],
                                             f"is beyond float64 (the linear solve gave "
                                             f"{lengths[s]:.3g} steps)"))
+    kappa = 2.0 * lengths.max(initial=1.0) - 1.0
     if not kappa * EPS <= EXACT_MAX_ERROR:
         s = int(np.argmax(lengths))
         raise ValueError(_untrusted_message(mdp, policy_name, gamma, states[s],
-                                            f"is {lengths[s]:.3g} steps, so I - gamma P_pi "
-                                            f"has condition number {kappa:.3g} and the "
-                                            f"solve's relative error could reach "
-                                            f"{kappa * EPS:.2g} (limit {EXACT_MAX_ERROR:g})"))
+                                            f"is {lengths[s]:.3g} steps, so v_pi has "
+                                            f"condition number {kappa:.3g} and the solve's "
+                                            f"relative error could reach {kappa * EPS:.2g} "
+                                            f"(limit {EXACT_MAX_ERROR:g})"))
     return v
 
 

@@ -1,9 +1,12 @@
 """-inf rewards, gamma = 1 corner cases and bad input for the DP functions."""
 
+from fractions import Fraction
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import acyclic_mdps, gammas, mdps
 
 import envs  # noqa: F401  (registers the tabular/ namespace)
@@ -300,3 +303,63 @@ def test_exact_evaluation_reports_a_zero_pivot():
     loop = deterministic_mdp([[(0, -1.0, False), (1, -1.0, True)], [(1, 0.0, True)] * 2])
     with pytest.raises(ValueError, match=r"state 0 has no finite value in float64: .*zero pivot"):
         policy_evaluation(loop, np.array([[1.0, 1e-300], [1.0, 0.0]]), 1.0)
+
+
+def exact_solve(A, b):
+    """``A^-1 b`` in rational arithmetic (Gauss-Jordan on ``Fraction``s); None if singular."""
+    n = len(b)
+    M = [list(row) + [rhs] for row, rhs in zip(A, b, strict=True)]
+    for c in range(n):
+        pivot = next((i for i in range(c, n) if M[i][c] != 0), None)
+        if pivot is None:
+            return None
+        M[c], M[pivot] = M[pivot], M[c]
+        for i in range(n):
+            if i != c and M[i][c] != 0:
+                f = M[i][c] / M[c][c]
+                M[i] = [x - f * y for x, y in zip(M[i], M[c], strict=True)]
+    return [M[i][n] / M[i][i] for i in range(n)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2**32 - 1), st.lists(st.integers(0, 330), min_size=4,
+                                                               max_size=4))
+def test_exact_evaluation_is_accurate_or_refused_against_rational_arithmetic(S, seed, powers):
+    """Random deterministic MDPs with policies ``[1 - 10^-k, 10^-k]``, ``gamma = 1``.
+
+    The truth solves ``(I - P_pi) v = r_pi`` in rationals from the very floats given
+    (rows of ``pi`` renormalised exactly). The float solve must either match it within
+    EXACT_MAX_ERROR relative to the scale ``max L * max |r|`` of the values, or refuse;
+    it must refuse when the true condition number is beyond the limit and answer when
+    it is well within it.
+    """
+    rng = np.random.default_rng(seed)
+    table = [[(int(rng.integers(0, S)), float(rng.choice([-1.0, -0.5, 0.25, 2.0])),
+               bool(rng.random() < 0.3)) for _ in range(2)] for _ in range(S)]
+    mdp = deterministic_mdp(table)
+    p = 10.0 ** -np.array(powers[:S], dtype=float)
+    pi = np.column_stack([1.0 - p, p])
+    exact_pi = [[Fraction(x) / (Fraction(row[0]) + Fraction(row[1])) for x in row] for row in pi]
+    A = [[Fraction(int(i == j)) for j in range(S)] for i in range(S)]
+    r = [Fraction(0)] * S
+    for s in range(S):
+        for a, (nxt, reward, done) in enumerate(table[s]):
+            r[s] += exact_pi[s][a] * Fraction(reward)
+            if not done:
+                A[s][nxt] -= exact_pi[s][a]
+    lengths = exact_solve(A, [Fraction(1)] * S)
+    if lengths is None:  # some state never ends, and every reward is nonzero
+        with pytest.raises(ValueError, match="never terminates|cannot be trusted"):
+            policy_evaluation(mdp, pi, 1.0)
+        return
+    error_bound = (2 * max(lengths) - 1) * Fraction(EPS)  # kappa of v w.r.t. P_pi, times eps
+    try:
+        V = policy_evaluation(mdp, pi, 1.0).V
+    except ValueError as error:
+        assert "cannot be trusted" in str(error)
+        assert not error_bound < Fraction(EXACT_MAX_ERROR) / 4, float(error_bound)
+        return
+    assert not error_bound > 4 * Fraction(EXACT_MAX_ERROR), float(error_bound)
+    truth = np.array([float(x) for x in exact_solve(A, r)])
+    scale = float(max(lengths)) * 2.0  # max L * max |reward|
+    np.testing.assert_allclose(V, truth, rtol=0, atol=EXACT_MAX_ERROR * scale)
