@@ -25,7 +25,10 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(checkpoints=(50, 200, 800), runs=2)
+        # Q-learning needs a few thousand episodes here: at 800, 55-60% of runs have never
+        # reached the goal (success 0), so 2 runs of 800 episodes "learned nothing" for
+        # seeds 1-3; at 3200 episodes 97-98% of 200 runs succeed, with mean 0.72
+        return cls(checkpoints=(50, 400, 3200), runs=4)
 
 
 def run(config: Config, executor) -> dict:
@@ -63,6 +66,8 @@ def check(results: dict) -> list[str]:
         failures.append("the gamma-optimal policy beats the optimal success probability")
     q = list(results["algorithms"]).index("Q-learning")
     first, last = results["success"][q][:, 0].mean(), results["success"][q][:, -1].mean()
-    if not last > first:
+    # measured (200 runs) at 3200 episodes: mean 0.72 with a spread of 0.26 between runs,
+    # so the mean of 4 runs has a standard error of 0.13 and +0.2 lies 4 of them below
+    if not last > first + 0.2:
         failures.append(f"Q-learning's success went from {first:.2f} to {last:.2f}")
     return failures
