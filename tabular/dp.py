@@ -21,6 +21,10 @@ Reaching ``max_iter`` raises :class:`ConvergenceError` naming it; with
 
 ``-inf`` rewards (the trap of the trap/treasure grid) are exact: ``V = -inf``
 where the trap cannot be avoided, ``max`` ignores actions that risk it, no NaN.
+
+The exact linear solve raises ``ValueError`` instead of answering when float64 cannot
+trust it: a policy that (almost) never ends, with ``gamma`` at or very near 1, whose
+expected episode length puts the relative error bound above ``EXACT_MAX_ERROR``.
 """
 
 from __future__ import annotations
