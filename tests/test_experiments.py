@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import fcntl
+import functools
 import inspect
 import json
 import os
@@ -263,3 +264,63 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [runner.NUMBERS]
     with pytest.raises(TypeError, match="object dtype"):
         runner.save_numbers(path, {"bad": np.array([{}, 1], dtype=object)})
+
+
+# ---------------------------------------------------------------- the checks can fail
+def quick_numbers(shared_dir, name) -> dict:
+    """The numbers of ``name``'s quick run, to perturb in front of its ``check``."""
+    return runner.load_numbers(quick_run(shared_dir, name) / name / runner.NUMBERS)
+
+
+def test_windy_check_wants_the_optimal_path_and_many_near_optimal_runs(shared_dir):
+    check = runner.load("windy_gridworld").check
+    numbers = quick_numbers(shared_dir, "windy_gridworld")
+    steps = numbers["greedy_steps"]
+    assert steps.min() == 15 and check(numbers) == []
+    looping = np.full_like(steps, 100)
+    looping[0] = 15  # one optimal run, every other one loops
+    assert any("within 2 steps" in f for f in check(dict(numbers, greedy_steps=looping)))
+    assert any("optimal" in f for f in check(dict(numbers, greedy_steps=steps + 1)))
+
+
+def test_short_corridor_check_counts_stuck_runs_and_judges_the_rest(shared_dir):
+    check = runner.load("short_corridor").check
+    numbers = quick_numbers(shared_dir, "short_corridor")
+    v_star = float(numbers["v_star"])
+    returns = numbers["returns"].copy()
+    returns[0, :2] = -1000.0  # two stuck runs: left out of the mean, within the allowance
+    assert check(dict(numbers, returns=returns)) == []
+    returns[0, : returns.shape[1] // 4] = -1000.0  # a quarter of the runs stuck
+    assert any("runs stuck" in f for f in check(dict(numbers, returns=returns)))
+    slow = numbers["returns"].copy()
+    slow[2, :, -100:] = v_star - 8.0  # the smallest step size ends 8 below v*
+    assert any("not within 5" in f for f in check(dict(numbers, returns=slow)))
+
+
+def test_trap_check_wants_pi_right_to_fall_from_the_prior(shared_dir):
+    check = runner.load("trap_treasure").check
+    numbers = quick_numbers(shared_dir, "trap_treasure")
+    flat = np.full_like(numbers["p_right"], 0.25)
+    failures = check(dict(numbers, p_right=flat))
+    assert any("below 0.05" in f for f in failures) and any("0.15" in f for f in failures)
+
+
+def test_token_check_judges_the_median_ppo_run(shared_dir):
+    check = runner.load("token_rlhf").check
+    numbers = quick_numbers(shared_dir, "token_rlhf")
+    runs = numbers["ppo_proxy"].shape[1]
+    for stuck, fails in ((3, False), (runs // 2 + 1, True)):  # runs 0.3 below the optimum
+        proxy = numbers["ppo_proxy"].copy()
+        proxy[0, :stuck] -= 0.3
+        failures = check(dict(numbers, ppo_proxy=proxy))
+        assert any("PPO's median run" in f for f in failures) == fails, stuck
+
+
+def test_random_walk_first_visit_mc_misses_the_book(monkeypatch):
+    module = runner.load("random_walk")
+    every = module.run(module.Config.quick(), LocalExecutor(progress=False))
+    assert module.check(every) == []
+    monkeypatch.setitem(module.METHODS, "MC",
+                        functools.partial(module.mc_prediction, first_visit=True))
+    first = module.run(module.Config.quick(), LocalExecutor(progress=False))
+    assert any("MC's best late RMS error" in f for f in module.check(first))
