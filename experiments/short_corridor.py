@@ -104,7 +104,7 @@ def plot(results: dict, out_dir) -> list:
     ax.set_ylim(-90, -5)
     ax.set_xlabel("episode")
     ax.set_ylabel(f"total reward on episode\n(mean of {runs} runs, 10-episode average)")
-    ax.set_title("Figure 13.1: REINFORCE (no probability floor)")
+    ax.set_title("Figure 13.1: REINFORCE (no probability floor; bands: 95% CI)")
     ax.legend(loc="lower right")
     ax = axes[0, 1]
     ax.plot(results["p_grid"], results["v_grid"], color=style.PALETTE[0])
@@ -114,7 +114,7 @@ def plot(results: dict, out_dir) -> list:
     ax.set_xlabel("probability of right (the same in every state)")
     ax.set_ylabel("$v_\\pi(s_0)$, exact (return units)")
     ax.set_title("value of each shared policy")
-    ax.legend(loc="center")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.3, 0.02))  # clear of the line
     return [style.save(fig, out_dir / "short_corridor.png")]
 
 
