@@ -45,7 +45,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(checkpoints=(10, 40, 160, 640), runs=3, reinforce_runs=60)
+        return cls(checkpoints=(10, 40, 160, 640), runs=3)
 
 
 def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
@@ -139,9 +139,10 @@ def check(results: dict) -> list[str]:
     # drives pi(R) to ~0; a run whose route leaves the cell early stops updating it there.
     # Measured over 400 runs each of seeds 4 and 7 at 640 (1280) episodes: 63-71% (68-73%)
     # of runs below 0.05, median 0.006 (0.002), mean 0.073-0.086 (0.064-0.071) with a
-    # spread of 0.13 between runs. So P(fewer than 40% of 60 runs below 0.05) <= 1e-4
-    # (binomial at 63%), and the mean of 60 runs has a standard error of 0.017: 0.15 lies
-    # 3.8 of them above the worse seed's 0.086.
+    # spread of 0.13 between runs. So P(fewer than 40% of 100 runs below 0.05) = 1e-6
+    # (binomial at 63%), and the mean of 100 runs has a standard error of 0.013: 0.15 lies
+    # 4.9 of them above the worse seed's 0.086. (60 runs were too few: seed 4's first 60
+    # give 43% and 0.146; its first 100 give 52% and 0.121.)
     if not learned >= 0.4:
         failures.append(f"only {learned:.0%} of runs end with pi(R | left of trap) below 0.05 "
                         "(measured: about two thirds)")
