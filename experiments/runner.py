@@ -91,13 +91,17 @@ class Outcome:
 
 
 # ------------------------------------------------------------------ file writing
-def _atomic_write(path: Path, write) -> None:
-    """Call ``write(binary_file)`` on a temp file next to ``path``, then rename it."""
+def atomic_write(path: Path, write) -> None:
+    """Call ``write(binary_file)`` on a temp file next to ``path``, then rename it over
+    ``path`` (readable by all, like any file written with ``open``: mkstemp's 0600
+    would otherwise carry over)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -110,7 +114,7 @@ def save_numbers(path: Path, results: dict) -> None:
     if bad:
         raise TypeError(f"results {bad} are not plain arrays (object dtype); "
                         "an experiment must return numbers or strings")
-    _atomic_write(path, lambda f: np.savez(f, **arrays))
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def save_csv(path: Path, header, rows) -> None:
@@ -121,7 +125,7 @@ def save_csv(path: Path, header, rows) -> None:
         writer.writerows(rows)
         f.write(text.getvalue().encode())
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
 
 
 def load_numbers(path: Path) -> dict[str, np.ndarray]:
@@ -131,7 +135,7 @@ def load_numbers(path: Path) -> dict[str, np.ndarray]:
 
 def save_json(path: Path, payload: dict) -> None:
     text = json.dumps(payload, indent=2, sort_keys=True, default=_jsonable) + "\n"
-    _atomic_write(path, lambda f: f.write(text.encode()))
+    atomic_write(path, lambda f: f.write(text.encode()))
 
 
 def _jsonable(value):

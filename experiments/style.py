@@ -8,8 +8,6 @@ drawn with row 0 at the top.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -18,6 +16,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from .runner import atomic_write  # noqa: E402
 
 #: Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
@@ -89,15 +89,8 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3
 def save(fig, path: Path) -> Path:
     """Write ``fig`` as a PNG atomically (temp file + ``os.replace``) and close it."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png.tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        atomic_write(path, lambda f: fig.savefig(f, format="png"))
     finally:
         plt.close(fig)
     return path

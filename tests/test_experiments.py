@@ -259,9 +259,10 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path):
         raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        runner._atomic_write(path, broken)
+        runner.atomic_write(path, broken)
     np.testing.assert_array_equal(runner.load_numbers(path)["x"], np.arange(3))
     assert [p.name for p in tmp_path.iterdir()] == [runner.NUMBERS]
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
     with pytest.raises(TypeError, match="object dtype"):
         runner.save_numbers(path, {"bad": np.array([{}, 1], dtype=object)})
 
