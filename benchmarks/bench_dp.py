@@ -24,14 +24,12 @@ Reported, from one run of this process:
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import numba
 import numpy as np
 
+from benchmarks.timing import compile_seconds
 from tabular import TabularMDP
 from tabular import dp_kernels as kernels
 from tabular.dp import _planning_arrays  # what every DP function hands its kernels
@@ -89,24 +87,12 @@ def copy_bandwidth(nbytes: int = 512 * 2**20) -> float:
     return 2 * nbytes / best_seconds(lambda: np.copyto(dst, src), 5)
 
 
-COMPILE_SNIPPET = """
-import time, numpy as np
-t = time.perf_counter()
+COMPILE_SETUP = """
+import numpy as np
 from tabular import dp_kernels as k
 ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); r = -p
-k.optimality_sweep(ns, p, r, np.zeros(3), 0.9, np.zeros(3))
-print(time.perf_counter() - t)
 """
-
-
-def compile_seconds() -> tuple[float, float]:
-    """(first call from an empty cache, first call from the warm cache), fresh processes."""
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        runs = [float(subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env,
-                                     check=True, capture_output=True, text=True).stdout)
-                for _ in range(2)]
-    return runs[0], runs[1]
+COMPILE_CALL = "k.optimality_sweep(ns, p, r, np.zeros(3), 0.9, np.zeros(3))"
 
 
 def sweep_bytes(arrays) -> int:
@@ -151,9 +137,9 @@ def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
 
 
 def main() -> None:
-    cold, warm = compile_seconds()
+    cold, warm = compile_seconds(COMPILE_SETUP, COMPILE_CALL)
     print(f"optimality_sweep first call: {cold:.2f} s from an empty numba cache, "
-          f"{warm:.2f} s with a warm cache (fresh processes, imports included)")
+          f"{warm:.2f} s with a warm cache (fresh processes, imports not counted)")
     copy_bw = copy_bandwidth()
     print(f"NumPy copy of 512 MiB on one thread: {copy_bw / 1e9:.1f} GB/s moved (read + "
           f"write; {copy_bw / 2e9:.1f} GB/s copied); %copy below compares bytes moved")

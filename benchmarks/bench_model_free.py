@@ -15,16 +15,13 @@ Reported, from one run of this process:
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import gymnasium as gym
 import numba
 import numpy as np
 
+from benchmarks.timing import compile_seconds, steps_per_second
 from tabular import (
     TabularMDP,
     double_q_learning,
@@ -152,33 +149,16 @@ def python_rate(loop, seconds: float = 2.0) -> float:
 # ------------------------------------------------------------------ numba kernels
 
 
-def kernel_rate(run) -> float:
-    run()  # compile / warm up
-    t = time.perf_counter()
-    result = run()
-    seconds = time.perf_counter() - t
-    return result.episode_lengths.sum() / seconds
-
-
-def compile_seconds(call: str, cache_dir: str) -> float:
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
-    timer = f"{SETUP}; import time; t = time.perf_counter(); {call}; print(time.perf_counter() - t)"
-    out = subprocess.run([sys.executable, "-c", timer], env=env, capture_output=True,
-                         text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 def report(name: str, rate: float, python: float | None = None) -> None:
     ratio = f"  ({rate / python:7,.0f}x the Python loop)" if python else ""
     print(f"{name:>44}: {rate:14,.0f} steps/s{ratio}", flush=True)
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as cache:
-        for name, call in COMPILE.items():
-            cold, warm = compile_seconds(call, cache), compile_seconds(call, cache)
-            print(f"{name:>18}: first call {cold:6.2f} s from an empty cache, "
-                  f"{warm:5.2f} s with the cache warm", flush=True)
+    for name, call in COMPILE.items():
+        cold, warm = compile_seconds(SETUP, call)
+        print(f"{name:>18}: first call {cold:6.2f} s from an empty cache, "
+              f"{warm:5.2f} s with the cache warm", flush=True)
 
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
@@ -188,7 +168,7 @@ def main() -> None:
             mdp = TabularMDP.from_gymnasium(env)
             python = python_rate(lambda n, env=env: python_td_control(env, "q_learning", n))
             report(f"python + gymnasium Q-learning, {name}", python)
-            rate = kernel_rate(lambda mdp=mdp: q_learning(mdp, episodes=20_000))
+            rate = steps_per_second(lambda mdp=mdp: q_learning(mdp, episodes=20_000))
             report(f"q_learning, 1 thread, {name}", rate, python)
 
         env = make("CliffWalking-v1")
@@ -207,18 +187,18 @@ def main() -> None:
         for name, (python_loop, kernel) in pairs.items():
             python = python_rate(python_loop)
             report(f"python + gymnasium {name}", python)
-            report(f"{name}, 1 thread, CliffWalking-v1", kernel_rate(kernel), python)
+            report(f"{name}, 1 thread, CliffWalking-v1", steps_per_second(kernel), python)
         report("double_q_learning, 1 thread, CliffWalking-v1",
-               kernel_rate(lambda: double_q_learning(mdp, episodes=20_000)))
+               steps_per_second(lambda: double_q_learning(mdp, episodes=20_000)))
         report("mc_prediction (uniform policy), 1 thread",
-               kernel_rate(lambda: mc_prediction(mdp, uniform, episodes=2_000)))
+               steps_per_second(lambda: mc_prediction(mdp, uniform, episodes=2_000)))
     finally:
         numba.set_num_threads(threads)
 
     rates = {}
     for n in sorted({1, min(2, threads)}):
         numba.set_num_threads(n)
-        rates[n] = kernel_rate(lambda: q_learning(mdp, episodes=5_000, runs=8))
+        rates[n] = steps_per_second(lambda: q_learning(mdp, episodes=5_000, runs=8))
         report(f"q_learning, 8 runs, {n} thread(s), CliffWalking-v1", rates[n])
     numba.set_num_threads(threads)
     if len(rates) == 2:

@@ -12,10 +12,6 @@ Reported, from one run of this process:
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import gymnasium as gym
@@ -23,13 +19,14 @@ import numba
 import numpy as np
 
 import envs  # noqa: F401  (registers tabular/*)
+from benchmarks.timing import compile_seconds, steps_per_second
 from tabular import actor_critic, ppo, reinforce
 
 GAMMA = 0.9
 ALPHA = 0.1
 ENV_ID = "tabular/Gridworld4x4-v0"
-SMALL = ("import gymnasium as gym, envs; from tabular import {name} as f; "
-         f"f(gym.make('{ENV_ID}').unwrapped.to_mdp(), gamma=0.9, {{args}})")
+SETUP = ("import gymnasium as gym, envs; from tabular import {name} as f; "
+         f"mdp = gym.make('{ENV_ID}').unwrapped.to_mdp()")
 CALLS = {"reinforce": "episodes=2", "actor_critic": "episodes=2",
          "ppo": "iterations=1, episodes_per_batch=2"}
 
@@ -67,30 +64,11 @@ def python_reinforce(env, episodes: int, seed: int = 0) -> int:
     return steps
 
 
-def steps_per_second(run) -> float:
-    run()  # compile / warm up
-    t = time.perf_counter()
-    result = run()
-    seconds = time.perf_counter() - t
-    return result.episode_lengths.sum() / seconds
-
-
-def compile_seconds(name: str, cache_dir: str) -> float:
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
-    code = SMALL.format(name=name, args=CALLS[name])
-    timer = f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
-    out = subprocess.run([sys.executable, "-c", timer], env=env, capture_output=True, text=True,
-                         check=True)
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    with tempfile.TemporaryDirectory() as cache:
-        for name in CALLS:
-            cold = compile_seconds(name, cache)
-            warm = compile_seconds(name, cache)
-            print(f"{name:>13}: first call {cold:6.2f} s from an empty cache, "
-                  f"{warm:5.2f} s with the cache warm")
+    for name, args in CALLS.items():
+        cold, warm = compile_seconds(SETUP.format(name=name), f"f(mdp, gamma=0.9, {args})")
+        print(f"{name:>13}: first call {cold:6.2f} s from an empty cache, "
+              f"{warm:5.2f} s with the cache warm")
 
     env = gym.make(ENV_ID)
     mdp = env.unwrapped.to_mdp()

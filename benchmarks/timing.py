@@ -1,0 +1,31 @@
+"""Measurements shared by the benchmarks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def compile_seconds(setup: str, call: str) -> tuple[float, float]:
+    """Seconds the first ``call`` takes in a fresh interpreter after ``setup`` (imports
+    and setup not counted): from an empty numba cache, then from the cache that first
+    run left behind."""
+    timer = f"{setup}\nimport time\nt = time.perf_counter()\n{call}\nprint(time.perf_counter() - t)"
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        cold, warm = (float(subprocess.run([sys.executable, "-c", timer], env=env, check=True,
+                                           capture_output=True, text=True).stdout.split()[-1])
+                      for _ in range(2))
+    return cold, warm
+
+
+def steps_per_second(run) -> float:
+    """Environment steps per second of ``run()`` (a learner call returning a result with
+    ``episode_lengths``), timed on its second call so compilation is not counted."""
+    run()
+    t = time.perf_counter()
+    result = run()
+    return result.episode_lengths.sum() / (time.perf_counter() - t)
