@@ -96,11 +96,6 @@ def parse_layout(text: str, extra_chars=frozenset()) -> np.ndarray:
     return np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8).reshape(len(rows), width)
 
 
-def char_mask(chars: np.ndarray, ch: str) -> np.ndarray:
-    """Boolean ``[H, W]``: the cells showing character ``ch``."""
-    return chars == ord(ch)
-
-
 def as_text(chars: np.ndarray) -> str:
     """The layout back as text, one row per line."""
     return "\n".join(row.tobytes().decode("ascii") for row in chars)
