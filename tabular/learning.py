@@ -12,11 +12,21 @@ Kernel helpers (``@njit(inline="always")``, called inside episode loops):
 
 The ``runs`` driver pattern (every learner's kernel follows it)::
 
+    @njit(cache=True, inline="always")
+    def _one_run(next_state, prob, reward, done, start_cdf, rng, ..., Q, ...):
+        ...  # the episode loop of one run
+
     @njit(cache=True, parallel=True)
     def _kernel(next_state, prob, reward, done, start_cdf, rng_states, ..., out_Q, ...):
         for run in prange(rng_states.shape[0]):
             _one_run(next_state, prob, reward, done, start_cdf, rng_states[run].copy(), ...,
                      out_Q[run], ...)
+
+``_one_run`` is inlined into the ``prange`` body: compiled as a separate function
+instead, the same loop runs about half as fast (Q-learning on CliffWalking, one
+thread: 36M against 72M steps/s). Numba compiles a ``prange`` body with its array
+arguments marked as not aliasing one another, which presumably lets the compiler
+keep values in registers across the stores to ``Q`` and to the random state.
 
 Run ``i`` draws only from its own xoshiro stream ``rng_states[i]`` (from
 :func:`tabular.rng.seed_states`) and writes only its own output rows, so the

@@ -88,7 +88,7 @@ def double_q_target(reward, gamma, q_select_row, q_eval_row, done, rng):
 # --------------------------------------------------------------------- prediction
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
                        n_step, episodes, max_steps, rng, V, returns, lengths, history):
     """One run of n-step TD prediction (section 7.1's algorithm; n = 1 is TD(0))."""
@@ -170,7 +170,7 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
 # --------------------------------------------------------------------- control
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon,
                     episodes, max_steps, rng, Q, returns, lengths):
     """One run of SARSA, expected SARSA or Q-learning (the boxes of sections 6.4-6.6)."""
@@ -204,16 +204,27 @@ def _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, al
         lengths[episode] = steps
 
 
-@njit(cache=True, parallel=True)
-def _td_control(method, next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon,
-                episodes, max_steps, rng_states, Q, returns, lengths):
-    for run in prange(rng_states.shape[0]):
-        _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, alpha,
-                        epsilon, episodes, max_steps, rng_states[run].copy(), Q[run], returns[run],
-                        lengths[run])
+def _td_control_kernel(method):
+    """The runs driver of one control method. ``method`` is a constant of the compiled
+    kernel, so the branches of the other methods are compiled away (about 10% faster
+    than a run-time switch)."""
+
+    @njit(cache=True, parallel=True)
+    def kernel(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon, episodes,
+               max_steps, rng_states, Q, returns, lengths):
+        for run in prange(rng_states.shape[0]):
+            _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, alpha,
+                            epsilon, episodes, max_steps, rng_states[run].copy(), Q[run],
+                            returns[run], lengths[run])
+
+    return kernel
 
 
-@njit(cache=True)
+_TD_CONTROL = {method: _td_control_kernel(method)
+               for method in (SARSA, EXPECTED_SARSA, Q_LEARNING)}
+
+
+@njit(cache=True, inline="always")
 def _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon, episodes,
                   max_steps, rng, Q1, Q2, returns, lengths):
     """One run of double Q-learning (the box of section 6.7)."""
@@ -276,8 +287,8 @@ def _td_control_method(method, mdp, gamma, episodes, alpha, epsilon, initial_Q, 
                        max_steps) -> ControlResult:
     mdp, gamma, episodes, runs, max_steps, alpha, epsilon, Q, returns, lengths = _control_setup(
         mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q)
-    _td_control(method, *mdp.arrays, mdp.start_cdf, gamma, alpha, epsilon, episodes,
-                max_steps, seed_states(seed, runs), Q, returns, lengths)
+    _TD_CONTROL[method](*mdp.arrays, mdp.start_cdf, gamma, alpha, epsilon, episodes,
+                        max_steps, seed_states(seed, runs), Q, returns, lengths)
     return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
                          squeeze_runs(Q, runs))
 
