@@ -64,7 +64,7 @@ def importance_weighted_return(ratio, G):
 # --------------------------------------------------------------------- prediction
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
                        first_visit, episodes, max_steps, rng, V, returns, lengths, history):
     """One run of first-/every-visit MC prediction (the box of section 5.1)."""
@@ -143,7 +143,7 @@ def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha
 # --------------------------------------------------------------------- control
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, done, start_cdf,
                     es_states, gamma, alpha, epsilon, episodes, max_steps, rng, Q, returns,
                     lengths):
