@@ -104,6 +104,12 @@ class PolicyGradientResult(LearningResult):
 
 
 # --------------------------------------------------------------------- kernels
+# REINFORCE and actor-critic inline their one-run function into the prange body of
+# their parallel kernel (the runs pattern of tabular.learning): 1.5x the speed
+# (Gridworld4x4, one thread: 6.3M -> 9.5M steps/s) for 1.6-1.75x the compile time from
+# an empty cache (4.0 s -> 6.5 s). PPO keeps its run separate: its time goes to the
+# softmaxes of its epochs, and inlining it gained 12% for 1.8x the compile time
+# (5.7 s -> 10.2 s).
 @njit(cache=True, inline="always")
 def _policy_gradient_step(theta, row, a, step, probs, grad):
     """``theta[row] += step * grad log pi(a | row)`` (S&B eq. 13.8 with the step folded)."""
@@ -145,7 +151,7 @@ def _sample_episode(env, shaping, theta, row_of_state, max_steps, rng, states, a
     return T, env_return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reinforce_run(env, shaping, row_of_state, gamma, episodes, alpha, baseline,
                    alpha_baseline, max_steps, rng, theta, V, returns, lengths):
     """One run of REINFORCE (S&B 13.3), with the baseline of 13.4 when ``baseline``."""
@@ -184,7 +190,7 @@ def _reinforce(env, shaping, row_of_state, gamma, episodes, alpha, baseline, alp
                        returns[run], lengths[run])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _actor_critic_run(env, shaping, row_of_state, gamma, episodes, alpha_actor, alpha_critic,
                       lam, max_steps, rng, theta, V, returns, lengths):
     """One run of actor-critic with GAE(lambda) advantages (S&B 13.5 when ``lam = 0``)."""
