@@ -152,15 +152,22 @@ def _sample_episode(env, shaping, theta, row_of_state, max_steps, rng, states, a
 
 
 @njit(cache=True, inline="always")
+def _episode_buffers(max_steps, n_actions):
+    """What :func:`_sample_episode` fills for one episode of at most ``max_steps`` steps,
+    and the per-action scratch of a gradient step: ``(states, actions, dones, rewards,
+    log_pis, probs, log_probs, grad)``."""
+    return (np.empty(max_steps + 1, dtype=np.int64), np.empty(max_steps, dtype=np.int64),
+            np.empty(max_steps, dtype=np.bool_), np.empty(max_steps), np.empty(max_steps),
+            np.empty(n_actions), np.empty(n_actions), np.empty(n_actions))
+
+
+@njit(cache=True, inline="always")
 def _reinforce_run(env, shaping, row_of_state, gamma, episodes, alpha, baseline,
                    alpha_baseline, max_steps, rng, theta, V, returns, lengths):
     """One run of REINFORCE (S&B 13.3), with the baseline of 13.4 when ``baseline``."""
-    n_actions = theta.shape[1]
-    states = np.empty(max_steps + 1, dtype=np.int64)
-    actions = np.empty(max_steps, dtype=np.int64)
-    dones = np.empty(max_steps, dtype=np.bool_)
-    rewards, log_pis, G = np.empty(max_steps), np.empty(max_steps), np.empty(max_steps)
-    probs, log_probs, grad = np.empty(n_actions), np.empty(n_actions), np.empty(n_actions)
+    states, actions, dones, rewards, log_pis, probs, log_probs, grad = _episode_buffers(
+        max_steps, theta.shape[1])
+    G = np.empty(max_steps)
     for episode in range(episodes):
         T, returns[episode] = _sample_episode(env, shaping, theta, row_of_state, max_steps, rng,
                                               states, actions, rewards, dones, log_pis, probs,
@@ -194,13 +201,9 @@ def _reinforce(env, shaping, row_of_state, gamma, episodes, alpha, baseline, alp
 def _actor_critic_run(env, shaping, row_of_state, gamma, episodes, alpha_actor, alpha_critic,
                       lam, max_steps, rng, theta, V, returns, lengths):
     """One run of actor-critic with GAE(lambda) advantages (S&B 13.5 when ``lam = 0``)."""
-    n_actions = theta.shape[1]
-    states = np.empty(max_steps + 1, dtype=np.int64)
-    actions = np.empty(max_steps, dtype=np.int64)
-    dones = np.empty(max_steps, dtype=np.bool_)
-    rewards, log_pis, adv = np.empty(max_steps), np.empty(max_steps), np.empty(max_steps)
-    values = np.empty(max_steps + 1)
-    probs, log_probs, grad = np.empty(n_actions), np.empty(n_actions), np.empty(n_actions)
+    states, actions, dones, rewards, log_pis, probs, log_probs, grad = _episode_buffers(
+        max_steps, theta.shape[1])
+    adv, values = np.empty(max_steps), np.empty(max_steps + 1)
     for episode in range(episodes):
         T, returns[episode] = _sample_episode(env, shaping, theta, row_of_state, max_steps, rng,
                                               states, actions, rewards, dones, log_pis, probs,
