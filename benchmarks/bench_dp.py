@@ -48,7 +48,7 @@ import numpy as np
 
 from benchmarks.timing import compile_seconds
 from tabular import TabularMDP, bellman_optimality, value_iteration
-from tabular import dp_kernels as kernels
+from tabular.kernels import dp as kernels
 from tabular.dp import _planning_arrays  # what every DP function hands its kernels
 
 N = 1000
@@ -109,7 +109,7 @@ def copy_bandwidth(nbytes: int = 512 * 2**20) -> float:
 
 COMPILE_SETUP = """
 import numpy as np
-from tabular import dp_kernels as k
+from tabular.kernels import dp as k
 ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); r = -p
 """
 COMPILE_CALL = "k.optimality_sweep(ns, p, r, np.zeros(3), 0.9, np.zeros(3))"

@@ -17,7 +17,7 @@ from .dp import (
 )
 from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction
-from .mdp import MDPError, TabularMDP, sample_start, sample_step
+from .mdp import MDPError, TabularMDP
 from .pg import PolicyGradientResult, actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
 from .rlhf import (
@@ -30,7 +30,7 @@ from .rlhf import (
     sequence_kl,
     train_reward_model,
 )
-from .rng import seed_states
+from .kernels.rng import seed_states
 from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 
 __version__ = "0.1.0"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import dp_kernels as kernels
+from .kernels import dp as kernels
 from .checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from .mdp import TabularMDP
 
@@ -170,7 +170,7 @@ def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarr
     the ending actions, so each step has a chance to move one level closer to the
     end. States where no optimal action can guarantee termination keep ``argmax``.
     """
-    next_state, prob, _, done = mdp.arrays
+    next_state, prob, _, done, _ = mdp.arrays
     if np.shape(Q) != prob.shape[:2]:
         raise ValueError(f"Q must have shape {prob.shape[:2]} (states, actions), "
                          f"got {np.shape(Q)}")
@@ -402,7 +402,7 @@ def _trap_avoiding_policy(mdp, gamma):
     ends the episode or lands in a state with a safe action (with ``gamma = 0``
     only the immediate reward counts); the greatest fixed point of that rule.
     """
-    next_state, prob, reward, done = mdp.arrays
+    next_state, prob, reward, done, _ = mdp.arrays
     possible = prob > 0.0
     harmless = ~possible | (reward > -np.inf)
     settled = ~possible | done | (gamma == 0.0)
@@ -437,7 +437,7 @@ def _solve_policy_values(mdp, pi, gamma, policy_name="policy"):
     if S > EXACT_MAX_STATES:
         raise ValueError(f"method='exact' solves a dense {S}x{S} system; above "
                          f"{EXACT_MAX_STATES} states use method='sync' (or eval_sweeps=k)")
-    next_state, prob, reward, done = mdp.arrays
+    next_state, prob, reward, done, _ = mdp.arrays
     weight = pi[:, :, None] * prob  # probability of (a, k) in s under pi
     taken = weight > 0.0
     r_pi = (weight * np.where(taken, reward, 0.0)).sum(axis=(1, 2))  # no 0 * -inf
@@ -541,7 +541,7 @@ def _planning_arrays(mdp, gamma):
     padding, and every outcome when ``gamma = 0`` point to the sentinel state
     ``S``, whose value is held at 0: no value flows from them.
     """
-    next_state, prob, reward, done = mdp.arrays
+    next_state, prob, reward, done, _ = mdp.arrays
     no_value = done | (prob == 0.0) | (gamma == 0.0)
     return np.where(no_value, mdp.n_states, next_state), prob, reward
 
@@ -611,7 +611,7 @@ def _not_converged_message(mdp, name, gamma, tol, max_iter, history):
         half = history[len(history) // 2]
         if history[-1] >= 0.5 * half:
             message += ". With gamma=1 the values diverge (the residual is not shrinking)"
-        next_state, prob, _, done = mdp.arrays
+        next_state, prob, _, done, _ = mdp.arrays
         possible = prob > 0.0
         exits = (possible & done).any(axis=(1, 2))
         trapped = np.flatnonzero(~_reaches(next_state, possible & ~done, exits))

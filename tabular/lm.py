@@ -25,9 +25,9 @@ import numpy as np
 from numba import njit
 
 from .checks import check_positive, check_positive_int
-from .pg_rules import grad_log_softmax
-from .policy import SoftmaxPolicy, log_softmax, softmax
-from .rng import categorical, randint, seed_states
+from .kernels.rng import categorical, randint, seed_states
+from .policy import SoftmaxPolicy
+from .rules.policy_gradient import grad_log_softmax, log_softmax, softmax
 
 EOS = "<eos>"
 BOS = -1  # the padding before the first token of a document; never a vocabulary id

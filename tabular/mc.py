@@ -21,22 +21,25 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, policy_matrix
+from .kernels.rng import categorical, randint, seed_states
+from .kernels.sampling import sample_start, sample_step
 from .learning import (
     ControlResult,
     PredictionResult,
     as_mdp,
     check_episode_args,
+    initial_values,
+    per_run,
+    squeeze_runs,
+)
+from .mdp import ModelArrays
+from .rules.values import (
     discounted,
     epsilon_greedy_action,
     epsilon_greedy_probs,
     expectation,
-    initial_values,
-    per_run,
-    squeeze_runs,
     update_toward,
 )
-from .mdp import sample_start, sample_step
-from .rng import categorical, randint, seed_states
 from .schedules import as_schedule, inverse, schedule_value
 
 ON_POLICY, EXPLORING_STARTS, OFF_POLICY = 0, 1, 2
@@ -74,7 +77,7 @@ def _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
     states = np.zeros(max_steps + 1, dtype=np.int64)
     rewards = np.zeros(max_steps + 1)
     for episode in range(episodes):
-        s = sample_start(start_cdf, rng)
+        s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
         terminated = False
         T = 0
         total = 0.0
@@ -83,7 +86,7 @@ def _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
             if first_time[s] < 0:
                 first_time[s] = T
             a = categorical(rng, policy[s])
-            s, r, terminated = sample_step(next_state, prob, reward, done, s, a, rng)
+            s, r, terminated = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
             T += 1
             rewards[T] = r
             total += r
@@ -133,7 +136,7 @@ def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha
     returns = np.zeros((runs, episodes))
     lengths = np.zeros((runs, episodes), dtype=np.int64)
     trace = np.zeros((runs, episodes if history else 0, mdp.n_states))
-    _mc_prediction(*mdp.arrays, mdp.start_cdf, pi, gamma, alpha.params, bool(first_visit),
+    _mc_prediction(*mdp.arrays, pi, gamma, alpha.params, bool(first_visit),
                    episodes, max_steps, seed_states(seed, runs), V, returns, lengths, trace)
     return PredictionResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
                             squeeze_runs(V, runs),
@@ -163,7 +166,7 @@ def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, don
         if method == EXPLORING_STARTS:  # every pair can start an episode (section 5.3)
             s = es_states[randint(rng, es_states.shape[0])]
         else:
-            s = sample_start(start_cdf, rng)
+            s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
         terminated = False
         T = 0
         total = 0.0
@@ -178,7 +181,7 @@ def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, don
             states[T], actions[T] = s, a
             if first_time[s, a] < 0:
                 first_time[s, a] = T
-            s, r, terminated = sample_step(next_state, prob, reward, done, s, a, rng)
+            s, r, terminated = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
             T += 1
             rewards[T] = r
             total += r
@@ -277,7 +280,7 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
     Q = per_run(initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), runs)
     returns = np.zeros((runs, episodes))
     lengths = np.zeros((runs, episodes), dtype=np.int64)
-    _mc_control(kind, sampling, bool(first_visit), *mdp.arrays, mdp.start_cdf,
+    _mc_control(kind, sampling, bool(first_visit), *mdp.arrays,
                 exploring_start_states(mdp), gamma, alpha.params, epsilon.params, episodes,
                 max_steps, seed_states(seed, runs), Q, returns, lengths)
     return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit
-
-from .rng import uniform
 
 PROB_TOL = 1e-9
 
@@ -25,11 +23,22 @@ class MDPError(ValueError):
     """An MDP's arrays are inconsistent; the message names the state and action."""
 
 
+class ModelArrays(NamedTuple):
+    """The model as one kernel argument (:attr:`TabularMDP.arrays`)."""
+
+    next_state: np.ndarray
+    prob: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+    start_cdf: np.ndarray
+
+
 @dataclass(frozen=True, eq=False)
 class TabularMDP:
     """A finite MDP with at most ``K`` outcomes per state-action pair.
 
-    Arrays (validated at construction, stored as contiguous copies):
+    Arrays (validated at construction; the model owns them: it stores read-only
+    copies, so the caller's arrays are never modified or aliased):
 
     - ``next_state`` int64 ``[S, A, K]``, ``prob`` float64 ``[S, A, K]``,
       ``reward`` float64 ``[S, A, K]`` (``-inf`` allowed, NaN and ``+inf`` not),
@@ -53,11 +62,11 @@ class TabularMDP:
 
     def __post_init__(self):
         arrays = {
-            "next_state": np.ascontiguousarray(self.next_state, dtype=np.int64),
-            "prob": np.ascontiguousarray(self.prob, dtype=np.float64),
-            "reward": np.ascontiguousarray(self.reward, dtype=np.float64),
-            "done": np.ascontiguousarray(self.done, dtype=np.bool_),
-            "start": np.ascontiguousarray(self.start, dtype=np.float64),
+            "next_state": np.array(self.next_state, dtype=np.int64, order="C"),
+            "prob": np.array(self.prob, dtype=np.float64, order="C"),
+            "reward": np.array(self.reward, dtype=np.float64, order="C"),
+            "done": np.array(self.done, dtype=np.bool_, order="C"),
+            "start": np.array(self.start, dtype=np.float64, order="C"),
         }
         for name, value in arrays.items():
             object.__setattr__(self, name, value)
@@ -66,6 +75,10 @@ class TabularMDP:
         if self.action_names is not None:
             object.__setattr__(self, "action_names", tuple(self.action_names))
         self._validate()
+        start_cdf = np.cumsum(self.start)
+        for value in (*arrays.values(), start_cdf):
+            value.flags.writeable = False
+        object.__setattr__(self, "_start_cdf", start_cdf)
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -82,14 +95,14 @@ class TabularMDP:
         return self.prob.shape[2]
 
     @property
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(next_state, prob, reward, done)``: what a kernel takes."""
-        return self.next_state, self.prob, self.reward, self.done
+    def arrays(self) -> ModelArrays:
+        """``(next_state, prob, reward, done, start_cdf)``: the model as kernels take it."""
+        return ModelArrays(self.next_state, self.prob, self.reward, self.done, self._start_cdf)
 
     @property
     def start_cdf(self) -> np.ndarray:
-        """Cumulative start distribution, for :func:`sample_start`."""
-        return np.cumsum(self.start)
+        """Cumulative start distribution (read-only), for ``sample_start``."""
+        return self._start_cdf
 
     def expected_reward(self) -> np.ndarray:
         """``r(s, a) = sum_k prob * reward`` as ``[S, A]`` (padding never makes a NaN)."""
@@ -296,35 +309,3 @@ def _keys(table, name: str) -> list:
     if isinstance(table, Sequence):
         return list(range(len(table)))
     raise MDPError(f"{name} must be a dict or list, got {type(table).__name__}")
-
-
-@njit(cache=True, inline="always")
-def sample_step(next_state, prob, reward, done, s, a, rng):
-    """Sample one transition ``(s', r, done)`` of ``(s, a)`` by inverse CDF.
-
-    The only door through which learning kernels reach the dynamics. It draws one
-    uniform number per call and scans all K outcomes without an early exit: the
-    outcome picked is the first of positive probability whose cumulative
-    probability exceeds the draw (the last positive one if rounding leaves a gap).
-    Branch-free selection costs less than the mispredicted exits of a stochastic
-    model (FrozenLake 8x8: +16% Q-learning steps/s).
-    """
-    u = uniform(rng)
-    acc = 0.0
-    k = 0
-    found = False
-    for j in range(prob.shape[2]):
-        p = prob[s, a, j]
-        live = (p > 0.0) & (not found)
-        acc += p
-        k = j if live else k
-        found = found | (live & (u < acc))
-    return next_state[s, a, k], reward[s, a, k], done[s, a, k]
-
-
-@njit(cache=True, inline="always")
-def sample_start(start_cdf, rng):
-    """A start state drawn from the cumulative start distribution."""
-    u = uniform(rng) * start_cdf[-1]
-    s = np.searchsorted(start_cdf, u, side="right")
-    return min(s, start_cdf.shape[0] - 1)

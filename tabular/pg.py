@@ -57,26 +57,28 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, check_positive_int, check_unit_interval
+from .kernels.rng import seed_states
+from .kernels.sampling import sample_softmax, sample_start, sample_step
 from .learning import (
     LearningResult,
     as_mdp,
     check_episode_args,
     per_run,
     squeeze_runs,
-    update_toward,
 )
-from .mdp import TabularMDP, sample_start, sample_step
-from .pg_rules import (
+from .mdp import TabularMDP
+from .policy import SoftmaxPolicy
+from .rules.policy_gradient import (
     ascend,
     clipped_surrogate_weight,
-    gae,
     grad_entropy,
     grad_log_softmax,
     kl_shaped_reward,
-    returns_to_go,
+    log_softmax,
+    softmax,
 )
-from .policy import SoftmaxPolicy, log_softmax, sample_softmax, softmax
-from .rng import seed_states
+from .rules.returns import discounted_returns, gae
+from .rules.values import update_toward
 from .schedules import as_schedule, schedule_value
 
 DEFAULT_MAX_STEPS = 1000
@@ -129,16 +131,15 @@ def _sample_episode(env, shaping, theta, row_of_state, max_steps, rng, states, a
     ``actions``, ``dones``, ``log_pis[t] = log pi(a_t|s_t)`` and the learning reward
     ``rewards[t]`` (floored, KL-shaped). Returns ``T`` and the environment return.
     """
-    next_state, prob, reward, done, start_cdf = env
     ref_log_probs, ref_row, kl_coef, reward_floor = shaping
-    s = sample_start(start_cdf, rng)
+    s = sample_start(env, rng)
     env_return = 0.0
     T = max_steps
     for t in range(max_steps):
         row = row_of_state[s]
         a = sample_softmax(theta[row], probs, rng)
         log_softmax(theta[row], log_probs)
-        s_next, r, d = sample_step(next_state, prob, reward, done, s, a, rng)
+        s_next, r, d = sample_step(env, s, a, rng)
         env_return += r
         states[t], actions[t], dones[t], log_pis[t] = s, a, d, log_probs[a]
         rewards[t] = kl_shaped_reward(max(r, reward_floor), log_probs[a],
@@ -173,7 +174,7 @@ def _reinforce_run(env, shaping, row_of_state, gamma, episodes, alpha, baseline,
                                               states, actions, rewards, dones, log_pis, probs,
                                               log_probs)
         lengths[episode] = T
-        returns_to_go(rewards[:T], gamma, G)
+        discounted_returns(rewards[:T], gamma, dones[:T], 0.0, G)
         step = schedule_value(alpha, episode + 1)
         step_baseline = schedule_value(alpha_baseline, episode + 1)
         discount = 1.0  # gamma^t
@@ -400,7 +401,7 @@ def _setup(mdp, policy, ref_policy, kl_coef, reward_floor, gamma, episodes, max_
     kl_coef = _check_nonnegative("kl_coef", kl_coef)
     ref_log_probs, ref_row = _reference(mdp, policy, ref_policy, kl_coef)
     episodes, runs, max_steps = check_episode_args(episodes, runs, max_steps)
-    return _Setup(mdp=mdp, policy=policy, env=(*mdp.arrays, mdp.start_cdf),
+    return _Setup(mdp=mdp, policy=policy, env=mdp.arrays,
                   shaping=(ref_log_probs, ref_row, kl_coef,
                            _check_reward_floor(mdp, reward_floor)),
                   gamma=check_gamma(gamma), episodes=episodes, runs=runs, max_steps=max_steps,

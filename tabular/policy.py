@@ -13,51 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-
-from .rng import categorical
-
-
-@njit(cache=True, inline="always")
-def _max_logit(logits):
-    m = -np.inf
-    for a in range(logits.shape[0]):
-        if logits[a] > m:
-            m = logits[a]
-    return m
-
-
-@njit(cache=True, inline="always")
-def softmax(logits, out):
-    """``out[a] = exp(l_a - max l) / sum_b exp(l_b - max l)``; ``-inf`` logits give 0."""
-    m = _max_logit(logits)
-    total = 0.0
-    for a in range(logits.shape[0]):
-        e = np.exp(logits[a] - m) if logits[a] > -np.inf else 0.0
-        out[a] = e
-        total += e
-    for a in range(logits.shape[0]):
-        out[a] /= total
-
-
-@njit(cache=True, inline="always")
-def log_softmax(logits, out):
-    """``out[a] = l_a - logsumexp(l)`` (stable; ``-inf`` logits stay ``-inf``)."""
-    m = _max_logit(logits)
-    total = 0.0
-    for a in range(logits.shape[0]):
-        if logits[a] > -np.inf:
-            total += np.exp(logits[a] - m)
-    lse = m + np.log(total)
-    for a in range(logits.shape[0]):
-        out[a] = logits[a] - lse
-
-
-@njit(cache=True, inline="always")
-def sample_softmax(logits, probs_buf, rng):
-    """Draw an action from ``softmax(logits)`` (``probs_buf`` receives the probabilities)."""
-    softmax(logits, probs_buf)
-    return categorical(rng, probs_buf)
 
 
 @dataclass

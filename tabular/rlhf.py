@@ -27,11 +27,12 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_positive, check_positive_int, policy_matrix
-from .mdp import sample_start
+from .kernels.rng import randint, seed_states, uniform
+from .kernels.sampling import sample_start
+from .mdp import ModelArrays
 from .pg import PolicyGradientResult, _sample_episode, _setup, _step_size
-from .pg_rules import ascend, grad_log_softmax
-from .policy import SoftmaxPolicy, log_softmax, softmax
-from .rng import randint, seed_states, uniform
+from .policy import SoftmaxPolicy
+from .rules.policy_gradient import ascend, grad_log_softmax, log_softmax, softmax
 from .schedules import schedule_value
 
 # ------------------------------------------------------------ exact tree sums
@@ -476,8 +477,7 @@ def _grpo_run(env, shaping, row_of_state, iterations, group_size, alpha, normali
     """One run: each iteration samples a prompt, ``group_size`` responses to it, and takes
     one ascent step on ``(1/G) sum_i A_i sum_t grad log pi(a_t|s_t)`` with every token of
     response ``i`` sharing its advantage."""
-    next_state, prob, reward, done, start_cdf = env
-    S, A = start_cdf.shape[0], theta.shape[1]
+    S, A = env.start_cdf.shape[0], theta.shape[1]
     states = np.empty((group_size, max_steps + 1), dtype=np.int64)
     actions = np.empty((group_size, max_steps), dtype=np.int64)
     dones = np.empty((group_size, max_steps), dtype=np.bool_)
@@ -488,10 +488,10 @@ def _grpo_run(env, shaping, row_of_state, iterations, group_size, alpha, normali
     direction = np.zeros_like(theta)
     prompt_cdf = np.empty(S)
     for it in range(iterations):
-        s0 = sample_start(start_cdf, rng)
+        s0 = sample_start(env, rng)
         for s in range(S):  # the group shares its prompt
             prompt_cdf[s] = 1.0 if s >= s0 else 0.0
-        group_env = (next_state, prob, reward, done, prompt_cdf)
+        group_env = ModelArrays(env.next_state, env.prob, env.reward, env.done, prompt_cdf)
         for i in range(group_size):
             T[i], returns[it * group_size + i] = _sample_episode(
                 group_env, shaping, theta, row_of_state, max_steps, rng, states[i], actions[i],

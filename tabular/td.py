@@ -27,63 +27,30 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, check_positive_int, policy_matrix
+from .kernels.rng import categorical, seed_states, uniform
+from .kernels.sampling import sample_start, sample_step
 from .learning import (
     ControlResult,
     PredictionResult,
     as_mdp,
     check_episode_args,
-    discounted,
-    epsilon_greedy_action,
-    epsilon_greedy_probs,
-    expectation,
-    greedy_action,
     initial_values,
-    max_value,
     per_run,
     squeeze_runs,
+)
+from .mdp import ModelArrays
+from .rules.values import (
+    discounted,
+    double_q_target,
+    epsilon_greedy_action,
+    expected_sarsa_target,
+    q_learning_target,
+    sarsa_target,
     update_toward,
 )
-from .mdp import sample_start, sample_step
-from .rng import categorical, seed_states, uniform
 from .schedules import as_schedule, schedule_value
 
 SARSA, EXPECTED_SARSA, Q_LEARNING = 0, 1, 2
-
-# --------------------------------------------------------------------- targets
-
-
-@njit(cache=True, inline="always")
-def td_target(reward, gamma, next_value, done):
-    """``R + gamma V(S')`` (eq. 6.2); just ``R`` when the episode ended at ``S'``."""
-    if done:
-        return reward
-    return reward + discounted(gamma, next_value)
-
-
-@njit(cache=True, inline="always")
-def sarsa_target(reward, gamma, q_next_row, next_action, done):
-    """``R + gamma Q(S', A')`` with ``A'`` the action the policy takes next (eq. 6.7)."""
-    return td_target(reward, gamma, q_next_row[next_action], done)
-
-
-@njit(cache=True, inline="always")
-def q_learning_target(reward, gamma, q_next_row, done):
-    """``R + gamma max_a Q(S', a)`` (eq. 6.8)."""
-    return td_target(reward, gamma, max_value(q_next_row), done)
-
-
-@njit(cache=True, inline="always")
-def expected_sarsa_target(reward, gamma, q_next_row, epsilon, probs_buf, done):
-    """``R + gamma sum_a pi(a|S') Q(S', a)`` with pi epsilon-greedy in Q (eq. 6.9)."""
-    epsilon_greedy_probs(q_next_row, epsilon, probs_buf)
-    return td_target(reward, gamma, expectation(probs_buf, q_next_row), done)
-
-
-@njit(cache=True, inline="always")
-def double_q_target(reward, gamma, q_select_row, q_eval_row, done, rng):
-    """``R + gamma Q2(S', argmax_a Q1(S', a))`` (eq. 6.10): one table picks, the other values."""
-    return td_target(reward, gamma, q_eval_row[greedy_action(q_select_row, rng)], done)
-
 
 # --------------------------------------------------------------------- prediction
 
@@ -97,7 +64,7 @@ def _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
     states = np.zeros(size, dtype=np.int64)
     rewards = np.zeros(size)
     for episode in range(episodes):
-        states[0] = sample_start(start_cdf, rng)
+        states[0] = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
         T = max_steps + 1  # the step at which the episode ends, once known
         terminated = False
         total = 0.0
@@ -106,7 +73,7 @@ def _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
             if t < T:
                 s = states[t % size]
                 a = categorical(rng, policy[s])
-                s_next, r, is_done = sample_step(next_state, prob, reward, done, s, a, rng)
+                s_next, r, is_done = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
                 states[(t + 1) % size] = s_next
                 rewards[(t + 1) % size] = r
                 total += r
@@ -160,7 +127,7 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     returns = np.zeros((runs, episodes))
     lengths = np.zeros((runs, episodes), dtype=np.int64)
     trace = np.zeros((runs, episodes if history else 0, mdp.n_states))
-    _td_prediction(*mdp.arrays, mdp.start_cdf, pi, gamma, alpha.params, n_step, episodes,
+    _td_prediction(*mdp.arrays, pi, gamma, alpha.params, n_step, episodes,
                    max_steps, seed_states(seed, runs), V, returns, lengths, trace)
     return PredictionResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
                             squeeze_runs(V, runs),
@@ -178,13 +145,13 @@ def _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, al
     probs_buf = np.zeros(Q.shape[1])
     for episode in range(episodes):
         eps = schedule_value(epsilon, episode + 1)
-        s = sample_start(start_cdf, rng)
+        s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
         a = epsilon_greedy_action(Q[s], eps, rng)
         total = 0.0
         steps = 0
         while True:
             steps += 1
-            s_next, r, is_done = sample_step(next_state, prob, reward, done, s, a, rng)
+            s_next, r, is_done = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
             total += r
             if method == SARSA:
                 a_next = epsilon_greedy_action(Q[s_next], eps, rng)
@@ -232,7 +199,7 @@ def _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsil
     q_sum = np.zeros(Q1.shape[1])
     for episode in range(episodes):
         eps = schedule_value(epsilon, episode + 1)
-        s = sample_start(start_cdf, rng)
+        s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
         total = 0.0
         steps = 0
         while True:
@@ -240,7 +207,7 @@ def _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsil
             for b in range(q_sum.shape[0]):
                 q_sum[b] = Q1[s, b] + Q2[s, b]
             a = epsilon_greedy_action(q_sum, eps, rng)
-            s_next, r, is_done = sample_step(next_state, prob, reward, done, s, a, rng)
+            s_next, r, is_done = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
             total += r
             visits[s, a] += 1
             step = schedule_value(alpha, visits[s, a])
@@ -287,7 +254,7 @@ def _td_control_method(method, mdp, gamma, episodes, alpha, epsilon, initial_Q, 
                        max_steps) -> ControlResult:
     mdp, gamma, episodes, runs, max_steps, alpha, epsilon, Q, returns, lengths = _control_setup(
         mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q)
-    _TD_CONTROL[method](*mdp.arrays, mdp.start_cdf, gamma, alpha, epsilon, episodes,
+    _TD_CONTROL[method](*mdp.arrays, gamma, alpha, epsilon, episodes,
                         max_steps, seed_states(seed, runs), Q, returns, lengths)
     return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
                          squeeze_runs(Q, runs))
@@ -340,7 +307,7 @@ def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5
     mdp, gamma, episodes, runs, max_steps, alpha, epsilon, Q1, returns, lengths = (
         _control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q))
     Q2 = Q1.copy()
-    _double_q(*mdp.arrays, mdp.start_cdf, gamma, alpha, epsilon, episodes, max_steps,
+    _double_q(*mdp.arrays, gamma, alpha, epsilon, episodes, max_steps,
               seed_states(seed, runs), Q1, Q2, returns, lengths)
     Q = 0.5 * (Q1 + Q2)  # a -inf is in both tables, so no -inf + finite mix appears
     return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),

@@ -8,8 +8,9 @@ from numba import njit
 
 from tabular import SoftmaxPolicy, TabularMDP, seed_states
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
-from tabular.policy import log_softmax, sample_softmax, softmax
-from tabular.rng import categorical, randint, uniform
+from tabular.kernels.rng import categorical, randint, uniform
+from tabular.kernels.sampling import sample_softmax
+from tabular.rules.policy_gradient import log_softmax, softmax
 
 
 @njit(cache=True)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from numba import njit
 
 import envs  # noqa: F401  (registers tabular/)
-from tabular import MDPError, TabularMDP, sample_start, sample_step, seed_states
+from tabular import MDPError, TabularMDP, seed_states
+from tabular.kernels.sampling import sample_start, sample_step
 
 
 def two_state_arrays():
@@ -144,32 +145,32 @@ def test_from_gymnasium_reads_P_or_to_mdp_and_rejects_envs_without_P():
 
 # ------------------------------------------------------------ sampling
 @njit(cache=True)
-def _count_outcomes(next_state, prob, reward, done, s, a, rng, n):
-    counts = np.zeros(prob.shape[0], dtype=np.int64)
+def _count_outcomes(model, s, a, rng, n):
+    counts = np.zeros(model.prob.shape[0], dtype=np.int64)
     for _ in range(n):
-        nxt, _, _ = sample_step(next_state, prob, reward, done, s, a, rng)
+        nxt, _, _ = sample_step(model, s, a, rng)
         counts[nxt] += 1
     return counts
 
 
 @njit(cache=True)
-def _count_starts(start_cdf, rng, n):
-    counts = np.zeros(start_cdf.shape[0], dtype=np.int64)
+def _count_starts(model, rng, n):
+    counts = np.zeros(model.start_cdf.shape[0], dtype=np.int64)
     for _ in range(n):
-        counts[sample_start(start_cdf, rng)] += 1
+        counts[sample_start(model, rng)] += 1
     return counts
 
 
 def test_sample_step_and_sample_start_follow_the_model():
     mdp = gym.make("tabular/Gambler-v0", p_h=0.4, goal=10).unwrapped.to_mdp()
     n = 200_000
-    counts = _count_outcomes(*mdp.arrays, 4, 3, seed_states(1, 1)[0], n)
+    counts = _count_outcomes(mdp.arrays, 4, 3, seed_states(1, 1)[0], n)
     # 5 sigma of a binomial proportion with p = 0.4: 5 * sqrt(0.24 / n) = 0.0055
     assert set(np.flatnonzero(counts)) == {1, 7}
     assert counts[7] / n == pytest.approx(0.4, abs=5 * math.sqrt(0.24 / n))
-    starts = _count_starts(mdp.start_cdf, seed_states(2, 1)[0], n)
+    starts = _count_starts(mdp.arrays, seed_states(2, 1)[0], n)
     assert starts[0] == starts[10] == 0
     # each of the 9 start states has p = 1/9: 5 sigma = 5 * sqrt(p (1 - p) / n) = 0.0035
     np.testing.assert_allclose(starts[1:10] / n, 1 / 9, atol=5 * math.sqrt(8 / 81 / n))
-    again = _count_outcomes(*mdp.arrays, 4, 3, seed_states(1, 1)[0], n)
+    again = _count_outcomes(mdp.arrays, 4, 3, seed_states(1, 1)[0], n)
     np.testing.assert_array_equal(counts, again)  # same seed, same draws

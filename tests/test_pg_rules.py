@@ -5,16 +5,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabular.pg_rules import (
+from tabular.rules.policy_gradient import (
     ascend,
     clipped_surrogate_weight,
-    gae,
     grad_entropy,
     grad_log_softmax,
     kl_shaped_reward,
-    returns_to_go,
+    log_softmax,
+    softmax,
 )
-from tabular.policy import log_softmax, softmax
+from tabular.rules.returns import discounted_returns, gae
+
+
+def returns_to_go(rewards, gamma, out):
+    discounted_returns(rewards, gamma, np.zeros(len(rewards), dtype=bool), 0.0, out)
 
 finite = st.floats(-10.0, 10.0, allow_nan=False)
 

@@ -20,7 +20,7 @@ from tabular import (
     td0,
     value_iteration,
 )
-from tabular.learning import epsilon_greedy_probs
+from tabular.rules.values import epsilon_greedy_probs
 
 RUNS = 100
 

@@ -31,22 +31,20 @@ from tabular import (
     td0,
     value_iteration,
 )
-from tabular.learning import (
+from tabular.kernels.rng import seed_states
+from tabular.rules.values import (
+    double_q_target,
     epsilon_greedy_action,
     epsilon_greedy_probs,
     expectation,
-    greedy_action,
-    update_toward,
-)
-from tabular.rng import seed_states
-from tabular.schedules import as_schedule, constant, exponential, inverse, linear
-from tabular.td import (
-    double_q_target,
     expected_sarsa_target,
+    greedy_action,
     q_learning_target,
     sarsa_target,
     td_target,
+    update_toward,
 )
+from tabular.schedules import as_schedule, constant, exponential, inverse, linear
 
 CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
                        suppress_health_check=[HealthCheck.too_slow])

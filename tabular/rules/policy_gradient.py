@@ -16,8 +16,41 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .learning import td_error
-from .td import td_target
+
+
+@njit(cache=True, inline="always")
+def _max_logit(logits):
+    m = -np.inf
+    for a in range(logits.shape[0]):
+        if logits[a] > m:
+            m = logits[a]
+    return m
+
+
+@njit(cache=True, inline="always")
+def softmax(logits, out):
+    """``out[a] = exp(l_a - max l) / sum_b exp(l_b - max l)``; ``-inf`` logits give 0."""
+    m = _max_logit(logits)
+    total = 0.0
+    for a in range(logits.shape[0]):
+        e = np.exp(logits[a] - m) if logits[a] > -np.inf else 0.0
+        out[a] = e
+        total += e
+    for a in range(logits.shape[0]):
+        out[a] /= total
+
+
+@njit(cache=True, inline="always")
+def log_softmax(logits, out):
+    """``out[a] = l_a - logsumexp(l)`` (stable; ``-inf`` logits stay ``-inf``)."""
+    m = _max_logit(logits)
+    total = 0.0
+    for a in range(logits.shape[0]):
+        if logits[a] > -np.inf:
+            total += np.exp(logits[a] - m)
+    lse = m + np.log(total)
+    for a in range(logits.shape[0]):
+        out[a] = logits[a] - lse
 
 
 @njit(cache=True, inline="always")
@@ -55,36 +88,6 @@ def ascend(theta, direction, step):
     for b in range(theta.shape[0]):
         if theta[b] > -np.inf:
             theta[b] += step * direction[b]
-
-
-@njit(cache=True, inline="always")
-def returns_to_go(rewards, gamma, out):
-    """``out[t] = G_t = sum_{k >= t} gamma^(k - t) r_k`` over one episode (S&B eq. 3.8).
-
-    Truncated episodes are not bootstrapped: the sum stops at the last reward.
-    """
-    g = 0.0
-    for t in range(rewards.shape[0] - 1, -1, -1):
-        g = rewards[t] + gamma * g
-        out[t] = g
-
-
-@njit(cache=True, inline="always")
-def gae(rewards, values, dones, gamma, lam, out):
-    """Generalized advantage estimates of one episode (Schulman et al., 2016, eq. 16).
-
-    ``rewards[t]``, ``dones[t]`` for ``t < T`` and ``values[t] = V(s_t)`` for
-    ``t <= T`` (``values[T]`` bootstraps a truncated episode; it is ignored when
-    ``dones[T - 1]``). One backward pass of ``A_t = delta_t + gamma lam A_{t+1}``
-    over the TD errors ``delta_t = r_t + gamma V(s_{t+1}) - V(s_t)`` (S&B eq. 6.5,
-    :func:`tabular.td.td_target`): ``lam = 0`` gives ``A_t = delta_t``,
-    ``lam = 1`` gives ``A_t = G_t - V(s_t)``.
-    """
-    advantage = 0.0
-    for t in range(rewards.shape[0] - 1, -1, -1):
-        delta = td_error(td_target(rewards[t], gamma, values[t + 1], dones[t]), values[t])
-        advantage = delta if dones[t] else delta + gamma * lam * advantage
-        out[t] = advantage
 
 
 @njit(cache=True, inline="always")

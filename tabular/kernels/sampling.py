@@ -1,0 +1,54 @@
+"""Sampling kernels: the one door through which learners reach the dynamics.
+
+Learning algorithms are model-free: they draw transitions with :func:`sample_step`,
+start states with :func:`sample_start` and actions of a softmax policy with
+:func:`sample_softmax`, each from the run's own xoshiro stream
+(:mod:`tabular.kernels.rng`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..rules.policy_gradient import softmax
+from .rng import categorical, uniform
+
+
+@njit(cache=True, inline="always")
+def sample_step(model, s, a, rng):
+    """Sample one transition ``(s', r, done)`` of ``(s, a)`` from ``model`` (a
+    :class:`~tabular.mdp.ModelArrays`) by inverse CDF.
+
+    The only door through which learning kernels reach the dynamics. It draws one
+    uniform number per call and scans all K outcomes without an early exit: the
+    outcome picked is the first of positive probability whose cumulative
+    probability exceeds the draw (the last positive one if rounding leaves a gap).
+    Branch-free selection avoids the mispredicted exits of a stochastic model.
+    """
+    u = uniform(rng)
+    acc = 0.0
+    k = 0
+    found = False
+    for j in range(model.prob.shape[2]):
+        p = model.prob[s, a, j]
+        live = (p > 0.0) & (not found)
+        acc += p
+        k = j if live else k
+        found = found | (live & (u < acc))
+    return model.next_state[s, a, k], model.reward[s, a, k], model.done[s, a, k]
+
+
+@njit(cache=True, inline="always")
+def sample_start(model, rng):
+    """A start state drawn from the model's cumulative start distribution."""
+    u = uniform(rng) * model.start_cdf[-1]
+    s = np.searchsorted(model.start_cdf, u, side="right")
+    return min(s, model.start_cdf.shape[0] - 1)
+
+
+@njit(cache=True, inline="always")
+def sample_softmax(logits, probs_buf, rng):
+    """Draw an action from ``softmax(logits)`` (``probs_buf`` receives the probabilities)."""
+    softmax(logits, probs_buf)
+    return categorical(rng, probs_buf)

@@ -1,0 +1,14 @@
+"""Update rules, one small Numba function each (the way rlax writes them).
+
+- :mod:`tabular.rules.values` -- arithmetic of eq. 2.4 made exact for ``-inf``,
+  action selection (greedy, epsilon-greedy) and the one-step value targets of
+  chapter 6 (TD, SARSA, expected SARSA, Q-learning, double Q-learning);
+- :mod:`tabular.rules.returns` -- the one backward recursion behind returns-to-go,
+  Monte Carlo and n-step returns, and GAE;
+- :mod:`tabular.rules.policy_gradient` -- softmax, ``grad log pi``, the entropy
+  gradient, the clipped surrogate, the KL-shaped reward and the preference losses.
+
+Rules are ``@njit(inline="always")`` and import no learner module; the learners in
+:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg` and :mod:`tabular.rlhf`
+compose them in their episode loops.
+"""
