@@ -64,60 +64,6 @@ from numba import njit
 from .checks import check_positive_int
 from .mdp import TabularMDP
 
-# --------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True, eq=False)
-class LearningResult:
-    """What every learner returns. Arrays carry a leading run axis when ``runs > 1``.
-
-    ``episode_returns``: the undiscounted sum of rewards of each episode
-    (``[episodes]`` or ``[runs, episodes]``), the book's "sum of rewards during
-    episode"; ``episode_lengths``: its number of steps (int64). An episode cut at
-    ``max_steps`` has length ``max_steps``.
-    """
-
-    episode_returns: np.ndarray
-    episode_lengths: np.ndarray
-
-    @property
-    def runs(self) -> int:
-        return 1 if self.episode_returns.ndim == 1 else self.episode_returns.shape[0]
-
-    @property
-    def episodes(self) -> int:
-        return self.episode_returns.shape[-1]
-
-
-@dataclass(frozen=True, eq=False)
-class PredictionResult(LearningResult):
-    """A state-value estimate ``V`` (``[S]`` or ``[runs, S]``).
-
-    ``V_history`` (only when asked for): ``V`` after each episode,
-    ``[episodes, S]`` or ``[runs, episodes, S]``.
-    """
-
-    V: np.ndarray
-    V_history: np.ndarray | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class ControlResult(LearningResult):
-    """An action-value estimate ``Q`` (``[S, A]`` or ``[runs, S, A]``)."""
-
-    Q: np.ndarray
-
-    @property
-    def V(self) -> np.ndarray:
-        """``max_a Q(s, a)``: the greedy policy's value as the learner estimates it."""
-        return self.Q.max(axis=-1)
-
-    @property
-    def policy(self) -> np.ndarray:
-        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
-
-
 # --------------------------------------------------------------------- arguments
 
 
@@ -158,5 +104,5 @@ def per_run(values: np.ndarray, runs: int) -> np.ndarray:
 
 
 def squeeze_runs(array: np.ndarray, runs: int) -> np.ndarray:
-    """Drop the leading run axis when there is one run (the public convention)."""
+    """TRANSITIONAL (removed by the one-shape refactor): old run-axis convention."""
     return array[0] if runs == 1 else array

@@ -23,9 +23,8 @@ from numba import njit, prange
 from .checks import check_gamma, policy_matrix
 from .kernels.rng import categorical, randint, seed_states
 from .kernels.sampling import sample_start, sample_step
+from .results import ControlResult, PredictionResult
 from .learning import (
-    ControlResult,
-    PredictionResult,
     as_mdp,
     check_episode_args,
     initial_values,

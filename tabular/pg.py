@@ -59,8 +59,8 @@ from numba import njit, prange
 from .checks import check_gamma, check_positive_int, check_unit_interval
 from .kernels.rng import seed_states
 from .kernels.sampling import sample_softmax, sample_start, sample_step
+from .results import PolicyGradientResult
 from .learning import (
-    LearningResult,
     as_mdp,
     check_episode_args,
     per_run,
@@ -82,27 +82,6 @@ from .rules.values import update_toward
 from .schedules import as_schedule, schedule_value
 
 DEFAULT_MAX_STEPS = 1000
-
-
-@dataclass(frozen=True, eq=False)
-class PolicyGradientResult(LearningResult):
-    """A trained softmax policy; arrays carry a leading run axis when ``runs > 1``.
-
-    ``logits``: ``[R, A]`` or ``[runs, R, A]``; ``row_of_state``: the policy's row
-    map ``[S]``; ``V``: the critic or baseline ``[S]`` or ``[runs, S]`` (``None``
-    without one). ``episode_returns`` sum the environment's rewards, without the
-    KL term or the floor (``-inf`` for an episode that fell into a trap).
-    """
-
-    logits: np.ndarray
-    row_of_state: np.ndarray
-    V: np.ndarray | None = None
-
-    @property
-    def policy(self) -> SoftmaxPolicy:
-        """The trained policy of run 0 (the only run when ``runs == 1``)."""
-        logits = self.logits if self.logits.ndim == 2 else self.logits[0]
-        return SoftmaxPolicy(logits.copy(), self.row_of_state.copy())
 
 
 # --------------------------------------------------------------------- kernels

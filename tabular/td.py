@@ -29,9 +29,8 @@ from numba import njit, prange
 from .checks import check_gamma, check_positive_int, policy_matrix
 from .kernels.rng import categorical, seed_states, uniform
 from .kernels.sampling import sample_start, sample_step
+from .results import ControlResult, PredictionResult
 from .learning import (
-    ControlResult,
-    PredictionResult,
     as_mdp,
     check_episode_args,
     initial_values,

@@ -19,9 +19,9 @@ from tabular.rlhf import (
     kl_optimum,
     sample_preferences,
     sequence_kl,
-    sigmoid,
     train_reward_model,
 )
+from tabular.rlhf.reward_model import sigmoid
 
 BETAS = [0.5, 1.0, 2.0]
 

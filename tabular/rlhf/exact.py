@@ -1,0 +1,137 @@
+"""Exact sequence-level quantities of a token MDP and its KL-regularised optimum.
+
+The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`
+and :func:`tabular.ppo`, used as they are: the KL penalty is their ``kl_coef``.
+
+A token MDP is a tree (every state is reached by one path), so sequence-level
+quantities are exact sums over it, computed by one forward pass in breadth-first
+order (a prefix has a smaller id than its continuations):
+
+- the probability ``mu(s)`` that generation passes through state ``s``;
+- ``E_pi[r] = sum_s mu(s) sum_a pi(a|s) r(s, a)``;
+- ``KL(pi || ref) = sum_s mu(s) KL(pi(.|s) || ref(.|s))`` over whole responses
+  (the chain rule of the KL divergence);
+- the KL-regularised optimum ``pi*(y|x) = ref(y|x) exp(r(x, y) / beta) / Z(x)``
+  (Ziegler et al., 2019; Rafailov et al., 2023, eq. 4) with value
+  ``beta * log Z(x)``; :func:`tabular.soft_value_iteration` reaches the same
+  policy token by token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checks import check_positive, policy_matrix
+from ..graph import tree_edges, tree_roots
+
+
+def visit_probabilities(mdp, policy) -> np.ndarray:
+    """``mu[s]``: the probability that an episode under ``policy`` passes through ``s``."""
+    pi = policy_matrix(mdp, policy)
+    mu = mdp.start.copy()
+    s, a, k = tree_edges(mdp)
+    order = np.argsort(s, kind="stable")
+    for s_, a_, k_ in zip(s[order], a[order], k[order], strict=True):
+        mu[mdp.next_state[s_, a_, k_]] += mu[s_] * pi[s_, a_] * mdp.prob[s_, a_, k_]
+    return mu
+
+
+def ending_probabilities(mdp, policy) -> np.ndarray:
+    """``[S, A]``: the probability that the episode ends by taking ``a`` in ``s``.
+
+    In a token MDP each finished response is one ending ``(s, a)``, so this is the
+    exact distribution over responses (plus forbidden-token endings).
+    """
+    pi = policy_matrix(mdp, policy)
+    ends = np.where(mdp.done, mdp.prob, 0.0).sum(axis=2)
+    return visit_probabilities(mdp, pi)[:, None] * pi * ends
+
+
+def response_distribution(env, policy) -> dict[tuple[str, str], float]:
+    """``P(x, y)`` of every finished response of a token MDP ``env`` (an ``envs.TokenMDP``)
+    under ``policy``, by enumeration; endings on a forbidden token are collected under
+    the response ``None``."""
+    mdp = env.to_mdp()
+    ends = ending_probabilities(mdp, policy)
+    dist: dict = {}
+    for s, a in zip(*np.nonzero(ends), strict=True):
+        nxt = int(mdp.next_state[s, a, 0])
+        key = (env.prompts[env.state_prompt[s]], env.text(nxt) if nxt != s else None)
+        dist[key] = dist.get(key, 0.0) + float(ends[s, a])
+    return dist
+
+
+def expected_return(mdp, policy) -> float:
+    """``E_pi[sum_t r_t]`` (undiscounted), exactly."""
+    pi = policy_matrix(mdp, policy)
+    r = mdp.expected_reward()
+    mu = visit_probabilities(mdp, pi)
+    return float(np.sum(mu[:, None] * np.where(pi > 0.0, pi * r, 0.0)))
+
+
+def sequence_kl(mdp, policy, ref) -> float:
+    """``KL(pi || ref)`` between the distributions over whole responses (``inf`` when
+    ``pi`` produces something ``ref`` never would)."""
+    pi, q = policy_matrix(mdp, policy), policy_matrix(mdp, ref, "ref")
+    mu = visit_probabilities(mdp, pi)
+    on = (pi > 0.0) & (mu[:, None] > 0.0)
+    if (on & (q == 0.0)).any():
+        return np.inf
+    terms = np.zeros_like(pi)
+    terms[on] = pi[on] * (np.log(pi[on]) - np.log(q[on]))
+    return float(np.sum(mu * terms.sum(axis=1)))
+
+
+def kl_objective(mdp, policy, ref, beta: float) -> float:
+    """``E_pi[r] - beta * KL(pi || ref)``: the RLHF objective (seed 000, section 16)."""
+    beta = check_positive("beta", beta)
+    return expected_return(mdp, policy) - beta * sequence_kl(mdp, policy, ref)
+
+
+def path_returns(mdp) -> np.ndarray:
+    """``[S, A]``: the return of the whole path that ends by taking ``a`` in ``s``
+    (rewards before ``s`` plus the expected reward of ``(s, a)``)."""
+    before = np.zeros(mdp.n_states)
+    s, a, k = tree_edges(mdp)
+    order = np.argsort(s, kind="stable")
+    for s_, a_, k_ in zip(s[order], a[order], k[order], strict=True):
+        before[mdp.next_state[s_, a_, k_]] = before[s_] + mdp.reward[s_, a_, k_]
+    return before[:, None] + mdp.expected_reward()
+
+
+@dataclass
+class KLOptimum:
+    """The closed-form KL-regularised optimum over whole responses.
+
+    ``endings[s, a]``: ``pi*(y)`` of the response ending with ``a`` in ``s``;
+    ``value``: ``E_x[beta * log Z(x)]``, the optimal objective.
+    """
+
+    endings: np.ndarray
+    value: float
+
+
+def kl_optimum(mdp, ref, beta: float) -> KLOptimum:
+    """``pi*(y|x) = ref(y|x) exp(r(x, y) / beta) / Z(x)`` by enumerating the responses
+    (deterministic token MDPs: one prompt per start state, ``K = 1``)."""
+    beta = check_positive("beta", beta)
+    if (mdp.prob[:, :, 0] < 1.0).any():
+        raise ValueError("kl_optimum enumerates responses of a deterministic token MDP; "
+                         "use tabular.soft_value_iteration for stochastic MDPs")
+    q = policy_matrix(mdp, ref, "ref")
+    ref_ends = ending_probabilities(mdp, q)
+    R = path_returns(mdp)
+    roots = np.flatnonzero(mdp.start > 0.0)
+    root_of = tree_roots(mdp)
+    endings = np.zeros_like(ref_ends)
+    value = 0.0
+    for root in roots:
+        mask = (root_of[:, None] == root) & (ref_ends > 0.0)
+        logw = np.log(ref_ends[mask]) + R[mask] / beta
+        m = logw.max()
+        log_z = m + np.log(np.exp(logw - m).sum())
+        endings[mask] = mdp.start[root] * np.exp(logw - log_z)
+        value += mdp.start[root] * beta * (log_z - np.log(mdp.start[root]))
+    return KLOptimum(endings, float(value))

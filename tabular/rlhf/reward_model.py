@@ -1,0 +1,163 @@
+"""The Bradley-Terry reward model: fitting it to preferences and sampling preferences
+from it (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..checks import check_positive, check_positive_int
+from ..kernels.rng import randint, seed_states, uniform
+
+
+@njit(cache=True, inline="always")
+def log_sigmoid(z):
+    """``log sigma(z) = -log(1 + exp(-z))``, stable for either sign of ``z``."""
+    if z >= 0.0:
+        return -np.log1p(np.exp(-z))
+    return z - np.log1p(np.exp(z))
+
+
+@njit(cache=True, inline="always")
+def sigmoid(z):
+    if z >= 0.0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _bradley_terry_loss(scores, winners, losers, counts):
+    total, n = 0.0, 0.0
+    for i in range(winners.shape[0]):
+        total -= counts[i] * log_sigmoid(scores[winners[i]] - scores[losers[i]])
+        n += counts[i]
+    return total / n
+
+
+@njit(cache=True)
+def _bradley_terry_descent(scores, winners, losers, counts, steps, alpha):
+    """Gradient descent on the mean of ``-log sigma(r_w - r_l)``: each pair raises the
+    winner and lowers the loser by ``sigma(-(r_w - r_l))`` (seed 000, section 9)."""
+    n = counts.sum()
+    grad = np.zeros_like(scores)
+    for _ in range(steps):
+        grad[:] = 0.0
+        for i in range(winners.shape[0]):
+            g = counts[i] * sigmoid(scores[losers[i]] - scores[winners[i]]) / n
+            grad[winners[i]] += g
+            grad[losers[i]] -= g
+        for j in range(scores.shape[0]):
+            scores[j] += alpha * grad[j]
+
+
+def bradley_terry_loss(scores, winners, losers, counts=None) -> float:
+    """Mean ``-log sigma(r(x, y_w) - r(x, y_l))`` over preference pairs (indices into
+    ``scores``)."""
+    winners = np.asarray(winners, dtype=np.int64)
+    losers = np.asarray(losers, dtype=np.int64)
+    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, dtype=np.float64)
+    return float(_bradley_terry_loss(np.asarray(scores, dtype=np.float64), winners, losers,
+                                     counts))
+
+
+def _preference_arrays(preferences):
+    """``(count, prompt, winner, loser)`` or ``(prompt, winner, loser)`` tuples -> index arrays
+    over the distinct ``(prompt, response)`` pairs."""
+    keys: dict = {}
+    winners, losers, counts = [], [], []
+    for pref in preferences:
+        count, x, yw, yl = pref if len(pref) == 4 else (1, *pref)
+        if yw == yl:
+            raise ValueError(f"preference ({x!r}, {yw!r}, {yl!r}) compares a response "
+                             "with itself")
+        winners.append(keys.setdefault((x, yw), len(keys)))
+        losers.append(keys.setdefault((x, yl), len(keys)))
+        counts.append(float(count))
+    if not counts:
+        raise ValueError("no preferences given")
+    return (keys, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64),
+            np.array(counts))
+
+
+@dataclass
+class RewardModel:
+    """A tabular Bradley-Terry reward model ``r(x, y)``, one score per response seen.
+
+    ``score(prompt, response)``; a response never compared gets ``default`` (0, the
+    average of the reference responses after normalisation). ``loss`` is the mean
+    negative log-likelihood of the training preferences.
+    """
+
+    scores: dict
+    loss: float
+    default: float = 0.0
+
+    def score(self, prompt: str, response: str) -> float:
+        return self.scores.get((prompt, response), self.default)
+
+    def __call__(self, prompt: str, response: str) -> float:
+        return self.score(prompt, response)
+
+
+def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
+                       alpha: float = 5.0) -> RewardModel:
+    """Fit ``r`` by maximum likelihood under Bradley-Terry, ``P(y_w > y_l) = sigma(r_w - r_l)``.
+
+    ``preferences``: ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` triples.
+    Only score differences within a prompt are identified (any shift ``c(x)`` leaves
+    the loss unchanged), so the scores are normalised as InstructGPT did: per prompt,
+    the ``reference`` responses (a list of ``(prompt, response)``; default: every
+    response compared) average 0.
+    """
+    steps = check_positive_int("steps", steps)
+    alpha = check_positive("alpha", alpha)
+    keys, winners, losers, counts = _preference_arrays(preferences)
+    scores = np.zeros(len(keys))
+    _bradley_terry_descent(scores, winners, losers, counts, steps, alpha)
+    loss = bradley_terry_loss(scores, winners, losers, counts)
+    reference = list(keys) if reference is None else [tuple(r) for r in reference]
+    table = dict(zip(keys, scores, strict=True))
+    for x in {k[0] for k in keys}:
+        refs = [table[r] for r in reference if r[0] == x and r in table]
+        if not refs:
+            raise ValueError(f"no reference response of prompt {x!r} was compared: "
+                             "its score level cannot be fixed")
+        shift = float(np.mean(refs))
+        for k in table:
+            if k[0] == x:
+                table[k] -= shift
+    return RewardModel({k: float(v) for k, v in table.items()}, loss)
+
+
+@njit(cache=True)
+def _sample_bradley_terry(scores, n, rng):
+    """``wins[i, j]``: how often ``i`` beat ``j`` in ``n`` comparisons of uniformly drawn
+    distinct pairs, each won by ``i`` with probability ``sigma(r_i - r_j)``."""
+    k = scores.shape[0]
+    wins = np.zeros((k, k), dtype=np.int64)
+    for _ in range(n):
+        i = randint(rng, k)
+        j = randint(rng, k - 1)
+        j += j >= i
+        if uniform(rng) < sigmoid(scores[i] - scores[j]):
+            wins[i, j] += 1
+        else:
+            wins[j, i] += 1
+    return wins
+
+
+def sample_preferences(prompt: str, responses: Sequence[str], scores, n: int, *,
+                       seed: int | None = 0) -> list[tuple[int, str, str, str]]:
+    """``n`` labeller comparisons simulated from a Bradley-Terry model of known ``scores``,
+    as ``(count, prompt, winner, loser)`` tuples (one per ordered pair that occurred)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.shape != (len(responses),) or len(responses) < 2:
+        raise ValueError(f"scores must give one number for each of the (at least 2) "
+                         f"responses, got shape {scores.shape} for {len(responses)} responses")
+    wins = _sample_bradley_terry(scores, check_positive_int("n", n), seed_states(seed, 1)[0])
+    return [(int(wins[i, j]), prompt, responses[i], responses[j])
+            for i, j in zip(*np.nonzero(wins), strict=True)]
