@@ -10,7 +10,7 @@ Reported, from one run of this process:
 - compile time of the sweep kernel from an empty numba cache, and the start
   with a warm cache (each in a fresh subprocess);
 - ms per synchronous sweep on 1 and 2 threads (best of several), and per
-  Gauss-Seidel sweep (sequential);
+  in-place (Gauss-Seidel) sweep (sequential);
 - achieved bandwidth: the bytes a sweep must touch (successor, prob and reward
   once, V read once, the new V written once) / time, against a NumPy copy of a
   large array measured in the same run (read + write bytes / time); the one-off
@@ -49,7 +49,7 @@ import numpy as np
 from benchmarks.timing import compile_seconds
 from tabular import TabularMDP, bellman_optimality, value_iteration
 from tabular.kernels import dp as kernels
-from tabular.dp import _planning_arrays  # what every DP function hands its kernels
+from tabular.kernels.dp import planning_arrays  # what every DP function hands its kernels
 
 N = 1000
 GAMMA = 0.99
@@ -110,20 +110,20 @@ def copy_bandwidth(nbytes: int = 512 * 2**20) -> float:
 COMPILE_SETUP = """
 import numpy as np
 from tabular.kernels import dp as k
-ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); r = -p
+ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); plan = k.PlanningArrays(ns, p, -p)
 """
-COMPILE_CALL = "k.optimality_sweep(ns, p, r, np.zeros(3), 0.9, np.zeros(3))"
+COMPILE_CALL = "k.optimality_sweep(plan, np.zeros(3), 0.9, np.zeros(3))"
 
 
-def sweep_bytes(arrays) -> int:
-    return sum(a.nbytes for a in arrays) + 2 * (arrays[0].shape[0] + 1) * 8
+def sweep_bytes(plan) -> int:
+    return sum(a.nbytes for a in plan) + 2 * (plan.successor.shape[0] + 1) * 8
 
 
 def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
     from hiive.mdptoolbox.mdp import MDP, ValueIteration
 
     t = time.perf_counter()
-    arrays = _planning_arrays(mdp, GAMMA)
+    plan = planning_arrays(mdp, GAMMA)
     row = {"model": name, "K": mdp.n_outcomes, "ms_prepare": 1e3 * (time.perf_counter() - t)}
     rng = np.random.default_rng(0)
     V = np.append(rng.uniform(-100.0, 0.0, mdp.n_states), 0.0)  # + the end sentinel
@@ -133,11 +133,11 @@ def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
     for threads in (1, 2):
         numba.set_num_threads(threads)
         row[f"ms_{threads}t"] = 1e3 * best_seconds(
-            lambda: kernels.optimality_sweep(*arrays, V, GAMMA, out), 10)
+            lambda: kernels.optimality_sweep(plan, V, GAMMA, out), 10)
     numba.set_num_threads(threads_before)
     W = V.copy()
     row["ms_gs"] = 1e3 * best_seconds(
-        lambda: kernels.optimality_sweep_inplace(*arrays, W, GAMMA), 3)
+        lambda: kernels.optimality_sweep_inplace(plan, W, GAMMA), 3)
 
     P, R = toolbox_model(mdp)
     # ValueIteration's constructor also bounds the iteration count, which takes seconds
@@ -145,9 +145,9 @@ def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
     vi = ValueIteration.__new__(ValueIteration)
     MDP.__init__(vi, P, R, GAMMA, epsilon=0.01, max_iter=1000, skip_check=True)
     row["ms_toolbox"] = 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5)
-    kernels.optimality_sweep(*arrays, V, GAMMA, out)
+    kernels.optimality_sweep(plan, V, GAMMA, out)
     row["max_diff"] = float(np.max(np.abs(vi._bellmanOperator(V[:-1])[1] - out[:-1])))
-    nbytes = sweep_bytes(arrays)
+    nbytes = sweep_bytes(plan)
     for threads in (1, 2):
         bw = nbytes / (row[f"ms_{threads}t"] / 1e3)
         row[f"bw_{threads}t"] = bw
@@ -268,7 +268,7 @@ def main() -> None:
     print(f"{N}x{N} gridworld, {N * N:,} states, 4 actions, gamma {GAMMA}; "
           f"numba threads available: {numba.config.NUMBA_NUM_THREADS}; load average "
           f"{os.getloadavg()[0]:.1f} (timings are only meaningful on an idle machine)")
-    header = (f"{'model':<14}{'MB/sweep':>9}{'1 thr ms':>10}{'2 thr ms':>10}{'G-S ms':>9}"
+    header = (f"{'model':<14}{'MB/sweep':>9}{'1 thr ms':>10}{'2 thr ms':>10}{'inpl. ms':>9}"
               f"{'GB/s 1t':>9}{'GB/s 2t':>9}{'%copy 1t':>10}{'%copy 2t':>10}"
               f"{'toolbox ms':>12}{'x 1t':>7}{'x 2t':>7}{'max|diff|':>11}")
     print(header)

@@ -4,11 +4,20 @@
     import envs
     env = gym.make("tabular/CliffWalking-v0")
     mdp = env.unwrapped.to_mdp()
+
+- :class:`ModelEnv`: an env that steps from the :class:`tabular.TabularMDP` it holds
+  (every env here is one);
+- :class:`GridWorld` (ASCII layouts, :func:`register_gridworld` for your own),
+  :class:`TrapTreasure` and the Sutton & Barto examples;
+- :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
+  scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
+  corpus) and :meth:`Scenario.env` builds its token MDP.
 """
 
 from .base import ModelEnv
 from .gridworld import GridWorld
 from .registration import register_builtins, register_gridworld
+from .scenarios import Scenario, load_scenario
 from .sutton_barto import (
     CliffWalking,
     Gambler,
@@ -18,7 +27,13 @@ from .sutton_barto import (
     ShortCorridor,
     WindyGridworld,
 )
-from .token import TokenMDP  # registers tabular/TokenMDP-v0, tabular/CapitalOfFrance-v0
+from .token import TokenMDP
 from .trap_treasure import TrapTreasure
+
+__all__ = [
+    "CliffWalking", "Gambler", "GridWorld", "Gridworld4x4", "Gridworld5x5", "ModelEnv",
+    "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld",
+    "load_scenario", "register_builtins", "register_gridworld",
+]
 
 register_builtins()

@@ -34,6 +34,12 @@ class ModelEnv(gym.Env):
     ``np_random`` (so ``reset(seed=...)`` makes an episode reproducible). The info
     dict carries the probability of the outcome drawn, as Gymnasium's toy-text envs do.
     Observations are state ids in ``Discrete(S)``, actions ids in ``Discrete(A)``.
+
+    Parameters
+    ----------
+    mdp : the model; the env steps from it and ``to_mdp()`` returns it.
+    render_mode : ``"ansi"`` (``render()`` returns :meth:`render_text`) or ``None``
+        (default: no rendering).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -56,26 +62,48 @@ class ModelEnv(gym.Env):
         return self._mdp
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Draw a start state from ``mdp.start``; ``seed`` (default ``None``: keep the
+        current generator) reseeds ``np_random``; ``options`` is unused. Returns
+        ``(state, info)``."""
         super().reset(seed=seed)
         self.s = draw_outcome(self._start_cumulative, self._mdp.start, self.np_random.random())
         self.last_action = None
-        return self.s, {"prob": float(self._mdp.start[self.s])}
+        return self.s, self._info(float(self._mdp.start[self.s]))
 
     def step(self, action):
+        """Take ``action`` (an id in ``[0, A)``): returns ``(next state, reward,
+        terminated, truncated=False, info)``, the outcome drawn from the model."""
         if self.s is None:
             raise RuntimeError("call reset() before step()")
-        a = int(action)
-        if not 0 <= a < self._mdp.n_actions:
-            raise ValueError(f"action {action!r} is outside [0, {self._mdp.n_actions})")
+        a = self._action_id(action)
         s = self.s
         k = draw_outcome(self._cumulative[s, a], self._mdp.prob[s, a], self.np_random.random())
         self.s = int(self._mdp.next_state[s, a, k])
         self.last_action = a
         reward = float(self._mdp.reward[s, a, k])
         terminated = bool(self._mdp.done[s, a, k])
-        return self.s, reward, terminated, False, {"prob": float(self._mdp.prob[s, a, k])}
+        return self.s, reward, terminated, False, self._info(float(self._mdp.prob[s, a, k]))
+
+    def _action_id(self, action) -> int:
+        """``action`` as an id of ``Discrete(A)``: an integer (Python, NumPy or a 0-d
+        array) in ``[0, A)``; anything else (``1.7``, ``"1"``, ``None``, ``True``) is an
+        error that names it, not a silent ``int()``."""
+        value = action.item() if isinstance(action, np.ndarray) and action.ndim == 0 else action
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise ValueError(f"action must be an integer id in [0, {self._mdp.n_actions}) of "
+                             f"{self.action_space}, got {action!r} ({type(action).__name__})")
+        if not 0 <= value < self._mdp.n_actions:
+            raise ValueError(f"action {action!r} is outside [0, {self._mdp.n_actions}) of "
+                             f"{self.action_space}")
+        return int(value)
+
+    def _info(self, prob: float) -> dict:
+        """The info dict after ``reset`` or ``step``: ``prob``, the probability of the
+        outcome drawn; a subclass adds what describes its current state ``self.s``."""
+        return {"prob": prob}
 
     def render(self):
+        """:meth:`render_text` in mode ``"ansi"``, ``None`` without a render mode."""
         if self.render_mode == "ansi":
             return self.render_text()
         return None

@@ -37,11 +37,18 @@ from tabular import TabularMDP
 from tabular.checks import check_unit_interval
 
 from .base import ModelEnv
+from .grid_options import (
+    cell_kinds,
+    landing_rewards,
+    parse_grid,
+    reward_option,
+    teleport_table,
+    wind_option,
+)
 from .layout import (
     CLIFF,
     FLOOR,
     GOAL,
-    LEGEND,
     MARKED,
     START,
     TELEPORT,
@@ -49,9 +56,6 @@ from .layout import (
     TRAP,
     WALL,
     as_text,
-    available_layouts,
-    layout_text,
-    parse_layout,
 )
 
 ACTION_NAMES = ("up", "right", "down", "left")
@@ -71,18 +75,6 @@ COLOURS = {
 AGENT_COLOUR = (30, 60, 200)
 
 
-def reward_option(name: str, value, allow_minus_inf: bool = False) -> float:
-    """A reward option as a float; NaN and ``+inf`` (and ``-inf`` unless allowed) rejected."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if math.isnan(value) or value == math.inf or (value == -math.inf and not allow_minus_inf):
-        allowed = "a finite number or -inf" if allow_minus_inf else "a finite number"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
-    return value
-
-
 class GridWorld(ModelEnv):
     """A gridworld from an ASCII layout (see :mod:`envs.layout` for the legend).
 
@@ -96,14 +88,23 @@ class GridWorld(ModelEnv):
     bump_reward : reward of a move blocked by the edge or a wall (default: the step
         reward).
     cell_rewards : ``{(row, col) or char: reward}``, reward on entering those cells
-        (overrides the goal/trap/cliff reward of a cell; ``-inf`` allowed).
+        (overrides the goal/trap/cliff reward of a cell; ``-inf`` allowed). Default
+        ``None``: none.
     slip : probability of moving perpendicular to the intended direction (half each
-        side), in ``[0, 1]``.
-    wind : one integer per column, the upward push of the column the agent leaves.
+        side), in ``[0, 1]`` (default 0).
+    wind : one integer per column, the upward push of the column the agent leaves
+        (default ``None``: no wind).
     teleports : ``{char: (target, reward)}``; every action from a ``char`` cell moves
         the agent to ``target`` (a character that appears once in the layout, or a
-        ``(row, col)`` cell) with ``reward``.
-    render_mode : ``"ansi"`` or ``"rgb_array"``.
+        ``(row, col)`` cell) with ``reward``. Default ``None``: none.
+    render_mode : ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    Attributes
+    ----------
+    chars : ``uint8 [H, W]``, the layout's characters; ``grid_shape``: ``(H, W)``.
+    kinds : ``int8 [H, W]``, the cell kinds of :mod:`envs.layout`.
+    state_id : ``int64 [H, W]``, the state of each cell (-1 on walls).
+    state_cells : ``int64 [S, 2]``, the ``(row, col)`` of each state.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -114,33 +115,21 @@ class GridWorld(ModelEnv):
                  wind=None, teleports=None, render_mode=None):
         teleports = dict(teleports or {})
         cell_rewards = dict(cell_rewards or {})
-        chars = self._parse(layout, teleports, cell_rewards)
+        chars = parse_grid(layout, teleports, cell_rewards)
         self.chars = chars
         self.grid_shape = chars.shape
-        self.kinds = self._kinds(chars, teleports)
+        self.kinds = cell_kinds(chars, teleports)
         if not (self.kinds == START).any():
             raise ValueError("layout has no start cell 'S'")
         self.state_id, self.state_cells = number_states(self.kinds)
-
-        landing_reward = np.full(chars.shape, np.nan)
-        landing_reward[self.kinds == GOAL] = reward_option("goal_reward", goal_reward)
-        landing_reward[self.kinds == TRAP] = reward_option("trap_reward", trap_reward, True)
-        landing_reward[self.kinds == CLIFF] = reward_option("cliff_reward", cliff_reward)
-        for key, value in cell_rewards.items():
-            name = f"cell_rewards[{key!r}]"
-            landing_reward[self._cells_of(key, name)] = reward_option(name, value, True)
-
-        teleport_to = np.full(chars.shape, -1, dtype=np.int64)
-        teleport_reward = np.zeros(chars.shape)
-        for key, spec in teleports.items():
-            row, col = self._teleport_target(key, spec)
-            source = chars == ord(key)
-            teleport_to[source] = self.state_id[row, col]
-            teleport_reward[source] = reward_option(f"teleports[{key!r}] reward", spec[1])
-
+        landing = landing_rewards(chars, self.kinds, goal_reward=goal_reward,
+                                  trap_reward=trap_reward, cliff_reward=cliff_reward,
+                                  cell_rewards=cell_rewards)
+        teleport_to, teleport_reward = teleport_table(chars, self.kinds, self.state_id,
+                                                      teleports)
         mdp = gridworld_model(
-            self.kinds, landing_reward, teleport_to, teleport_reward,
-            wind=self._wind(wind), slip=check_unit_interval("slip", slip),
+            self.kinds, landing, teleport_to, teleport_reward,
+            wind=wind_option(wind, self.grid_shape), slip=check_unit_interval("slip", slip),
             step_reward=reward_option("step_reward", step_reward),
             bump_reward=None if bump_reward is None else reward_option("bump_reward",
                                                                        bump_reward),
@@ -149,102 +138,9 @@ class GridWorld(ModelEnv):
         )
         super().__init__(mdp, render_mode)
 
-    # ------------------------------------------------------------- parsing
-    @staticmethod
-    def _parse(layout, teleports: dict, cell_rewards: dict) -> np.ndarray:
-        extra = set()
-        for name, keys in (("teleports", teleports), ("cell_rewards", cell_rewards)):
-            for key in keys:
-                if isinstance(key, str):
-                    if len(key) != 1 or key in LEGEND or key.isspace() or not key.isascii():
-                        raise ValueError(f"{name} key {key!r} must be one ASCII character "
-                                         f"outside the legend {' '.join(LEGEND)}")
-                    extra.add(key)
-        for key, spec in teleports.items():
-            if not isinstance(key, str):
-                raise ValueError(f"teleports key {key!r} must be a layout character")
-            if not (isinstance(spec, (tuple, list)) and len(spec) == 2):
-                raise ValueError(f"teleports[{key!r}] must be (target, reward), got {spec!r}")
-            if isinstance(spec[0], str):
-                if len(spec[0]) != 1 or spec[0] in LEGEND or not spec[0].isascii():
-                    raise ValueError(f"teleports[{key!r}] target {spec[0]!r} must be one "
-                                     "layout character outside the legend, or (row, col)")
-                extra.add(spec[0])
-        text = layout_text(layout)
-        try:
-            return parse_layout(text, extra)
-        except ValueError as err:
-            if isinstance(layout, str) and "\n" not in layout:
-                raise ValueError(f"{err}; note: no layout file named {layout.strip()!r} "
-                                 f"either (shipped: {', '.join(available_layouts())})") from None
-            raise
-
-    @staticmethod
-    def _kinds(chars: np.ndarray, teleports: dict) -> np.ndarray:
-        kind_of_code = np.full(256, MARKED, dtype=np.int8)
-        for ch, kind in LEGEND.items():
-            kind_of_code[ord(ch)] = kind
-        for ch in teleports:
-            kind_of_code[ord(ch)] = TELEPORT
-        return kind_of_code[chars]
-
-    def _cells_of(self, key, name: str) -> np.ndarray:
-        """Boolean mask of the cells a ``cell_rewards`` or teleport key names."""
-        H, W = self.grid_shape
-        if isinstance(key, str):
-            mask = self.chars == ord(key)
-            if not mask.any():
-                raise ValueError(f"{name}: no cell {key!r} in the layout")
-            return mask
-        try:
-            r, c = (int(x) for x in key)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}: a cell is a layout character or (row, col), "
-                             f"got {key!r}") from None
-        if not (0 <= r < H and 0 <= c < W):
-            raise ValueError(f"{name}: cell (row {r}, column {c}) is outside the "
-                             f"{H}x{W} layout")
-        if self.kinds[r, c] == WALL:
-            raise ValueError(f"{name}: cell (row {r}, column {c}) is a wall")
-        mask = np.zeros(self.grid_shape, dtype=bool)
-        mask[r, c] = True
-        return mask
-
-    def _teleport_target(self, key: str, spec) -> tuple[int, int]:
-        name = f"teleports[{key!r}]"
-        if not (self.chars == ord(key)).any():
-            raise ValueError(f"{name}: no cell {key!r} in the layout")
-        target = spec[0]
-        if isinstance(target, str):
-            cells = np.argwhere(self.chars == ord(target))
-            if len(cells) != 1:
-                raise ValueError(f"{name}: target {target!r} must appear exactly once in the "
-                                 f"layout, found {len(cells)} times")
-            r, c = (int(x) for x in cells[0])
-        else:
-            r, c = np.argwhere(self._cells_of(target, name))[0]
-        if self.kinds[r, c] in (CLIFF, WALL):
-            raise ValueError(f"{name}: target cell (row {r}, column {c}) is a "
-                             f"{'cliff' if self.kinds[r, c] == CLIFF else 'wall'}")
-        return int(r), int(c)
-
-    def _wind(self, wind) -> np.ndarray:
-        W = self.grid_shape[1]
-        if wind is None:
-            return np.zeros(W, dtype=np.int64)
-        values = np.asarray(wind, dtype=np.float64).reshape(-1) if np.ndim(wind) else None
-        if values is None or values.shape != (W,):
-            raise ValueError(f"wind must give one integer per column: the layout has {W} "
-                             f"columns, got {np.shape(wind)}")
-        bad = ~np.isfinite(values) | (values != np.round(values))
-        if bad.any():
-            c = int(np.argmax(bad))
-            raise ValueError(f"wind[{c}] = {values[c]} (column {c}) is not an integer")
-        H = self.grid_shape[0]
-        return np.clip(values, -H, H).astype(np.int64)  # a stronger push moves no further
-
     def label_states(self, cells: np.ndarray) -> list[str]:
-        """How states are named in errors and plots: ``"(row, col)"``."""
+        """How states are named in errors and plots: ``"(row, col)"`` of each of
+        ``cells`` (``int [S, 2]``); a subclass may name them its own way."""
         rows, cols = cells[:, 0].tolist(), cells[:, 1].tolist()
         return [f"({r}, {c})" for r, c in zip(rows, cols, strict=True)]
 
@@ -268,6 +164,7 @@ class GridWorld(ModelEnv):
 
     # --------------------------------------------------------------- render
     def render(self):
+        """:meth:`render_rgb` in mode ``"rgb_array"``, :meth:`render_text` in ``"ansi"``."""
         if self.render_mode == "rgb_array":
             return self.render_rgb()
         return super().render()
@@ -284,7 +181,11 @@ class GridWorld(ModelEnv):
         return text
 
     def render_rgb(self, cell_pixels: int | None = None) -> np.ndarray:
-        """A ``uint8 [H * px, W * px, 3]`` picture: cells coloured by kind, agent as a disc."""
+        """A ``uint8 [H * px, W * px, 3]`` picture: cells coloured by kind, agent as a disc.
+
+        ``cell_pixels``: ``px``, the side of a cell in pixels (default ``None``: up to 32,
+        so that the picture is at most about 512 pixels wide).
+        """
         H, W = self.grid_shape
         px = cell_pixels or max(1, min(32, 512 // max(H, W)))
         palette = np.zeros((max(COLOURS) + 1, 3), dtype=np.uint8)
@@ -309,9 +210,12 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
 
     ``kinds`` ``[H, W]`` cell kinds; ``landing_reward`` ``[H, W]`` reward on entering a
     cell (NaN: none); ``teleport_to`` ``[H, W]`` target state of teleport cells (-1:
-    none) and ``teleport_reward``; ``wind`` ``int [W]``. See the module docstring for
-    the dynamics. Outcomes are not merged: two slips into the same wall are two
-    outcomes with the same successor.
+    none) and ``teleport_reward`` ``[H, W]``; ``wind`` ``int [W]``; ``slip`` the
+    perpendicular-move probability; ``step_reward`` and ``bump_reward`` (``None``: the
+    step reward) the rewards of an ordinary and a blocked move; ``action_names`` and
+    ``state_labels`` the model's metadata. See the module docstring for the dynamics.
+    Outcomes are not merged: two slips into the same wall are two outcomes with the
+    same successor.
     """
     H, W = kinds.shape
     open_cells = kinds != WALL
@@ -368,8 +272,9 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
 
 
 def number_states(kinds):
-    """States are the non-wall cells, numbered row by row: ``(state_id [H, W], cells
-    int64 [S, 2])`` with ``state_id = -1`` on walls and ``cells[s] = (row, col)``."""
+    """States are the non-wall cells of ``kinds`` (``[H, W]`` cell kinds), numbered row by
+    row: ``(state_id [H, W], cells int64 [S, 2])`` with ``state_id = -1`` on walls and
+    ``cells[s] = (row, col)``."""
     open_cells = kinds != WALL
     cells = np.argwhere(open_cells).astype(np.int64)
     state_id = np.full(kinds.shape, -1, dtype=np.int64)
@@ -378,14 +283,16 @@ def number_states(kinds):
 
 
 def slip_outcomes(slip: float) -> list[tuple[int, float]]:
-    """``(turn, probability)`` of each direction actually taken: turn 0 is the intended
-    direction, 1 and 3 the perpendicular ones (clockwise, counter-clockwise)."""
+    """``(turn, probability)`` of each direction actually taken with slip probability
+    ``slip``: turn 0 is the intended direction, 1 and 3 the perpendicular ones
+    (clockwise, counter-clockwise); zero-probability turns are left out."""
     outcomes = [(0, 1.0 - slip), (1, slip / 2), (3, slip / 2)]
     return [(turn, p) for turn, p in outcomes if p > 0.0]
 
 
 def move(open_cells, rows, cols, direction):
-    """One step in ``direction`` from each cell; blocked by the edge or a wall.
+    """One step in ``direction`` (an action id) from each cell ``(rows[i], cols[i])``;
+    blocked by the edge or a wall (``open_cells`` ``bool [H, W]`` is False on walls).
 
     Returns ``(rows', cols', bumped)``.
     """
@@ -398,8 +305,9 @@ def move(open_cells, rows, cols, direction):
 
 
 def blow(open_cells, rows, cols, push):
-    """Push each cell ``push`` cells up (down if negative), one cell at a time, stopping
-    at the edge or a wall (Sutton & Barto Section 6.5). Returns the new rows."""
+    """Push each cell ``(rows[i], cols[i])`` ``push[i]`` cells up (down if negative), one
+    cell at a time, stopping at the edge or a wall (``open_cells`` ``bool [H, W]`` is
+    False on walls; Sutton & Barto Section 6.5). Returns the new rows."""
     H = open_cells.shape[0]
     direction = -np.sign(push)
     remaining = np.abs(push)
@@ -412,8 +320,11 @@ def blow(open_cells, rows, cols, push):
 
 
 def back_to_start(next_state, prob, reward, done, cliff, start_states, here):
-    """Replace each outcome that lands on a cliff by one outcome per start state (with
-    the start probabilities); other outcomes keep one slot and get padding slots."""
+    """Replace each outcome that lands on a cliff (``cliff`` ``bool [S, A, J]``) by one
+    outcome per state of ``start_states`` (uniform, as the start distribution is);
+    other outcomes keep one slot and get padding slots that stay in place (``here``
+    ``[S, A, J]``, the state of each row). Returns the new ``(next_state, prob, reward,
+    done)``, ``K = J * len(start_states)`` outcomes each."""
     n = len(start_states)
     first = np.arange(n) == 0
     c = cliff[..., None]
@@ -427,7 +338,10 @@ def back_to_start(next_state, prob, reward, done, cliff, start_states, here):
 
 
 def set_rows(next_state, prob, reward, done, states, target, row_reward, row_done):
-    """Make every action of ``states`` go to ``target`` with probability 1 (in place)."""
+    """Make every action of ``states`` (``bool [S]``) go to ``target`` (one state per
+    selected state) with probability 1, paying ``row_reward`` and ending when
+    ``row_done`` (scalars or one value per selected state); the model arrays
+    ``next_state, prob, reward, done`` are changed in place."""
     idx = np.flatnonzero(states)
     next_state[idx] = idx[:, None, None]
     next_state[idx, :, 0] = np.asarray(target)[:, None]

@@ -67,7 +67,7 @@ def layout_text(layout) -> str:
 
 
 def parse_layout(text: str, extra_chars=frozenset()) -> np.ndarray:
-    """The layout as a ``uint8 [H, W]`` array of character codes.
+    """The layout ``text`` as a ``uint8 [H, W]`` array of character codes.
 
     Raises ``ValueError`` naming the row (and column) for an empty layout, an empty
     row inside it, ragged rows, or a character neither in :data:`LEGEND` nor in
@@ -97,5 +97,5 @@ def parse_layout(text: str, extra_chars=frozenset()) -> np.ndarray:
 
 
 def as_text(chars: np.ndarray) -> str:
-    """The layout back as text, one row per line."""
+    """The layout of character codes ``chars`` back as text, one row per line."""
     return "\n".join(row.tobytes().decode("ascii") for row in chars)

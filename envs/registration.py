@@ -15,6 +15,8 @@ BUILTINS = {
     "WindyGridworld-v0": ("envs.sutton_barto:WindyGridworld", None),
     "CliffWalking-v0": ("envs.sutton_barto:CliffWalking", None),
     "ShortCorridor-v0": ("envs.sutton_barto:ShortCorridor", None),
+    "TokenMDP-v0": ("envs.token:TokenMDP", None),
+    "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", None),
 }
 
 
@@ -33,7 +35,8 @@ def drop_gymnasium_tabular_envs() -> None:
 
 
 def register_builtins() -> None:
-    """Register every built-in env under ``tabular/`` (done on ``import envs``)."""
+    """Register every built-in env under ``tabular/`` (done on ``import envs``):
+    ``BUILTINS`` maps each name to its entry point and ``max_episode_steps``."""
     drop_gymnasium_tabular_envs()
     for name, (entry_point, max_steps) in BUILTINS.items():
         gymnasium.register(id=f"{NAMESPACE}/{name}", entry_point=entry_point,
@@ -44,7 +47,9 @@ def register_gridworld(env_id: str, layout, *, max_episode_steps: int | None = N
                        **options) -> None:
     """Register a :class:`~envs.GridWorld` so that ``gymnasium.make(env_id)`` builds it.
 
-    ``layout`` is layout text or a file path/name; ``options`` are GridWorld keyword
+    ``env_id``: the id to register, e.g. ``"my/Maze-v0"``; ``layout``: layout text or
+    a file path/name (see :func:`envs.layout.layout_text`); ``max_episode_steps``:
+    Gymnasium's time limit (default ``None``: none); ``options``: GridWorld keyword
     arguments (rewards, slip, wind, teleports, ...). The layout and options are
     checked now, so a bad layout fails here rather than at ``make``.
     """

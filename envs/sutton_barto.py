@@ -13,7 +13,8 @@ from tabular import TabularMDP
 from tabular.checks import check_positive_int, check_unit_interval
 
 from .base import ModelEnv
-from .gridworld import GridWorld, reward_option
+from .grid_options import reward_option
+from .gridworld import GridWorld
 
 
 class Gridworld5x5(GridWorld):
@@ -26,6 +27,8 @@ class Gridworld5x5(GridWorld):
     registered env truncates episodes after 100 steps). Episodes start in the centre
     cell, which has no role in the book. With ``gamma = 0.9`` the equiprobable random
     policy has ``v(A) = 8.8`` and the optimal value is ``v*(A) = 24.4``.
+
+    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
     """
 
     def __init__(self, render_mode=None):
@@ -41,6 +44,8 @@ class Gridworld4x4(GridWorld):
     corner; moves off the grid leave the state unchanged. Episodes start uniformly
     on the 14 non-terminal cells. Under the equiprobable random policy
     (``gamma = 1``) the values are 0, -14, -20, -22 along the first row.
+
+    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
     """
 
     def __init__(self, render_mode=None):
@@ -55,6 +60,8 @@ class WindyGridworld(GridWorld):
     by ``0 0 0 1 1 1 2 2 1 0`` cells, the strength of the column it leaves. Every
     step pays -1 until the goal is reached (which ends the episode); the shortest
     path takes 15 steps.
+
+    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
     """
 
     WIND = (0, 0, 0, 1, 1, 1, 2, 2, 1, 0)
@@ -72,6 +79,8 @@ class CliffWalking(GridWorld):
     agent back to the start without ending the episode; reaching the goal ends it.
     All 48 cells are states (state id = ``row * 12 + col``, as in Gymnasium's
     ``CliffWalking-v1``; the cliff cells are never occupied).
+
+    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
     """
 
     def __init__(self, render_mode=None):
@@ -80,7 +89,8 @@ class CliffWalking(GridWorld):
 
 
 def absorbing(next_state, prob, reward, done, states) -> None:
-    """Make ``states`` absorbing in place: every action loops back with reward 0, done."""
+    """Make ``states`` (a list of ids) absorbing in the model arrays ``next_state, prob,
+    reward, done`` (changed in place): every action loops back with reward 0, done."""
     next_state[states] = np.asarray(states)[:, None, None]
     prob[states] = 0.0
     prob[states, :, 0] = 1.0
@@ -99,6 +109,10 @@ class Gambler(ModelEnv):
     heads with probability ``p_h``: the gambler wins the stake, otherwise loses it.
     The reward is +1 on reaching ``goal`` and 0 otherwise. Episodes start at a
     capital drawn uniformly from ``1..goal - 1``.
+
+    ``p_h``: the probability of heads (default 0.4, the book's); ``goal``: the capital
+    that wins (default 100).
+    ``render_mode``: ``"ansi"`` or ``None`` (default).
     """
 
     def __init__(self, p_h=0.4, goal=100, render_mode=None):
@@ -110,6 +124,7 @@ class Gambler(ModelEnv):
         super().__init__(self.model(), render_mode)
 
     def model(self) -> TabularMDP:
+        """The exact model of this ``p_h`` and ``goal``."""
         goal = self.goal
         s = np.arange(goal + 1)[:, None]
         stake = np.minimum(np.arange(goal // 2 + 1)[None, :], np.minimum(s, goal - s))
@@ -138,6 +153,9 @@ class RandomWalk(ModelEnv):
     Example 6.2, -1 in Example 7.1); both end the episode. Episodes start in the
     middle state (the left of the two middle ones when ``n_states`` is even). True
     values (``gamma = 1``): ``v(k) = left + (right - left) * k / (n_states + 1)``.
+
+    Defaults: ``n_states=5``, ``left_reward=0``, ``right_reward=1`` (Example 6.2).
+    ``render_mode``: ``"ansi"`` or ``None`` (default).
     """
 
     def __init__(self, n_states=5, left_reward=0.0, right_reward=1.0, render_mode=None):
@@ -147,6 +165,7 @@ class RandomWalk(ModelEnv):
         super().__init__(self.model(), render_mode)
 
     def model(self) -> TabularMDP:
+        """The exact model of this walk (one action, two outcomes)."""
         n = self.n_states
         S = n + 2
         s = np.arange(S)[:, None]
@@ -176,6 +195,8 @@ class ShortCorridor(ModelEnv):
 
     The best such policy goes right with probability about 0.59, with value about
     -11.6 from the start.
+
+    ``render_mode``: ``"ansi"`` or ``None`` (default).
     """
 
     def __init__(self, render_mode=None):
@@ -183,6 +204,7 @@ class ShortCorridor(ModelEnv):
 
     @staticmethod
     def model() -> TabularMDP:
+        """The exact model of the corridor."""
         successor = np.array([[0, 1],   # left stays at the wall, right moves on
                               [2, 0],   # reversed
                               [1, 3],

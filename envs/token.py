@@ -3,9 +3,8 @@
 A state is a prompt plus the tokens generated so far; an action is the next
 token; the transition appends it (deterministic); the episode ends at the
 end-of-sequence token or when the response reaches ``max_len`` tokens, and the
-reward ``r(prompt, response)`` arrives on that last token (seed 000, section 10:
-"the state is the prompt plus the tokens generated so far ... the transition is
-deterministic: appending the chosen token").
+reward ``r(prompt, response)`` arrives on that last token (the bandit-per-episode
+view of RLHF: Ziegler et al., 2019; Ouyang et al., 2022).
 
 Reaching ``max_len`` is ``terminated``, not ``truncated``: the length is part of the
 state, so the model is exactly finite-horizon. The observation is the state id;
@@ -13,9 +12,11 @@ state, so the model is exactly finite-horizon. The observation is the state id;
 mask of tokens the grammar allows next; ``render()`` (mode ``"ansi"``) shows the
 conversation.
 
-Because the state holds the whole prefix, the reachable states form a tree, and
-:meth:`TokenMDP.to_mdp` enumerates it into a :class:`tabular.TabularMDP`, so
-every planner and learner of the zoo runs on text.
+Because the state holds the whole prefix, the reachable states form a tree. The
+env enumerates it into a :class:`tabular.TabularMDP` when it is built and steps
+from that model (:class:`envs.base.ModelEnv`), so ``env.step`` and
+``env.unwrapped.to_mdp()`` cannot disagree, and every planner and learner of the zoo
+runs on text.
 
 Grammar and illegal tokens. ``grammar`` may list the allowed responses (a trie of
 continuations). The MDP keeps all ``A`` actions in every state, so the model stays
@@ -32,56 +33,55 @@ smaller id than its continuations.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache, cached_property
-from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from tabular import SoftmaxPolicy, TabularMDP, soft_value_iteration
-from tabular.lm import EOS, NGramLM, detokenize, pretrain, sft, tokenize
-from tabular.rlhf import (
-    RewardModel,
-    expected_return,
-    response_distribution,
-    sequence_kl,
-    train_reward_model,
-)
+from tabular import TabularMDP
+from tabular.lm import EOS, detokenize, tokenize
 
-DATA_DIR = Path(__file__).parent / "data"
-
+from .base import ModelEnv
 
 RewardSpec = Callable[[str, str], float] | Mapping
 
 
-class TokenMDP(gym.Env):
+class TokenMDP(ModelEnv):
     """Generate a response token by token; the reward is paid on the last token.
 
     Parameters
     ----------
-    prompts: the prompts (strings); ``prompt_probs`` is the start distribution
-        over them (uniform by default).
-    reward: ``reward(prompt, response) -> float``, or a mapping from
+    prompts : the prompts (strings, or one string); default ``("Say hello.",)``.
+    reward : ``reward(prompt, response) -> float``, or a mapping from
         ``(prompt, response)`` or ``response`` strings to rewards (missing
-        responses earn ``default_reward``).
-    vocab: the token strings (actions). Defaults to every token of the prompts and
-        the grammar, sorted; the end-of-sequence token ``eos`` is appended if absent.
-    max_len: the most tokens a response may have (``eos`` counts as a token).
-    grammar: ``None`` (every token allowed everywhere), a list of allowed responses
-        for every prompt, or a mapping ``prompt -> list of responses``.
-    illegal_reward: paid when a forbidden token ends the episode.
-    max_states: the largest prefix tree the env will enumerate (the tree is built
-        with the env, as its size is the observation space); a bigger tree is refused,
-        counted in closed form or on the grammar's trie, before anything is allocated.
+        responses earn ``default_reward``). Default ``None``: ``{"hello": 1.0}``, the
+        task "answer *Say hello.* with *hello*".
+    vocab : the token strings (actions). Default ``None``: every token of the prompts
+        and the grammar, sorted; the end-of-sequence token ``eos`` is appended if absent.
+    max_len : the most tokens a response may have (``eos`` counts as a token); default 3.
+    prompt_probs : the start distribution over the prompts; default ``None``: uniform.
+    grammar : ``None`` (default: every token allowed everywhere), a list of allowed
+        responses for every prompt, or a mapping ``prompt -> list of responses``.
+    eos : the end-of-sequence token; default ``tabular.lm.EOS`` (``"<eos>"``).
+    illegal_reward : paid when a forbidden token ends the episode; default -1.
+    default_reward : the reward of a response that a mapping ``reward`` does not list;
+        default 0.
+    max_states : the largest prefix tree the env will enumerate (default 100,000); a
+        bigger tree is refused, counted in closed form or on the grammar's trie,
+        before anything is allocated.
+    render_mode : ``"ansi"`` or ``None`` (default).
+
+    Attributes
+    ----------
+    vocab, token_id, eos_id : the tokens, their ids, the id of ``eos``.
+    n_states : the size of the prefix tree (``observation_space.n``).
+    state_prompt : int64 ``[S]``, the prompt number of each state.
+    state_response : the response token ids of each state (a tuple per state).
+    terminal : bool ``[S]``, the finished responses.
+    legal : bool ``[S, A]``, the tokens the grammar allows in each unfinished state.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
-
-    def __init__(self, prompts: Sequence[str] = ("Say hello.",), reward: RewardSpec | None = None,
-                 *, vocab: Sequence[str] | None = None, max_len: int = 3,
-                 prompt_probs: Sequence[float] | None = None,
+    def __init__(self, prompts: Sequence[str] | str = ("Say hello.",),
+                 reward: RewardSpec | None = None, *, vocab: Sequence[str] | None = None,
+                 max_len: int = 3, prompt_probs: Sequence[float] | None = None,
                  grammar: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                  eos: str = EOS, illegal_reward: float = -1.0, default_reward: float = 0.0,
                  max_states: int = 100_000, render_mode: str | None = None):
@@ -91,18 +91,14 @@ class TokenMDP(gym.Env):
         if not self.prompts or len(set(self.prompts)) != len(self.prompts):
             raise ValueError(f"prompts must list one or more distinct prompts, got {prompts!r}")
         if reward is None:
-            reward = {"hello": 1.0}  # the default task: answer "Say hello." with "hello"
+            reward = {"hello": 1.0}
         if int(max_len) != max_len or max_len < 1:
             raise ValueError(f"max_len must be an integer >= 1, got {max_len!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
-                             f"or None, got {render_mode!r}")
         self.max_len = int(max_len)
         self.eos = eos
         self.illegal_reward = float(illegal_reward)
         self.default_reward = float(default_reward)
         self.max_states = int(max_states)
-        self.render_mode = render_mode
 
         allowed = _grammar_per_prompt(grammar, self.prompts)
         if vocab is None:
@@ -131,14 +127,12 @@ class TokenMDP(gym.Env):
                              f"prompts, got {prompt_probs!r}")
 
         self._check_size()
-        self._enumerate()
-        self.observation_space = spaces.Discrete(self.n_states)
-        self.action_space = spaces.Discrete(len(self.vocab))
-        self._s = 0
+        super().__init__(self._enumerate(), render_mode)
 
     # ----------------------------------------------------------------- text
     def encode(self, text: str, what: str = "text") -> tuple[int, ...]:
-        """Token ids of ``text``; an unknown word is an error naming it."""
+        """Token ids of ``text``; an unknown token is an error naming it and ``what``
+        (how the error names the text; default ``"text"``)."""
         ids = []
         for tok in tokenize(text):
             if tok not in self.token_id:
@@ -152,7 +146,8 @@ class TokenMDP(gym.Env):
 
     # ----------------------------------------------------------- the tree
     def legal_tokens(self, prompt: int, response: tuple[int, ...]) -> tuple[int, ...]:
-        """Tokens the grammar allows after ``response`` to prompt number ``prompt``."""
+        """Token ids the grammar allows after ``response`` (token ids) to prompt number
+        ``prompt``."""
         if self._tries is None:
             return tuple(range(len(self.vocab)))
         node = self._tries[prompt]
@@ -178,7 +173,8 @@ class TokenMDP(gym.Env):
                              f"the vocabulary (={len(self.vocab)} tokens), add a grammar, or "
                              "raise max_states")
 
-    def _enumerate(self) -> None:
+    def _enumerate(self) -> TabularMDP:
+        """Number the prefix tree breadth-first and build its exact model (``K = 1``)."""
         prompt_of, response_of = [], []
         frontier = [(p, ()) for p in range(len(self.prompts))]
         while frontier:
@@ -210,12 +206,21 @@ class TokenMDP(gym.Env):
                 next_state[s, a] = self._state_id[(p, child)]
                 done[s, a] = self._ends(child)
                 reward[s, a] = self.reward(p, child) if done[s, a] else 0.0
-        self.next_state, self.reward_table, self.done_table = next_state, reward, done
-        self.start = np.zeros(S)
-        self.start[: len(self.prompts)] = self.prompt_probs
+        start = np.zeros(S)
+        start[: len(self.prompts)] = self.prompt_probs
+        return TabularMDP(next_state[:, :, None], np.ones((S, A, 1)), reward[:, :, None],
+                          done[:, :, None], start, state_labels=self._labels(),
+                          action_names=self.vocab)
+
+    def _labels(self) -> tuple[str, ...]:
+        """``"prompt | response"`` of each state, ``" <eos>"`` marking a finished one."""
+        return tuple(f"{self.prompts[p]} | {self.decode(r)}" + (" <eos>" if r and
+                     r[-1] == self.eos_id else "")
+                     for p, r in zip(self.state_prompt, self.state_response, strict=True))
 
     def reward(self, prompt: int, response: tuple[int, ...]) -> float:
-        """``r(x, y)`` of a finished response (token ids), as the reward function says."""
+        """``r(x, y)`` of a finished ``response`` (token ids) to prompt number ``prompt``,
+        as the reward function says (NaN and ``+inf`` refused)."""
         value = float(self._reward(self.prompts[prompt], self.decode(response)))
         if np.isnan(value) or value == np.inf:
             raise ValueError(f"reward of prompt {self.prompts[prompt]!r}, response "
@@ -223,7 +228,8 @@ class TokenMDP(gym.Env):
         return value
 
     def state_of(self, prompt: int | str, response: str | Sequence[int] = ()) -> int:
-        """The state id of a prompt (number or text) and a response prefix (text or ids)."""
+        """The state id of ``prompt`` (its number or text) and a ``response`` prefix (text
+        or token ids; default: the empty response, the prompt's root)."""
         p = self.prompts.index(prompt) if isinstance(prompt, str) else int(prompt)
         ids = self.encode(response) if isinstance(response, str) else tuple(response)
         try:
@@ -233,7 +239,8 @@ class TokenMDP(gym.Env):
                            "not a state of this token MDP (grammar or max_len)") from None
 
     def final_state(self, prompt: int | str, response: str) -> int:
-        """The terminal state of a complete response (``eos`` appended if it fits)."""
+        """The terminal state of a complete ``response`` (text) to ``prompt`` (number or
+        text): ``eos`` is appended if it fits in ``max_len``."""
         ids = self.encode(response)
         if len(ids) < self.max_len:
             ids = ids + (self.eos_id,)
@@ -244,45 +251,27 @@ class TokenMDP(gym.Env):
         return self.prompt_tokens[self.state_prompt[s]] + self.state_response[s]
 
     def text(self, s: int) -> str:
+        """The decoded response of state ``s`` (without ``eos``)."""
         return self.decode(self.state_response[s])
 
-    @cached_property
+    @property
     def state_labels(self) -> tuple[str, ...]:
-        return tuple(f"{self.prompts[p]} | {self.decode(r)}" + (" <eos>" if r and
-                     r[-1] == self.eos_id else "")
-                     for p, r in zip(self.state_prompt, self.state_response, strict=True))
-
-    def to_mdp(self) -> TabularMDP:
-        """The exact model: the prefix tree as padded arrays (``K = 1``)."""
-        return TabularMDP(self.next_state[:, :, None], np.ones((self.n_states, len(self.vocab), 1)),
-                          self.reward_table[:, :, None], self.done_table[:, :, None], self.start,
-                          state_labels=self.state_labels, action_names=self.vocab)
+        """``"prompt | response"`` of each state (the model's state labels)."""
+        return self.to_mdp().state_labels
 
     # ------------------------------------------------------------ gymnasium
-    def _info(self) -> dict:
-        s = self._s
-        return {"prompt": self.prompts[self.state_prompt[s]], "response": self.text(s),
+    def _info(self, prob: float) -> dict:
+        s = self.s
+        return {"prob": prob, "prompt": self.prompts[self.state_prompt[s]],
+                "response": self.text(s),
                 "tokens": tuple(self.vocab[i] for i in self.state_response[s]),
                 "legal": self.legal[s].copy()}
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        self._s = int(self.np_random.choice(len(self.prompts), p=self.prompt_probs))
-        return self._s, self._info()
-
-    def step(self, action):
-        a = int(action)
-        if not 0 <= a < len(self.vocab):
-            raise ValueError(f"action {action!r} is not a token id in [0, {len(self.vocab)})")
-        s = self._s
-        self._s = int(self.next_state[s, a])
-        return (self._s, float(self.reward_table[s, a]), bool(self.done_table[s, a]), False,
-                self._info())
-
-    def render(self):
-        if self.render_mode != "ansi":
-            return None
-        s = self._s
+    def render_text(self) -> str:
+        """The conversation so far: ``User: <prompt>`` and ``Assistant: <response>``."""
+        s = self.s
+        if s is None:
+            return "(not reset)\n"
         end = " <eos>" if self.state_response[s][-1:] == (self.eos_id,) else ""
         return f"User: {self.prompts[self.state_prompt[s]]}\nAssistant: {self.text(s)}{end}\n"
 
@@ -336,211 +325,3 @@ def _reward_function(reward, default: float) -> Callable[[str, str], float]:
         return lookup
     raise TypeError(f"reward must be a callable (prompt, response) -> float or a mapping, "
                     f"got {type(reward).__name__}")
-
-
-# ------------------------------------------------------------------ the scenario
-@dataclass(frozen=True)
-class Scenario:
-    """The running example of seed 000: one prompt, six candidate replies and their data.
-
-    Read from ``envs/data/capital_of_france.txt``; the pre-training corpus is
-    ``envs/data/capital_corpus.txt`` (one document per line).
-    """
-
-    prompt: str
-    replies: tuple[str, ...]          # y1 .. y6
-    gold: tuple[float, ...]           # the gold (human) reward of each reply
-    correct: tuple[bool, ...]         # does the reply answer the question correctly
-    sft: tuple[tuple[int, str], ...]  # (count, response) demonstrations
-    preferences: tuple[tuple[int, str, str], ...]  # (count, winner, loser)
-    corpus: tuple[str, ...]
-    n: int                            # the n of the scenario's n-gram model
-    max_len: int
-
-    def env(self, reward: RewardSpec | None = None, **kwargs) -> TokenMDP:
-        """The token MDP of the scenario; the reward defaults to the gold reward."""
-        if reward is None:
-            reward = dict(zip(self.replies, self.gold, strict=True))
-        vocab = sorted({t for doc in self.corpus for t in tokenize(doc)}
-                       | {t for r in self.replies for t in tokenize(r)}
-                       | set(tokenize(self.prompt)))
-        return TokenMDP((self.prompt,), reward, vocab=vocab, max_len=self.max_len,
-                        grammar=self.replies, **kwargs)
-
-
-def load_scenario(name: str = "capital_of_france") -> Scenario:
-    """Parse a scenario file of ``envs/data`` (sections ``[prompt]``, ``[replies]``, ...)."""
-    sections: dict[str, list[str]] = {}
-    current = None
-    for line in (DATA_DIR / f"{name}.txt").read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], [])
-        elif current is None:
-            raise ValueError(f"{name}.txt: line {line!r} comes before any [section]")
-        else:
-            current.append(line)
-    missing = {"settings", "prompt", "replies", "sft", "preferences"} - set(sections)
-    if missing:
-        raise ValueError(f"{name}.txt has no [{sorted(missing)[0]}] section")
-    settings = dict(_fields(row, 2) for row in sections["settings"])
-    replies = [_fields(row, 4) for row in sections["replies"]]  # name | text | gold | correct
-    text_of = {label: text for label, text, _, _ in replies}
-
-    def reply(label: str) -> str:
-        if label not in text_of:
-            raise ValueError(f"{name}.txt names reply {label!r}, which [replies] does not list")
-        return text_of[label]
-
-    corpus_file = DATA_DIR / settings["corpus"]
-    corpus = tuple(line.strip() for line in corpus_file.read_text().splitlines()
-                   if line.strip() and not line.startswith("#"))
-    sft_rows = [_fields(row, 2) for row in sections["sft"]]
-    preference_rows = [_fields(row, 3) for row in sections["preferences"]]
-    return Scenario(
-        prompt=sections["prompt"][0],
-        replies=tuple(text for _, text, _, _ in replies),
-        gold=tuple(float(g) for _, _, g, _ in replies),
-        correct=tuple(c == "yes" for _, _, _, c in replies),
-        sft=tuple((int(c), reply(y)) for c, y in sft_rows),
-        preferences=tuple((int(c), reply(w), reply(lo)) for c, w, lo in preference_rows),
-        corpus=corpus, n=int(settings["n"]), max_len=int(settings["max_len"]))
-
-
-def _fields(row: str, k: int) -> list[str]:
-    parts = [p.strip() for p in row.split("|")]
-    if len(parts) != k:
-        raise ValueError(f"scenario line {row!r} should have {k} fields separated by '|'")
-    return parts
-
-
-def capital_of_france(reward: str | RewardSpec = "gold", **kwargs) -> TokenMDP:
-    """The registered ``tabular/CapitalOfFrance-v0``: the running example's token MDP.
-
-    ``reward="gold"`` pays the gold reward of each reply; pass any reward function
-    (for instance a trained reward model's ``score``) to optimise that instead.
-    """
-    scenario = load_scenario()
-    return scenario.env(None if reward == "gold" else reward, **kwargs)
-
-
-# ------------------------------------------------------------ the running example
-@dataclass(frozen=True)
-class FrontierPoint:
-    """Where a policy stands: ``KL(pi || SFT)`` over whole replies, its expected proxy
-    (reward-model) and gold rewards, and the RLHF objective ``proxy - beta * kl``."""
-
-    kl: float
-    proxy: float
-    gold: float
-
-
-@dataclass(frozen=True)
-class Frontier:
-    """The exact KL-regularised optimum ``pi*_beta`` for each ``beta`` (arrays over betas)."""
-
-    betas: np.ndarray
-    kl: np.ndarray
-    proxy: np.ndarray
-    gold: np.ndarray
-
-    @property
-    def objective(self) -> np.ndarray:
-        return self.proxy - self.betas * self.kl
-
-
-@dataclass(frozen=True)
-class RunningExample:
-    """Seed 000's running example, trained end to end from the shipped data.
-
-    ``base``: the n-gram model pre-trained on the corpus; ``sft``: after supervised
-    fine-tuning on the demonstrations; ``reward_model``: Bradley-Terry on the
-    labeller comparisons, normalised so the six replies average 0; ``env`` pays the
-    reward model's score (the proxy), ``gold_env`` the gold reward; ``reference``:
-    the SFT model as a per-prefix policy of ``env`` (the reference of RLHF).
-    """
-
-    scenario: Scenario
-    base: NGramLM
-    sft: NGramLM
-    reward_model: RewardModel
-    env: TokenMDP
-    gold_env: TokenMDP
-    mdp: TabularMDP
-    gold_mdp: TabularMDP
-    reference: SoftmaxPolicy
-
-    def policy(self, lm: NGramLM) -> SoftmaxPolicy:
-        """A language model as a (per-prefix, grammar-masked) policy of ``env``."""
-        return lm.policy(self.env, per_state=True)
-
-    def answer_distribution(self, policy) -> dict[str, float]:
-        """``P(y | x)`` of each reply, exactly, by enumerating the prefix tree."""
-        dist = response_distribution(self.env, policy)
-        return {y: dist.get((self.scenario.prompt, y), 0.0) for y in self.scenario.replies}
-
-    def correct_rate(self, policy) -> float:
-        """The probability that the reply answers the question correctly."""
-        dist = self.answer_distribution(policy)
-        return sum(dist[y] for y, ok in zip(self.scenario.replies, self.scenario.correct,
-                                            strict=True) if ok)
-
-    def value(self, policy, reward: str = "proxy") -> float:
-        """``V(x) = E_{y ~ pi}[r(x, y)]`` under the reward model or the gold reward."""
-        return expected_return(self.mdp if reward == "proxy" else self.gold_mdp, policy)
-
-    def optimum(self, beta: float) -> np.ndarray:
-        """``pi*_beta [S, A]`` from soft value iteration on the prefix tree (gamma = 1)."""
-        return soft_value_iteration(self.mdp, gamma=1.0, beta=beta,
-                                    ref_policy=self.reference).policy
-
-    def measure(self, policy) -> FrontierPoint:
-        """KL to the SFT reference, proxy and gold reward of any policy of ``env``."""
-        return FrontierPoint(sequence_kl(self.mdp, policy, self.reference),
-                             self.value(policy, "proxy"), self.value(policy, "gold"))
-
-    def frontier(self, betas) -> Frontier:
-        """Reward against KL along the exact optimum ``pi*_beta`` (Gao et al., 2023):
-        the proxy rises as ``beta`` shrinks, the gold reward rises, then falls."""
-        betas = np.asarray(betas, dtype=np.float64)
-        return _frontier(betas, [self.measure(self.optimum(b)) for b in betas])
-
-    def learner_frontier(self, learner, betas, **kwargs) -> Frontier:
-        """The same curve followed by a learner (``tabular.ppo``, ``reinforce``, ...):
-        started at SFT with ``kl_coef = beta`` towards it; ``kwargs`` go to the learner
-        (run 0 is measured when ``runs > 1``)."""
-        betas = np.asarray(betas, dtype=np.float64)
-        return _frontier(betas, [
-            self.measure(learner(self.mdp, self.reference, ref_policy=self.reference,
-                                 kl_coef=float(b), **kwargs).policy) for b in betas])
-
-
-def _frontier(betas: np.ndarray, points: list[FrontierPoint]) -> Frontier:
-    return Frontier(betas, *(np.array([getattr(p, f) for p in points])
-                             for f in ("kl", "proxy", "gold")))
-
-
-@cache
-def running_example() -> RunningExample:
-    """Pre-train, fine-tune and fit the reward model of the running example (cached)."""
-    sc = load_scenario()
-    gold_env = sc.env()
-    base = pretrain(NGramLM.create(gold_env.vocab, sc.n), sc.corpus).lm
-    tuned = sft(base, [(c, sc.prompt, y) for c, y in sc.sft]).lm
-    rm = train_reward_model([(c, sc.prompt, w, lo) for c, w, lo in sc.preferences],
-                            reference=[(sc.prompt, y) for y in sc.replies])
-    env = sc.env(reward=rm.score)
-    return RunningExample(sc, base, tuned, rm, env, gold_env, env.to_mdp(), gold_env.to_mdp(),
-                          tuned.policy(env, per_state=True))
-
-
-def register_token_envs() -> None:
-    """Register ``tabular/TokenMDP-v0`` (the class with its defaults: answer "Say hello."
-    with "hello") and ``tabular/CapitalOfFrance-v0`` (the running example, gold reward)."""
-    gym.register(id="tabular/TokenMDP-v0", entry_point="envs.token:TokenMDP")
-    gym.register(id="tabular/CapitalOfFrance-v0", entry_point="envs.token:capital_of_france")
-
-
-register_token_envs()

@@ -1,11 +1,12 @@
-"""The trap/treasure grid of the RLHF blog post (seed text ``003``).
+"""The trap/treasure grid: a policy-gradient illustration of a ``-inf`` reward.
 
 An agent walks a 1-indexed grid of cells ``(i, j)``; ``R`` takes it from ``(i, j)`` to
 ``(i+1, j)``, ``L`` to ``(i-1, j)``, ``U`` to ``(i, j-1)`` and ``D`` to ``(i, j+1)``, so
 ``i`` counts columns from the left and ``j`` rows from the top. Traps and treasures
 sit at fixed cells. Stepping into a trap "depletes the agent's energy
-immediately": the episode ends with reward ``float('-inf')``. The post's point is
-that a policy-gradient learner must drive ``pi(R | cell left of a trap)`` to 0.
+immediately": the episode ends with reward ``float('-inf')``. The point of the
+example is that a policy-gradient learner must drive ``pi(R | cell left of a trap)``
+to 0.
 """
 
 from __future__ import annotations
@@ -19,17 +20,25 @@ from .layout import FLOOR, MARKED, START, TRAP
 
 
 class TrapTreasure(GridWorld):
-    """The trap/treasure grid, a :class:`GridWorld` with the post's conventions.
+    """The trap/treasure grid, a :class:`GridWorld` with the example's conventions.
 
     The default layout (``envs/layouts/trap_treasure.txt``, 5x5) starts top-left, has
     a treasure ``G`` in the bottom-right corner, two traps ``T`` and two walls; the
     cell left of the first trap is an ordinary floor cell on the way to the
     treasure (``left_of_trap``).
 
-    Actions use the GridWorld indices with the post's names: 0 = ``U``, 1 = ``R``,
-    2 = ``D``, 3 = ``L``. ``trap_reward`` may be made finite (e.g. -10) for
-    algorithms that cannot take ``-inf``; ``treasure_reward`` is the reward on
-    entering a treasure; ``step_reward`` that of any other move.
+    Actions use the GridWorld indices with the example's names: 0 = ``U``, 1 = ``R``,
+    2 = ``D``, 3 = ``L``.
+
+    Parameters
+    ----------
+    layout : a :class:`GridWorld` layout (default ``"trap_treasure"``, the file above).
+    trap_reward : reward on entering a trap (default ``-inf``); make it finite (e.g.
+        -10) for algorithms that cannot take ``-inf``.
+    treasure_reward : reward on entering a treasure (default 1).
+    step_reward : reward of any other move (default 0).
+    slip : :class:`GridWorld`'s slip probability (default 0).
+    render_mode : ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
     """
 
     action_names = ("U", "R", "D", "L")
@@ -40,7 +49,8 @@ class TrapTreasure(GridWorld):
                          trap_reward=trap_reward, slip=slip, render_mode=render_mode)
 
     def label_states(self, cells: np.ndarray) -> list[str]:
-        """States are named by the post's ``(i, j)``: column then row, 1-indexed."""
+        """States are named by the example's ``(i, j)`` of their ``cells`` (``int [S, 2]``
+        rows and columns): column then row, 1-indexed."""
         rows, cols = cells[:, 0].tolist(), cells[:, 1].tolist()
         return [f"({c + 1}, {r + 1})" for r, c in zip(rows, cols, strict=True)]
 

@@ -1,8 +1,9 @@
-"""``python -m experiments [NAME ...] [--quick] [--out DIR] [--runs N] [--backend local|ray]
-[--force] [--replot] [--list]``."""
+"""``python -m experiments [NAME ...] [--quick] [--out DIR] [--runs N] [--set KEY=VALUE]
+[--backend local|ray] [--force] [--replot] [--list]``; ``NAME --help`` lists its settings."""
 
 import sys
 
 from .runner import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,8 @@ METHODS = {"SARSA": sarsa, "Q-learning": q_learning}
 
 @dataclass(frozen=True)
 class Config:
-    """Example 6.6: epsilon-greedy (0.1) SARSA and Q-learning, step size 0.5, undiscounted."""
+    """Example 6.6: epsilon-greedy SARSA and Q-learning, undiscounted (the book: epsilon
+    0.1, step size 0.5)."""
 
     episodes: int = 500
     """Episodes per run."""
@@ -43,8 +44,7 @@ def learn(method: str, episodes: int, runs: int, alpha: float, epsilon: float,
     mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID))
     result = METHODS[method](mdp, gamma=1.0, episodes=episodes, alpha=alpha, epsilon=epsilon,
                              seed=seed, runs=runs)
-    return {"returns": np.atleast_2d(result.episode_returns),
-            "Q": result.Q.reshape(runs, mdp.n_states, mdp.n_actions)}
+    return {"returns": result.episode_returns, "Q": result.Q}
 
 
 def run(config: Config, executor) -> dict:
@@ -66,10 +66,10 @@ def run(config: Config, executor) -> dict:
     return results
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.6, height=3.9,
                              title="Example 6.6 cliff walking: SARSA vs Q-learning "
-                                   "(epsilon = 0.1, alpha = 0.5)")
+                                   f"(epsilon = {config.epsilon:g}, alpha = {config.alpha:g})")
     ax = axes[0, 0]
     for name in results["methods"]:
         runs = results[f"returns_{str(name).replace('-', '_').lower()}"]

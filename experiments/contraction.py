@@ -66,7 +66,7 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.4, height=4.0,
                              title="Bellman optimality operator: a gamma-contraction in "
                                    "the sup norm (Example 3.5 gridworld)")

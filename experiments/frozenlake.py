@@ -36,9 +36,10 @@ def run(config: Config, executor) -> dict:
                      config.runs, config.seed)
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.6, height=4.4,
-                             title="FrozenLake 8x8 (slippery, Gymnasium): the zoo, gamma = 0.99, "
+                             title="FrozenLake 8x8 (slippery, Gymnasium): the zoo, "
+                                   f"gamma = {config.gamma:g}, "
                                    f"{results['success'].shape[1]} runs each (bands: 95% CI)")
     ax = axes[0, 0]
     zoo.plot_online(ax, results, smooth=50)

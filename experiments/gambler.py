@@ -66,7 +66,7 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     p_h = float(results["p_h"])
     fig, axes = style.figure(1, 2, width=7.0, height=3.3,
                              title=f"Example 4.3 gambler's problem (p_h = {p_h:g})")

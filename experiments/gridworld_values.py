@@ -8,8 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 import envs  # noqa: F401  (registers the tabular/ environments)
-from tabular import TabularMDP, policy_evaluation, value_iteration
-from tabular.dp import optimal_actions
+from tabular import TabularMDP, optimal_actions, policy_evaluation, value_iteration
 
 from . import style
 
@@ -64,12 +63,12 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     shape = tuple(results["grid_shape"])
     cells = results["state_cells"]
     fig, axes = style.figure(3, 1, width=4.2, height=4.0,
-                             title="Example 3.5 gridworld (gamma = 0.9): values and an "
-                                   "optimal policy")
+                             title=f"Example 3.5 gridworld (gamma = {config.gamma:g}): "
+                                   "values and an optimal policy")
     for ax, key, title in ((axes[0, 0], "V_random", "$v_\\pi$ of the random policy"),
                            (axes[0, 1], "V_star", "$v_*$, the optimal values")):
         style.heatmap(ax, style.grid_image(results[key], cells, shape),

@@ -8,8 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 import envs  # noqa: F401  (registers the tabular/ environments)
-from tabular import TabularMDP, bellman_expectation, policy_evaluation, q_from_v
-from tabular.dp import optimal_actions
+from tabular import TabularMDP, bellman_expectation, optimal_actions, policy_evaluation, q_from_v
 
 from . import style
 
@@ -71,7 +70,7 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     shape = tuple(results["grid_shape"])
     cells = results["state_cells"]
     names = [str(a) for a in results["action_names"]]

@@ -55,7 +55,7 @@ def value_history(method: str, alpha: float, episodes: int, runs: int, seed: int
     walk = np.ones((mdp.n_states, mdp.n_actions))
     result = METHODS[method](mdp, walk, gamma=1.0, episodes=episodes, alpha=alpha,
                              initial_V=0.5, seed=seed, runs=runs, history=True)
-    history = result.V_history.reshape(runs, episodes, mdp.n_states)
+    history = result.V_history
     start = np.full((runs, 1, mdp.n_states), 0.5)
     return {"V": np.concatenate([start, history], axis=1)}
 
@@ -83,7 +83,7 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.4, height=4.0,
                              title="Example 6.2 random walk: TD(0) vs constant-alpha MC "
                                    "(every-visit, eq. 6.1)")

@@ -10,33 +10,52 @@ Each experiment is a module of this package with
 
 For experiment ``NAME`` the runner writes, under ``OUT/NAME/``, ``numbers.npz``,
 the PNGs, ``NAME.csv`` for a table, and last ``config.json`` (the config,
-``tabular.__version__``, the seed and the outcome of ``check``). Every file is
-written atomically, and ``config.json`` is the mark of a finished experiment: an
-interrupted run loses nothing that finished, and a rerun with the same config skips it.
+``tabular.__version__``, the seed, the outcome of ``check`` and the SHA-256 of every
+file). The directory changes as a whole (:mod:`experiments.storage`): an interrupted
+run leaves the previous results untouched, and a rerun with the same config skips
+an experiment only when its files are exactly the ones its record describes.
+
+Any field of an experiment's ``Config`` can be set from the command line
+(``--set epsilon=0.2``, typed from the field) or from Python
+(``run_experiment("cliff_walking", "results", settings={"epsilon": 0.2})``); both
+write the same files.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
+import ast
 import dataclasses
 import importlib
-import io
+import inspect
 import json
-import os
 import sys
-import tempfile
+import textwrap
 import time
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-import numpy as np
 from tqdm.auto import tqdm
 
 import tabular
 
-from .executor import BACKENDS, make_executor
+from .executor import BACKENDS, LocalExecutor, make_executor
+from .storage import (
+    CONFIG,
+    NUMBERS,
+    digests,
+    finished,
+    jsonable,
+    load_numbers,
+    publish,
+    recover,
+    save_csv,
+    save_json,
+    save_numbers,
+    staging,
+)
 
 #: Every experiment, in the order ``make experiments`` runs them.
 EXPERIMENTS: tuple[str, ...] = (
@@ -54,9 +73,6 @@ EXPERIMENTS: tuple[str, ...] = (
     "speed",
 )
 
-NUMBERS = "numbers.npz"
-CONFIG = "config.json"
-
 
 def load(name: str) -> ModuleType:
     """The module of experiment ``name``."""
@@ -71,12 +87,55 @@ def summary(name: str) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def make_config(module: ModuleType, quick: bool = False, runs: int | None = None):
-    """The experiment's config: full or quick, with ``runs`` overridden if given."""
+def config_fields(module: ModuleType) -> dict[str, tuple[type, str]]:
+    """``{field: (type, docstring)}`` of an experiment's ``Config``, in order."""
+    hints = typing.get_type_hints(module.Config)
+    body = ast.parse(textwrap.dedent(inspect.getsource(module.Config))).body[0].body
+    docs = {node.target.id: after.value.value
+            for node, after in zip(body, body[1:], strict=False)
+            if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}
+    return {f.name: (hints[f.name], docs.get(f.name, ""))
+            for f in dataclasses.fields(module.Config)}
+
+
+def parse_value(name: str, kind, text: str):
+    """``text`` as a value of the field's type (``bool``, ``int``, ``float``, ``str`` or a
+    tuple of them, comma-separated); the error names the field."""
+    origin = typing.get_origin(kind)
+    if origin is tuple:
+        item = typing.get_args(kind)[0]
+        return tuple(parse_value(name, item, part) for part in text.split(",") if part.strip())
+    try:
+        if kind is bool:
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false", "1", "0"):
+                raise ValueError(text)
+            return lowered in ("true", "1")
+        if kind in (int, float, str):
+            return kind(text)
+    except ValueError:
+        raise ValueError(f"{name} takes a {kind.__name__}, got {text!r}") from None
+    raise ValueError(f"{name} has type {kind}, which --set cannot parse")
+
+
+def make_config(module: ModuleType, quick: bool = False, runs: int | None = None,
+                settings: dict | None = None):
+    """The experiment's config: full or quick, with ``runs`` and ``settings`` (field ->
+    value; a string is parsed as the field's type) applied. Unknown fields are an
+    error that lists the valid ones."""
     config = module.Config.quick() if quick else module.Config()
-    if runs is not None and any(f.name == "runs" for f in dataclasses.fields(config)):
+    fields = config_fields(module)
+    if runs is not None and "runs" in fields:
         config = dataclasses.replace(config, runs=runs)
-    return config
+    settings = dict(settings or {})
+    unknown = sorted(set(settings) - set(fields))
+    if unknown:
+        raise ValueError(f"{module.__name__.rsplit('.', 1)[-1]} has no setting "
+                         f"{', '.join(unknown)}; its settings are {', '.join(fields)}")
+    values = {key: parse_value(key, fields[key][0], value) if isinstance(value, str)
+              and fields[key][0] is not str else value for key, value in settings.items()}
+    return dataclasses.replace(config, **values)
 
 
 @dataclass
@@ -90,117 +149,64 @@ class Outcome:
     files: list[str] = field(default_factory=list)
 
 
-# ------------------------------------------------------------------ file writing
-def atomic_write(path: Path, write) -> None:
-    """Call ``write(binary_file)`` on a temp file next to ``path``, then rename it over
-    ``path`` (readable by all, like any file written with ``open``: mkstemp's 0600
-    would otherwise carry over)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def save_numbers(path: Path, results: dict) -> None:
-    arrays = {key: np.asarray(value) for key, value in results.items()}
-    bad = [key for key, value in arrays.items() if value.dtype == object]
-    if bad:
-        raise TypeError(f"results {bad} are not plain arrays (object dtype); "
-                        "an experiment must return numbers or strings")
-    atomic_write(path, lambda f: np.savez(f, **arrays))
-
-
-def save_csv(path: Path, header, rows) -> None:
-    def write(f):
-        text = io.StringIO()
-        writer = csv.writer(text)
-        writer.writerow(header)
-        writer.writerows(rows)
-        f.write(text.getvalue().encode())
-
-    atomic_write(path, write)
-
-
-def load_numbers(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
-
-
-def save_json(path: Path, payload: dict) -> None:
-    text = json.dumps(payload, indent=2, sort_keys=True, default=_jsonable) + "\n"
-    atomic_write(path, lambda f: f.write(text.encode()))
-
-
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
 def metadata(name: str, config, quick: bool) -> dict:
     """What ``config.json`` records about a run (before its outcome is known)."""
     return {
         "experiment": name,
-        "config": json.loads(json.dumps(dataclasses.asdict(config), default=_jsonable)),
+        "config": json.loads(json.dumps(dataclasses.asdict(config), default=jsonable)),
         "quick": quick,
         "seed": getattr(config, "seed", None),
         "version": tabular.__version__,
     }
 
 
-def finished(out_dir: Path, meta: dict) -> dict | None:
-    """The stored record if ``out_dir`` holds a finished run of exactly ``meta``."""
-    try:
-        stored = json.loads((out_dir / CONFIG).read_text())
-    except (OSError, ValueError):
-        return None
-    same = all(stored.get(key) == meta[key] for key in meta)
-    return stored if same and (out_dir / NUMBERS).exists() else None
-
-
 # ------------------------------------------------------------------ running
-def run_experiment(name: str, out: Path, executor, quick: bool = False,
-                   runs: int | None = None, force: bool = False) -> Outcome:
-    """Run (or skip) one experiment and write its files under ``out/name``."""
+def run_experiment(name: str, out: Path = Path("results"), executor=None, quick: bool = False,
+                   runs: int | None = None, force: bool = False,
+                   settings: dict | None = None) -> Outcome:
+    """Run (or skip) one experiment and write its files under ``out/name``: what
+    ``python -m experiments NAME`` does. ``settings`` sets ``Config`` fields (as
+    ``--set``); ``executor`` defaults to a serial :class:`LocalExecutor`."""
     module = load(name)
-    config = make_config(module, quick, runs)
+    config = make_config(module, quick, runs, settings)
     out_dir = Path(out) / name
+    recover(out_dir)
     meta = metadata(name, config, quick)
     stored = None if force else finished(out_dir, meta)
     if stored is not None:
         return Outcome(name, skipped=True, failures=stored.get("failed_checks", []),
                        files=stored.get("files", []))
     began = time.perf_counter()
-    results = module.run(config, executor)
-    save_numbers(out_dir / NUMBERS, results)
-    numbers = load_numbers(out_dir / NUMBERS)  # draw exactly what was stored
-    figures = module.plot(numbers, out_dir)
+    results = module.run(config, executor or LocalExecutor())
+    stage = staging(out_dir)
+    save_numbers(stage / NUMBERS, results)
+    numbers = load_numbers(stage / NUMBERS)  # draw exactly what was stored
+    figures = module.plot(numbers, stage, config)
     files = [NUMBERS] + [Path(p).name for p in figures]
     if hasattr(module, "table"):
-        save_csv(out_dir / f"{name}.csv", *module.table(numbers))
+        save_csv(stage / f"{name}.csv", *module.table(numbers))
         files.append(f"{name}.csv")
     failures = list(module.check(numbers))
     seconds = time.perf_counter() - began
-    save_json(out_dir / CONFIG, {**meta, "failed_checks": failures, "files": files,
-                                 "seconds": round(seconds, 2)})
+    save_json(stage / CONFIG, {**meta, "failed_checks": failures, "files": files,
+                               "digests": digests(stage, files), "seconds": round(seconds, 2)})
+    publish(stage, out_dir)
     return Outcome(name, skipped=False, failures=failures, seconds=seconds, files=files)
 
 
 def replot(name: str, out: Path) -> list[Path]:
     """Redraw an experiment's figures from its stored numbers (no recomputing)."""
     out_dir = Path(out) / name
-    if not (out_dir / NUMBERS).exists():
-        raise FileNotFoundError(f"{out_dir / NUMBERS} does not exist: run {name} first")
-    return load(name).plot(load_numbers(out_dir / NUMBERS), out_dir)
+    recover(out_dir)
+    try:
+        stored = json.loads((out_dir / CONFIG).read_text())
+        numbers = load_numbers(out_dir / NUMBERS)
+    except (OSError, ValueError) as err:
+        raise FileNotFoundError(f"{out_dir} holds no finished run of {name} ({err}): "
+                                "run it first") from None
+    module = load(name)
+    config = dataclasses.replace(module.Config(), **stored["config"])
+    return module.plot(numbers, out_dir, config)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -221,7 +227,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="recompute experiments that already finished")
     parser.add_argument("--replot", action="store_true",
                         help="redraw figures from stored numbers without recomputing")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="set a Config field of the named experiments (repeatable; "
+                             "NAME --help lists the fields)")
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    named = [a for a in argv if a in EXPERIMENTS]
+    if named and ("-h" in argv or "--help" in argv):
+        parser.exit(message=settings_help(named))
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in EXPERIMENTS]
     if unknown:
@@ -229,7 +242,40 @@ def parse_args(argv=None) -> argparse.Namespace:
                      f"{', '.join(EXPERIMENTS)}")
     if args.runs is not None and args.runs < 1:
         parser.error(f"--runs must be >= 1, got {args.runs}")
+    bad = [item for item in args.set if "=" not in item]
+    if bad:
+        parser.error(f"--set takes KEY=VALUE, got {bad[0]!r}")
+    args.settings = dict(item.split("=", 1) for item in args.set)
+    if args.settings and not args.names:
+        parser.error("--set needs the experiment(s) it applies to: python -m experiments "
+                     "NAME --set KEY=VALUE")
+    for name in args.names:
+        try:
+            make_config(load(name), args.quick, args.runs, args.settings)
+        except ValueError as err:
+            parser.error(str(err))
     return args
+
+
+def settings_help(names) -> str:
+    """Each named experiment's settings (its ``Config`` fields), with types, full and
+    quick defaults and docstrings: what ``python -m experiments NAME --help`` prints."""
+    lines = []
+    for name in names:
+        module = load(name)
+        full, quick = module.Config(), module.Config.quick()
+        lines.append(f"{name}: {summary(name)}")
+        lines.append("settings (--set KEY=VALUE):")
+        for key, (kind, doc) in config_fields(module).items():
+            default = getattr(full, key)
+            small = getattr(quick, key)
+            extra = "" if small == default else f", --quick {small!r}"
+            kind_name = getattr(kind, "__name__", str(kind))
+            lines.append(f"  {key} ({kind_name}, default {default!r}{extra})")
+            if doc:
+                lines.append(textwrap.indent(textwrap.fill(doc, 76), "      "))
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
@@ -253,7 +299,8 @@ def main(argv=None) -> int:
         for name in bar:
             bar.set_postfix_str(name)
             outcome = run_experiment(name, args.out, executor, quick=args.quick,
-                                     runs=args.runs, force=args.force)
+                                     runs=args.runs, force=args.force,
+                                     settings=args.settings)
             outcomes.append(outcome)
             state = "skipped (finished before)" if outcome.skipped else f"{outcome.seconds:.1f} s"
             verdict = "checks failed" if outcome.failures else "checks passed"

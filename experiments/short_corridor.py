@@ -69,7 +69,7 @@ def learn(alpha: float, episodes: int, runs: int, p_right: float, seed: int) -> 
     mdp = model()
     result = reinforce(mdp, shared_policy(mdp, p_right), gamma=1.0, episodes=episodes,
                        alpha=alpha, seed=seed, runs=runs)
-    return {"returns": result.episode_returns.reshape(runs, episodes)}
+    return {"returns": result.episode_returns}
 
 
 def run(config: Config, executor) -> dict:
@@ -88,7 +88,7 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.4, height=4.0,
                              title="Example 13.1 short corridor with switched actions")
     ax = axes[0, 0]

@@ -25,7 +25,7 @@ KERNELS = {
     "Double Q-learning": (tabular.double_q_learning, {"alpha": 0.5, "epsilon": 0.1}, 25),
     "MC control": (tabular.mc_control, {"epsilon": 0.1}, 25),
     "REINFORCE": (tabular.reinforce, {"alpha": 0.01}, 1),
-    "Actor-critic": (tabular.actor_critic, {"alpha_actor": 0.01, "alpha_critic": 0.1}, 1),
+    "Actor-critic": (tabular.actor_critic, {"alpha": 0.01, "alpha_value": 0.1}, 1),
     "PPO": (tabular.ppo, {}, 1),
 }
 PPO_BATCH = 8
@@ -129,7 +129,7 @@ def table(results: dict):
     return header, rows
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     names = [str(n) for n in results["names"]]
     rate = results["steps_per_second"]
     baseline = rate[names.index(BASELINE)]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from dataclasses import dataclass
 
 import numpy as np
 
-from envs.token import running_example
-from tabular import SoftmaxPolicy, ppo, reinforce
-from tabular.rlhf import dpo
+from envs import load_scenario
+from tabular import ppo, reinforce
+from tabular.rlhf import RLHFPipeline, dpo, train_pipeline
 
 from . import style
 
@@ -53,6 +54,13 @@ class Config:
         object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
 
 
+@functools.cache
+def running_example() -> RLHFPipeline:
+    """The shipped scenario trained end to end (pre-train, SFT, reward model), once per
+    process."""
+    return train_pipeline(load_scenario())
+
+
 def train(learner: str, beta: float, config: dict) -> dict:
     """Train one learner at one beta; measure KL, proxy and gold reward and the answer
     distribution of every run exactly (an executor job)."""
@@ -67,13 +75,12 @@ def train(learner: str, beta: float, config: dict) -> dict:
         runs = config["runs"]
         if learner == "REINFORCE":
             result = reinforce(ex.mdp, ref, gamma=1.0, episodes=config["reinforce_episodes"],
-                               alpha=config["reinforce_alpha"], ref_policy=ref, kl_coef=beta,
+                               alpha=config["reinforce_alpha"], ref_policy=ref, beta=beta,
                                seed=config["seed"], runs=runs)
         else:
             result = ppo(ex.mdp, ref, gamma=1.0, iterations=config["ppo_iterations"],
-                         ref_policy=ref, kl_coef=beta, seed=config["seed"], runs=runs)
-        logits = result.logits.reshape(runs, *ref.logits.shape)
-        policies = [SoftmaxPolicy(lg, result.row_of_state) for lg in logits]
+                         ref_policy=ref, beta=beta, seed=config["seed"], runs=runs)
+        policies = [result.run(i).policy for i in range(runs)]
     points = [ex.measure(p) for p in policies]
     return {
         "kl": np.array([p.kl for p in points]),
@@ -125,7 +132,7 @@ def wrapped(reply: str, gold: float) -> str:
     return textwrap.fill(reply, 24) + f" (gold {gold:+.1f})"
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(3, 1, width=5.0, height=4.3,
                              title="Token MDP \u201cWhat is the capital of France?\u201d: "
                                    "SFT, RLHF and reward hacking")

@@ -1,4 +1,4 @@
-"""Trap/treasure grid (seed 003): the zoo on one grid; REINFORCE learns to avoid a trap."""
+"""Trap/treasure grid: the zoo on one grid; REINFORCE learns to avoid a trap."""
 
 from __future__ import annotations
 
@@ -59,9 +59,7 @@ def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
     for c, episodes in enumerate(checkpoints):
         result = reinforce(mdp, gamma=1.0, episodes=episodes, alpha=alpha, reward_floor=floor,
                            seed=seed, runs=runs)
-        logits = result.logits.reshape(runs, -1, mdp.n_actions)[:, result.row_of_state[s]]
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probs[:, c] = e[:, RIGHT] / e.sum(axis=1)
+        probs[:, c] = [result.run(i).policy.probs()[s, RIGHT] for i in range(runs)]
     return {"p_right": probs}
 
 
@@ -82,9 +80,11 @@ def run(config: Config, executor) -> dict:
     return results
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(3, 1, width=5.0, height=4.2,
-                             title="Trap/treasure grid (5x5): the zoo (trap -1, step -0.01, "
+                             title="Trap/treasure grid (5x5): the zoo "
+                                   f"(trap {config.zoo_trap_reward:g}, "
+                                   f"step {config.zoo_step_reward:g}, "
                                    f"{results['success'].shape[1]} runs, bands: 95% CI), and "
                                    "REINFORCE learning to avoid a -inf trap")
     ax = axes[0, 0]

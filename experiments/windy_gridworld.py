@@ -41,8 +41,7 @@ def run(config: Config, executor) -> dict:
     mdp = TabularMDP.from_gymnasium(env)
     result = sarsa(mdp, gamma=1.0, episodes=config.episodes, alpha=config.alpha,
                    epsilon=config.epsilon, seed=config.seed, runs=config.runs)
-    lengths = result.episode_lengths.reshape(config.runs, config.episodes)
-    Q = result.Q.reshape(config.runs, mdp.n_states, mdp.n_actions)
+    lengths, Q = result.episode_lengths, result.Q
     paths = [style.greedy_path(mdp, q.argmax(axis=1), max_steps=100) for q in Q]
     optimal = value_iteration(mdp, gamma=1.0, tol=1e-10)
     best = style.greedy_path(mdp, optimal.policy, max_steps=100)
@@ -58,10 +57,10 @@ def run(config: Config, executor) -> dict:
     }
 
 
-def plot(results: dict, out_dir) -> list:
+def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.4, height=4.0,
                              title="Example 6.5 windy gridworld: SARSA "
-                                   "(epsilon = 0.1, alpha = 0.5)")
+                                   f"(epsilon = {config.epsilon:g}, alpha = {config.alpha:g})")
     ax = axes[0, 0]
     lengths = results["lengths"]
     steps = np.cumsum(lengths, axis=1)

@@ -15,7 +15,7 @@ import numpy as np
 
 import envs  # noqa: F401  (registers the tabular/ environments)
 import tabular
-from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation
+from tabular import TabularMDP, policy_evaluation
 
 from . import style
 
@@ -27,7 +27,7 @@ ALGORITHMS = {
     "Double Q-learning": (tabular.double_q_learning, {"alpha": 0.1, "epsilon": 0.1}),
     "MC control": (tabular.mc_control, {"epsilon": 0.1}),
     "REINFORCE": (tabular.reinforce, {"alpha": 0.1}),
-    "Actor-critic": (tabular.actor_critic, {"alpha_actor": 0.1, "alpha_critic": 0.1}),
+    "Actor-critic": (tabular.actor_critic, {"alpha": 0.1, "alpha_value": 0.1}),
     "PPO": (tabular.ppo, {}),
 }
 PPO_BATCH = 8
@@ -64,15 +64,6 @@ def success_probability(success: TabularMDP, policy) -> float:
     return float(success.start @ V)
 
 
-def learned_policies(result, runs: int, n_states: int, n_actions: int) -> list:
-    """Each run's policy: greedy in Q, or the softmax policy itself."""
-    if hasattr(result, "logits"):
-        logits = result.logits.reshape(runs, -1, n_actions)
-        return [SoftmaxPolicy(lg, result.row_of_state).probs() for lg in logits]
-    Q = result.Q.reshape(runs, n_states, n_actions)
-    return [q.argmax(axis=1) for q in Q]
-
-
 def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: list,
                    gamma: float, runs: int, seed: int) -> dict:
     """Steps taken and success probability of each run at each checkpoint (an executor
@@ -91,12 +82,10 @@ def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: l
         else:
             size = {"episodes": episodes}
         result = fn(mdp, gamma=gamma, seed=seed, runs=runs, **size, **kwargs)
-        steps[:, c] = result.episode_lengths.reshape(runs, -1).sum(axis=1)
-        policies = learned_policies(result, runs, mdp.n_states, mdp.n_actions)
-        rate[:, c] = [success_probability(success, p) for p in policies]
-    return {"steps": steps, "success": rate,
-            "returns": result.episode_returns.reshape(runs, -1),
-            "lengths": result.episode_lengths.reshape(runs, -1)}
+        steps[:, c] = result.episode_lengths.sum(axis=1)
+        rate[:, c] = [success_probability(success, result.run(i).policy) for i in range(runs)]
+    return {"steps": steps, "success": rate, "returns": result.episode_returns,
+            "lengths": result.episode_lengths}
 
 
 def optimal_success(env_id: str, env_kwargs: dict, gamma: float) -> tuple[float, float]:

@@ -1,36 +1,92 @@
-"""Tabular reinforcement learning: one model format, Numba kernels, exact ground truth."""
+"""Tabular reinforcement learning: one model format, Numba kernels, exact ground truth.
 
-from .dp import (
-    ConvergenceError,
+The model
+    :class:`TabularMDP` (padded ``[S, A, K]`` arrays and a start distribution; from
+    a Gymnasium env, a dense ``P[s, a, s']`` or a transition table), :class:`MDPError`.
+
+Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
+    :func:`policy_evaluation`, :func:`value_iteration`, :func:`policy_iteration`,
+    :func:`soft_value_iteration` (``method="sync" | "inplace" | "exact"`` where it
+    applies, ``strict=`` on every iterative solver, :class:`ConvergenceError`); the
+    Bellman operators :func:`bellman_expectation`, :func:`bellman_optimality`,
+    :func:`soft_bellman_optimality`, :func:`q_from_v`; the policies they read off,
+    :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
+    :func:`soft_policy`.
+
+Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
+    :func:`td0`, :func:`mc_prediction` (a :class:`PredictionResult`);
+    :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
+    :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
+    :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (a
+    :class:`PolicyGradientResult` of a :class:`SoftmaxPolicy`). Every learner takes
+    ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one run, no run
+    axis; ``n``: a leading run axis of length ``n``, ``result.run(i)`` one of them);
+    step sizes ``alpha`` (and ``alpha_value`` for a learned state value) and
+    exploration may be :mod:`tabular.schedules`.
+
+RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
+    :class:`NGramLM`, :func:`pretrain`, :func:`sft`; the reward model
+    (:func:`sample_preferences`, :func:`train_reward_model`, :class:`RewardModel`);
+    the exact optimum and objective (:func:`kl_optimum`, :func:`kl_objective`,
+    :func:`sequence_kl`); :func:`dpo`, :func:`grpo`, and :func:`reinforce`,
+    :func:`actor_critic`, :func:`ppo` with ``ref_policy=`` and the KL coefficient
+    ``beta=``; :func:`train_pipeline` trains a scenario end to end
+    (:class:`RLHFPipeline`).
+
+Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
+arrows, learning curves with confidence bands; needs matplotlib) and
+:mod:`tabular.graph` (reachability on the model's transition graph).
+"""
+
+from .bellman import (
     bellman_expectation,
     bellman_optimality,
     greedy_policy,
     optimal_actions,
-    policy_evaluation,
-    policy_iteration,
     q_from_v,
     soft_bellman_optimality,
     soft_policy,
-    soft_value_iteration,
     terminating_greedy_policy,
+)
+from .dp import (
+    ConvergenceError,
+    policy_evaluation,
+    policy_iteration,
+    soft_value_iteration,
     value_iteration,
 )
+from .kernels.rng import seed_states
 from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction
 from .mdp import MDPError, TabularMDP
-from .pg import PolicyGradientResult, actor_critic, ppo, reinforce
+from .pg import actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
+from .results import ControlResult, PolicyGradientResult, PredictionResult
 from .rlhf import (
     RewardModel,
+    RLHFPipeline,
     dpo,
     grpo,
     kl_objective,
     kl_optimum,
     sample_preferences,
     sequence_kl,
+    train_pipeline,
     train_reward_model,
 )
-from .kernels.rng import seed_states
 from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "ConvergenceError", "ControlResult", "MDPError", "NGramLM", "PolicyGradientResult",
+    "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy", "TabularMDP",
+    "actor_critic", "bellman_expectation", "bellman_optimality", "double_q_learning",
+    "dpo", "expected_sarsa", "greedy_policy", "grpo", "kl_objective", "kl_optimum",
+    "mc_control", "mc_prediction", "optimal_actions", "policy_evaluation",
+    "policy_iteration", "ppo", "pretrain", "q_from_v", "q_learning", "reinforce",
+    "sample_preferences", "sarsa", "seed_states", "sequence_kl", "sft",
+    "soft_bellman_optimality", "soft_policy", "soft_value_iteration", "td0",
+    "terminating_greedy_policy", "train_pipeline", "train_reward_model",
+    "value_iteration",
+]

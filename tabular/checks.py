@@ -1,4 +1,11 @@
-"""Argument checks shared by every public function: each error names the parameter."""
+"""Argument checks shared by every public function: each error names the parameter.
+
+Every function that takes a policy accepts the three forms: a greedy ``int [S]``
+array of actions, a stochastic ``[S, A]`` matrix, or a :class:`~tabular.SoftmaxPolicy`.
+:func:`policy_matrix` is the one converter to ``[S, A]`` probabilities (planning,
+exact sums, prediction); :func:`tabular.policy.as_softmax_policy`, built on it, the
+one converter to a :class:`~tabular.SoftmaxPolicy` (policy-gradient learners).
+"""
 
 from __future__ import annotations
 
@@ -6,39 +13,70 @@ import numpy as np
 
 
 def check_gamma(gamma: float) -> float:
-    """The discount must be a number in ``[0, 1]``."""
+    """The discount ``gamma`` as a float; a ``ValueError`` unless it is in ``[0, 1]``."""
     return check_unit_interval("gamma", gamma)
 
 
+def check_number(name: str, value) -> float:
+    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is a real number
+    (``None``, text and ``True`` are refused rather than coerced; NaN passes: the caller
+    says which range it wants)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    return float(value)
+
+
 def check_unit_interval(name: str, value: float) -> float:
-    value = float(value)
+    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is in ``[0, 1]``."""
+    value = check_number(name, value)
     if not 0.0 <= value <= 1.0:  # also rejects NaN
         raise ValueError(f"{name} must be in [0, 1], got {value}")
     return value
 
 
 def check_positive(name: str, value: float) -> float:
-    value = float(value)
-    if not value > 0.0 or value == np.inf:
+    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is finite and > 0."""
+    value = check_number(name, value)
+    if not 0.0 < value < np.inf:  # also rejects NaN
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
 
 
-def check_positive_int(name: str, value: int) -> int:
-    if isinstance(value, bool) or int(value) != value or value < 1:
+def check_finite(name: str, value: float) -> float:
+    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is finite."""
+    value = check_number(name, value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
+
+
+def check_positive_int(name: str, value: int, high: int | None = None) -> int:
+    """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer in
+    ``[1, high]`` (``high``: the largest value that makes sense, said in the error)."""
+    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number)
+            or not np.isfinite(value) or int(value) != value or value < 1):
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be at most {high:,}, got {value!r}")
     return int(value)
 
 
 def policy_matrix(mdp, policy, name: str = "policy") -> np.ndarray:
-    """A policy as a stochastic ``float64 [S, A]`` matrix.
+    """A policy as a stochastic ``float64 [S, A]`` matrix (a new, C-contiguous array).
 
-    Accepts a deterministic ``int [S]`` array of actions, a stochastic ``[S, A]``
-    array whose rows are distributions, or anything with a ``probs()`` method
-    (a :class:`~tabular.SoftmaxPolicy`). Errors name the offending state.
+    ``mdp``: the :class:`~tabular.TabularMDP` the policy acts in (its sizes, and the
+    state names in errors), or a shape ``(S, A)`` where no model is at hand.
+    ``policy``: a greedy ``int [S]`` array of actions, a stochastic ``[S, A]`` array
+    whose rows are distributions (to ``1e-9``), or a :class:`~tabular.SoftmaxPolicy`
+    (anything with a ``probs()`` method). ``name`` (default ``"policy"``): how errors
+    name the argument. Errors name the offending state.
     """
-    S, A = mdp.n_states, mdp.n_actions
-    if hasattr(policy, "probs"):
+    S, A, state_name = _sizes(mdp)
+    if hasattr(policy, "probs"):  # a SoftmaxPolicy (duck-typed: tabular.policy imports this)
+        sizes = (getattr(policy, "n_states", S), getattr(policy, "n_actions", A))
+        if sizes != (S, A):
+            raise ValueError(f"{name} covers {sizes[0]} states and {sizes[1]} actions; "
+                             f"the MDP has {S} states and {A} actions")
         policy = policy.probs()
     pi = np.asarray(policy)
     if pi.shape == (S,):
@@ -48,15 +86,25 @@ def policy_matrix(mdp, policy, name: str = "policy") -> np.ndarray:
         if bad.any():
             s = int(np.argmax(bad))
             raise ValueError(f"{name}[{s}] = {pi[s]} is not an action in [0, {A}) "
-                             f"(state {mdp.state_name(s)})")
+                             f"(state {state_name(s)})")
         return np.eye(A)[pi]
     if pi.shape != (S, A):
         raise ValueError(f"{name} must have shape [{S}] (actions) or [{S}, {A}] "
                          f"(probabilities), got {pi.shape}")
+    if not (np.issubdtype(pi.dtype, np.number) or pi.dtype == np.bool_):
+        raise ValueError(f"{name} must hold numbers, got {pi.dtype}")
     pi = pi.astype(np.float64)
     bad = ~np.isfinite(pi).all(axis=1) | (pi < 0).any(axis=1) | (np.abs(pi.sum(axis=1) - 1) > 1e-9)
     if bad.any():
         s = int(np.argmax(bad))
         raise ValueError(f"{name}[{s}] = {pi[s]} is not a probability distribution "
-                         f"(state {mdp.state_name(s)})")
+                         f"(state {state_name(s)})")
     return np.ascontiguousarray(pi)
+
+
+def _sizes(mdp):
+    """``(S, A, state_name)`` of a model or of a shape ``(S, A)``."""
+    if isinstance(mdp, tuple):
+        S, A = mdp
+        return int(S), int(A), str
+    return mdp.n_states, mdp.n_actions, mdp.state_name

@@ -1,13 +1,21 @@
-"""Graph utilities over a model's transitions: trees of token MDPs.
+"""Graph utilities over a model's transitions: reachability, and trees of token MDPs.
 
-A token MDP is a tree numbered breadth-first (every state is reached by one path,
-a prefix has a smaller id than its continuations), so sums over it run forwards
-in state order.
+Reachability: the outcome slots of a model (``[S, A, K]``, a bool mask picking some
+of them) are the edges of a graph over states; :func:`reaches` finds the states
+with a path into a target set (which states can end an episode, which ones a
+policy dooms to a ``-inf`` reward), :func:`actions_toward` an action per state
+that leads there. Both run a numba search over edges grouped by destination.
+
+Trees: a token MDP is a tree numbered breadth-first (every state is reached by
+one path, a prefix has a smaller id than its continuations), so sums over it run
+forwards in state order.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .kernels import graph as graph_kernels
 
 
 def tree_edges(mdp):
@@ -31,3 +39,66 @@ def tree_roots(mdp) -> np.ndarray:
     for s_, a_, k_ in zip(s[order], a[order], k[order], strict=True):
         root[mdp.next_state[s_, a_, k_]] = root[s_]
     return root
+
+
+# --------------------------------------------------------------- reachability
+def edges(next_state, marked):
+    """``(source, action, destination)`` int arrays of the outcome slots marked in bool
+    ``marked [S, A, K]`` (e.g. ``(prob > 0) & ~done``: the transitions that continue)."""
+    s, a, _ = np.nonzero(marked)
+    return s, a, next_state[marked]
+
+
+def by_destination(destination, n_states: int):
+    """Edges grouped by destination (CSR): ``order[indptr[t]:indptr[t + 1]]`` are the
+    indices of the edges into state ``t``."""
+    order = np.argsort(destination, kind="stable")
+    return order, np.searchsorted(destination[order], np.arange(n_states + 1))
+
+
+def reaches(next_state, marked, targets) -> np.ndarray:
+    """Bool ``[S]``: the states with a path of marked outcome slots (bool ``[S, A, K]``)
+    into ``targets`` (bool ``[S]``), the targets included."""
+    src, _, dst = edges(next_state, marked)
+    order, indptr = by_destination(dst, targets.shape[0])
+    return graph_kernels.backward_closure(indptr, src[order], targets.astype(np.bool_))
+
+
+def actions_toward(next_state, marked, first_action) -> np.ndarray:
+    """Int ``[S]``: for each state, an action whose marked outcome slot leads one step closer
+    (breadth first, backwards) to the states with ``first_action[s] >= 0``, which keep
+    that action; ``-1`` where those states are out of reach."""
+    src, act, dst = edges(next_state, marked)
+    order, indptr = by_destination(dst, first_action.shape[0])
+    return graph_kernels.backward_bfs_actions(indptr, src[order], act[order],
+                                              first_action.astype(np.int64))
+
+
+def can_end(mdp) -> np.ndarray:
+    """Bool ``[S]``: the states from which some policy ends the episode with positive
+    probability (the others can only loop for ever, a problem when ``gamma = 1``)."""
+    model = mdp.arrays
+    possible = model.prob > 0.0
+    exits = (possible & model.done).any(axis=(1, 2))
+    return reaches(model.next_state, possible & ~model.done, exits)
+
+
+def safe_actions(mdp, gamma: float) -> np.ndarray:
+    """Int64 ``[S]``: per state the first action that keeps ``-inf`` rewards impossible
+    forever (action 0 where none does), for discount ``gamma``.
+
+    A pair is safe when none of its outcomes pays ``-inf`` and each one either ends
+    the episode or lands in a state with a safe action (with ``gamma = 0`` only the
+    immediate reward counts); the greatest fixed point of that rule.
+    """
+    next_state, prob, reward, done, _ = mdp.arrays
+    possible = prob > 0.0
+    harmless = ~possible | (reward > -np.inf)
+    settled = ~possible | done | (gamma == 0.0)
+    safe_state = np.ones(mdp.n_states, dtype=bool)
+    while True:
+        safe_pair = (harmless & (settled | safe_state[next_state])).all(axis=2)
+        still_safe = safe_pair.any(axis=1)
+        if np.array_equal(still_safe, safe_state):
+            return safe_pair.argmax(axis=1).astype(np.int64)
+        safe_state = still_safe

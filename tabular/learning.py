@@ -1,68 +1,72 @@
-"""Shared pieces of every model-free learner.
+"""What the model-free learners share: argument checks, per-run tables, output records.
 
-Kernel helpers (``@njit(inline="always")``, called inside episode loops):
+Every learner (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`) is a thin
+Python function in front of one parallel Numba kernel. The Python side checks the
+arguments, builds the kernel's records and turns the filled outputs into a result
+(:mod:`tabular.results`). A kernel takes a few named records rather than loose
+arrays:
 
-- :func:`greedy_action` -- argmax with uniformly random tie-breaking;
-- :func:`epsilon_greedy_action`, :func:`epsilon_greedy_probs` -- the epsilon-greedy
-  policy of Sutton & Barto section 2.2 / 5.4 (a random action with probability
-  epsilon, which may be the greedy one);
-- :func:`expectation`, :func:`discounted`, :func:`td_error`, :func:`update_toward` --
-  the arithmetic of eq. 2.4, ``NewEstimate <- OldEstimate + StepSize [Target -
-  OldEstimate]``, made exact for ``-inf`` rewards (below).
+- the model, :attr:`TabularMDP.arrays <tabular.mdp.TabularMDP.arrays>` (a
+  :class:`~tabular.mdp.ModelArrays`), reached only through
+  :func:`~tabular.kernels.sampling.sample_step` and
+  :func:`~tabular.kernels.sampling.sample_start`;
+- the learner's hyper-parameters, one ``NamedTuple`` per learner (e.g.
+  :class:`tabular.td.TDControlParams`);
+- ``rng_states``, one xoshiro stream per run (:func:`tabular.kernels.rng.seed_states`);
+- the outputs, one ``NamedTuple`` of arrays with a leading run axis
+  (:class:`PredictionOutputs`, :class:`ControlOutputs`); an output the caller did
+  not ask for is ``None`` and is skipped at compile time
+  (:mod:`tabular.kernels.optional`).
 
-The ``runs`` driver pattern (every learner's kernel follows it)::
+The runs driver (every learner's kernel follows it)::
 
     @njit(cache=True, inline="always")
-    def _one_run(next_state, prob, reward, done, start_cdf, rng, ..., Q, ...):
-        ...  # the episode loop of one run
+    def _x_run(model, params, rng, Q, returns, lengths):
+        ...  # the episode loop of one run, composed of tabular.rules
 
     @njit(cache=True, parallel=True)
-    def _kernel(next_state, prob, reward, done, start_cdf, rng_states, ..., out_Q, ...):
+    def _x(model, params, rng_states, out):
         for run in prange(rng_states.shape[0]):
-            _one_run(next_state, prob, reward, done, start_cdf, rng_states[run].copy(), ...,
-                     out_Q[run], ...)
+            _x_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
+                   out.lengths[run])
 
-The TD learners, REINFORCE and actor-critic inline ``_one_run`` into the ``prange``
-body: compiled as a separate function instead, the same loop runs about half as
-fast (Q-learning on CliffWalking, one thread: 36M against 72M steps/s). Numba compiles a ``prange``
-body with its array arguments marked as not aliasing one another, which presumably
-lets the compiler keep values in registers across the stores to ``Q`` and to the
-random state. The Monte Carlo learners keep ``_one_run`` separate: they are fast
-enough without it (about 200x a Python loop), and inlining their larger loops would
-more than double their compile time from an empty cache (``mc_control``: 4.4 s to
-10.1 s, for 1.45x the speed); PPO likewise (5.7 s to 10.2 s, for 1.12x).
+Drivers are module-level functions, never closures built by a factory, so that
+numba's on-disk cache serves them in a new process. A learner with several methods
+(SARSA, expected SARSA, Q-learning) has one tiny driver per method that passes its
+method as a constant, so the branches of the other methods compile away. The short
+TD and policy-gradient loops are inlined into the ``prange`` body (``inline="always"``),
+where the compiler knows that the run's arrays do not alias one another; the longer
+Monte Carlo loops are compiled as separate functions, which keeps their compile
+time from an empty cache short (:mod:`benchmarks.bench_model_free` measures both).
 
-Run ``i`` draws only from its own xoshiro stream ``rng_states[i]`` (from
-:func:`tabular.rng.seed_states`) and writes only its own output rows, so the
-numbers do not depend on the thread count or on ``runs``: run ``i`` of
-``runs=n`` equals run ``i`` of ``runs=m``. Each run advances a private copy of
-its 32-byte stream state: two rows share a 64-byte cache line, and threads
+Run ``i`` draws only from its own stream ``rng_states[i]`` and writes only its own
+output rows, so the numbers do not depend on the thread count or on ``runs``: run
+``i`` of ``runs=n`` equals run ``i`` of ``runs=m``. Each run advances a private copy
+of its 32-byte stream state: two rows share a 64-byte cache line, and threads
 writing neighbouring rows on every draw would contend for it (false sharing).
 
-``-inf`` rewards (a trap that ends the episode) are handled exactly: an estimate
-becomes ``-inf`` only when a sampled target is ``-inf``, which happens only when an
-outcome of positive probability (under the policy being evaluated) leads to
-``-inf``; then the true expectation *is* ``-inf``, whatever else can happen, so a
-``-inf`` estimate is absorbing (:func:`td_error` returns 0 for it) and the products
-``0 * -inf`` that arise for zero discounts or zero probabilities count as 0. No NaN
-can appear. Methods that learn the value of an epsilon-soft policy (SARSA,
-expected SARSA, on-policy MC) therefore value every state from which the trap
-is reachable by exploration at ``-inf`` (which is exact for that policy, but
-leaves nothing to choose between); for them use a finite trap reward, e.g.
-``gymnasium.make("tabular/TrapTreasure-v0", trap_reward=-10.0)``. Q-learning,
-double Q-learning and off-policy MC learn the greedy policy's values, which stay
-finite wherever the trap can be avoided.
+``-inf`` rewards (a trap that ends the episode) are handled exactly by the rules of
+:mod:`tabular.rules.values`: an estimate becomes ``-inf`` only when a sampled target
+is ``-inf``, which happens only when an outcome of positive probability (under the
+policy being evaluated) leads to ``-inf``; then the true expectation *is* ``-inf``,
+so a ``-inf`` estimate is absorbing and no NaN can appear. Methods that learn the
+value of an epsilon-soft policy (SARSA, expected SARSA, on-policy MC) therefore value
+every state from which the trap is reachable by exploration at ``-inf`` (which is
+exact for that policy, but leaves nothing to choose between); for them use a finite
+trap reward, e.g. ``gymnasium.make("tabular/TrapTreasure-v0", trap_reward=-10.0)``.
+Q-learning, double Q-learning and off-policy MC learn the greedy policy's values,
+which stay finite wherever the trap can be avoided.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .checks import check_positive_int
 from .mdp import TabularMDP
+from .results import ControlResult, PredictionResult, check_runs, with_run_axis
 
 # --------------------------------------------------------------------- arguments
 
@@ -78,10 +82,19 @@ def as_mdp(env, name: str = "mdp") -> TabularMDP:
                     f"transition table, got {type(env).__name__}")
 
 
-def check_episode_args(episodes: int, runs: int, max_steps: int) -> tuple[int, int, int]:
-    """``episodes``, ``runs`` and ``max_steps`` (the step limit per episode) are ints >= 1."""
-    return (check_positive_int("episodes", episodes), check_positive_int("runs", runs),
-            check_positive_int("max_steps", max_steps))
+#: The longest episode a learner accepts: Monte Carlo and the policy-gradient learners
+#: keep a whole episode in buffers of ``max_steps`` entries per run (tens of bytes
+#: each), so a longer limit would ask for gigabytes before the first step.
+MAX_STEPS = 10**8
+
+
+def check_episode_args(episodes: int, runs: int | None,
+                       max_steps: int) -> tuple[int, int, int]:
+    """``(episodes, n, max_steps)``: ``episodes`` is an int >= 1 and ``max_steps`` (the
+    step limit per episode) one in ``[1, MAX_STEPS]``; ``n`` is the number of runs the
+    kernel computes (:func:`~tabular.results.check_runs`: 1 for ``runs=None``)."""
+    return (check_positive_int("episodes", episodes), check_runs(runs),
+            check_positive_int("max_steps", max_steps, high=MAX_STEPS))
 
 
 def initial_values(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
@@ -103,6 +116,63 @@ def per_run(values: np.ndarray, runs: int) -> np.ndarray:
     return np.repeat(values[None], runs, axis=0)
 
 
-def squeeze_runs(array: np.ndarray, runs: int) -> np.ndarray:
-    """TRANSITIONAL (removed by the one-shape refactor): old run-axis convention."""
-    return array[0] if runs == 1 else array
+# --------------------------------------------------------------------- output records
+
+
+class PredictionOutputs(NamedTuple):
+    """What a prediction kernel fills, each with a leading run axis of length ``n``.
+
+    ``V``: the estimate ``[n, S]`` (holding the initial values on entry);
+    ``returns``: each episode's undiscounted return ``[n, episodes]``; ``lengths``: its
+    number of steps (int64 ``[n, episodes]``); ``history``: ``V`` after each episode
+    ``[n, episodes, S]``, or ``None`` when not asked for.
+    """
+
+    V: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+    history: np.ndarray | None
+
+
+class ControlOutputs(NamedTuple):
+    """What a control kernel fills, each with a leading run axis of length ``n``.
+
+    ``Q``: the estimate ``[n, S, A]`` (holding the initial values on entry);
+    ``returns``: each episode's undiscounted return ``[n, episodes]``; ``lengths``: its
+    number of steps (int64 ``[n, episodes]``).
+    """
+
+    Q: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+
+
+def prediction_outputs(initial_V: np.ndarray, runs: int, episodes: int,
+                       history: bool) -> PredictionOutputs:
+    """Outputs of ``runs`` runs starting from ``initial_V`` (``[S]``); ``history`` only
+    when asked for."""
+    n_states = initial_V.shape[0]
+    return PredictionOutputs(per_run(initial_V, runs), np.zeros((runs, episodes)),
+                             np.zeros((runs, episodes), dtype=np.int64),
+                             np.zeros((runs, episodes, n_states)) if history else None)
+
+
+def control_outputs(initial_Q: np.ndarray, runs: int, episodes: int) -> ControlOutputs:
+    """Outputs of ``runs`` runs starting from ``initial_Q`` (``[S, A]``)."""
+    return ControlOutputs(per_run(initial_Q, runs), np.zeros((runs, episodes)),
+                          np.zeros((runs, episodes), dtype=np.int64))
+
+
+def prediction_result(out: PredictionOutputs, runs: int | None) -> PredictionResult:
+    """The public result of filled prediction outputs, with the run axis of ``runs``."""
+    return PredictionResult(episode_returns=with_run_axis(out.returns, runs),
+                            episode_lengths=with_run_axis(out.lengths, runs),
+                            V=with_run_axis(out.V, runs),
+                            V_history=with_run_axis(out.history, runs))
+
+
+def control_result(out: ControlOutputs, runs: int | None) -> ControlResult:
+    """The public result of filled control outputs, with the run axis of ``runs``."""
+    return ControlResult(episode_returns=with_run_axis(out.returns, runs),
+                         episode_lengths=with_run_axis(out.lengths, runs),
+                         Q=with_run_axis(out.Q, runs))

@@ -4,15 +4,19 @@ The model is a :class:`~tabular.SoftmaxPolicy` whose rows are n-gram contexts:
 the next-token distribution after a prefix is ``softmax(logits[row(context)])``
 with ``context`` = the last ``n - 1`` tokens of the prompt-plus-response so far
 (``n=None``: the whole prefix, the exact per-prefix table). The same rows drive
-generation here, maximum-likelihood training (pre-training and SFT, seed 000
-sections 4-5), and, through :meth:`NGramLM.policy`, the policy-gradient learners
-of :mod:`tabular.pg` on the token MDP.
+generation here, maximum-likelihood training (pre-training by next-token
+prediction, Radford et al., 2018; supervised fine-tuning on demonstrations with
+the loss on the response tokens only, Ouyang et al., 2022), and, through
+:meth:`NGramLM.policy`, the policy-gradient learners of :mod:`tabular.pg` on the
+token MDP.
 
 Training is stochastic gradient descent on the token cross-entropy in one Numba
-kernel, ``theta_row += alpha_t * m_t * (onehot(y_t) - pi(.|context))``, with the
-loss mask ``m_t`` (0 on prompt tokens in SFT) and a linearly decaying step
-``alpha_t``; examples are visited in an order shuffled by a
-:func:`tabular.rng.seed_states` stream, so the same seed gives the same model.
+kernel, ``theta_row += alpha_t * m_t * (onehot(y_t) - pi(.|context))``: the
+policy-gradient rule :func:`~tabular.rules.policy_gradient.policy_gradient_step`
+with the loss mask ``m_t`` (0 on prompt tokens in SFT) times a linearly decaying
+step ``alpha_t`` as its weight. Examples are visited in an order shuffled by a
+:func:`tabular.kernels.rng.seed_states` stream, so the same seed gives the same
+model.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -27,7 +32,7 @@ from numba import njit
 from .checks import check_positive, check_positive_int
 from .kernels.rng import categorical, randint, seed_states
 from .policy import SoftmaxPolicy
-from .rules.policy_gradient import grad_log_softmax, log_softmax, softmax
+from .rules.policy_gradient import log_softmax, policy_gradient_step, softmax
 
 EOS = "<eos>"
 BOS = -1  # the padding before the first token of a document; never a vocabulary id
@@ -133,7 +138,7 @@ class NGramLM:
 
     def log_prob(self, prompt: str, response: str) -> float:
         """``log P(y | x) = sum_t log P(y_t | x, y_<t)`` over the response and ``eos``
-        (seed 000, section 4: the chain rule of probability)."""
+        (the chain rule of probability)."""
         x = self.encode(prompt)
         y = self.encode(response) + (self.eos_id,)
         total, out = 0.0, np.empty(len(self.vocab))
@@ -145,7 +150,11 @@ class NGramLM:
     def generate(self, prompt: str, *, max_len: int = 20, temperature: float = 1.0,
                  greedy: bool = False, seed: int | None = 0) -> str:
         """A response: the most likely token at each step (``greedy``) or a sample from
-        ``softmax(logits / temperature)``, stopping at ``eos`` or after ``max_len`` tokens."""
+        ``softmax(logits / temperature)``, stopping at ``eos`` or after ``max_len`` tokens.
+
+        ``max_len`` default 20; ``temperature`` (> 0) default 1.0; ``greedy`` default
+        False; ``seed`` (of the sampling stream, ``None``: fresh entropy) default 0.
+        """
         check_positive_int("max_len", max_len)
         temperature = check_positive("temperature", temperature)
         rng = seed_states(seed, 1)[0]
@@ -192,7 +201,8 @@ class NGramLM:
 # ----------------------------------------------------------------- training
 @njit(cache=True, inline="always")
 def cross_entropy(log_probs, target):
-    """``-log pi(y_t | context)``: the loss of one token (seed 000, eq. of section 4)."""
+    """``-log pi(y_t | context)``: the cross-entropy loss of one token, whose sum over a
+    text is its negative log-likelihood."""
     return -log_probs[target]
 
 
@@ -202,36 +212,51 @@ def linear_decay(alpha, step, total_steps):
     return alpha * (1.0 - step / total_steps)
 
 
+class Tokens(NamedTuple):
+    """The training tokens, flattened over the examples: the row of logits each token
+    reads (``rows``), the token (``targets``) and its loss weight (``mask``: 0 on prompt
+    tokens in SFT), each ``[N]``."""
+
+    rows: np.ndarray
+    targets: np.ndarray
+    mask: np.ndarray
+
+
+class MaximumLikelihoodParams(NamedTuple):
+    """Passes over the data (``epochs``) and the initial step size ``alpha``."""
+
+    epochs: int
+    alpha: float
+
+
 @njit(cache=True)
-def _maximum_likelihood_sgd(logits, rows, targets, mask, epochs, alpha, rng):
+def _maximum_likelihood_sgd(logits, data, p, rng):
     """SGD on ``sum_t m_t * -log pi(y_t | row_t)``; returns the mean masked loss per epoch.
 
     A token with ``m_t = 0`` (a prompt token in SFT) is never visited: its row gets no
     gradient from it.
     """
     A = logits.shape[1]
-    active = np.flatnonzero(mask > 0.0)
+    active = np.flatnonzero(data.mask > 0.0)
     N = active.shape[0]
-    probs, log_probs, grad = np.empty(A), np.empty(A), np.empty(A)
-    history = np.zeros(epochs)
+    probs, log_probs = np.empty(A), np.empty(A)
+    history = np.zeros(p.epochs)
     order = active.copy()
-    total_steps = epochs * N
+    total_steps = p.epochs * N
     step = 0
-    for epoch in range(epochs):
+    for epoch in range(p.epochs):
         for i in range(N - 1, 0, -1):  # Fisher-Yates shuffle of the visiting order
             j = randint(rng, i + 1)
             order[i], order[j] = order[j], order[i]
         loss = 0.0
         for i in range(N):
             e = order[i]
-            theta = logits[rows[e]]
+            theta = logits[data.rows[e]]
             log_softmax(theta, log_probs)
-            loss += mask[e] * cross_entropy(log_probs, targets[e])
-            softmax(theta, probs)
-            grad_log_softmax(probs, targets[e], grad)
-            w = linear_decay(alpha, step, total_steps) * mask[e]
-            for b in range(A):
-                theta[b] += w * grad[b]
+            loss += data.mask[e] * cross_entropy(log_probs, data.targets[e])
+            # descending the loss is ascending log pi(y_t): the policy-gradient step
+            policy_gradient_step(theta, data.targets[e],
+                                 linear_decay(p.alpha, step, total_steps) * data.mask[e], probs)
             step += 1
         history[epoch] = loss / max(N, 1)
     return history
@@ -239,7 +264,14 @@ def _maximum_likelihood_sgd(logits, rows, targets, mask, epochs, alpha, rng):
 
 @dataclass
 class TrainResult:
-    """A trained model and its mean masked cross-entropy (nats per token) per epoch."""
+    """What :func:`pretrain` and :func:`sft` return.
+
+    Attributes
+    ----------
+    lm : the trained :class:`NGramLM` (a copy; the model passed in is not modified).
+    loss : float64 ``[epochs]``, the mean masked cross-entropy (nats per trained token)
+        of each epoch, accumulated while the epoch's steps are taken.
+    """
 
     lm: NGramLM
     loss: np.ndarray
@@ -259,15 +291,27 @@ def _train(lm, sequences, masks, epochs, alpha, seed) -> TrainResult:
         raise ValueError(f"training token {lm.vocab[targets[e]]!r} has a -inf logit (masked) in "
                          "its context; unmask it before maximum-likelihood training")
     logits = lm.logits.copy()
-    history = _maximum_likelihood_sgd(logits, rows, targets, mask, epochs, alpha,
+    history = _maximum_likelihood_sgd(logits, Tokens(rows, targets, mask),
+                                      MaximumLikelihoodParams(epochs, alpha),
                                       seed_states(seed, 1)[0])
     return TrainResult(lm.with_logits(logits), history)
 
 
 def pretrain(lm: NGramLM, corpus: Sequence[str], *, epochs: int = 60, alpha: float = 0.5,
              seed: int | None = 0) -> TrainResult:
-    """Maximum likelihood on a corpus, one document per string, each ended by ``eos``:
-    next-token prediction on every token (seed 000, section 2)."""
+    """Pre-training: maximum likelihood of a corpus by next-token prediction on every
+    token (Radford et al., 2018), one document per string, each ended by ``eos``.
+
+    Parameters
+    ----------
+    lm : the model to start from (rows are added for the corpus's new contexts).
+    corpus : the documents (strings of vocabulary tokens).
+    epochs : passes over the corpus, default 60.
+    alpha : the initial step size, decaying linearly to 0 (> 0), default 0.5.
+    seed : seed of the shuffling stream (``None``: fresh entropy), default 0.
+
+    Returns a :class:`TrainResult`.
+    """
     docs = [lm.encode(doc) + (lm.eos_id,) for doc in corpus]
     if not docs:
         raise ValueError("corpus is empty")
@@ -293,7 +337,19 @@ def sft_examples(lm: NGramLM, pairs) -> tuple[list[tuple[int, ...]], list[np.nda
 
 def sft(lm: NGramLM, pairs, *, epochs: int = 60, alpha: float = 0.5,
         seed: int | None = 0) -> TrainResult:
-    """Supervised fine-tuning: maximum likelihood of the responses given the prompts,
-    the loss on response tokens only (seed 000, section 5: the loss mask ``m_t``)."""
+    """Supervised fine-tuning: maximum likelihood of the demonstrated responses given
+    their prompts, with the loss on the response tokens only (the loss mask ``m_t`` is
+    0 on prompt tokens; Ouyang et al., 2022, section 3.5).
+
+    Parameters
+    ----------
+    lm : the model to start from (usually pre-trained).
+    pairs : ``(prompt, response)`` or ``(count, prompt, response)`` demonstrations.
+    epochs : passes over the demonstrations, default 60.
+    alpha : the initial step size, decaying linearly to 0 (> 0), default 0.5.
+    seed : seed of the shuffling stream (``None``: fresh entropy), default 0.
+
+    Returns a :class:`TrainResult`.
+    """
     seqs, masks = sft_examples(lm, pairs)
     return _train(lm, seqs, masks, epochs, alpha, seed)

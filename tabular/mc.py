@@ -7,39 +7,46 @@
   (section 5.4), MC with exploring starts (section 5.3), and off-policy MC control
   with ordinary or weighted importance sampling (sections 5.5-5.7).
 
-Returns are computed backwards over the stored episode, ``G <- gamma G + R_{t+1}``.
+Returns are computed backwards over the stored episode, ``G <- R_{t+1} + gamma G``
+(:func:`~tabular.rules.returns.discounted_return`, eq. 3.9), and ordinary importance
+sampling averages :func:`~tabular.rules.returns.importance_weighted_return` (eq. 5.5).
 An episode cut at ``max_steps`` has not terminated: its return bootstraps the tail
 from the current estimate of the state where it was cut (``V(S_T)``, or the target
 policy's expectation of ``Q(S_T, .)``), so that with a large enough ``max_steps``
 (every episode terminating) the estimates are the pure Monte Carlo ones. ``-inf``
-rewards are exact (see :mod:`tabular.learning`).
+rewards are exact (see :mod:`tabular.learning`). Kernels follow the runs driver of
+:mod:`tabular.learning`.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, policy_matrix
+from .kernels.optional import row, store
 from .kernels.rng import categorical, randint, seed_states
 from .kernels.sampling import sample_start, sample_step
-from .results import ControlResult, PredictionResult
 from .learning import (
     as_mdp,
     check_episode_args,
+    control_outputs,
+    control_result,
     initial_values,
-    per_run,
-    squeeze_runs,
+    prediction_outputs,
+    prediction_result,
 )
-from .mdp import ModelArrays
+from .results import ControlResult, PredictionResult
+from .rules.returns import discounted_return, importance_weighted_return
 from .rules.values import (
-    discounted,
     epsilon_greedy_action,
     epsilon_greedy_probs,
     expectation,
     update_toward,
 )
-from .schedules import as_schedule, inverse, schedule_value
+from .schedules import as_schedule, inverse, read_schedule, schedule_value
 
 ON_POLICY, EXPLORING_STARTS, OFF_POLICY = 0, 1, 2
 _METHODS = {"on_policy": ON_POLICY, "exploring_starts": EXPLORING_STARTS,
@@ -48,35 +55,57 @@ ORDINARY, WEIGHTED = 0, 1
 _SAMPLINGS = {"ordinary": ORDINARY, "weighted": WEIGHTED}
 
 
-@njit(cache=True, inline="always")
-def discounted_return(reward, gamma, later_return):
-    """``G_t = R_{t+1} + gamma G_{t+1}`` (eq. 3.9)."""
-    return reward + discounted(gamma, later_return)
+class MCPredictionParams(NamedTuple):
+    """Hyper-parameters of Monte Carlo prediction (a kernel argument).
+
+    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
+    of each state (:mod:`tabular.schedules`); ``first_visit``: update at first visits
+    only; ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    """
+
+    gamma: float
+    alpha: np.ndarray
+    first_visit: bool
+    episodes: int
+    max_steps: int
 
 
-@njit(cache=True, inline="always")
-def importance_weighted_return(ratio, G):
-    """``rho G`` of ordinary importance sampling (eq. 5.5); an episode the target policy
-    would never produce (``rho = 0``) contributes 0, even with ``G = -inf``."""
-    if ratio == 0.0:
-        return 0.0
-    return ratio * G
+class MCControlParams(NamedTuple):
+    """Hyper-parameters of Monte Carlo control (a kernel argument).
+
+    ``method``: ``ON_POLICY``, ``EXPLORING_STARTS`` or ``OFF_POLICY``; ``sampling``:
+    ``ORDINARY`` or ``WEIGHTED`` importance sampling (off-policy only);
+    ``first_visit``: update at first visits only (on-policy and exploring starts);
+    ``gamma``: discount; ``alpha``: step-size schedule over the visits of each pair;
+    ``epsilon``: exploration schedule over episodes; ``episodes``: episodes per run;
+    ``max_steps``: step limit per episode.
+    """
+
+    method: int
+    sampling: int
+    first_visit: bool
+    gamma: float
+    alpha: np.ndarray
+    epsilon: np.ndarray
+    episodes: int
+    max_steps: int
 
 
 # --------------------------------------------------------------------- prediction
 
 
 @njit(cache=True)
-def _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                       first_visit, episodes, max_steps, rng, V, returns, lengths, history):
+def _mc_prediction_run(model, policy, params, rng, V, returns, lengths, history):
     """One run of first-/every-visit MC prediction (the box of section 5.1)."""
+    gamma, max_steps = params.gamma, params.max_steps
+    alpha = read_schedule(params.alpha)
     n_states = V.shape[0]
     visits = np.zeros(n_states, dtype=np.int64)
     first_time = np.full(n_states, -1, dtype=np.int64)
     states = np.zeros(max_steps + 1, dtype=np.int64)
     rewards = np.zeros(max_steps + 1)
-    for episode in range(episodes):
-        s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
+    for episode in range(params.episodes):
+        s = sample_start(model, rng)
         terminated = False
         T = 0
         total = 0.0
@@ -85,7 +114,7 @@ def _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
             if first_time[s] < 0:
                 first_time[s] = T
             a = categorical(rng, policy[s])
-            s, r, terminated = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
+            s, r, terminated = sample_step(model, s, a, rng)
             T += 1
             rewards[T] = r
             total += r
@@ -93,63 +122,77 @@ def _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
         for t in range(T - 1, -1, -1):
             G = discounted_return(rewards[t + 1], gamma, G)
             s_t = states[t]
-            if not first_visit or first_time[s_t] == t:
+            if not params.first_visit or first_time[s_t] == t:
                 visits[s_t] += 1
                 V[s_t] = update_toward(V[s_t], G, schedule_value(alpha, visits[s_t]))
         for t in range(T):
             first_time[states[t]] = -1
         returns[episode] = total
         lengths[episode] = T
-        if history.shape[0] > 0:
-            history[episode] = V
+        store(history, episode, V)
 
 
 @njit(cache=True, parallel=True)
-def _mc_prediction(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                   first_visit, episodes, max_steps, rng_states, V, returns, lengths, history):
+def _mc_prediction(model, policy, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _mc_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                           first_visit, episodes, max_steps, rng_states[run].copy(), V[run],
-                           returns[run], lengths[run], history[run])
+        _mc_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
+                           out.returns[run], out.lengths[run], row(out.history, run))
 
 
 def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=None,
                   first_visit: bool = True, initial_V=0.0, seed: int | None = 0,
-                  runs: int = 1, max_steps: int = 10_000,
+                  runs: int | None = None, max_steps: int = 10_000,
                   history: bool = False) -> PredictionResult:
-    """Estimate ``V^pi`` from complete episodes (section 5.1).
+    """Estimate ``V^pi`` from complete episodes (first-visit MC prediction, section 5.1).
 
-    ``alpha=None`` averages the returns of each state (step size ``1/N(s)``, eq. 2.3:
-    the classical MC estimate); a number or schedule gives constant-alpha MC,
-    ``V(S_t) <- V(S_t) + alpha [G_t - V(S_t)]`` (eq. 6.1), as in Example 6.2.
-    ``first_visit``: update only at the first visit of a state in an episode (else at
-    every visit). ``policy``: ``int [S]``, ``[S, A]`` or a SoftmaxPolicy.
-    ``history=True`` also returns ``V`` after every episode.
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic
+        ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : default ``None``: average the returns of each state (step size
+        ``1/N(s)``, eq. 2.3: the classical MC estimate); a number in (0, 1] or a
+        :mod:`tabular.schedules` schedule over the visits of each state gives
+        constant-alpha MC, ``V(S_t) <- V(S_t) + alpha [G_t - V(S_t)]`` (eq. 6.1), as
+        in Example 6.2.
+    first_visit : update only at the first visit of a state in an episode (else at
+        every visit), default True.
+    initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode's return bootstraps from
+        ``V(S_T)``), default 10_000.
+    history : also return ``V`` after every episode, default False.
+
+    Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
+    ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
+    each with a leading run axis when ``runs=n``.
     """
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
-    episodes, runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
     pi = policy_matrix(mdp, policy)
     alpha = as_schedule("alpha", inverse() if alpha is None else alpha)
-    V = per_run(initial_values("initial_V", initial_V, (mdp.n_states,)), runs)
-    returns = np.zeros((runs, episodes))
-    lengths = np.zeros((runs, episodes), dtype=np.int64)
-    trace = np.zeros((runs, episodes if history else 0, mdp.n_states))
-    _mc_prediction(*mdp.arrays, pi, gamma, alpha.params, bool(first_visit),
-                   episodes, max_steps, seed_states(seed, runs), V, returns, lengths, trace)
-    return PredictionResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
-                            squeeze_runs(V, runs),
-                            squeeze_runs(trace, runs) if history else None)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
+                             n_runs, episodes, history)
+    params = MCPredictionParams(gamma, alpha.params, bool(first_visit), episodes, max_steps)
+    _mc_prediction(mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    return prediction_result(out, runs)
 
 
 # --------------------------------------------------------------------- control
 
 
 @njit(cache=True)
-def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, done, start_cdf,
-                    es_states, gamma, alpha, epsilon, episodes, max_steps, rng, Q, returns,
-                    lengths):
+def _mc_control_run(model, params, start_states, rng, Q, returns, lengths):
     """One run of on-policy, exploring-starts or off-policy MC control (sections 5.3-5.7)."""
+    method, sampling, gamma, max_steps = (params.method, params.sampling, params.gamma,
+                                          params.max_steps)
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     n_states, n_actions = Q.shape
     visits = np.zeros((n_states, n_actions), dtype=np.int64)
     weight_sum = np.zeros((n_states, n_actions))  # C(s, a) of weighted IS (eq. 5.8)
@@ -159,13 +202,13 @@ def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, don
     rewards = np.zeros(max_steps + 1)
     behaviour_prob = np.zeros(max_steps)
     probs = np.zeros(n_actions)
-    for episode in range(episodes):
+    for episode in range(params.episodes):
         eps = schedule_value(epsilon, episode + 1)
         target_eps = eps if method == ON_POLICY else 0.0
         if method == EXPLORING_STARTS:  # every pair can start an episode (section 5.3)
-            s = es_states[randint(rng, es_states.shape[0])]
+            s = start_states[randint(rng, start_states.shape[0])]
         else:
-            s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
+            s = sample_start(model, rng)
         terminated = False
         T = 0
         total = 0.0
@@ -180,7 +223,7 @@ def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, don
             states[T], actions[T] = s, a
             if first_time[s, a] < 0:
                 first_time[s, a] = T
-            s, r, terminated = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
+            s, r, terminated = sample_step(model, s, a, rng)
             T += 1
             rewards[T] = r
             total += r
@@ -194,7 +237,7 @@ def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, don
             G = discounted_return(rewards[t + 1], gamma, G)
             s_t, a_t = states[t], actions[t]
             if method != OFF_POLICY:
-                if not first_visit or first_time[s_t, a_t] == t:
+                if not params.first_visit or first_time[s_t, a_t] == t:
                     visits[s_t, a_t] += 1
                     Q[s_t, a_t] = update_toward(Q[s_t, a_t], G,
                                                 schedule_value(alpha, visits[s_t, a_t]))
@@ -217,19 +260,19 @@ def _mc_control_run(method, sampling, first_visit, next_state, prob, reward, don
 
 
 @njit(cache=True, parallel=True)
-def _mc_control(method, sampling, first_visit, next_state, prob, reward, done, start_cdf,
-                es_states, gamma, alpha, epsilon, episodes, max_steps, rng_states, Q, returns,
-                lengths):
+def _mc_control(model, params, start_states, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _mc_control_run(method, sampling, first_visit, next_state, prob, reward, done,
-                        start_cdf, es_states, gamma, alpha, epsilon, episodes, max_steps,
-                        rng_states[run].copy(), Q[run], returns[run], lengths[run])
+        _mc_control_run(model, params, start_states, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
 
 
 def exploring_start_states(mdp) -> np.ndarray:
     """The states an episode can be in: the start states and every state reached with
-    positive probability without the episode ending. Exploring starts begin in one of
-    them, uniformly, with a uniformly random action."""
+    positive probability without the episode ending. Exploring starts (section 5.3)
+    begin in one of them, uniformly, with a uniformly random action.
+
+    ``mdp``: a :class:`~tabular.TabularMDP`. Returns their indices, int64, ascending.
+    """
     live = (mdp.prob > 0.0) & ~mdp.done
     reached = np.zeros(mdp.n_states, dtype=bool)
     reached[mdp.next_state[live]] = True
@@ -238,27 +281,43 @@ def exploring_start_states(mdp) -> np.ndarray:
 
 def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: int = 500,
                epsilon=None, alpha=None, importance_sampling: str = "weighted",
-               first_visit: bool = True, initial_Q=0.0, seed: int | None = 0, runs: int = 1,
-               max_steps: int = 10_000) -> ControlResult:
+               first_visit: bool = True, initial_Q=0.0, seed: int | None = 0,
+               runs: int | None = None, max_steps: int = 10_000) -> ControlResult:
     """Monte Carlo control: generalised policy iteration on ``Q`` from complete episodes.
 
-    ``method``:
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    method : default ``"on_policy"``: first-visit MC control for epsilon-soft policies
+        (section 5.4): act epsilon-greedily on ``Q``, average the returns of each pair;
+        ``"exploring_starts"``: Monte Carlo ES (section 5.3): each episode starts in a
+        uniformly random state of :func:`exploring_start_states` with a uniformly
+        random action, then follows the greedy policy; ``"off_policy"``: off-policy MC
+        control (section 5.7): learn the greedy policy (ties split uniformly) from an
+        epsilon-greedy behaviour policy on ``Q``.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    epsilon : exploration, a number or a :mod:`tabular.schedules` schedule over
+        episodes; default ``None``: 0.1, or 0 for exploring starts. Off-policy needs
+        ``epsilon > 0`` for coverage (1 is the uniform random behaviour).
+    alpha : default ``None``: average the returns of each pair (step ``1/N(s, a)``,
+        eq. 2.3); a number in (0, 1] or a schedule over the visits of each pair gives
+        constant-alpha MC. Weighted importance sampling takes none (leave ``None``).
+    importance_sampling : off-policy only: ``"weighted"`` (default; eq. 5.8, step
+        ``W / C(s, a)``) or ``"ordinary"`` (eq. 5.5, averaging ``rho G``).
+    first_visit : on-policy and exploring starts: update only at the first visit of a
+        pair in an episode (else at every visit), default True.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode's return bootstraps from the
+        target policy's expectation of ``Q(S_T, .)``), default 10_000.
 
-    - ``"on_policy"`` -- first-visit MC control for epsilon-soft policies (section 5.4):
-      act epsilon-greedily on ``Q``, average the returns of each pair;
-    - ``"exploring_starts"`` -- Monte Carlo ES (section 5.3): each episode starts in a
-      uniformly random state of :func:`exploring_start_states` with a uniformly random
-      action, then follows the greedy policy (``epsilon`` defaults to 0 here);
-    - ``"off_policy"`` -- off-policy MC control (section 5.7): learn the greedy policy
-      (ties split uniformly) from an epsilon-greedy behaviour policy on ``Q``
-      (``epsilon > 0`` needed for coverage; 1 is the uniform random policy), with
-      ``importance_sampling="weighted"`` (eq. 5.8, step ``W / C(s, a)``) or
-      ``"ordinary"`` (eq. 5.5, averaging ``rho G``).
-
-    ``epsilon``: a number or schedule over episodes (default 0.1, or 0 for exploring
-    starts). ``alpha``: ``None`` for sample averages, else a number or schedule over the
-    visits of each pair (constant-alpha MC); not used by weighted importance sampling.
-    ``first_visit`` applies to the on-policy and exploring-starts methods.
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
+    sum of rewards) and ``episode_lengths`` (steps) of the behaviour, ``[episodes]``;
+    each with a leading run axis when ``runs=n``.
     """
     mdp = as_mdp(mdp)
     if method not in _METHODS:
@@ -268,7 +327,7 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
                          f"got {importance_sampling!r}")
     kind, sampling = _METHODS[method], _SAMPLINGS[importance_sampling]
     gamma = check_gamma(gamma)
-    episodes, runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
     if epsilon is None:
         epsilon = 0.0 if kind == EXPLORING_STARTS else 0.1
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=kind != OFF_POLICY)
@@ -276,11 +335,11 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
         raise ValueError("alpha is not used by weighted importance sampling (its step size "
                          "is W / C(s, a), eq. 5.8); leave alpha=None")
     alpha = as_schedule("alpha", inverse() if alpha is None else alpha)
-    Q = per_run(initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), runs)
-    returns = np.zeros((runs, episodes))
-    lengths = np.zeros((runs, episodes), dtype=np.int64)
-    _mc_control(kind, sampling, bool(first_visit), *mdp.arrays,
-                exploring_start_states(mdp), gamma, alpha.params, epsilon.params, episodes,
-                max_steps, seed_states(seed, runs), Q, returns, lengths)
-    return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
-                         squeeze_runs(Q, runs))
+    out = control_outputs(
+        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
+        episodes)
+    params = MCControlParams(kind, sampling, bool(first_visit), gamma, alpha.params,
+                             epsilon.params, episodes, max_steps)
+    _mc_control(mdp.arrays, params, exploring_start_states(mdp), seed_states(seed, n_runs),
+                out)
+    return control_result(out, runs)

@@ -18,13 +18,19 @@ import numpy as np
 
 PROB_TOL = 1e-9
 
+#: The model's arrays and what each holds: an integer index, a real number or a flag.
+MODEL_ARRAYS = {"next_state": "index", "prob": "real", "reward": "real", "done": "flag",
+                "start": "real"}
+
 
 class MDPError(ValueError):
     """An MDP's arrays are inconsistent; the message names the state and action."""
 
 
 class ModelArrays(NamedTuple):
-    """The model as one kernel argument (:attr:`TabularMDP.arrays`)."""
+    """The model as one kernel argument (:attr:`TabularMDP.arrays`): the model's own
+    read-only ``next_state``, ``prob``, ``reward``, ``done`` and the cumulative start
+    distribution ``start_cdf`` ``[S]``."""
 
     next_state: np.ndarray
     prob: np.ndarray
@@ -37,17 +43,28 @@ class ModelArrays(NamedTuple):
 class TabularMDP:
     """A finite MDP with at most ``K`` outcomes per state-action pair.
 
-    Arrays (validated at construction; the model owns them: it stores read-only
-    copies, so the caller's arrays are never modified or aliased):
+    Arrays (validated at construction, with errors that name the state and action):
 
-    - ``next_state`` int64 ``[S, A, K]``, ``prob`` float64 ``[S, A, K]``,
-      ``reward`` float64 ``[S, A, K]`` (``-inf`` allowed, NaN and ``+inf`` not),
-      ``done`` bool ``[S, A, K]``;
-    - ``start`` float64 ``[S]``, the initial-state distribution.
+    - ``next_state`` int64 ``[S, A, K]``: outcome ``k`` of taking ``a`` in ``s``;
+    - ``prob`` float64 ``[S, A, K]``: its probability (each ``[s, a]`` row sums to 1
+      to ``1e-9``; padding slots have 0);
+    - ``reward`` float64 ``[S, A, K]``: the reward of that outcome (``-inf`` allowed,
+      NaN and ``+inf`` not; a ``-inf`` on a padding slot is stored as 0, so no
+      expectation meets ``0 * -inf``);
+    - ``done`` bool ``[S, A, K]``: the outcome ends the episode (Gymnasium's
+      ``terminated``: no value flows from the next state);
+    - ``start`` float64 ``[S]``: the initial-state distribution.
 
-    Metadata (never read by a kernel): ``state_labels``, ``action_names``,
-    ``grid_shape`` and ``state_cells`` (``int64 [S, 2]`` row/column of each state
-    for plotting).
+    The model owns its arrays: it stores read-only copies (``state_cells`` too), so
+    the caller's arrays are never modified or aliased, and nothing can change the
+    model after it was validated. Any array-like of a compatible dtype is accepted.
+
+    Metadata (never read by a kernel; each defaults to ``None``): ``state_labels``
+    (one label per state, used in error messages and plots), ``action_names`` (one per
+    action), ``grid_shape`` (``(rows, cols)`` of a gridworld) and ``state_cells``
+    (int64 ``[S, 2]``, the row and column of each state, for plotting).
+
+    The discount is not part of the model: every algorithm takes ``gamma``.
     """
 
     next_state: np.ndarray
@@ -61,20 +78,21 @@ class TabularMDP:
     state_cells: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        arrays = {
-            "next_state": np.array(self.next_state, dtype=np.int64, order="C"),
-            "prob": np.array(self.prob, dtype=np.float64, order="C"),
-            "reward": np.array(self.reward, dtype=np.float64, order="C"),
-            "done": np.array(self.done, dtype=np.bool_, order="C"),
-            "start": np.array(self.start, dtype=np.float64, order="C"),
-        }
+        arrays = {name: _model_array(name, getattr(self, name), kind)
+                  for name, kind in MODEL_ARRAYS.items()}
         for name, value in arrays.items():
             object.__setattr__(self, name, value)
         if self.state_labels is not None:
             object.__setattr__(self, "state_labels", tuple(self.state_labels))
         if self.action_names is not None:
             object.__setattr__(self, "action_names", tuple(self.action_names))
+        if self.state_cells is not None:
+            arrays["state_cells"] = _model_array("state_cells", self.state_cells, "index")
+            object.__setattr__(self, "state_cells", arrays["state_cells"])
         self._validate()
+        # 0 * -inf is NaN in every expectation: a -inf reward on a padding slot (probability
+        # 0) becomes 0 in the model's own copy
+        arrays["reward"][(arrays["prob"] == 0.0) & (arrays["reward"] == -np.inf)] = 0.0
         start_cdf = np.cumsum(self.start)
         for value in (*arrays.values(), start_cdf):
             value.flags.writeable = False
@@ -83,10 +101,12 @@ class TabularMDP:
     # ------------------------------------------------------------------ sizes
     @property
     def n_states(self) -> int:
+        """S, the number of states."""
         return self.prob.shape[0]
 
     @property
     def n_actions(self) -> int:
+        """A, the number of actions (every state has all of them)."""
         return self.prob.shape[1]
 
     @property
@@ -105,11 +125,13 @@ class TabularMDP:
         return self._start_cdf
 
     def expected_reward(self) -> np.ndarray:
-        """``r(s, a) = sum_k prob * reward`` as ``[S, A]`` (padding never makes a NaN)."""
+        """``r(s, a) = sum_k prob * reward`` (eq. 3.5) as a new ``[S, A]`` array (padding
+        never makes a NaN)."""
         return np.where(self.prob > 0.0, self.prob * self.reward, 0.0).sum(axis=2)
 
     def transition_matrix(self) -> np.ndarray:
-        """Dense ``[S, A, S']`` probabilities (outcomes to the same state summed)."""
+        """Dense ``[S, A, S']`` probabilities (outcomes to the same state summed; a new
+        array)."""
         S, A, K = self.prob.shape
         dense = np.zeros((S, A, S))
         s_idx, a_idx = np.meshgrid(np.arange(S), np.arange(A), indexing="ij")
@@ -124,6 +146,7 @@ class TabularMDP:
         return str(s)
 
     def action_name(self, a: int) -> str:
+        """``"1"`` or ``"1 (right)"``: how errors name an action."""
         if self.action_names is not None:
             return f"{a} ({self.action_names[a]})"
         return str(a)
@@ -152,8 +175,10 @@ class TabularMDP:
             raise MDPError(f"state_labels has {len(self.state_labels)} entries for {S} states")
         if self.action_names is not None and len(self.action_names) != A:
             raise MDPError(f"action_names has {len(self.action_names)} entries for {A} actions")
+        if self.state_cells is not None and self.state_cells.shape != (S, 2):
+            raise MDPError(f"state_cells must have shape [{S}, 2], got {self.state_cells.shape}")
 
-        bad = ~np.isfinite(p) | (p < 0.0) | (p > 1.0)
+        bad = ~(p >= 0.0) | ~(p <= 1.0 + PROB_TOL)  # NaN fails both
         if bad.any():
             s, a, k = np.argwhere(bad)[0]
             raise MDPError(f"prob {float(p[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
@@ -174,10 +199,7 @@ class TabularMDP:
             s, a, k = np.argwhere(bad)[0]
             raise MDPError(f"reward {float(r[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
                            "is not allowed (NaN and +inf are rejected; -inf is allowed)")
-        bad = (p == 0.0) & (r == -np.inf)
-        if bad.any():  # 0 * -inf is NaN in every expectation: make padding harmless
-            self.reward[bad] = 0.0
-        if not np.all(np.isfinite(start)) or (start < 0).any() or abs(start.sum() - 1.0) > PROB_TOL:
+        if not (np.all(start >= 0.0) and abs(start.sum() - 1.0) <= PROB_TOL):  # NaN fails
             raise MDPError(f"start must be a probability distribution over the {S} states "
                            f"(non-negative, summing to 1), got sum {float(start.sum())!r}")
 
@@ -186,10 +208,13 @@ class TabularMDP:
     def from_transitions(cls, P, start=None, **metadata) -> TabularMDP:
         """Build from Gymnasium's table ``P[s][a] = [(prob, next_state, reward, terminated), ...]``.
 
-        ``P`` may be a dict or a list over states, each a dict or list over actions.
-        Outcomes with the same ``(next_state, reward, terminated)`` are merged (their
-        probabilities added), which is how FrozenLake's repeated edge outcomes are
-        stored. ``start`` defaults to uniform over states (pass the env's own).
+        ``P``: a dict or a list over states, each a dict or list over actions (states and
+        actions numbered from 0). Outcomes with the same ``(next_state, reward,
+        terminated)`` are merged (their probabilities added), which is how FrozenLake's
+        repeated edge outcomes are stored. ``start`` (default ``None``: uniform over
+        states; pass the env's own): the initial-state distribution ``[S]``.
+        ``metadata``: the keyword arguments ``state_labels``, ``action_names``,
+        ``grid_shape``, ``state_cells`` of :class:`TabularMDP`.
         """
         states = _keys(P, "P")
         S = len(states)
@@ -205,12 +230,8 @@ class TabularMDP:
             for a in _keys(row, f"P[{s}]"):
                 outcomes: dict = {}
                 for entry in row[a]:
-                    if len(entry) != 4:
-                        raise MDPError(f"P[{s}][{a}] entry {entry!r} is not "
-                                       "(prob, next_state, reward, terminated)")
-                    pr, nxt, rew, term = entry
-                    key = (int(nxt), float(rew), bool(term))
-                    outcomes[key] = outcomes.get(key, 0.0) + float(pr)
+                    pr, key = _outcome(entry, f"P[{s}][{a}]")
+                    outcomes[key] = outcomes.get(key, 0.0) + pr
                 if not outcomes:
                     raise MDPError(f"P[{s}][{a}] lists no outcomes")
                 merged_row.append(outcomes)
@@ -234,9 +255,11 @@ class TabularMDP:
     def from_gymnasium(cls, env, start=None) -> TabularMDP:
         """The exact model of a Gymnasium env, looked up through any wrappers.
 
-        Uses ``env.unwrapped.to_mdp()`` when the env has one (every ``tabular/`` env),
-        else its transition table ``env.unwrapped.P`` with ``initial_state_distrib``
-        as the start distribution (FrozenLake, CliffWalking, Taxi).
+        ``env``: a Gymnasium env, wrapped or not. Uses ``env.unwrapped.to_mdp()`` when
+        the env has one (every env of this project) and ``start`` is not given, else its
+        transition table ``env.unwrapped.P`` (FrozenLake, CliffWalking, Taxi). ``start``
+        (default ``None``: the env's ``initial_state_distrib``): the initial-state
+        distribution ``[S]``.
         """
         base = getattr(env, "unwrapped", env)
         if hasattr(base, "to_mdp") and start is None:
@@ -258,13 +281,15 @@ class TabularMDP:
                    **metadata) -> TabularMDP:
         """Build from dense transition probabilities and rewards.
 
-        ``layout="SAS"``: ``P[s, a, s']`` (mushroom-rl); ``layout="ASS"``: ``P[a, s, s']``
-        (mdptoolbox). ``R`` is ``[S]`` (reward of the state left), ``[S, A]``, or
-        per transition in the same layout as ``P``. ``terminal``: optional bool ``[S]``;
-        a transition into a terminal state ends the episode. ``start`` defaults to
-        uniform.
+        ``P``: the probabilities, laid out as ``layout`` (default ``"SAS"``) says:
+        ``"SAS"`` is ``P[s, a, s']`` (mushroom-rl), ``"ASS"`` is ``P[a, s, s']``
+        (mdptoolbox). ``R``: ``[S]`` (reward of the state left), ``[S, A]``, or per
+        transition in the same layout as ``P``. ``start`` (default ``None``: uniform):
+        the initial-state distribution ``[S]``. ``terminal`` (default ``None``: no
+        terminal state): bool ``[S]``; a transition into a terminal state ends the
+        episode. ``metadata``: as in :meth:`from_transitions`.
         """
-        P = np.asarray(P, dtype=np.float64)
+        P = _model_array("P", P, "real")
         if layout not in ("SAS", "ASS"):
             raise MDPError(f"layout must be 'SAS' or 'ASS', got {layout!r}")
         if P.ndim != 3 or P.shape[-1] != P.shape[-2 if layout == "ASS" else 0]:
@@ -272,7 +297,14 @@ class TabularMDP:
         if layout == "ASS":
             P = P.transpose(1, 0, 2)
         S, A, _ = P.shape
-        R = np.asarray(R, dtype=np.float64)
+        bad = ~(P >= 0.0) | ~(P <= 1.0 + PROB_TOL)  # NaN fails both
+        if bad.any():
+            s, a, s_next = np.argwhere(bad)[0]
+            raise MDPError(f"P[{s}, {a}, {s_next}] (state {s}, action {a}, next state "
+                           f"{s_next}) = {float(P[s, a, s_next])!r} is not a probability in [0, 1]")
+        R = _model_array("R", R, "real")
+        if np.isnan(R).any():
+            raise MDPError(f"R holds NaN at index {np.argwhere(np.isnan(R))[0].tolist()}")
         if R.ndim == 3:
             R = R.transpose(1, 0, 2) if layout == "ASS" else R
         elif R.shape == (S, A):
@@ -290,7 +322,7 @@ class TabularMDP:
         if terminal is None:
             done = np.zeros_like(prob, dtype=bool)
         else:
-            terminal = np.asarray(terminal, dtype=bool)
+            terminal = _model_array("terminal", terminal, "flag")
             if terminal.shape != (S,):
                 raise MDPError(f"terminal must be bool [{S}], got shape {terminal.shape}")
             done = terminal[next_state]
@@ -298,6 +330,49 @@ class TabularMDP:
         if start is None:
             start = np.full(S, 1.0 / S)
         return cls(next_state, prob, reward, done, start, **metadata)
+
+
+def _outcome(entry, where: str) -> tuple[float, tuple[int, float, bool]]:
+    """``(prob, (next_state, reward, terminated))`` of one entry of a Gymnasium ``P``
+    table, each checked for its type (no silent ``int(0.7)`` or ``bool("False")``)."""
+    try:
+        pr, nxt, rew, term = entry
+    except (TypeError, ValueError):
+        raise MDPError(f"{where} entry {entry!r} is not (prob, next_state, reward, "
+                       "terminated)") from None
+    for name, value in (("prob", pr), ("reward", rew), ("next_state", nxt)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise MDPError(f"{where}: {name} {value!r} of entry {entry!r} is not a number")
+    if not (np.isfinite(nxt) and float(nxt) == int(nxt)):
+        raise MDPError(f"{where}: next_state {nxt!r} of entry {entry!r} is not a state index")
+    if not (isinstance(term, (bool, np.bool_)) or (isinstance(term, (int, np.integer))
+                                                   and term in (0, 1))):
+        raise MDPError(f"{where}: terminated {term!r} of entry {entry!r} is not a flag "
+                       "(True/False or 0/1)")
+    if not 0.0 <= float(pr) <= 1.0 + PROB_TOL:  # NaN fails
+        raise MDPError(f"{where}: prob {pr!r} of entry {entry!r} is not a probability")
+    return float(pr), (int(nxt), float(rew), bool(term))
+
+
+def _model_array(name: str, value, kind: str) -> np.ndarray:
+    """``value`` as the model's own C-ordered copy, refusing what would be coerced:
+    a fractional or non-finite index, a flag other than ``True/False/0/1``, text."""
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "biuf":
+        raise MDPError(f"{name} must hold numbers, got dtype {raw.dtype}")
+    if kind == "index" and raw.dtype.kind == "f":
+        bad = ~(raw == np.round(raw))  # NaN and +-inf fail too
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise MDPError(f"{name}{list(where)} = {raw[where].item()!r} is not a state index")
+    if kind == "flag" and raw.dtype.kind != "b":
+        bad = ~((raw == 0) | (raw == 1))
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise MDPError(f"{name}{list(where)} = {raw[where].item()!r} is not a flag "
+                           "(True/False or 0/1)")
+    dtype = {"index": np.int64, "real": np.float64, "flag": np.bool_}[kind]
+    return np.array(raw, dtype=dtype, order="C")
 
 
 def _keys(table, name: str) -> list:

@@ -4,7 +4,9 @@ A schedule is four floats ``(kind, a, b, c)``; :func:`schedule_value` evaluates 
 inside a kernel at a count ``n = 1, 2, ...`` (what ``n`` counts is the caller's
 choice and is documented there: the learners in :mod:`tabular.td` and
 :mod:`tabular.mc` count step sizes per visit of the state or state-action pair,
-and exploration per episode).
+and exploration per episode). Kernels take the ``float64[4]`` array
+:attr:`Schedule.params` and read it into a tuple with :func:`read_schedule` before
+their loops.
 
 =============  ========================================  ==========================
 kind           value at ``n >= 1``                       constructor
@@ -48,6 +50,15 @@ def schedule_value(params, n):
     return a
 
 
+@njit(cache=True, inline="always")
+def read_schedule(params):
+    """The schedule ``params`` as a tuple ``(kind, a, b, c)`` that :func:`schedule_value`
+    also takes. Read once before an episode loop, so that the loop keeps the four
+    numbers in registers: the compiler cannot prove that the loop's stores leave an
+    array that came in a record untouched, and would reload it after each store."""
+    return (params[0], params[1], params[2], params[3])
+
+
 @dataclass(frozen=True)
 class Schedule:
     """A schedule ``(kind, a, b, c)``; build one with :func:`constant`, :func:`inverse`,
@@ -57,6 +68,20 @@ class Schedule:
     a: float
     b: float = 0.0
     c: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in _KIND_NAMES:
+            raise ValueError(f"unknown schedule kind {self.kind!r}; kinds: "
+                             + ", ".join(f"{k} ({name})" for k, name in _KIND_NAMES.items()))
+        for name, value in zip(_PARAM_NAMES[self.kind], (self.a, self.b, self.c),
+                               strict=False):
+            _finite(f"{_KIND_NAMES[self.kind]} schedule's {name}", value)
+        problem = _DOMAIN[self.kind](self.a, self.b, self.c)
+        if problem:
+            raise ValueError(f"{_KIND_NAMES[self.kind]} schedule needs {problem}, got "
+                             + ", ".join(f"{n}={v!r}" for n, v in zip(
+                                 _PARAM_NAMES[self.kind], (self.a, self.b, self.c),
+                                 strict=False)))
 
     @property
     def params(self) -> np.ndarray:
@@ -97,11 +122,27 @@ class Schedule:
         return f"{_KIND_NAMES[self.kind]}({self.a!r}, {self.b!r}, {self.c!r})"
 
 
-def _finite(name: str, value: float) -> float:
+def _finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
     return value
+
+
+#: Each kind's parameter names, and what its parameters must satisfy (a message when
+#: they do not: every value is then finite and no division is by zero).
+_PARAM_NAMES = {CONSTANT: ("value",), INVERSE: ("scale", "power", "offset"),
+                EXPONENTIAL: ("start", "decay", "floor"), LINEAR: ("start", "end", "steps")}
+_DOMAIN = {
+    CONSTANT: lambda a, b, c: "",
+    INVERSE: lambda a, b, c: "" if a > 0.0 and b > 0.0 and c >= 0.0 else
+    "scale > 0, power > 0 and offset >= 0",
+    EXPONENTIAL: lambda a, b, c: "" if 0.0 < b <= 1.0 and 0.0 <= c <= a else
+    "0 < decay <= 1 and 0 <= floor <= start",
+    LINEAR: lambda a, b, c: "" if c >= 1.0 else "steps >= 1",
+}
 
 
 def constant(value: float) -> Schedule:
@@ -111,31 +152,20 @@ def constant(value: float) -> Schedule:
 
 def inverse(scale: float = 1.0, power: float = 1.0, offset: float = 0.0) -> Schedule:
     """``scale / (n + offset) ** power``; ``inverse()`` is the sample average ``1/n``."""
-    scale, power, offset = (_finite(k, v) for k, v in
-                            (("scale", scale), ("power", power), ("offset", offset)))
-    if scale <= 0.0 or power <= 0.0 or offset < 0.0:
-        raise ValueError("inverse schedule needs scale > 0, power > 0 and offset >= 0, got "
-                         f"scale={scale}, power={power}, offset={offset}")
-    return Schedule(INVERSE, scale, power, offset)
+    return Schedule(INVERSE, _finite("scale", scale), _finite("power", power),
+                    _finite("offset", offset))
 
 
 def exponential(start: float, decay: float, floor: float = 0.0) -> Schedule:
     """``max(floor, start * decay ** (n - 1))``."""
-    start, decay, floor = (_finite(k, v) for k, v in
-                           (("start", start), ("decay", decay), ("floor", floor)))
-    if not 0.0 < decay <= 1.0 or not 0.0 <= floor <= start:
-        raise ValueError("exponential schedule needs 0 < decay <= 1 and 0 <= floor <= start, "
-                         f"got start={start}, decay={decay}, floor={floor}")
-    return Schedule(EXPONENTIAL, start, decay, floor)
+    return Schedule(EXPONENTIAL, _finite("start", start), _finite("decay", decay),
+                    _finite("floor", floor))
 
 
 def linear(start: float, end: float, steps: float) -> Schedule:
     """From ``start`` at ``n = 1`` to ``end`` at ``n = steps + 1``, then ``end``."""
-    start, end, steps = (_finite(k, v) for k, v in
-                         (("start", start), ("end", end), ("steps", steps)))
-    if steps < 1.0:
-        raise ValueError(f"linear schedule needs steps >= 1, got {steps}")
-    return Schedule(LINEAR, start, end, steps)
+    return Schedule(LINEAR, _finite("start", start), _finite("end", end),
+                    _finite("steps", steps))
 
 
 def as_schedule(name: str, value, low: float = 0.0, high: float = 1.0,

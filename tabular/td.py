@@ -6,11 +6,12 @@
 - :func:`q_learning` -- off-policy TD control (eq. 6.8, section 6.5);
 - :func:`double_q_learning` -- eq. 6.10 (section 6.7), acting epsilon-greedily on Q1 + Q2.
 
-The targets are one small function each (:func:`td_target`, :func:`sarsa_target`,
-:func:`q_learning_target`, :func:`expected_sarsa_target`, :func:`double_q_target`),
-composed with :func:`tabular.learning.update_toward` in the episode loops. The
-learners reach the dynamics only through :func:`tabular.mdp.sample_step` and
-:func:`tabular.mdp.sample_start`.
+The episode loops compose the rules of :mod:`tabular.rules.values` (one target
+function per method, and :func:`~tabular.rules.values.update_toward`, eq. 2.4) and
+:func:`~tabular.rules.returns.discounted_return` (eq. 3.9, for the n-step return).
+They reach the dynamics only through :func:`~tabular.kernels.sampling.sample_step`
+and :func:`~tabular.kernels.sampling.sample_start`. Kernels follow the runs driver
+of :mod:`tabular.learning`.
 
 Conventions: step sizes follow a schedule over the visit count of the state (for
 prediction) or state-action pair (for control); exploration follows a schedule over
@@ -23,23 +24,28 @@ learned ``-inf`` between its two tables, since it is exact for both.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, check_positive_int, policy_matrix
+from .kernels.optional import row, store
 from .kernels.rng import categorical, seed_states, uniform
 from .kernels.sampling import sample_start, sample_step
-from .results import ControlResult, PredictionResult
 from .learning import (
+    ControlOutputs,
     as_mdp,
     check_episode_args,
+    control_outputs,
+    control_result,
     initial_values,
-    per_run,
-    squeeze_runs,
+    prediction_outputs,
+    prediction_result,
 )
-from .mdp import ModelArrays
+from .results import ControlResult, PredictionResult
+from .rules.returns import discounted_return
 from .rules.values import (
-    discounted,
     double_q_target,
     epsilon_greedy_action,
     expected_sarsa_target,
@@ -47,34 +53,77 @@ from .rules.values import (
     sarsa_target,
     update_toward,
 )
-from .schedules import as_schedule, schedule_value
+from .schedules import as_schedule, read_schedule, schedule_value
 
 SARSA, EXPECTED_SARSA, Q_LEARNING = 0, 1, 2
+
+
+class TDPredictionParams(NamedTuple):
+    """Hyper-parameters of n-step TD prediction (a kernel argument).
+
+    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
+    of each state (:mod:`tabular.schedules`); ``n_step``: the n of the n-step return
+    (1 is TD(0)); ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    """
+
+    gamma: float
+    alpha: np.ndarray
+    n_step: int
+    episodes: int
+    max_steps: int
+
+
+class TDControlParams(NamedTuple):
+    """Hyper-parameters of SARSA, expected SARSA, Q-learning and double Q-learning.
+
+    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
+    of each pair; ``epsilon``: exploration schedule ``float64[4]`` over episodes;
+    ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    """
+
+    gamma: float
+    alpha: np.ndarray
+    epsilon: np.ndarray
+    episodes: int
+    max_steps: int
+
+
+class DoubleQOutputs(NamedTuple):
+    """What the double Q-learning kernel fills: ``ControlOutputs`` with two tables."""
+
+    Q1: np.ndarray
+    Q2: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+
 
 # --------------------------------------------------------------------- prediction
 
 
 @njit(cache=True, inline="always")
-def _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                       n_step, episodes, max_steps, rng, V, returns, lengths, history):
-    """One run of n-step TD prediction (section 7.1's algorithm; n = 1 is TD(0))."""
+def _td_prediction_run(model, policy, params, rng, V, returns, lengths, history):
+    """One run of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
+    gamma, n_step, max_steps = params.gamma, params.n_step, params.max_steps
+    alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
-    size = n_step + 1
-    states = np.zeros(size, dtype=np.int64)
-    rewards = np.zeros(size)
-    for episode in range(episodes):
-        states[0] = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
+    mask = 1  # ring buffers of a power of two > n: an index is a mask, not a division
+    while mask < n_step:
+        mask = 2 * mask + 1
+    states = np.zeros(mask + 1, dtype=np.int64)
+    rewards = np.zeros(mask + 1)
+    for episode in range(params.episodes):
+        states[0] = sample_start(model, rng)
         T = max_steps + 1  # the step at which the episode ends, once known
         terminated = False
         total = 0.0
         t = 0
         while True:
             if t < T:
-                s = states[t % size]
+                s = states[t & mask]
                 a = categorical(rng, policy[s])
-                s_next, r, is_done = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
-                states[(t + 1) % size] = s_next
-                rewards[(t + 1) % size] = r
+                s_next, r, is_done = sample_step(model, s, a, rng)
+                states[(t + 1) & mask] = s_next
+                rewards[(t + 1) & mask] = r
                 total += r
                 if is_done or t + 1 == max_steps:
                     T = t + 1
@@ -82,10 +131,10 @@ def _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
-                G = 0.0 if (end == T and terminated) else V[states[end % size]]
-                for i in range(end, tau, -1):  # G = R_{tau+1} + gamma R_{tau+2} + ... (eq. 7.1)
-                    G = rewards[i % size] + discounted(gamma, G)
-                s_tau = states[tau % size]
+                G = 0.0 if (end == T and terminated) else V[states[end & mask]]
+                for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
+                    G = discounted_return(rewards[i & mask], gamma, G)
+                s_tau = states[tau & mask]
                 visits[s_tau] += 1
                 V[s_tau] = update_toward(V[s_tau], G, schedule_value(alpha, visits[s_tau]))
             if tau == T - 1:
@@ -93,64 +142,79 @@ def _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma,
             t += 1
         returns[episode] = total
         lengths[episode] = T
-        if history.shape[0] > 0:
-            history[episode] = V
+        store(history, episode, V)
 
 
 @njit(cache=True, parallel=True)
-def _td_prediction(next_state, prob, reward, done, start_cdf, policy, gamma, alpha, n_step,
-                   episodes, max_steps, rng_states, V, returns, lengths, history):
+def _td_prediction(model, policy, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _td_prediction_run(next_state, prob, reward, done, start_cdf, policy, gamma, alpha,
-                           n_step, episodes, max_steps, rng_states[run].copy(), V[run],
-                           returns[run], lengths[run], history[run])
+        _td_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
+                           out.returns[run], out.lengths[run], row(out.history, run))
 
 
 def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,
-        initial_V=0.0, seed: int | None = 0, runs: int = 1, max_steps: int = 10_000,
+        initial_V=0.0, seed: int | None = 0, runs: int | None = None, max_steps: int = 10_000,
         history: bool = False) -> PredictionResult:
-    """Estimate ``V^pi`` by TD(0), ``V(S) <- V(S) + alpha [R + gamma V(S') - V(S)]`` (eq. 6.2).
+    """Estimate ``V^pi`` by TD(0), ``V(S) <- V(S) + alpha [R + gamma V(S') - V(S)]``
+    (eq. 6.2, the box of section 6.1), or by n-step TD (section 7.1).
 
-    ``n_step > 1`` uses the n-step return ``G_{t:t+n}`` (eq. 7.1) in the same update
-    (eq. 7.2). ``policy``: deterministic ``int [S]``, stochastic ``[S, A]`` or a
-    :class:`~tabular.SoftmaxPolicy`. ``alpha``: a number or a schedule over the
-    visits of each state. ``history=True`` also returns ``V`` after every episode.
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic
+        ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each state, default 0.1.
+    n_step : ``n > 1`` (at most ``max_steps``) updates towards the n-step return
+        ``G_{t:t+n}`` (eq. 7.1, the update of eq. 7.2), default 1 (TD(0)).
+    initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default 10_000.
+    history : also return ``V`` after every episode, default False.
+
+    Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
+    ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
+    each with a leading run axis when ``runs=n``.
     """
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
-    episodes, runs, max_steps = check_episode_args(episodes, runs, max_steps)
-    n_step = check_positive_int("n_step", n_step)
+    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    n_step = check_positive_int("n_step", n_step, high=max_steps)  # longer: the MC return
     pi = policy_matrix(mdp, policy)
     alpha = as_schedule("alpha", alpha)
-    V = per_run(initial_values("initial_V", initial_V, (mdp.n_states,)), runs)
-    returns = np.zeros((runs, episodes))
-    lengths = np.zeros((runs, episodes), dtype=np.int64)
-    trace = np.zeros((runs, episodes if history else 0, mdp.n_states))
-    _td_prediction(*mdp.arrays, pi, gamma, alpha.params, n_step, episodes,
-                   max_steps, seed_states(seed, runs), V, returns, lengths, trace)
-    return PredictionResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
-                            squeeze_runs(V, runs),
-                            squeeze_runs(trace, runs) if history else None)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
+                             n_runs, episodes, history)
+    params = TDPredictionParams(gamma, alpha.params, n_step, episodes, max_steps)
+    _td_prediction(mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    return prediction_result(out, runs)
 
 
 # --------------------------------------------------------------------- control
 
 
 @njit(cache=True, inline="always")
-def _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon,
-                    episodes, max_steps, rng, Q, returns, lengths):
-    """One run of SARSA, expected SARSA or Q-learning (the boxes of sections 6.4-6.6)."""
+def _td_control_run(method, model, params, rng, Q, returns, lengths):
+    """One run of SARSA, expected SARSA or Q-learning (the boxes of sections 6.4-6.6).
+    ``method`` is a constant of each driver, so the other methods' branches compile away."""
+    gamma, max_steps = params.gamma, params.max_steps
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q.shape, dtype=np.int64)
     probs_buf = np.zeros(Q.shape[1])
-    for episode in range(episodes):
+    for episode in range(params.episodes):
         eps = schedule_value(epsilon, episode + 1)
-        s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
+        s = sample_start(model, rng)
         a = epsilon_greedy_action(Q[s], eps, rng)
         total = 0.0
         steps = 0
         while True:
             steps += 1
-            s_next, r, is_done = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
+            s_next, r, is_done = sample_step(model, s, a, rng)
             total += r
             if method == SARSA:
                 a_next = epsilon_greedy_action(Q[s_next], eps, rng)
@@ -170,35 +234,37 @@ def _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, al
         lengths[episode] = steps
 
 
-def _td_control_kernel(method):
-    """The runs driver of one control method. ``method`` is a constant of the compiled
-    kernel, so the branches of the other methods are compiled away (about 10% faster
-    than a run-time switch)."""
-
-    @njit(cache=True, parallel=True)
-    def kernel(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon, episodes,
-               max_steps, rng_states, Q, returns, lengths):
-        for run in prange(rng_states.shape[0]):
-            _td_control_run(method, next_state, prob, reward, done, start_cdf, gamma, alpha,
-                            epsilon, episodes, max_steps, rng_states[run].copy(), Q[run],
-                            returns[run], lengths[run])
-
-    return kernel
+@njit(cache=True, parallel=True)
+def _sarsa(model, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        _td_control_run(SARSA, model, params, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
 
 
-_TD_CONTROL = {method: _td_control_kernel(method)
-               for method in (SARSA, EXPECTED_SARSA, Q_LEARNING)}
+@njit(cache=True, parallel=True)
+def _expected_sarsa(model, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        _td_control_run(EXPECTED_SARSA, model, params, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
+
+
+@njit(cache=True, parallel=True)
+def _q_learning(model, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        _td_control_run(Q_LEARNING, model, params, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
 
 
 @njit(cache=True, inline="always")
-def _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon, episodes,
-                  max_steps, rng, Q1, Q2, returns, lengths):
+def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
     """One run of double Q-learning (the box of section 6.7)."""
+    gamma, max_steps = params.gamma, params.max_steps
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q1.shape, dtype=np.int64)
     q_sum = np.zeros(Q1.shape[1])
-    for episode in range(episodes):
+    for episode in range(params.episodes):
         eps = schedule_value(epsilon, episode + 1)
-        s = sample_start(ModelArrays(next_state, prob, reward, done, start_cdf), rng)
+        s = sample_start(model, rng)
         total = 0.0
         steps = 0
         while True:
@@ -206,7 +272,7 @@ def _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsil
             for b in range(q_sum.shape[0]):
                 q_sum[b] = Q1[s, b] + Q2[s, b]
             a = epsilon_greedy_action(q_sum, eps, rng)
-            s_next, r, is_done = sample_step(ModelArrays(next_state, prob, reward, done, start_cdf), s, a, rng)
+            s_next, r, is_done = sample_step(model, s, a, rng)
             total += r
             visits[s, a] += 1
             step = schedule_value(alpha, visits[s, a])
@@ -229,86 +295,108 @@ def _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsil
 
 
 @njit(cache=True, parallel=True)
-def _double_q(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon, episodes,
-              max_steps, rng_states, Q1, Q2, returns, lengths):
+def _double_q(model, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _double_q_run(next_state, prob, reward, done, start_cdf, gamma, alpha, epsilon,
-                      episodes, max_steps, rng_states[run].copy(), Q1[run], Q2[run], returns[run],
-                      lengths[run])
+        _double_q_run(model, params, rng_states[run].copy(), out.Q1[run], out.Q2[run],
+                      out.returns[run], out.lengths[run])
 
 
 def _control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q):
+    """A TD control learner's model, run count, params and outputs, arguments checked."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
-    episodes, runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
     alpha = as_schedule("alpha", alpha)
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
-    Q = per_run(initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), runs)
-    returns = np.zeros((runs, episodes))
-    lengths = np.zeros((runs, episodes), dtype=np.int64)
-    return mdp, gamma, episodes, runs, max_steps, alpha.params, epsilon.params, Q, returns, lengths
+    out = control_outputs(
+        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
+        episodes)
+    params = TDControlParams(gamma, alpha.params, epsilon.params, episodes, max_steps)
+    return mdp, n_runs, params, out
 
 
-def _td_control_method(method, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-                       max_steps) -> ControlResult:
-    mdp, gamma, episodes, runs, max_steps, alpha, epsilon, Q, returns, lengths = _control_setup(
-        mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q)
-    _TD_CONTROL[method](*mdp.arrays, gamma, alpha, epsilon, episodes,
-                        max_steps, seed_states(seed, runs), Q, returns, lengths)
-    return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
-                         squeeze_runs(Q, runs))
+def _td_control(driver, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+                max_steps) -> ControlResult:
+    mdp, n_runs, params, out = _control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
+                                              epsilon, initial_Q)
+    driver(mdp.arrays, params, seed_states(seed, n_runs), out)
+    return control_result(out, runs)
 
 
+_CONTROL_ARGS = """
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
+        to 0), default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default 10_000.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``{q_note};
+    ``policy``, its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
+    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
+    ``runs=n``.
+"""
+
+
+def _control_doc(summary: str, q_note: str = ""):
+    """Give a TD control learner its docstring: ``summary`` and the shared arguments."""
+    def decorate(fn):
+        fn.__doc__ = summary + _CONTROL_ARGS.format(q_note=q_note)
+        return fn
+    return decorate
+
+
+@_control_doc("""SARSA, on-policy TD control (section 6.4): ``Q(S, A) <- Q(S, A) + alpha
+    [R + gamma Q(S', A') - Q(S, A)]`` (eq. 6.7), acting epsilon-greedily on ``Q``; ``A'``
+    is the action the epsilon-greedy policy takes next.
+""")
 def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-          initial_Q=0.0, seed: int | None = 0, runs: int = 1,
+          initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
           max_steps: int = 10_000) -> ControlResult:
-    """SARSA, on-policy TD control (section 6.4): ``Q(S, A) <- Q(S, A) + alpha [R + gamma
-    Q(S', A') - Q(S, A)]`` (eq. 6.7), acting epsilon-greedily on Q.
-
-    ``alpha``: a number in (0, 1] or a schedule over the visits of each ``(s, a)``;
-    ``epsilon``: a number in [0, 1] or a schedule over episodes; ``initial_Q``: a
-    number or ``[S, A]`` array; ``max_steps``: the step limit per episode (a cut
-    still bootstraps); ``runs`` independent runs from ``seed`` (results get a
-    leading run axis when ``runs > 1``). ``mdp``: a TabularMDP or a Gymnasium env
-    with a transition table.
-    """
-    return _td_control_method(SARSA, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
-                              runs, max_steps)
+    return _td_control(_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+                       max_steps)
 
 
+@_control_doc("""Expected SARSA (section 6.6): the target ``R + gamma sum_a pi(a|S') Q(S', a)``
+    (eq. 6.9), with pi the epsilon-greedy behaviour policy on ``Q``.
+""")
 def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-                   initial_Q=0.0, seed: int | None = 0, runs: int = 1,
+                   initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
                    max_steps: int = 10_000) -> ControlResult:
-    """Expected SARSA (section 6.6): the target ``R + gamma sum_a pi(a|S') Q(S', a)``
-    (eq. 6.9) with pi the epsilon-greedy behaviour policy. Arguments as :func:`sarsa`.
-    """
-    return _td_control_method(EXPECTED_SARSA, mdp, gamma, episodes, alpha, epsilon, initial_Q,
-                              seed, runs, max_steps)
+    return _td_control(_expected_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
+                       runs, max_steps)
 
 
+@_control_doc("""Q-learning, off-policy TD control (section 6.5): the target ``R + gamma
+    max_a Q(S', a)`` (eq. 6.8), acting epsilon-greedily on ``Q``.
+""")
 def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-               initial_Q=0.0, seed: int | None = 0, runs: int = 1,
+               initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
                max_steps: int = 10_000) -> ControlResult:
-    """Q-learning, off-policy TD control (section 6.5): the target ``R + gamma max_a
-    Q(S', a)`` (eq. 6.8), acting epsilon-greedily on Q. Arguments as :func:`sarsa`.
-    """
-    return _td_control_method(Q_LEARNING, mdp, gamma, episodes, alpha, epsilon, initial_Q,
-                              seed, runs, max_steps)
+    return _td_control(_q_learning, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
+                       runs, max_steps)
 
 
-def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-                      initial_Q=0.0, seed: int | None = 0, runs: int = 1,
-                      max_steps: int = 10_000) -> ControlResult:
-    """Double Q-learning (eq. 6.10, section 6.7): with probability 1/2 update Q1 towards
-    ``R + gamma Q2(S', argmax_a Q1(S', a))``, else the mirror image; act epsilon-greedily
-    on ``Q1 + Q2``. The result's ``Q`` is ``(Q1 + Q2) / 2``. Arguments as :func:`sarsa`.
-    """
-    mdp, gamma, episodes, runs, max_steps, alpha, epsilon, Q1, returns, lengths = (
-        _control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q))
-    Q2 = Q1.copy()
-    _double_q(*mdp.arrays, gamma, alpha, epsilon, episodes, max_steps,
-              seed_states(seed, runs), Q1, Q2, returns, lengths)
-    Q = 0.5 * (Q1 + Q2)  # a -inf is in both tables, so no -inf + finite mix appears
-    return ControlResult(squeeze_runs(returns, runs), squeeze_runs(lengths, runs),
-                         squeeze_runs(Q, runs))
-
+@_control_doc("""Double Q-learning (eq. 6.10, section 6.7): with probability 1/2 update
+    ``Q1`` towards ``R + gamma Q2(S', argmax_a Q1(S', a))``, else the mirror image; act
+    epsilon-greedily on ``Q1 + Q2``.
+""", q_note=" (the mean\n    ``(Q1 + Q2) / 2`` of the two tables)")
+def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
+                      epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
+                      runs: int | None = None, max_steps: int = 10_000) -> ControlResult:
+    mdp, n_runs, params, out = _control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
+                                              epsilon, initial_Q)
+    tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
+    _double_q(mdp.arrays, params, seed_states(seed, n_runs), tables)
+    Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
+    return control_result(ControlOutputs(Q, out.returns, out.lengths), runs)

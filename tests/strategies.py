@@ -22,13 +22,15 @@ from tabular import TabularMDP
 
 
 def gammas(max_gamma: float = 0.99):
-    """Discounts in ``[0, max_gamma]``, with the edges 0 and ``max_gamma`` drawn often."""
+    """Discounts in ``[0, max_gamma]`` (default ``max_gamma=0.99``), with the edges 0 and
+    ``max_gamma`` drawn often."""
     return st.one_of(st.just(0.0), st.just(max_gamma),
                      st.floats(0.0, max_gamma, allow_nan=False))
 
 
 def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0.3):
-    """A stochastic ``[S, A]`` policy; about ``zero_rate`` of its entries are 0 (never a row)."""
+    """A stochastic ``[S, A]`` policy drawn with ``rng``; about ``zero_rate`` (default 0.3)
+    of its entries are 0, never a whole row."""
     weights = rng.random((S, A)) * (rng.random((S, A)) >= zero_rate)
     weights[np.arange(S), rng.integers(0, A, S)] += 0.1  # every row keeps an action
     return weights / weights.sum(axis=1, keepdims=True)
@@ -36,7 +38,14 @@ def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0
 
 def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, done_rate: float = 0.1,
                trap_rate: float = 0.0, reward_scale: float = 1.0) -> TabularMDP:
-    """A random MDP straight from NumPy (for models too large for hypothesis to draw)."""
+    """A random MDP straight from NumPy (for models too large for hypothesis to draw).
+
+    ``S`` states, ``A`` actions, up to ``K`` outcomes per pair (each pair uses 1..K),
+    successors uniform over the states; each outcome ends the episode with probability
+    ``done_rate`` (default 0.1) and pays ``-inf`` with probability ``trap_rate``
+    (default 0); other rewards are uniform in ``[-reward_scale, reward_scale]``
+    (default 1), rounded to 3 decimals. The start distribution is uniform.
+    """
     arrays = _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale,
                      lambda rng, shape: rng.integers(0, S, shape))
     return TabularMDP(*arrays, np.full(S, 1.0 / S))
@@ -59,10 +68,12 @@ def _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale, successor):
 @st.composite
 def mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
          traps: bool = False, reward_scale: float = 1.0):
-    """Random MDPs: ``S <= max_states``, ``A <= max_actions``, ``K <= max_outcomes``.
+    """Random MDPs: ``S <= max_states`` (default 30), ``A <= max_actions`` (default 5),
+    ``K <= max_outcomes`` (default 4).
 
     Random sparsity (pairs use 1..K outcomes), random ``done`` flags; with
-    ``traps=True`` some outcomes pay ``-inf``.
+    ``traps=True`` (default ``False``) some outcomes pay ``-inf``; rewards in
+    ``[-reward_scale, reward_scale]`` (default 1).
     """
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))
@@ -78,7 +89,8 @@ def acyclic_mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes:
                  traps: bool = False, reward_scale: float = 1.0):
     """Random episodic MDPs without cycles: ``s -> s' > s``, and the last state ends.
 
-    Every policy terminates within ``S`` steps, so ``gamma = 1`` is well defined.
+    Every policy terminates within ``S`` steps, so ``gamma = 1`` is well defined. The
+    arguments are those of :func:`mdps`; the episode starts in state 0.
     """
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))

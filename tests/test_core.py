@@ -10,6 +10,7 @@ from tabular import SoftmaxPolicy, TabularMDP, seed_states
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from tabular.kernels.rng import categorical, randint, uniform
 from tabular.kernels.sampling import sample_softmax
+from tabular.policy import as_softmax_policy
 from tabular.rules.policy_gradient import log_softmax, softmax
 
 
@@ -136,6 +137,35 @@ def test_policy_matrix_forms_and_errors():
         policy_matrix(mdp, np.array([[0.5, 0.6], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="shape"):
         policy_matrix(mdp, np.ones((3, 2)) / 2)
+    with pytest.raises(ValueError, match="policy covers 3 states and 2 actions; the MDP has 2"):
+        policy_matrix(mdp, SoftmaxPolicy.tabular(3, 2))
+    with pytest.raises(ValueError, match=r"policy of shape \[2\] must hold integer actions"):
+        policy_matrix(mdp, np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="must hold numbers"):
+        policy_matrix(mdp, np.array([["a", "b"], ["c", "d"]]))
+    with pytest.raises(ValueError, match=r"ref\[1\] = -1 is not an action.*right"):
+        policy_matrix(mdp, [0, -1], "ref")
+
+
+def test_policy_matrix_returns_a_new_matrix_and_takes_a_shape_for_a_model():
+    mdp = _two_state_mdp()
+    given = np.array([[0.25, 0.75], [1.0, 0.0]])
+    pi = policy_matrix(mdp, given)
+    np.testing.assert_array_equal(pi, given)
+    assert pi.dtype == np.float64 and pi.flags.c_contiguous and not np.shares_memory(pi, given)
+    np.testing.assert_array_equal(policy_matrix((2, 2), [1, 0]), [[0, 1], [1, 0]])
+    np.testing.assert_array_equal(policy_matrix((2, 2), [[1, 0], [0, 1]]), np.eye(2))
+    with pytest.raises(ValueError, match=r"policy\[1\] = 2 is not an action in \[0, 2\) "
+                                         r"\(state 1\)"):
+        policy_matrix((2, 2), [0, 2])
+
+
+def test_both_converters_agree_on_every_policy_form():
+    mdp = _two_state_mdp()
+    for policy in (np.array([1, 0]), np.array([[0.25, 0.75], [1.0, 0.0]]),
+                   SoftmaxPolicy(np.array([[0.0, np.log(3.0)]]), np.array([0, 0]))):
+        np.testing.assert_allclose(policy_matrix(mdp, as_softmax_policy(mdp, policy)),
+                                   policy_matrix(mdp, policy), rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])

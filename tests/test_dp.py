@@ -24,7 +24,7 @@ from tabular import (
     soft_value_iteration,
     value_iteration,
 )
-from tabular.dp import PARALLEL_MIN_OUTCOMES
+from tabular.bellman import PARALLEL_MIN_OUTCOMES
 
 PROPERTY = settings(max_examples=40, deadline=None)
 ROUNDING = 1e-9
@@ -105,11 +105,11 @@ def test_value_iteration_error_shrinks_by_gamma_per_sweep(mdp, gamma, seed, k):
 
 @PROPERTY
 @given(mdps(), gammas())
-def test_gauss_seidel_and_sync_value_iteration_agree(mdp, gamma):
+def test_inplace_and_sync_value_iteration_agree(mdp, gamma):
     V_star = optimal_values(mdp, gamma)
-    for method in ("sync", "gauss-seidel"):
+    for method in ("sync", "inplace"):
         res = value_iteration(mdp, gamma, tol=1e-8, method=method)
-        assert res.converged and res.iterations == len(res.history)
+        assert res.converged and res.iterations == len(res.history) and res.method == method
         assert sup(res.V - V_star) <= 1e-8 + SOLVE, method
 
 
@@ -207,3 +207,14 @@ def test_results_do_not_depend_on_the_thread_count():
     assert np.isneginf(one[0]).any() and np.isfinite(one[0]).any()
     for a, b in zip(one, many, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds)
+def test_inplace_and_sync_soft_value_iteration_agree(mdp, gamma, seed):
+    ref = random_policy(np.random.default_rng(seed), mdp.n_states, mdp.n_actions)
+    sync = soft_value_iteration(mdp, gamma, 0.5, ref, tol=1e-9)
+    inplace = soft_value_iteration(mdp, gamma, 0.5, ref, tol=1e-9, method="inplace")
+    assert (sync.method, inplace.method) == ("sync", "inplace")
+    assert inplace.iterations <= sync.iterations + 1  # Gauss-Seidel is no slower here
+    assert sup(inplace.V - sync.V) <= 2e-9 + ROUNDING

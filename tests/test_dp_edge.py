@@ -23,7 +23,8 @@ from tabular import (
     terminating_greedy_policy,
     value_iteration,
 )
-from tabular.dp import EPS, EXACT_MAX_ERROR
+from tabular.exact_solve import EPS, EXACT_MAX_ERROR
+from tabular.graph import actions_toward, can_end, reaches, safe_actions
 
 NINF = -np.inf
 
@@ -101,6 +102,27 @@ def test_random_traps_give_the_same_minus_inf_states_everywhere(mdp, gamma):
     finite = np.isfinite(vi.V)
     np.testing.assert_allclose(vi.V[finite], exact[finite], rtol=0, atol=1e-6)
     np.testing.assert_allclose(pi.V[finite], exact[finite], rtol=0, atol=1e-6)
+
+
+def test_graph_helpers_on_a_chain(trap_chain):
+    # 0 -a0-> 1, 0 -a1-> 0; 1 -a0-> end, 1 -a1-> 2; 2 loops for ever
+    chain = deterministic_mdp([[(1, 0.0, False), (0, 0.0, False)],
+                               [(1, 0.0, True), (2, 0.0, False)],
+                               [(2, 0.0, False), (2, 0.0, False)]])
+    model = chain.arrays
+    moves = (model.prob > 0) & ~model.done
+    np.testing.assert_array_equal(can_end(chain), [True, True, False])
+    np.testing.assert_array_equal(reaches(model.next_state, moves, np.array([0, 0, 1], bool)),
+                                  [True, True, True])
+    np.testing.assert_array_equal(reaches(model.next_state, moves, np.array([1, 0, 0], bool)),
+                                  [True, False, False])
+    np.testing.assert_array_equal(actions_toward(model.next_state, moves, np.array([-1, 0, -1])),
+                                  [0, 0, -1])
+    np.testing.assert_array_equal(safe_actions(trap_chain, 0.9), [1, 0, 0])
+    # state 0: a0 ends with -inf, a1 pays 0 into state 1, where every action pays -inf
+    doomed_later = deterministic_mdp([[(0, NINF, True), (1, 0.0, False)], [(1, NINF, False)] * 2])
+    assert safe_actions(doomed_later, 0.9)[0] == 0  # nothing is safe: action 0
+    assert safe_actions(doomed_later, 0.0)[0] == 1  # gamma = 0: only the reward counts
 
 
 # ------------------------------------------------------------- gamma = 1
@@ -203,12 +225,71 @@ def test_other_bad_arguments_are_named(trap_chain):
         (lambda: policy_iteration(trap_chain, 0.9, tie_tol=-1.0), "tie_tol must be"),
         (lambda: optimal_actions(np.zeros((2, 2)), tol=-1.0), "tol must be"),
         (lambda: terminating_greedy_policy(trap_chain, np.zeros((3, 3))), r"Q must have shape"),
-        (lambda: soft_policy(np.zeros((3, 2)), 1.0, np.ones((3, 3)) / 3), "ref must have"),
+        (lambda: soft_policy(np.zeros((3, 2)), 1.0, np.ones((3, 3)) / 3),
+         r"ref_policy must have shape \[3\] \(actions\) or \[3, 2\]"),
         (lambda: soft_policy(np.zeros((3, 2)), -1.0, np.ones((3, 2)) / 2), "beta must be"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_every_result_records_its_method(trap_chain):
+    uniform = np.full((3, 2), 0.5)
+    for method in ("sync", "inplace"):
+        assert value_iteration(trap_chain, 0.9, method=method).method == method
+        assert soft_value_iteration(trap_chain, 0.9, 1.0, method=method).method == method
+    for method in ("exact", "sync", "inplace"):
+        assert policy_evaluation(trap_chain, uniform, 0.9, method=method).method == method
+    exact, modified = policy_iteration(trap_chain, 0.9), policy_iteration(trap_chain, 0.9,
+                                                                            eval_sweeps=3)
+    assert (exact.method, exact.eval_sweeps) == ("exact", None)
+    assert (modified.method, modified.eval_sweeps) == ("modified", 3)
+
+
+@pytest.mark.parametrize("solver, valid", [
+    (lambda m, method: value_iteration(m, 0.9, method=method), "'sync', 'inplace'"),
+    (lambda m, method: soft_value_iteration(m, 0.9, 1.0, method=method), "'sync', 'inplace'"),
+    (lambda m, method: policy_evaluation(m, np.array([1, 0, 0]), 0.9, method=method),
+     "'exact', 'sync', 'inplace'"),
+])
+def test_an_unknown_method_is_named_with_the_valid_ones(trap_chain, solver, valid):
+    with pytest.raises(ValueError, match=f"method must be one of {valid}, got 'jacobi'$"):
+        solver(trap_chain, "jacobi")
+    with pytest.raises(ValueError, match="got 'gauss-seidel' \\(Gauss-Seidel is 'inplace'\\)"):
+        solver(trap_chain, "gauss-seidel")
+
+
+def test_policy_iteration_with_strict_false_returns_the_last_policy():
+    # one state: action 0 ends with 0, action 1 ends with +1; policy0 = action 0
+    choice = deterministic_mdp([[(0, 0.0, True), (0, 1.0, True)]])
+    with pytest.raises(ConvergenceError, match="max_iter=1 .*strict=False"):
+        policy_iteration(choice, 0.9, max_iter=1)
+    res = policy_iteration(choice, 0.9, max_iter=1, strict=False)
+    assert not res.converged and res.iterations == 1 and res.improvements == 0
+    np.testing.assert_array_equal(res.policy, [0])  # the policy that was evaluated last
+    np.testing.assert_array_equal(res.V, [0.0])
+    np.testing.assert_array_equal(res.Q, [[0.0, 1.0]])
+    done = policy_iteration(choice, 0.9, max_iter=2)
+    assert done.converged and done.policy[0] == 1 and done.improvements == 1
+    with pytest.raises(ConvergenceError, match="eval_sweeps=1.*max_iter=1"):
+        policy_iteration(choice, 0.9, eval_sweeps=1, max_iter=1)
+    modified = policy_iteration(choice, 0.9, eval_sweeps=1, max_iter=1, strict=False)
+    assert not modified.converged and modified.method == "modified"
+    np.testing.assert_array_equal(modified.policy, [1])
+    np.testing.assert_array_equal(modified.V, [1.0])  # one sweep of the improved policy
+    np.testing.assert_array_equal(modified.values, [[1.0]])
+
+
+def test_policy0_may_be_any_deterministic_policy_form(trap_chain):
+    as_int = policy_iteration(trap_chain, 0.9, policy0=np.array([1, 0, 0]))
+    one_hot = policy_iteration(trap_chain, 0.9, policy0=np.eye(2)[[1, 0, 0]])
+    masked = SoftmaxPolicy(np.array([[NINF, 0.0], [0.0, NINF], [0.0, NINF]]), np.arange(3))
+    for res in (one_hot, policy_iteration(trap_chain, 0.9, policy0=masked)):
+        np.testing.assert_array_equal(res.values, as_int.values)
+        np.testing.assert_array_equal(res.policy, as_int.policy)
+    with pytest.raises(ValueError, match="deterministic policy .* state 1 it takes 2 actions"):
+        policy_iteration(trap_chain, 0.9, policy0=np.array([[0.0, 1.0], [0.5, 0.5], [1, 0]]))
 
 
 def test_exact_evaluation_refuses_huge_models():
@@ -246,7 +327,7 @@ def corridor_values(p):
 def test_exact_evaluation_of_a_rarely_ending_policy_matches_the_closed_form(corridor, p):
     res = policy_evaluation(corridor, right_with(p), 1.0)
     # the solve promises a relative error below EXACT_MAX_ERROR; at p = 1e-8 its bound
-    # kappa * eps is 8e8 * 2.2e-16 = 1.8e-7 (measured: 2.7e-8)
+    # kappa * eps is 8e8 * 2.2e-16 = 1.8e-7
     np.testing.assert_allclose(res.V, corridor_values(p), rtol=EXACT_MAX_ERROR, atol=0)
     assert res.converged
     assert corridor_values(0.5)[0] == -12.0  # (2p - 4) / (p (1 - p)) at p = 1/2
@@ -254,7 +335,8 @@ def test_exact_evaluation_of_a_rarely_ending_policy_matches_the_closed_form(corr
 
 @pytest.mark.parametrize("p", [5e-131, 4e-322, 0.0])
 def test_exact_evaluation_refuses_a_policy_that_almost_never_ends(corridor, p):
-    # the dense solve used to return +1.9e130 (every reward is -1) at 5e-131, NaN at 4e-322
+    # an unchecked dense solve answers nonsense here: a huge positive value though every
+    # reward is -1, or NaN
     with pytest.raises(ValueError, match=r"state 0 \(first\).*gamma (< 1|further below 1)"):
         policy_evaluation(corridor, right_with(p), 1.0)
 

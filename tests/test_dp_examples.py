@@ -67,7 +67,7 @@ def test_figure_3_2_random_policy_on_the_5x5_gridworld(method):
 
 def test_figure_3_5_optimal_values_on_the_5x5_gridworld():
     mdp = model("tabular/Gridworld5x5-v0")
-    for V in (value_iteration(mdp, 0.9).V, value_iteration(mdp, 0.9, method="gauss-seidel").V,
+    for V in (value_iteration(mdp, 0.9).V, value_iteration(mdp, 0.9, method="inplace").V,
               policy_iteration(mdp, 0.9).V, policy_iteration(mdp, 0.9, eval_sweeps=3).V):
         np.testing.assert_allclose(V.reshape(5, 5), FIGURE_3_5, rtol=0, atol=0.05)
     assert value_iteration(mdp, 0.9).V[1] == pytest.approx(24.4, abs=0.05)  # v*(A)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from experiments import random_walk, runner
+from experiments import random_walk, runner, storage
 from experiments.executor import LocalExecutor, make_executor
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -259,7 +259,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path):
         raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        runner.atomic_write(path, broken)
+        storage.atomic_write(path, broken)
     np.testing.assert_array_equal(runner.load_numbers(path)["x"], np.arange(3))
     assert [p.name for p in tmp_path.iterdir()] == [runner.NUMBERS]
     assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600

@@ -216,6 +216,10 @@ def test_mc_same_seed_same_numbers_whatever_the_threads(method):
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
     alone = mc_control(mdp, method=method, gamma=0.95, episodes=300, seed=10)
     np.testing.assert_array_equal(alone.Q, one.Q[0])
+    assert alone.Q.shape == (16, 4) and alone.episode_lengths.shape == (300,)
+    first = mc_control(mdp, method=method, gamma=0.95, episodes=300, seed=10, runs=1)
+    assert first.Q.shape == (1, 16, 4) and first.episode_lengths.shape == (1, 300)
+    np.testing.assert_array_equal(first.Q[0], alone.Q)
 
 
 def test_mc_prediction_same_seed_same_numbers_whatever_the_threads():
@@ -232,6 +236,22 @@ def test_mc_prediction_same_seed_same_numbers_whatever_the_threads():
     np.testing.assert_array_equal(one.episode_returns, two.episode_returns)
     other = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=12)
     assert not np.array_equal(one.episode_returns, other.episode_returns)
+
+
+def test_mc_prediction_run_axis_and_optional_history():
+    """runs=None: no run axis and no history unless asked; runs=1: a leading axis of
+    length 1 holding the same run."""
+    mdp = model("tabular/RandomWalk-v0")
+    single = mc_prediction(mdp, WALK_POLICY[:7], episodes=20, seed=13)
+    assert single.V.shape == (7,) and single.V_history is None
+    assert single.episode_returns.shape == single.episode_lengths.shape == (20,)
+    one = mc_prediction(mdp, WALK_POLICY[:7], episodes=20, seed=13, runs=1, history=True)
+    assert one.V.shape == (1, 7) and one.V_history.shape == (1, 20, 7)
+    np.testing.assert_array_equal(one.V[0], single.V)
+    np.testing.assert_array_equal(one.V_history[0, -1], single.V)
+    three = mc_prediction(mdp, WALK_POLICY[:7], episodes=20, seed=13, runs=3)
+    assert three.V.shape == (3, 7) and three.V_history is None
+    np.testing.assert_array_equal(three.run(0).V, single.V)
 
 
 # --------------------------------------------------------------------- bad input

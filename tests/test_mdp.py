@@ -68,6 +68,44 @@ def test_minus_inf_reward_allowed_and_harmless_on_padding():
     assert np.isfinite(padded.expected_reward()).all()
 
 
+def test_the_model_owns_read_only_copies_and_leaves_the_callers_arrays_alone():
+    names = ("next_state", "prob", "reward", "done", "start")
+    given = dict(zip(names, two_state_arrays(), strict=True))
+    given["next_state"] = given["next_state"].astype(np.int64)  # the stored dtypes: no cast
+    given["reward"][0, 0, 1] = -math.inf  # a -inf on a padding slot (probability 0)
+    cells = np.array([[0, 0], [0, 1]])
+    before = {name: value.copy() for name, value in given.items()}
+    mdp = TabularMDP(**given, state_cells=cells)
+    for name, value in given.items():  # untouched, the -inf padding reward included
+        np.testing.assert_array_equal(value, before[name])
+        assert value.flags.writeable
+    assert given["reward"][0, 0, 1] == -math.inf and mdp.reward[0, 0, 1] == 0.0
+    stored = {name: getattr(mdp, name) for name in names}
+    stored |= {"start_cdf": mdp.start_cdf, "state_cells": mdp.state_cells}
+    stored |= {f"arrays.{name}": value for name, value in mdp.arrays._asdict().items()}
+    for name, value in stored.items():
+        assert not value.flags.writeable, name
+        for callers in (*given.values(), cells):
+            assert not np.shares_memory(value, callers), name
+        with pytest.raises(ValueError, match="read-only"):
+            value.flat[0] = value.flat[0]
+    given["prob"][0, 0, 0] = 0.5  # a later change of the caller's array is not seen
+    assert mdp.prob[0, 0, 0] == 1.0
+
+
+def test_env_models_are_read_only():
+    for mdp in (TabularMDP.from_gymnasium(gym.make("FrozenLake-v1")),
+                gym.make("tabular/TrapTreasure-v0").unwrapped.to_mdp()):
+        for value in mdp.arrays:
+            assert not value.flags.writeable
+
+
+def test_state_cells_must_give_each_state_a_cell():
+    ns, p, r, d, start = two_state_arrays()
+    with pytest.raises(MDPError, match=r"state_cells must have shape \[2, 2\]"):
+        TabularMDP(ns, p, r, d, start, state_cells=np.zeros((3, 2)))
+
+
 def test_from_transitions_merges_equal_outcomes_and_checks_entries():
     P = {0: {0: [(0.25, 1, 0.0, False), (0.5, 1, 0.0, False), (0.25, 0, 1.0, True)]},
          1: {0: [(1.0, 1, 0.0, True)]}}

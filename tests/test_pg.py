@@ -29,10 +29,10 @@ from tabular.schedules import inverse
 
 LEARNERS = {
     "reinforce": (reinforce, dict(alpha=0.1)),
-    "reinforce+baseline": (reinforce, dict(alpha=0.1, baseline=True, alpha_baseline=0.2)),
-    "actor-critic": (actor_critic, dict(alpha_actor=0.1, alpha_critic=0.2)),
-    "actor-critic GAE(0.9)": (actor_critic, dict(alpha_actor=0.1, alpha_critic=0.2, lam=0.9)),
-    "ppo": (ppo, dict(alpha=0.4, alpha_critic=0.2, episodes_per_batch=8)),
+    "reinforce+baseline": (reinforce, dict(alpha=0.1, baseline=True, alpha_value=0.2)),
+    "actor-critic": (actor_critic, dict(alpha=0.1, alpha_value=0.2)),
+    "actor-critic GAE(0.9)": (actor_critic, dict(alpha=0.1, alpha_value=0.2, lam=0.9)),
+    "ppo": (ppo, dict(alpha=0.4, alpha_value=0.2, episodes_per_batch=8)),
 }
 
 
@@ -99,8 +99,8 @@ def test_critic_approaches_the_value_of_the_final_policy():
     mdp, gamma = slippery_gridworld(), 0.9
     for lam in (0.0, 0.9):
         result = actor_critic(mdp, gamma=gamma, episodes=3000, lam=lam,
-                              alpha_actor=inverse(20.0, 1.0, 100.0),
-                              alpha_critic=inverse(1.0, 0.6), runs=4, seed=1)
+                              alpha=inverse(20.0, 1.0, 100.0),
+                              alpha_value=inverse(1.0, 0.6), runs=4, seed=1)
         for pi, V in zip(run_policies(result), result.V, strict=True):
             v_pi = policy_evaluation(mdp, pi, gamma=gamma).V
             assert mdp.start @ np.abs(V - v_pi) < 0.1
@@ -126,10 +126,10 @@ def test_critic_of_a_fixed_policy_is_its_value_and_truncation_bootstraps(learner
     frozen, critic = 1e-12, inverse(1.0, 1.0)
     if learner is ppo:
         result = ppo(mdp, policy, gamma=0.5, iterations=500, episodes_per_batch=8, epochs=1,
-                     lam=0.5, alpha=frozen, alpha_critic=critic, max_steps=3, runs=8)
+                     lam=0.5, alpha=frozen, alpha_value=critic, max_steps=3, runs=8)
     else:
         result = actor_critic(mdp, policy, gamma=0.5, episodes=4000, lam=0.5,
-                              alpha_actor=frozen, alpha_critic=critic, max_steps=3, runs=8)
+                              alpha=frozen, alpha_value=critic, max_steps=3, runs=8)
     assert np.all(result.episode_lengths == 3)
     assert np.abs(result.V - v_pi).max() < 0.08
     np.testing.assert_allclose(result.V.mean(axis=0), v_pi, atol=0.015)
@@ -179,8 +179,8 @@ def test_updates_are_unbiased_policy_gradients(mdp, seed):
     common = dict(runs=runs, seed=seed, max_steps=10)
     estimates = {
         "reinforce": reinforce(mdp, policy, episodes=episodes, alpha=step, **common),
-        "actor-critic": actor_critic(mdp, policy, episodes=episodes, alpha_actor=step,
-                                     lam=1.0, **common),
+        "actor-critic": actor_critic(mdp, policy, episodes=episodes, alpha=step, lam=1.0,
+                                     **common),
         "ppo": ppo(mdp, policy, iterations=episodes, episodes_per_batch=1, epochs=1, lam=1.0,
                    alpha=step, **common),
     }
@@ -208,7 +208,7 @@ def test_no_nan_on_random_mdps_with_traps_masks_and_shared_rows(mdp, gamma, seed
     traps = bool(((mdp.prob > 0) & (mdp.reward == -np.inf)).any())
     for name in LEARNERS:
         result = train(name, mdp, policy, episodes=64, gamma=gamma, reward_floor=-20.0,
-                       max_steps=30, runs=2, seed=seed, ref_policy=policy, kl_coef=0.1)
+                       max_steps=30, runs=2, seed=seed, ref_policy=policy, beta=0.1)
         assert not np.isnan(result.logits).any() and not np.isnan(result.episode_returns).any()
         np.testing.assert_array_equal(np.isfinite(result.logits),
                                       np.broadcast_to(np.isfinite(logits), result.logits.shape))
@@ -228,10 +228,10 @@ def test_one_episode_updates_by_hand():
     bandit = TabularMDP.from_transitions(P, start=np.array([1.0, 0.0]))
     results = [
         reinforce(bandit, episodes=1, alpha=0.5, seed=4),
-        reinforce(bandit, episodes=1, alpha=0.5, baseline=True, alpha_baseline=0.25, seed=4),
-        actor_critic(bandit, episodes=1, alpha_actor=0.5, alpha_critic=0.25, lam=0.7, seed=4),
+        reinforce(bandit, episodes=1, alpha=0.5, baseline=True, alpha_value=0.25, seed=4),
+        actor_critic(bandit, episodes=1, alpha=0.5, alpha_value=0.25, lam=0.7, seed=4),
         ppo(bandit, iterations=1, episodes_per_batch=1, epochs=1, alpha=0.5,
-            alpha_critic=0.25, seed=4),
+            alpha_value=0.25, seed=4),
     ]
     for result in results:
         G = result.episode_returns[0]
@@ -250,10 +250,10 @@ def test_critic_moves_towards_the_lambda_return(lam, expected):
     P = {0: {0: [(1.0, 1, 1.0, False)]}, 1: {0: [(1.0, 2, 2.0, True)]},
          2: {0: [(1.0, 2, 0.0, True)]}}
     chain = TabularMDP.from_transitions(P, start=np.array([1.0, 0.0, 0.0]))
-    result = actor_critic(chain, gamma=0.5, episodes=1, alpha_critic=0.25, lam=lam)
+    result = actor_critic(chain, gamma=0.5, episodes=1, alpha_value=0.25, lam=lam)
     np.testing.assert_allclose(result.V[:2], expected, rtol=1e-15)
     result = ppo(chain, gamma=0.5, iterations=1, episodes_per_batch=1, epochs=1,
-                 alpha_critic=0.25, lam=lam)
+                 alpha_value=0.25, lam=lam)
     np.testing.assert_allclose(result.V[:2], expected, rtol=1e-15)
 
 
@@ -288,7 +288,7 @@ def test_reinforce_finds_the_best_stochastic_policy_of_the_short_corridor(baseli
     assert p_star == pytest.approx(0.59, abs=0.01) and v_star == pytest.approx(-11.6, abs=0.1)
 
     start = SoftmaxPolicy(np.array([[0.0, np.log(0.1 / 0.9)]]), one_row)
-    options = (dict(alpha=2.0**-10, baseline=True, alpha_baseline=2.0**-6) if baseline
+    options = (dict(alpha=2.0**-10, baseline=True, alpha_value=2.0**-6) if baseline
                else dict(alpha=2.0**-12))
     result = reinforce(mdp, start, episodes=1000, runs=20, seed=7, **options)
     p = np.array([pi.probs()[0, 1] for pi in run_policies(result)])
@@ -349,7 +349,7 @@ FAR = SoftmaxPolicy(np.array([[2.0, -2.0], [-2.0, 2.0], [2.0, -2.0], [0.0, 0.0]]
 
 @pytest.mark.parametrize("name", LEARNERS)
 def test_kl_penalty_alone_keeps_or_returns_the_policy_to_the_reference(name):
-    """Reward 0 and kl_coef > 0: the objective is -beta KL(pi || ref), maximal at ref.
+    """Reward 0 and beta > 0: the objective is -beta KL(pi || ref), maximal at ref.
 
     At pi = ref the shaped reward is 0 on every step (up to rounding of the two
     log-softmax computations), so a policy that starts there stays there, and the
@@ -357,10 +357,10 @@ def test_kl_penalty_alone_keeps_or_returns_the_policy_to_the_reference(name):
     itself (measured error < 1e-3; we allow 0.01).
     """
     tree = two_step_tree([0, 0, 0, 0])
-    stay = train(name, tree, REF, episodes=500, ref_policy=REF, kl_coef=0.5, runs=2, seed=5)
+    stay = train(name, tree, REF, episodes=500, ref_policy=REF, beta=0.5, runs=2, seed=5)
     np.testing.assert_allclose(stay.logits, np.broadcast_to(REF.logits, stay.logits.shape),
                                atol=1e-12)
-    result = train(name, tree, FAR, episodes=4000, ref_policy=REF, kl_coef=0.5, runs=4, seed=5)
+    result = train(name, tree, FAR, episodes=4000, ref_policy=REF, beta=0.5, runs=4, seed=5)
     for pi in run_policies(result):
         np.testing.assert_allclose(pi.probs()[:3], REF.probs()[:3], atol=0.01)
 
@@ -376,7 +376,7 @@ def test_kl_regularised_optimum_matches_soft_value_iteration(name):
     """
     mdp, beta = two_step_tree([1.0, 0.0, 0.5, -1.0]), 0.5
     target = soft_value_iteration(mdp, gamma=1.0, beta=beta, ref_policy=REF).policy[:3]
-    result = train(name, mdp, FAR, episodes=4000, ref_policy=REF, kl_coef=beta,
+    result = train(name, mdp, FAR, episodes=4000, ref_policy=REF, beta=beta,
                    runs=8, seed=5)
     learned = np.array([pi.probs()[:3] for pi in run_policies(result)])
     per_run = 0.12 if name == "reinforce" else 0.03
@@ -401,7 +401,7 @@ def test_masked_actions_stay_masked_and_are_never_taken(name):
     # rows shared by states 0/2 and 1/3, like n-gram contexts; action 2 masked in row 0
     policy = SoftmaxPolicy(np.array([[0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]]),
                            np.array([0, 1, 0, 1]))
-    result = train(name, mdp, policy, episodes=400, ref_policy=policy, kl_coef=0.01,
+    result = train(name, mdp, policy, episodes=400, ref_policy=policy, beta=0.01,
                    runs=2, seed=9)
     assert np.all(result.logits[:, 0, 2] == -np.inf)
     assert np.isfinite(result.logits[:, :, :2]).all() and np.isfinite(result.logits[:, 1]).all()
@@ -416,9 +416,9 @@ def test_ref_policy_must_allow_what_the_policy_allows():
     mdp = masked_chain()
     ref = SoftmaxPolicy(np.array([[0.0, -np.inf, 0.0]] * 4), np.arange(4))
     with pytest.raises(ValueError, match="ref_policy masks action 1 in state 0"):
-        reinforce(mdp, ref_policy=ref, kl_coef=0.1)
+        reinforce(mdp, ref_policy=ref, beta=0.1)
     # without a penalty the reference is not used and may mask anything
-    reinforce(mdp, ref_policy=ref, kl_coef=0.0, episodes=1)
+    reinforce(mdp, ref_policy=ref, beta=0.0, episodes=1)
 
 
 def test_entropy_bonus_spreads_a_peaked_policy():
@@ -477,32 +477,72 @@ def test_same_seed_same_numbers_whatever_the_threads(name):
 
 
 def test_result_shapes_and_input_policy_untouched():
+    """numpy's size= convention: runs=None gives no run axis, runs=n (also 1) a leading one."""
     mdp = slippery_gridworld()
     policy = SoftmaxPolicy.tabular(mdp.n_states, mdp.n_actions)
     one = ppo(mdp, policy, gamma=0.9, iterations=3, episodes_per_batch=4)
+    single = ppo(mdp, policy, gamma=0.9, iterations=3, episodes_per_batch=4, runs=1)
     many = ppo(mdp, policy, gamma=0.9, iterations=3, episodes_per_batch=4, runs=2)
     assert one.logits.shape == (16, 4) and many.logits.shape == (2, 16, 4)
+    assert single.logits.shape == (1, 16, 4) and single.V.shape == (1, 16)
     assert one.V.shape == (16,) and many.V.shape == (2, 16)
     assert one.episode_returns.shape == (12,) and many.episode_lengths.shape == (2, 12)
-    assert one.runs == 1 and many.runs == 2 and many.episodes == 12
-    np.testing.assert_array_equal(many.policy.logits, many.logits[0])
+    assert one.runs is None and single.runs == 1 and many.runs == 2 and many.episodes == 12
+    np.testing.assert_array_equal(single.logits[0], one.logits)  # run 0 whatever runs is
+    np.testing.assert_array_equal(many.run(0).policy.logits, many.logits[0])
+    np.testing.assert_array_equal(one.policy.logits, one.logits)
+    with pytest.raises(ValueError, match=r"run\(i\)"):
+        _ = many.policy
     assert np.all(policy.logits == 0.0)  # the caller's policy is not modified
     assert reinforce(mdp, gamma=0.9, episodes=2).V is None
+    assert reinforce(mdp, gamma=0.9, episodes=2, baseline=True, runs=3).V.shape == (3, 16)
+
+
+def test_every_policy_form_is_accepted_and_means_the_same():
+    """A starting policy given as an [S, A] matrix is the SoftmaxPolicy of its logs (a zero
+    probability masks the action); a reference given as a greedy int [S] policy, an [S, A]
+    matrix or a SoftmaxPolicy is the same reference: the learners' numbers are identical."""
+    tree = two_step_tree([1.0, 0.0, 0.5, -1.0])
+    probs = REF.probs()
+    probs[1] = [0.0, 1.0]  # state 1 may only take action 1
+    with np.errstate(divide="ignore"):
+        as_logits = SoftmaxPolicy(np.log(probs), np.arange(4))
+    for name in LEARNERS:
+        a = train(name, tree, probs, episodes=64, ref_policy=probs, beta=0.5, runs=2, seed=3)
+        b = train(name, tree, as_logits, episodes=64, ref_policy=as_logits, beta=0.5, runs=2,
+                  seed=3)
+        np.testing.assert_array_equal(a.logits, b.logits)
+        np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
+        assert np.all(a.logits[:, 1, 0] == -np.inf)  # masked, and it stays masked
+    greedy = np.array([0, 1, 1, 0])
+    one_hot = SoftmaxPolicy(np.where(np.eye(2)[greedy] > 0, 0.0, -np.inf), np.arange(4))
+    start = SoftmaxPolicy(one_hot.logits.copy(), np.arange(4))  # allows what greedy allows
+    for ref in (greedy, np.eye(2)[greedy]):
+        a = ppo(tree, start, iterations=4, ref_policy=ref, beta=0.5, runs=2, seed=3)
+        b = ppo(tree, start, iterations=4, ref_policy=one_hot, beta=0.5, runs=2, seed=3)
+        np.testing.assert_array_equal(a.logits, b.logits)
+        np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
+    with pytest.raises(ValueError, match="ref_policy masks action"):
+        ppo(tree, ref_policy=greedy, beta=0.5)  # the uniform start allows every action
+    with pytest.raises(ValueError, match="greedy int"):
+        reinforce(tree, greedy)
 
 
 # --------------------------------------------------------------- bad inputs
 BAD = [
     (reinforce, dict(gamma=1.5), "gamma"),
     (reinforce, dict(alpha=0.0), "alpha"),
-    (reinforce, dict(alpha_baseline=2.0, baseline=True), "alpha_baseline"),
+    (reinforce, dict(alpha_value=2.0, baseline=True), "alpha_value"),
     (reinforce, dict(episodes=0), "episodes"),
     (reinforce, dict(runs=0), "runs"),
     (reinforce, dict(max_steps=0), "max_steps"),
-    (reinforce, dict(kl_coef=-1.0), "kl_coef"),
-    (reinforce, dict(kl_coef=0.1), "ref_policy"),
+    (reinforce, dict(beta=-1.0), "beta"),
+    (reinforce, dict(beta=0.1), "ref_policy"),
+    (reinforce, dict(runs=1.5), "runs"),
     (actor_critic, dict(lam=1.5), "lam"),
-    (actor_critic, dict(alpha_actor=-1.0), "alpha_actor"),
-    (actor_critic, dict(alpha_critic=float("nan")), "alpha_critic"),
+    (actor_critic, dict(alpha=-1.0), "alpha"),
+    (actor_critic, dict(alpha_value=float("nan")), "alpha_value"),
+    (ppo, dict(alpha_value=1.5), "alpha_value"),
     (ppo, dict(clip=0.0), "clip"),
     (ppo, dict(epochs=0), "epochs"),
     (ppo, dict(iterations=0), "iterations"),
@@ -522,9 +562,13 @@ def test_bad_policies_and_models_are_named():
     mdp = slippery_gridworld()
     with pytest.raises(ValueError, match="policy covers 3 states"):
         reinforce(mdp, SoftmaxPolicy.tabular(3, 4))
-    with pytest.raises(TypeError, match="policy must be a tabular.SoftmaxPolicy"):
+    with pytest.raises(ValueError, match=r"policy\[0\] = .* is not a probability distribution"):
         actor_critic(mdp, np.zeros((16, 4)))
+    with pytest.raises(ValueError, match="policy must have shape"):
+        actor_critic(mdp, np.full((16, 3), 1 / 3))
     with pytest.raises(ValueError, match="ref_policy covers"):
-        ppo(mdp, ref_policy=SoftmaxPolicy.tabular(16, 2), kl_coef=0.1)
+        ppo(mdp, ref_policy=SoftmaxPolicy.tabular(16, 2), beta=0.1)
+    with pytest.raises(ValueError, match=r"ref_policy\[0\] = 7 is not an action"):
+        ppo(mdp, ref_policy=np.full(16, 7), beta=0.1)
     with pytest.raises(TypeError, match="mdp must be"):
         reinforce("not an MDP")

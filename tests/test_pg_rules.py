@@ -6,12 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabular.rules.policy_gradient import (
+    accumulate_log_prob_grad,
     ascend,
     clipped_surrogate_weight,
     grad_entropy,
-    grad_log_softmax,
     kl_shaped_reward,
     log_softmax,
+    policy_gradient_step,
     softmax,
 )
 from tabular.rules.returns import discounted_returns, gae
@@ -116,14 +117,42 @@ def log_probs_of(theta):
 
 @settings(max_examples=50, deadline=None)
 @given(logit_rows, st.data())
-def test_grad_log_softmax_matches_finite_differences(theta, data):
+def test_accumulate_log_prob_grad_matches_finite_differences(theta, data):
+    """S&B eq. 13.9: ``d log pi(a) / d theta = onehot(a) - pi``, scaled by the weight and
+    added to what ``out`` holds."""
     theta = np.array(theta)
     a = data.draw(st.sampled_from(np.flatnonzero(np.isfinite(theta)).tolist()))
-    grad = np.full_like(theta, np.nan)
-    grad_log_softmax(probs_of(theta), a, grad)
+    weight = data.draw(st.floats(-3.0, 3.0))
+    grad = np.zeros_like(theta)
+    probs = np.full_like(theta, np.nan)
+    accumulate_log_prob_grad(theta, a, 1.0, probs, grad)
     np.testing.assert_allclose(grad, numeric_gradient(lambda th: log_probs_of(th)[a], theta),
                                atol=1e-6)
+    np.testing.assert_array_equal(probs, probs_of(theta))  # it leaves pi in probs
     assert np.all(grad[~np.isfinite(theta)] == 0.0)  # masked actions: gradient exactly 0
+    start = np.arange(len(theta), dtype=float)
+    out = start.copy()
+    accumulate_log_prob_grad(theta, a, weight, probs, out)
+    finite = np.isfinite(theta)
+    np.testing.assert_array_equal(out[finite], start[finite] + weight * grad[finite])
+    np.testing.assert_array_equal(out[~finite], start[~finite])  # masked: left as it was
+
+
+@settings(max_examples=50, deadline=None)
+@given(logit_rows, st.data())
+def test_policy_gradient_step_is_the_rule_applied_to_the_logits(theta, data):
+    """``theta += step * grad log pi(a)``, bit for bit the accumulated gradient; masked
+    logits stay -inf."""
+    theta = np.array(theta)
+    a = data.draw(st.sampled_from(np.flatnonzero(np.isfinite(theta)).tolist()))
+    step = data.draw(st.floats(-2.0, 2.0))
+    grad = np.zeros_like(theta)
+    accumulate_log_prob_grad(theta, a, step, np.empty_like(theta), grad)
+    stepped = theta.copy()
+    policy_gradient_step(stepped, a, step, np.empty_like(theta))
+    finite = np.isfinite(theta)
+    np.testing.assert_array_equal(stepped[finite], theta[finite] + grad[finite])
+    assert np.all(stepped[~finite] == -np.inf)
 
 
 @settings(max_examples=50, deadline=None)

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.token import TokenMDP, running_example
+from envs import load_scenario
+from envs.token import TokenMDP
 from tabular import SoftmaxPolicy, actor_critic, ppo, reinforce, soft_value_iteration
 from tabular.rlhf import (
     bradley_terry_loss,
@@ -21,6 +22,7 @@ from tabular.rlhf import (
     sequence_kl,
     train_reward_model,
 )
+from tabular.rlhf.pipeline import train_pipeline
 from tabular.rlhf.reward_model import sigmoid
 
 BETAS = [0.5, 1.0, 2.0]
@@ -104,16 +106,16 @@ def test_sampled_preferences_follow_the_bradley_terry_model():
 # ----------------------------------------------------- the running example
 @pytest.fixture(scope="module")
 def ex():
-    return running_example()
+    return train_pipeline(load_scenario())
 
 
 def test_base_and_sft_models_answer_correctly_22_and_76_percent(ex):
-    """Seed 000, section 10: trained on the shipped corpus and demonstrations, by exact
-    enumeration of the six replies (each within one percentage point)."""
+    """Trained on the shipped corpus and demonstrations, by exact enumeration of the six
+    replies: pre-training leaves the question mostly continued, SFT makes it answered."""
     base = ex.correct_rate(ex.policy(ex.base))
     tuned = ex.correct_rate(ex.reference)
-    assert base == pytest.approx(0.22, abs=0.01)
-    assert tuned == pytest.approx(0.76, abs=0.01)
+    assert base == pytest.approx(0.218, abs=0.0005)
+    assert tuned == pytest.approx(0.764, abs=0.0005)
     for policy in (ex.policy(ex.base), ex.reference):  # no mass outside the six replies
         assert sum(ex.answer_distribution(policy).values()) == pytest.approx(1.0, abs=1e-12)
     dist = ex.answer_distribution(ex.policy(ex.base))
@@ -124,7 +126,7 @@ def test_base_and_sft_models_answer_correctly_22_and_76_percent(ex):
 def test_reward_model_scores_the_flattering_reply_highest_at_2_2(ex):
     sc, rm = ex.scenario, ex.reward_model
     scores = [rm.score(sc.prompt, y) for y in sc.replies]
-    assert np.argmax(scores) == 5 and scores[5] == pytest.approx(2.2, abs=0.005)
+    assert np.argmax(scores) == 5 and scores[5] == pytest.approx(2.199, abs=0.0005)
     assert np.mean(scores) == pytest.approx(0.0, abs=1e-12)  # the normalisation
     assert sorted(sc.gold).index(sc.gold[5]) == 1  # ... while the gold reward ranks it 5th
     # the labeller triple (x, y4, y3): most labellers prefer the full sentence
@@ -135,9 +137,56 @@ def test_reward_model_scores_the_flattering_reply_highest_at_2_2(ex):
 
 
 def test_value_of_the_prompt_under_sft_and_the_reward_model_is_0_60(ex):
-    """Seed 000, section 12: V(x) = sum_y SFT(y|x) r(x, y) = 0.60, by soft-free policy
-    evaluation on the prefix tree."""
-    assert ex.value(ex.reference) == pytest.approx(0.60, abs=0.005)
+    """V(x) = sum_y SFT(y|x) r(x, y), by exact policy evaluation on the prefix tree."""
+    assert ex.value(ex.reference) == pytest.approx(0.6015, abs=0.00005)
+
+
+def test_the_pipeline_reads_any_scenario_with_the_right_attributes():
+    """train_pipeline duck-types its scenario: two replies, 9 of 10 labellers prefer "yes",
+    so the Bradley-Terry fit is r(yes) - r(no) = log 9, centred on the replies; SFT on
+    3:1 demonstrations moves the model towards "yes"."""
+    from types import SimpleNamespace
+
+    def env(reward=None):
+        return TokenMDP(["Q"], reward or {"yes": 1.0, "no": 0.0}, vocab=["Q", "no", "yes"],
+                        max_len=2, grammar=["yes", "no"])
+
+    scenario = SimpleNamespace(prompt="Q", replies=("yes", "no"), correct=(True, False),
+                               corpus=("Q no", "Q yes", "Q no"), n=2, env=env,
+                               sft=((3, "yes"), (1, "no")),
+                               preferences=((9, "yes", "no"), (1, "no", "yes")))
+    ex = train_pipeline(scenario, pretrain_epochs=30, sft_epochs=30)
+    assert ex.reward_model.score("Q", "yes") == pytest.approx(np.log(9) / 2, abs=1e-9)
+    assert ex.value(ex.reference, "gold") == pytest.approx(ex.correct_rate(ex.reference))
+    assert ex.correct_rate(ex.reference) > ex.correct_rate(ex.policy(ex.base))
+    again = train_pipeline(scenario, pretrain_epochs=30, sft_epochs=30)
+    assert np.array_equal(again.sft.logits, ex.sft.logits)  # seeded: the same models
+
+
+def test_tabular_imports_neither_envs_nor_gymnasium():
+    import subprocess
+    import sys
+
+    code = ("import sys, tabular, tabular.rlhf.pipeline; "
+            "assert not {'envs', 'gymnasium'} & set(sys.modules), sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_exact_sums_take_every_policy_form_and_ref_policy_by_name(ex):
+    """A greedy int [S] policy, its [S, A] matrix and a SoftmaxPolicy give the same sums."""
+    star = ex.optimum(1.0)
+    greedy = star.argmax(axis=1)
+    one_hot = np.eye(ex.mdp.n_actions)[greedy]
+    with np.errstate(divide="ignore"):  # log 0 = -inf masks the tokens pi* never takes
+        softmax = SoftmaxPolicy(np.log(star), np.arange(ex.mdp.n_states))
+    for policy in (greedy, one_hot):
+        assert sequence_kl(ex.mdp, policy, ref_policy=ex.reference) == pytest.approx(
+            sequence_kl(ex.mdp, greedy, ex.reference.probs()), rel=1e-12)
+    assert kl_objective(ex.mdp, softmax, ref_policy=ex.reference.probs(), beta=1.0) == (
+        pytest.approx(kl_objective(ex.mdp, star, ex.reference, 1.0), rel=1e-12))
+    assert kl_optimum(ex.mdp, ref_policy=softmax, beta=2.0).value == pytest.approx(
+        kl_optimum(ex.mdp, star, 2.0).value, rel=1e-12)
+    assert sequence_kl(ex.mdp, ex.reference, ref_policy=greedy) == np.inf
 
 
 def test_reward_hacking_gold_rises_then_falls_along_the_exact_optimum(ex):
@@ -157,11 +206,11 @@ def test_reward_hacking_gold_rises_then_falls_along_the_exact_optimum(ex):
 
 
 LEARNERS = {
-    "reinforce": (reinforce, dict(episodes=3000, alpha=0.1, baseline=True, alpha_baseline=0.1)),
-    "actor_critic": (actor_critic, dict(episodes=3000, alpha_actor=0.1, alpha_critic=0.2,
+    "reinforce": (reinforce, dict(episodes=3000, alpha=0.1, baseline=True, alpha_value=0.1)),
+    "actor_critic": (actor_critic, dict(episodes=3000, alpha=0.1, alpha_value=0.2,
                                         lam=0.9)),
     "ppo": (ppo, dict(iterations=200, episodes_per_batch=16, epochs=4, alpha=0.5,
-                      alpha_critic=0.2, lam=0.95)),
+                      alpha_value=0.2, lam=0.95)),
     "grpo": (grpo, dict(iterations=1000, group_size=8, alpha=0.2)),
 }
 
@@ -176,7 +225,7 @@ def test_rlhf_learners_reach_the_kl_regularised_optimum(ex, name):
     fn, kwargs = LEARNERS[name]
     for beta in BETAS:
         star = ex.optimum(beta)
-        res = fn(ex.mdp, ex.reference, ref_policy=ex.reference, kl_coef=beta, seed=0, **kwargs)
+        res = fn(ex.mdp, ex.reference, ref_policy=ex.reference, beta=beta, seed=0, **kwargs)
         gap = kl_objective(ex.mdp, star, ex.reference, beta) - kl_objective(
             ex.mdp, res.policy, ex.reference, beta)
         assert 0 <= gap < 0.01, beta
@@ -254,11 +303,37 @@ def test_dpo_refuses_a_response_the_policy_cannot_produce(ex):
             ref_policy=ex.reference)
 
 
+def test_dpo_and_grpo_take_every_policy_form():
+    """An [S, A] matrix (starting policy or reference) is the SoftmaxPolicy of its logs: the
+    same numbers come out, and runs=None / runs=n follow numpy's size= convention."""
+    env, mdp, ref = random_token_mdp(3, max_len=2)
+    probs = ref.probs()
+    as_logits = SoftmaxPolicy(np.log(probs), np.arange(env.n_states))
+    prefs = [(3, "a", "a", "b"), (1, "b", "", "a b"), ("a", "b a", "")]
+    a = dpo(env, probs, prefs, beta=0.5, ref_policy=probs, steps=50)
+    b = dpo(env, as_logits, prefs, beta=0.5, ref_policy=as_logits, steps=50)
+    np.testing.assert_array_equal(a.logits, b.logits)
+    np.testing.assert_array_equal(a.loss, b.loss)
+    np.testing.assert_array_equal(a.policy.logits, a.logits)
+    assert a.loss.shape == (50,) and a.loss[-1] < a.loss[0]
+    kwargs = dict(iterations=20, group_size=3, alpha=0.3, beta=0.5, seed=2)
+    one = grpo(mdp, probs, ref_policy=probs, **kwargs)
+    same = grpo(mdp, as_logits, ref_policy=as_logits, **kwargs)
+    many = grpo(mdp, as_logits, ref_policy=as_logits, runs=2, **kwargs)
+    np.testing.assert_array_equal(one.logits, same.logits)
+    assert one.logits.shape == ref.logits.shape and one.episode_returns.shape == (60,)
+    assert many.logits.shape == (2, *ref.logits.shape) and one.V is None and many.V is None
+    np.testing.assert_array_equal(many.logits[0], one.logits)  # run 0 whatever runs is
+    np.testing.assert_array_equal(one.policy.logits, one.logits)
+    with pytest.raises(ValueError, match="greedy int"):
+        dpo(env, np.zeros(env.n_states, dtype=int), prefs, beta=0.5)
+
+
 def test_grpo_runs_are_reproducible_and_independent_of_threads(ex):
     import numba
 
     kwargs = dict(iterations=50, group_size=4, alpha=0.2, ref_policy=ex.reference,
-                  kl_coef=1.0, seed=3, runs=3)
+                  beta=1.0, seed=3, runs=3)
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
@@ -299,7 +374,7 @@ def test_rlhf_trains_the_trigram_language_model_itself(ex):
     lm_policy = ex.sft.policy(ex.env)
     assert lm_policy.logits.shape[0] == len(ex.sft.rows) + 1  # the model's rows, not states
     fn, kwargs = LEARNERS["ppo"]
-    res = fn(ex.mdp, lm_policy, ref_policy=lm_policy, kl_coef=1.0, seed=0, **kwargs)
+    res = fn(ex.mdp, lm_policy, ref_policy=lm_policy, beta=1.0, seed=0, **kwargs)
     assert sequence_kl(ex.mdp, res.policy, ex.optimum(1.0)) < 0.02
     tuned = ex.sft.with_logits(res.logits)
     assert ex.answer_distribution(tuned.policy(ex.env)) == pytest.approx(

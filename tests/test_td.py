@@ -44,7 +44,15 @@ from tabular.rules.values import (
     td_target,
     update_toward,
 )
-from tabular.schedules import as_schedule, constant, exponential, inverse, linear
+from tabular.schedules import (
+    as_schedule,
+    constant,
+    exponential,
+    inverse,
+    linear,
+    read_schedule,
+    schedule_value,
+)
 
 CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
                        suppress_health_check=[HealthCheck.too_slow])
@@ -129,6 +137,11 @@ def test_schedules():
     as_schedule("epsilon", 0.0, low_inclusive=True)
     with pytest.raises(ValueError, match="decay"):
         exponential(1.0, 1.5)
+    for schedule in (constant(0.3), inverse(2.0, 0.5, 3.0), exponential(1.0, 0.5, 0.2),
+                     linear(1.0, 0.1, 9)):  # the tuple kernels read gives the same values
+        params = schedule.params
+        for n in (1, 2, 7, 100):
+            assert schedule_value(read_schedule(params), n) == schedule_value(params, n)
 
 
 # --------------------------------------------------------------------- ground truth
@@ -279,9 +292,9 @@ def test_same_seed_same_numbers_whatever_the_threads(name):
     np.testing.assert_array_equal(one.Q, two.Q)
     np.testing.assert_array_equal(one.episode_returns, two.episode_returns)
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
-    alone = learn(mdp, gamma=0.95, episodes=200, runs=1, seed=10)  # run 0 of any runs=
+    alone = learn(mdp, gamma=0.95, episodes=200, seed=10)  # run 0 of any runs=
     np.testing.assert_array_equal(alone.Q, one.Q[0])
-    other = learn(mdp, gamma=0.95, episodes=200, runs=1, seed=11)
+    other = learn(mdp, gamma=0.95, episodes=200, seed=11)
     assert not np.array_equal(other.Q, alone.Q)
 
 
@@ -298,6 +311,45 @@ def test_prediction_same_seed_same_numbers_whatever_the_threads():
     np.testing.assert_array_equal(a.V, b.V)
     np.testing.assert_array_equal(a.episode_lengths, b.episode_lengths)
     assert a.V.shape == (3, 7) and a.episode_returns.shape == (3, 50)
+
+
+@pytest.mark.parametrize("name", CONTROL)
+def test_control_run_axis_follows_numpy_size_convention(name):
+    """runs=None: no run axis; runs=n: a leading axis of length n, also for n = 1; run i
+    is the same whatever n."""
+    mdp = model("tabular/Gridworld4x4-v0")
+    learn = CONTROL[name]
+    single = learn(mdp, episodes=30, seed=16)
+    assert single.runs is None
+    assert single.Q.shape == (16, 4) and single.policy.shape == (16,)
+    assert single.episode_returns.shape == single.episode_lengths.shape == (30,)
+    one = learn(mdp, episodes=30, seed=16, runs=1)
+    assert one.runs == 1
+    assert one.Q.shape == (1, 16, 4) and one.policy.shape == (1, 16)
+    assert one.episode_returns.shape == one.episode_lengths.shape == (1, 30)
+    three = learn(mdp, episodes=30, seed=16, runs=3)
+    assert three.Q.shape == (3, 16, 4) and three.episode_lengths.shape == (3, 30)
+    np.testing.assert_array_equal(one.Q[0], single.Q)
+    np.testing.assert_array_equal(three.Q[0], single.Q)
+    np.testing.assert_array_equal(three.run(0).Q, single.Q)
+    np.testing.assert_array_equal(three.run(0).episode_lengths, single.episode_lengths)
+
+
+def test_prediction_run_axis_and_optional_history():
+    mdp = model("tabular/RandomWalk-v0")
+    policy = np.zeros(7, dtype=int)
+    single = td0(mdp, policy, episodes=20, n_step=2, seed=17)
+    assert single.V.shape == (7,) and single.V_history is None
+    assert single.episode_returns.shape == (20,)
+    one = td0(mdp, policy, episodes=20, n_step=2, seed=17, runs=1, history=True)
+    assert one.V.shape == (1, 7) and one.V_history.shape == (1, 20, 7)
+    assert one.episode_lengths.shape == (1, 20)
+    np.testing.assert_array_equal(one.V[0], single.V)
+    np.testing.assert_array_equal(one.V_history[0, -1], single.V)
+    three = td0(mdp, policy, episodes=20, n_step=2, seed=17, runs=3, history=True)
+    assert three.V_history.shape == (3, 20, 7)
+    np.testing.assert_array_equal(three.V_history[:1], one.V_history)
+    np.testing.assert_array_equal(three.run(0).V, single.V)
 
 
 # --------------------------------------------------------------------- bad input

@@ -7,8 +7,9 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  (registers tabular/*)
-from envs.token import TokenMDP, capital_of_france, load_scenario
+from envs import ModelEnv, load_scenario
+from envs.scenarios import capital_of_france
+from envs.token import TokenMDP
 from tabular.lm import detokenize, tokenize
 
 
@@ -18,7 +19,7 @@ def count_reward(prompt, response):
 
 
 @st.composite
-def token_mdps(draw):
+def token_mdps_and_grammars(draw):
     words = ["a", "b", "c"][: draw(st.integers(1, 3))]
     prompts = draw(st.lists(st.lists(st.sampled_from(words), max_size=2).map(" ".join),
                             min_size=1, max_size=3, unique=True))
@@ -26,27 +27,48 @@ def token_mdps(draw):
     if draw(st.booleans()):
         grammar = draw(st.lists(st.lists(st.sampled_from(words), min_size=1, max_size=4)
                                 .map(" ".join), min_size=1, max_size=4))
-    return TokenMDP(prompts, count_reward, vocab=words, max_len=draw(st.integers(1, 4)),
-                    grammar=grammar, illegal_reward=-2.0)
+    env = TokenMDP(prompts, count_reward, vocab=words, max_len=draw(st.integers(1, 4)),
+                   grammar=grammar, illegal_reward=-2.0)
+    return env, grammar
 
 
 @settings(max_examples=30, deadline=None)
-@given(token_mdps(), st.integers(0, 2**32 - 1))
-def test_stepping_agrees_with_the_model(env, seed):
-    """Random rollouts through reset/step see exactly the transitions of to_mdp()."""
+@given(token_mdps_and_grammars(), st.integers(0, 2**32 - 1))
+def test_random_steps_agree_with_the_model_and_the_text_rules(env_and_grammar, seed):
+    """The env steps from its own model (to_mdp() is the very object it samples), and
+    each random step obeys the rules written on text: a token that keeps the response a
+    prefix of a grammar reply (plus eos) appends itself, a finished response (eos or
+    max_len) pays reward(prompt, response), any other token ends the episode in place
+    with illegal_reward."""
+    env, grammar = env_and_grammar
+    assert isinstance(env, ModelEnv) and env.to_mdp() is env.to_mdp()
     mdp = env.to_mdp()
+    replies = None if grammar is None else [tokenize(y) + ["<eos>"] for y in grammar]
     rng = np.random.default_rng(seed)
     obs, info = env.reset(seed=seed)
-    assert mdp.start[obs] > 0 and info["response"] == ""
-    for _ in range(3 * env.max_len):
+    prompt, tokens = info["prompt"], []
+    for _ in range(4 * env.max_len):
         a = int(rng.integers(env.action_space.n))
         s = obs
         obs, r, terminated, truncated, info = env.step(a)
         assert (obs, r, terminated) == (mdp.next_state[s, a, 0], mdp.reward[s, a, 0],
                                         mdp.done[s, a, 0])
         assert not truncated
+        grown = [*tokens, env.vocab[a]]
+        if replies is None or any(y[:len(grown)] == grown for y in replies):
+            tokens = grown
+            ended = tokens[-1] == "<eos>" or len(tokens) == env.max_len
+            text = detokenize([t for t in tokens if t != "<eos>"])
+            assert r == (count_reward(prompt, text) if ended else 0.0)
+            assert terminated == ended and info["response"] == text
+            assert info["tokens"] == tuple(tokens)
+        else:
+            assert (obs, r, terminated) == (s, -2.0, True)
+            assert info["tokens"] == tuple(tokens)
+        assert info["prompt"] == prompt
         if terminated:
             obs, info = env.reset()
+            prompt, tokens = info["prompt"], []
 
 
 @settings(max_examples=30, deadline=None)

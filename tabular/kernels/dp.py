@@ -1,17 +1,18 @@
 """Numba kernels of dynamic programming (Sutton & Barto 2nd ed., chapter 4).
 
-Sweeps read ``(successor, prob, reward)`` ``[S, A, K]`` and a value vector ``V``
-of length ``S + 1`` whose last entry is a sentinel state of value 0:
-``successor[s, a, k]`` is ``next_state`` unless the outcome ends the episode,
-is padding, or the discount is 0, in which case it points to the sentinel (see
-``tabular.dp._planning_arrays``). A target is then ``r + gamma * V[successor]``
-with no branch in the inner loop, which is what ``done`` means (no value flows
-from the next state).
+Sweeps take the model as one :class:`PlanningArrays` record ``(successor, prob,
+reward)``, each ``[S, A, K]`` (they unpack it once; the per-state rules they inline
+read the arrays), and a value vector ``V`` of length ``S + 1`` whose
+last entry is a sentinel state of value 0: ``successor[s, a, k]`` is
+``next_state`` unless the outcome ends the episode, is padding, or the discount
+is 0, in which case it points to the sentinel (see :func:`planning_arrays`). A
+target is then ``r + gamma * V[successor]`` with no branch in the inner loop,
+which is what ``done`` means (no value flows from the next state).
 
 Synchronous (Jacobi) sweeps write a fresh vector and run their states in
 ``numba.prange``: each state is written by exactly one thread and the residual
 is a ``max`` reduction, so the numbers are bit-identical whatever the thread
-count. In-place (Gauss-Seidel) sweeps run sequentially.
+count. In-place (Gauss-Seidel) sweeps run sequentially, in state order.
 
 ``-inf`` rewards follow the maths: an action that risks one has ``q = -inf``,
 ``max`` ignores such actions unless nothing else is left, and no NaN can form:
@@ -22,8 +23,34 @@ is never taken).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
+
+
+class PlanningArrays(NamedTuple):
+    """The model as the DP sweeps read it (built by :func:`planning_arrays`).
+
+    ``successor`` int64 ``[S, A, K]``: ``next_state``, or the sentinel ``S`` where no
+    value flows; ``prob`` and ``reward`` float64 ``[S, A, K]``: the model's own.
+    """
+
+    successor: np.ndarray
+    prob: np.ndarray
+    reward: np.ndarray
+
+
+def planning_arrays(mdp, gamma: float) -> PlanningArrays:
+    """The :class:`PlanningArrays` of ``mdp`` (a :class:`~tabular.TabularMDP`) for ``gamma``.
+
+    Outcomes that end the episode, padding, and every outcome when ``gamma = 0``
+    point to the sentinel state ``S``, whose value the sweeps hold at 0.
+    """
+    model = mdp.arrays
+    no_value = model.done | (model.prob == 0.0) | (gamma == 0.0)
+    return PlanningArrays(np.where(no_value, mdp.n_states, model.next_state), model.prob,
+                          model.reward)
 
 
 @njit(cache=True, inline="always")
@@ -69,10 +96,10 @@ def max_value(successor, prob, reward, V, gamma, s):
 def soft_value(successor, prob, reward, V, gamma, beta, ref, s):
     """``beta * log sum_a ref(a|s) exp(q(s, a) / beta)``, a one-pass stable log-sum-exp.
 
-    (One update rule, not an if/else on a new maximum: numba's parfor reduction
-    analysis fails on the two-branch form once it is inlined into a ``prange``.)
-    Actions with ``ref(a|s) = 0`` or ``q = -inf`` contribute nothing; if nothing
-    is left the value is ``-inf``.
+    One update rule rather than an if/else on a new maximum: numba's parfor
+    reduction analysis fails on the two-branch form once it is inlined into a
+    ``prange``. Actions with ``ref(a|s) = 0`` or ``q = -inf`` contribute nothing;
+    if nothing is left the value is ``-inf``.
     """
     m = -np.inf
     total = 0.0
@@ -90,8 +117,9 @@ def soft_value(successor, prob, reward, V, gamma, beta, ref, s):
 
 
 @njit(cache=True, parallel=True)
-def optimality_sweep(successor, prob, reward, V, gamma, out):
+def optimality_sweep(plan, V, gamma, out):
     """``out = T* V`` (synchronous value-iteration sweep, eq. 4.10); returns ``||out - V||_inf``."""
+    successor, prob, reward = plan
     residual = 0.0
     for s in prange(prob.shape[0]):
         v = max_value(successor, prob, reward, V, gamma, s)
@@ -101,8 +129,10 @@ def optimality_sweep(successor, prob, reward, V, gamma, out):
 
 
 @njit(cache=True)
-def optimality_sweep_inplace(successor, prob, reward, V, gamma):
-    """Gauss-Seidel value-iteration sweep (section 4.4's in-place variant); returns the residual."""
+def optimality_sweep_inplace(plan, V, gamma):
+    """In-place value-iteration sweep (section 4.4, the in-place variant of section 4.1);
+    returns the residual."""
+    successor, prob, reward = plan
     residual = 0.0
     for s in range(prob.shape[0]):
         v = max_value(successor, prob, reward, V, gamma, s)
@@ -112,8 +142,9 @@ def optimality_sweep_inplace(successor, prob, reward, V, gamma):
 
 
 @njit(cache=True, parallel=True)
-def expectation_sweep(successor, prob, reward, V, gamma, pi, out):
+def expectation_sweep(plan, V, gamma, pi, out):
     """``out = T_pi V`` (synchronous iterative policy evaluation, eq. 4.5); returns the residual."""
+    successor, prob, reward = plan
     residual = 0.0
     for s in prange(prob.shape[0]):
         v = expected_value(successor, prob, reward, V, gamma, pi, s)
@@ -123,8 +154,9 @@ def expectation_sweep(successor, prob, reward, V, gamma, pi, out):
 
 
 @njit(cache=True)
-def expectation_sweep_inplace(successor, prob, reward, V, gamma, pi):
+def expectation_sweep_inplace(plan, V, gamma, pi):
     """In-place iterative policy evaluation (the box of section 4.1); returns the residual."""
+    successor, prob, reward = plan
     residual = 0.0
     for s in range(prob.shape[0]):
         v = expected_value(successor, prob, reward, V, gamma, pi, s)
@@ -134,8 +166,9 @@ def expectation_sweep_inplace(successor, prob, reward, V, gamma, pi):
 
 
 @njit(cache=True, parallel=True)
-def soft_sweep(successor, prob, reward, V, gamma, beta, ref, out):
+def soft_sweep(plan, V, gamma, beta, ref, out):
     """``out = T_beta V``, the soft (KL-regularised) optimality operator; returns the residual."""
+    successor, prob, reward = plan
     residual = 0.0
     for s in prange(prob.shape[0]):
         v = soft_value(successor, prob, reward, V, gamma, beta, ref, s)
@@ -144,59 +177,25 @@ def soft_sweep(successor, prob, reward, V, gamma, beta, ref, out):
     return residual
 
 
+@njit(cache=True)
+def soft_sweep_inplace(plan, V, gamma, beta, ref):
+    """In-place sweep of the soft optimality operator, in state order; returns the residual."""
+    successor, prob, reward = plan
+    residual = 0.0
+    for s in range(prob.shape[0]):
+        v = soft_value(successor, prob, reward, V, gamma, beta, ref, s)
+        residual = max(residual, distance(v, V[s]))
+        V[s] = v
+    return residual
+
+
 @njit(cache=True, parallel=True)
-def q_table(successor, prob, reward, V, gamma):
+def q_table(plan, V, gamma):
     """``Q[s, a] = q(s, a)`` for every pair (eq. 4.6)."""
+    successor, prob, reward = plan
     S, A = prob.shape[0], prob.shape[1]
     Q = np.empty((S, A))
     for s in prange(S):
         for a in range(A):
             Q[s, a] = q_value(successor, prob, reward, V, gamma, s, a)
     return Q
-
-
-@njit(cache=True)
-def backward_closure(indptr, sources, targets):
-    """States with a path into ``targets``; edge lists in CSR by destination.
-
-    ``sources[indptr[t]:indptr[t + 1]]`` are the states with an edge into ``t``.
-    """
-    reached = targets.copy()
-    stack = np.flatnonzero(targets)
-    stack = np.concatenate((stack, np.empty(targets.shape[0], dtype=np.int64)))
-    top = np.count_nonzero(targets)
-    while top > 0:
-        top -= 1
-        t = stack[top]
-        for e in range(indptr[t], indptr[t + 1]):
-            s = sources[e]
-            if not reached[s]:
-                reached[s] = True
-                stack[top] = s
-                top += 1
-    return reached
-
-
-@njit(cache=True)
-def backward_bfs_actions(indptr, sources, actions, first_action):
-    """Breadth-first search backwards from the states with ``first_action[s] >= 0``.
-
-    Edges in CSR by destination: ``sources[e]`` reaches the destination by
-    ``actions[e]``. A state met first through an edge takes that edge's action,
-    so each state's action leads one level closer to the seeds; ``-1`` where
-    the seeds are out of reach.
-    """
-    chosen = first_action.copy()
-    queue = np.flatnonzero(first_action >= 0)
-    queue = np.concatenate((queue, np.empty(first_action.shape[0], dtype=np.int64)))
-    head, tail = 0, np.count_nonzero(first_action >= 0)
-    while head < tail:
-        t = queue[head]
-        head += 1
-        for e in range(indptr[t], indptr[t + 1]):
-            s = sources[e]
-            if chosen[s] < 0:
-                chosen[s] = actions[e]
-                queue[tail] = s
-                tail += 1
-    return chosen

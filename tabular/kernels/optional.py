@@ -10,6 +10,8 @@ from __future__ import annotations
 from numba.core import types
 from numba.extending import overload
 
+from ..rules.policy_gradient import kl_shaped_reward
+
 
 def row(array, i):
     """``array[i]``, or ``None`` when ``array`` is ``None`` (a run's slice of an optional
@@ -34,5 +36,36 @@ def _store(array, i, value):
 
     def impl(array, i, value):
         array[i] = value
+
+    return impl
+
+
+def floor(value, low):
+    """``max(value, low)``, or ``value`` when ``low`` is ``None`` (no floor)."""
+
+
+def kl_penalised(reward, log_pi, rollout, s, a):
+    """``reward`` with the KL penalty of ``rollout`` folded in (a record with ``beta``,
+    the reference's ``ref_log_probs [R, A]`` by row and its ``ref_row [S]``; see
+    :func:`tabular.rules.policy_gradient.kl_shaped_reward`), or ``reward`` as it is when
+    ``rollout.ref_log_probs`` is ``None`` (no penalty)."""
+
+
+@overload(floor)
+def _floor(value, low):
+    if isinstance(low, types.NoneType):
+        return lambda value, low: value
+    return lambda value, low: max(value, low)
+
+
+@overload(kl_penalised)
+def _kl_penalised(reward, log_pi, rollout, s, a):
+    ref_type = rollout.types[rollout.fields.index("ref_log_probs")]
+    if isinstance(ref_type, types.NoneType):
+        return lambda reward, log_pi, rollout, s, a: reward
+
+    def impl(reward, log_pi, rollout, s, a):
+        log_ref = rollout.ref_log_probs[rollout.ref_row[s], a]
+        return kl_shaped_reward(reward, log_pi, log_ref, rollout.beta)
 
     return impl

@@ -22,6 +22,9 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
+                             or seed < 0):
+        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
     children = np.random.SeedSequence(seed).spawn(runs)
     states = np.empty((runs, 4), dtype=np.uint64)
     for i, child in enumerate(children):

@@ -2,10 +2,12 @@
 
 - :mod:`~tabular.rlhf.exact` -- exact sums over the prefix tree (visit and ending
   probabilities, expected return, sequence KL, the RLHF objective) and the closed-form
-  optimum ``pi*(y|x) ∝ ref(y|x) exp(r(x, y) / beta)``;
+  optimum ``pi*(y|x) ∝ pi_ref(y|x) exp(r(x, y) / beta)``;
 - :mod:`~tabular.rlhf.reward_model` -- the Bradley-Terry reward model;
 - :mod:`~tabular.rlhf.preference` -- direct preference methods (DPO);
-- :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO).
+- :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
+- :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
+  reward model: :func:`train_pipeline`) and measured against the exact optimum.
 
 The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`
 and :func:`tabular.ppo`, used as they are with a ``ref_policy`` and ``beta``.
@@ -23,6 +25,7 @@ from .exact import (
     visit_probabilities,
 )
 from .group import group_relative_advantages, grpo
+from .pipeline import Frontier, FrontierPoint, RLHFPipeline, ScenarioData, train_pipeline
 from .preference import DPOResult, dpo, response_path
 from .reward_model import (
     RewardModel,
@@ -30,3 +33,11 @@ from .reward_model import (
     sample_preferences,
     train_reward_model,
 )
+
+__all__ = [
+    "DPOResult", "Frontier", "FrontierPoint", "KLOptimum", "RLHFPipeline", "RewardModel",
+    "ScenarioData", "bradley_terry_loss", "dpo", "ending_probabilities", "expected_return",
+    "group_relative_advantages", "grpo", "kl_objective", "kl_optimum", "path_returns",
+    "response_distribution", "response_path", "sample_preferences", "sequence_kl",
+    "train_pipeline", "train_reward_model", "visit_probabilities",
+]

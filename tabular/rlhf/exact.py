@@ -1,7 +1,7 @@
 """Exact sequence-level quantities of a token MDP and its KL-regularised optimum.
 
 The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`
-and :func:`tabular.ppo`, used as they are: the KL penalty is their ``kl_coef``.
+and :func:`tabular.ppo`, used as they are: the KL penalty is their ``beta``.
 
 A token MDP is a tree (every state is reached by one path), so sequence-level
 quantities are exact sums over it, computed by one forward pass in breadth-first
@@ -9,12 +9,16 @@ order (a prefix has a smaller id than its continuations):
 
 - the probability ``mu(s)`` that generation passes through state ``s``;
 - ``E_pi[r] = sum_s mu(s) sum_a pi(a|s) r(s, a)``;
-- ``KL(pi || ref) = sum_s mu(s) KL(pi(.|s) || ref(.|s))`` over whole responses
-  (the chain rule of the KL divergence);
-- the KL-regularised optimum ``pi*(y|x) = ref(y|x) exp(r(x, y) / beta) / Z(x)``
+- ``KL(pi || pi_ref) = sum_s mu(s) KL(pi(.|s) || pi_ref(.|s))`` over whole
+  responses (the chain rule of the KL divergence);
+- the KL-regularised optimum ``pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x)``
   (Ziegler et al., 2019; Rafailov et al., 2023, eq. 4) with value
   ``beta * log Z(x)``; :func:`tabular.soft_value_iteration` reaches the same
   policy token by token.
+
+Every ``policy`` and ``ref_policy`` argument takes any policy form: greedy
+``int [S]``, stochastic ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`. ``mdp`` is a
+tree MDP numbered breadth-first (a token MDP's model, ``env.to_mdp()``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from ..graph import tree_edges, tree_roots
 
 
 def visit_probabilities(mdp, policy) -> np.ndarray:
-    """``mu[s]``: the probability that an episode under ``policy`` passes through ``s``."""
+    """``mu [S]``: the probability that an episode under ``policy`` passes through each
+    state of the tree MDP ``mdp``."""
     pi = policy_matrix(mdp, policy)
     mu = mdp.start.copy()
     s, a, k = tree_edges(mdp)
@@ -39,7 +44,8 @@ def visit_probabilities(mdp, policy) -> np.ndarray:
 
 
 def ending_probabilities(mdp, policy) -> np.ndarray:
-    """``[S, A]``: the probability that the episode ends by taking ``a`` in ``s``.
+    """``[S, A]``: the probability that an episode of ``mdp`` under ``policy`` ends by
+    taking ``a`` in ``s``.
 
     In a token MDP each finished response is one ending ``(s, a)``, so this is the
     exact distribution over responses (plus forbidden-token endings).
@@ -50,9 +56,13 @@ def ending_probabilities(mdp, policy) -> np.ndarray:
 
 
 def response_distribution(env, policy) -> dict[tuple[str, str], float]:
-    """``P(x, y)`` of every finished response of a token MDP ``env`` (an ``envs.TokenMDP``)
-    under ``policy``, by enumeration; endings on a forbidden token are collected under
-    the response ``None``."""
+    """``P(x, y)`` of every finished response of a token MDP under ``policy``, by
+    enumeration, as ``{(prompt, response): probability}``; endings on a forbidden token
+    are collected under the response ``None``.
+
+    ``env``: a token MDP (duck-typed like ``envs.TokenMDP``: ``to_mdp()``, ``prompts``,
+    ``state_prompt``, ``text(s)``).
+    """
     mdp = env.to_mdp()
     ends = ending_probabilities(mdp, policy)
     dist: dict = {}
@@ -64,17 +74,19 @@ def response_distribution(env, policy) -> dict[tuple[str, str], float]:
 
 
 def expected_return(mdp, policy) -> float:
-    """``E_pi[sum_t r_t]`` (undiscounted), exactly."""
+    """``E_pi[sum_t r_t]``, the undiscounted return of ``policy`` on the tree MDP
+    ``mdp``, exactly."""
     pi = policy_matrix(mdp, policy)
     r = mdp.expected_reward()
     mu = visit_probabilities(mdp, pi)
     return float(np.sum(mu[:, None] * np.where(pi > 0.0, pi * r, 0.0)))
 
 
-def sequence_kl(mdp, policy, ref) -> float:
-    """``KL(pi || ref)`` between the distributions over whole responses (``inf`` when
-    ``pi`` produces something ``ref`` never would)."""
-    pi, q = policy_matrix(mdp, policy), policy_matrix(mdp, ref, "ref")
+def sequence_kl(mdp, policy, ref_policy) -> float:
+    """``KL(pi || pi_ref)`` between the distributions over whole responses of ``policy``
+    and ``ref_policy`` on the tree MDP ``mdp`` (``inf`` when ``policy`` produces
+    something ``ref_policy`` never would)."""
+    pi, q = policy_matrix(mdp, policy), policy_matrix(mdp, ref_policy, "ref_policy")
     mu = visit_probabilities(mdp, pi)
     on = (pi > 0.0) & (mu[:, None] > 0.0)
     if (on & (q == 0.0)).any():
@@ -84,15 +96,18 @@ def sequence_kl(mdp, policy, ref) -> float:
     return float(np.sum(mu * terms.sum(axis=1)))
 
 
-def kl_objective(mdp, policy, ref, beta: float) -> float:
-    """``E_pi[r] - beta * KL(pi || ref)``: the RLHF objective (seed 000, section 16)."""
+def kl_objective(mdp, policy, ref_policy, beta: float) -> float:
+    """``E_pi[r] - beta * KL(pi || pi_ref)``: the KL-regularised RLHF objective (Ziegler
+    et al., 2019; Ouyang et al., 2022, eq. 2 without its pre-training term) of
+    ``policy`` on the tree MDP ``mdp``, against ``ref_policy``, with KL coefficient
+    ``beta > 0``."""
     beta = check_positive("beta", beta)
-    return expected_return(mdp, policy) - beta * sequence_kl(mdp, policy, ref)
+    return expected_return(mdp, policy) - beta * sequence_kl(mdp, policy, ref_policy)
 
 
 def path_returns(mdp) -> np.ndarray:
-    """``[S, A]``: the return of the whole path that ends by taking ``a`` in ``s``
-    (rewards before ``s`` plus the expected reward of ``(s, a)``)."""
+    """``[S, A]``: the return of the whole path of the tree MDP ``mdp`` that ends by
+    taking ``a`` in ``s`` (rewards before ``s`` plus the expected reward of ``(s, a)``)."""
     before = np.zeros(mdp.n_states)
     s, a, k = tree_edges(mdp)
     order = np.argsort(s, kind="stable")
@@ -105,22 +120,26 @@ def path_returns(mdp) -> np.ndarray:
 class KLOptimum:
     """The closed-form KL-regularised optimum over whole responses.
 
-    ``endings[s, a]``: ``pi*(y)`` of the response ending with ``a`` in ``s``;
-    ``value``: ``E_x[beta * log Z(x)]``, the optimal objective.
+    Attributes
+    ----------
+    endings : ``[S, A]``, ``P*(x) pi*(y|x)`` of the response ``y`` that ends with ``a``
+        in ``s`` (the start probability of its prompt times ``pi*``; 0 elsewhere).
+    value : ``E_x[beta * log Z(x)]``, the optimal objective ``E[r] - beta * KL``.
     """
 
     endings: np.ndarray
     value: float
 
 
-def kl_optimum(mdp, ref, beta: float) -> KLOptimum:
-    """``pi*(y|x) = ref(y|x) exp(r(x, y) / beta) / Z(x)`` by enumerating the responses
-    (deterministic token MDPs: one prompt per start state, ``K = 1``)."""
+def kl_optimum(mdp, ref_policy, beta: float) -> KLOptimum:
+    """``pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x)`` by enumerating the responses
+    of ``mdp`` (a deterministic token MDP: one prompt per start state), with reference
+    ``ref_policy`` and KL coefficient ``beta > 0`` (Rafailov et al., 2023, eq. 4)."""
     beta = check_positive("beta", beta)
     if (mdp.prob[:, :, 0] < 1.0).any():
         raise ValueError("kl_optimum enumerates responses of a deterministic token MDP; "
                          "use tabular.soft_value_iteration for stochastic MDPs")
-    q = policy_matrix(mdp, ref, "ref")
+    q = policy_matrix(mdp, ref_policy, "ref_policy")
     ref_ends = ending_probabilities(mdp, q)
     R = path_returns(mdp)
     roots = np.flatnonzero(mdp.start > 0.0)

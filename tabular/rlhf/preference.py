@@ -4,14 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..checks import check_positive, check_positive_int
-from ..policy import SoftmaxPolicy
-from ..rules.policy_gradient import log_softmax, softmax
+from ..policy import SoftmaxPolicy, as_softmax_policy
+from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
 from .reward_model import log_sigmoid, sigmoid
+
+
+class Paths(NamedTuple):
+    """Responses as the kernel reads them, one row each: the ``states`` and ``actions``
+    (tokens) that generate them (int64 ``[P, L]``, padded), their ``lengths`` ``[P]`` and
+    their log-probability under the reference, ``ref_log_probs`` ``[P]``."""
+
+    states: np.ndarray
+    actions: np.ndarray
+    lengths: np.ndarray
+    ref_log_probs: np.ndarray
+
+
+class Preferences(NamedTuple):
+    """``counts[i]`` comparisons in which response ``winners[i]`` beat ``losers[i]``."""
+
+    winners: Paths
+    losers: Paths
+    counts: np.ndarray
+
+
+class DPOParams(NamedTuple):
+    """:func:`dpo`'s hyper-parameters as its kernel reads them."""
+
+    beta: float
+    steps: int
+    alpha: float
 
 
 def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
@@ -26,24 +54,12 @@ def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarr
 
 @njit(cache=True, inline="always")
 def sequence_log_prob(logits, row_of_state, states, actions, length, buf):
-    """``log pi(y|x) = sum_t log pi(a_t | s_t)`` along one response."""
+    """``log pi(y|x) = sum_t log pi(a_t | s_t)`` along one response (the chain rule)."""
     total = 0.0
     for t in range(length):
         log_softmax(logits[row_of_state[states[t]]], buf)
         total += buf[actions[t]]
     return total
-
-
-@njit(cache=True, inline="always")
-def accumulate_log_prob_grad(logits, row_of_state, states, actions, length, weight, grad,
-                             probs):
-    """``grad += weight * d log pi(y|x) / d logits``: ``onehot(a_t) - pi(.|s_t)`` per row."""
-    for t in range(length):
-        r = row_of_state[states[t]]
-        softmax(logits[r], probs)
-        for b in range(logits.shape[1]):
-            grad[r, b] -= weight * probs[b]
-        grad[r, actions[t]] += weight
 
 
 @njit(cache=True, inline="always")
@@ -53,61 +69,88 @@ def dpo_margin(log_pi_w, log_ref_w, log_pi_l, log_ref_l, beta):
     return beta * ((log_pi_w - log_ref_w) - (log_pi_l - log_ref_l))
 
 
+@njit(cache=True, inline="always")
+def _accumulate_path_grad(logits, row_of_state, paths, i, weight, probs, grad):
+    """``grad += weight * d log pi(y_i|x) / d logits``, token by token."""
+    for t in range(paths.lengths[i]):
+        r = row_of_state[paths.states[i, t]]
+        accumulate_log_prob_grad(logits[r], paths.actions[i, t], weight, probs, grad[r])
+
+
 @njit(cache=True)
-def _dpo_descent(logits, row_of_state, st_w, ac_w, len_w, ref_w, st_l, ac_l, len_l, ref_l,
-                 counts, beta, steps, alpha, history):
+def _dpo_descent(logits, row_of_state, data, p, history):
     """Full-batch gradient descent on the mean DPO loss ``-log sigma(margin)``."""
-    P = counts.shape[0]
-    n = counts.sum()
+    n = data.counts.sum()
     A = logits.shape[1]
     grad = np.zeros_like(logits)
     buf, probs = np.empty(A), np.empty(A)
-    for step in range(steps):
+    win, lose = data.winners, data.losers
+    for step in range(p.steps):
         grad[:] = 0.0
         loss = 0.0
-        for i in range(P):
-            lw = sequence_log_prob(logits, row_of_state, st_w[i], ac_w[i], len_w[i], buf)
-            ll = sequence_log_prob(logits, row_of_state, st_l[i], ac_l[i], len_l[i], buf)
-            margin = dpo_margin(lw, ref_w[i], ll, ref_l[i], beta)
-            loss -= counts[i] * log_sigmoid(margin) / n
-            w = counts[i] * beta * sigmoid(-margin) / n  # d(-loss) / d log pi(y_w)
-            accumulate_log_prob_grad(logits, row_of_state, st_w[i], ac_w[i], len_w[i], w,
-                                     grad, probs)
-            accumulate_log_prob_grad(logits, row_of_state, st_l[i], ac_l[i], len_l[i], -w,
-                                     grad, probs)
+        for i in range(data.counts.shape[0]):
+            lw = sequence_log_prob(logits, row_of_state, win.states[i], win.actions[i],
+                                   win.lengths[i], buf)
+            ll = sequence_log_prob(logits, row_of_state, lose.states[i], lose.actions[i],
+                                   lose.lengths[i], buf)
+            margin = dpo_margin(lw, win.ref_log_probs[i], ll, lose.ref_log_probs[i], p.beta)
+            loss -= data.counts[i] * log_sigmoid(margin) / n
+            w = data.counts[i] * p.beta * sigmoid(-margin) / n  # d(-loss) / d log pi(y_w)
+            _accumulate_path_grad(logits, row_of_state, win, i, w, probs, grad)
+            _accumulate_path_grad(logits, row_of_state, lose, i, -w, probs, grad)
         history[step] = loss
         for r in range(logits.shape[0]):
-            for b in range(A):
-                if logits[r, b] > -np.inf:
-                    logits[r, b] += alpha * grad[r, b]
+            ascend(logits[r], grad[r], p.alpha)
 
 
 @dataclass
 class DPOResult:
-    """The trained ``logits`` ``[R, A]``, the ``policy`` and the mean loss per step."""
+    """What :func:`dpo` returns.
+
+    Attributes
+    ----------
+    logits : float64 ``[R, A]``, the trained logits (the rows of the starting policy).
+    policy : the trained :class:`~tabular.SoftmaxPolicy` (these logits, the starting
+        policy's ``row_of_state``).
+    loss : float64 ``[steps]``, the mean DPO loss before each step.
+    """
 
     logits: np.ndarray
     policy: SoftmaxPolicy
     loss: np.ndarray
 
 
-def dpo(env, policy: SoftmaxPolicy, preferences, *, beta: float, ref_policy=None,
-        steps: int = 2000, alpha: float = 1.0) -> DPOResult:
-    """Direct preference optimisation on a token MDP ``env``.
+def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 2000,
+        alpha: float = 1.0) -> DPOResult:
+    """Direct preference optimisation on a token MDP ``env`` (Rafailov et al., 2023).
 
-    Minimises the mean of ``-log sigma(beta * [(log pi(y_w) - log ref(y_w)) -
-    (log pi(y_l) - log ref(y_l))])`` over ``(prompt, y_w, y_l)`` or
-    ``(count, prompt, y_w, y_l)`` triples, starting from ``policy`` (the
-    reference too unless ``ref_policy`` is given). At the optimum the implicit
-    reward ``beta * log pi(y) / ref(y)`` is the Bradley-Terry fit of the
+    Minimises the mean over the comparisons of the DPO loss (eq. 7)
+    ``-log sigma(beta * [(log pi(y_w|x) - log ref(y_w|x)) - (log pi(y_l|x) - log ref(y_l|x))])``
+    by full-batch gradient descent, starting from ``policy``. At the optimum the implicit
+    reward ``beta * log pi(y|x) / ref(y|x)`` is the Bradley-Terry fit of the
     preferences, so ``pi`` is the KL-regularised optimum for that reward.
+
+    Parameters
+    ----------
+    env : the token MDP (an ``envs.TokenMDP``) whose prompts and responses are compared.
+    policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` (its rows are
+        trained, shared or not) or an ``[S, A]`` matrix of probabilities.
+    preferences : ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` tuples
+        (``y_w`` preferred, ``count`` comparisons; default count 1).
+    beta : the KL coefficient (> 0), required.
+    ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
+    steps : gradient steps, default 2000.
+    alpha : step size (> 0), default 1.0.
+
+    Returns a :class:`DPOResult`. Every response compared must have positive
+    probability under ``policy`` and ``ref_policy``.
     """
     beta = check_positive("beta", beta)
     steps = check_positive_int("steps", steps)
     alpha = check_positive("alpha", alpha)
-    ref = policy if ref_policy is None else ref_policy
-    if ref.n_states != policy.n_states or policy.n_states != env.n_states:
-        raise ValueError("policy, ref_policy and env must have the same states")
+    mdp = getattr(env, "unwrapped", env).to_mdp()
+    policy = as_softmax_policy(mdp, policy, greedy=False)
+    ref = policy if ref_policy is None else as_softmax_policy(mdp, ref_policy, "ref_policy")
     prefs = [tuple(p) if len(p) == 4 else (1, *p) for p in preferences]
     if not prefs:
         raise ValueError("no preferences given")
@@ -121,25 +164,22 @@ def dpo(env, policy: SoftmaxPolicy, preferences, *, beta: float, ref_policy=None
                     if not np.isfinite(lp[s, a]).all():
                         raise ValueError(f"response {y!r} to prompt {x!r} has probability 0 "
                                          f"under {name} (a masked token); DPO needs it possible")
-    paths_w = [paths[(x, yw)] for _, x, yw, _ in prefs]
-    paths_l = [paths[(x, yl)] for _, x, _, yl in prefs]
-    counts = np.array([float(c) for c, _, _, _ in prefs])
-    st_w, ac_w, len_w = _pad(paths_w)
-    st_l, ac_l, len_l = _pad(paths_l)
-    ref_w = np.array([ref_lp[s, a].sum() for s, a in paths_w])
-    ref_l = np.array([ref_lp[s, a].sum() for s, a in paths_l])
+    data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], ref_lp),
+                       _paths([paths[(x, yl)] for _, x, _, yl in prefs], ref_lp),
+                       np.array([float(c) for c, _, _, _ in prefs]))
     logits = policy.logits.copy()
     history = np.zeros(steps)
-    _dpo_descent(logits, policy.row_of_state, st_w, ac_w, len_w, ref_w, st_l, ac_l, len_l,
-                 ref_l, counts, beta, steps, alpha, history)
+    _dpo_descent(logits, policy.row_of_state, data, DPOParams(beta, steps, alpha), history)
     return DPOResult(logits, SoftmaxPolicy(logits, policy.row_of_state.copy()), history)
 
 
-def _pad(paths: Sequence[tuple[np.ndarray, np.ndarray]]):
+def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], ref_log_probs: np.ndarray) -> Paths:
+    """Pad the responses' states and actions into one :class:`Paths` record."""
     L = max(len(s) for s, _ in paths)
     states = np.zeros((len(paths), L), dtype=np.int64)
     actions = np.zeros((len(paths), L), dtype=np.int64)
     lengths = np.array([len(s) for s, _ in paths], dtype=np.int64)
     for i, (s, a) in enumerate(paths):
         states[i, : len(s)], actions[i, : len(a)] = s, a
-    return states, actions, lengths
+    ref = np.array([ref_log_probs[s, a].sum() for s, a in paths])
+    return Paths(states, actions, lengths, ref)

@@ -23,6 +23,7 @@ def log_sigmoid(z):
 
 @njit(cache=True, inline="always")
 def sigmoid(z):
+    """``sigma(z) = 1 / (1 + exp(-z))``, without overflow for either sign of ``z``."""
     if z >= 0.0:
         return 1.0 / (1.0 + np.exp(-z))
     e = np.exp(z)
@@ -41,7 +42,8 @@ def _bradley_terry_loss(scores, winners, losers, counts):
 @njit(cache=True)
 def _bradley_terry_descent(scores, winners, losers, counts, steps, alpha):
     """Gradient descent on the mean of ``-log sigma(r_w - r_l)``: each pair raises the
-    winner and lowers the loser by ``sigma(-(r_w - r_l))`` (seed 000, section 9)."""
+    winner and lowers the loser by ``sigma(-(r_w - r_l))``, the gradient of the
+    Bradley-Terry log-likelihood (Bradley and Terry, 1952)."""
     n = counts.sum()
     grad = np.zeros_like(scores)
     for _ in range(steps):
@@ -55,8 +57,13 @@ def _bradley_terry_descent(scores, winners, losers, counts, steps, alpha):
 
 
 def bradley_terry_loss(scores, winners, losers, counts=None) -> float:
-    """Mean ``-log sigma(r(x, y_w) - r(x, y_l))`` over preference pairs (indices into
-    ``scores``)."""
+    """Mean ``-log sigma(r(x, y_w) - r(x, y_l))`` over preference pairs, the negative
+    Bradley-Terry log-likelihood (Ouyang et al., 2022, eq. 1).
+
+    ``scores``: the reward of each response; ``winners``, ``losers``: indices into
+    ``scores``, one pair each; ``counts``: how often each pair was observed (default
+    ``None``: once each).
+    """
     winners = np.asarray(winners, dtype=np.int64)
     losers = np.asarray(losers, dtype=np.int64)
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, dtype=np.float64)
@@ -87,9 +94,14 @@ def _preference_arrays(preferences):
 class RewardModel:
     """A tabular Bradley-Terry reward model ``r(x, y)``, one score per response seen.
 
-    ``score(prompt, response)``; a response never compared gets ``default`` (0, the
-    average of the reference responses after normalisation). ``loss`` is the mean
-    negative log-likelihood of the training preferences.
+    Attributes
+    ----------
+    scores : ``{(prompt, response): score}`` of every response compared in training.
+    loss : the mean negative log-likelihood of the training preferences.
+    default : the score of a response never compared (default 0, the average of the
+        reference responses after normalisation).
+
+    ``score(prompt, response)`` (or calling the model) looks a response up.
     """
 
     scores: dict
@@ -97,6 +109,7 @@ class RewardModel:
     default: float = 0.0
 
     def score(self, prompt: str, response: str) -> float:
+        """``r(prompt, response)``; ``default`` for a response never compared."""
         return self.scores.get((prompt, response), self.default)
 
     def __call__(self, prompt: str, response: str) -> float:
@@ -105,13 +118,24 @@ class RewardModel:
 
 def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
                        alpha: float = 5.0) -> RewardModel:
-    """Fit ``r`` by maximum likelihood under Bradley-Terry, ``P(y_w > y_l) = sigma(r_w - r_l)``.
+    """Fit ``r`` by maximum likelihood under Bradley-Terry, ``P(y_w > y_l) = sigma(r_w - r_l)``
+    (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5).
 
-    ``preferences``: ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` triples.
     Only score differences within a prompt are identified (any shift ``c(x)`` leaves
     the loss unchanged), so the scores are normalised as InstructGPT did: per prompt,
-    the ``reference`` responses (a list of ``(prompt, response)``; default: every
-    response compared) average 0.
+    the reference responses average 0.
+
+    Parameters
+    ----------
+    preferences : ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` tuples.
+    reference : the ``(prompt, response)`` pairs whose scores average 0 per prompt
+        (default ``None``: every response compared).
+    steps : full-batch gradient steps (default 20,000).
+    alpha : the step size (default 5).
+
+    Returns
+    -------
+    A :class:`RewardModel`.
     """
     steps = check_positive_int("steps", steps)
     alpha = check_positive("alpha", alpha)
@@ -152,8 +176,13 @@ def _sample_bradley_terry(scores, n, rng):
 
 def sample_preferences(prompt: str, responses: Sequence[str], scores, n: int, *,
                        seed: int | None = 0) -> list[tuple[int, str, str, str]]:
-    """``n`` labeller comparisons simulated from a Bradley-Terry model of known ``scores``,
-    as ``(count, prompt, winner, loser)`` tuples (one per ordered pair that occurred)."""
+    """``n`` labeller comparisons simulated from a Bradley-Terry model.
+
+    Each comparison draws two distinct ``responses`` to ``prompt`` uniformly; response
+    ``i`` beats ``j`` with probability ``sigma(scores[i] - scores[j])``. ``seed``
+    (default 0) seeds the draws. Returns ``(count, prompt, winner, loser)`` tuples,
+    one per ordered pair that occurred.
+    """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.shape != (len(responses),) or len(responses) < 2:
         raise ValueError(f"scores must give one number for each of the (at least 2) "

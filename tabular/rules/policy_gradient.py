@@ -2,20 +2,23 @@
 
 A tabular softmax policy keeps one row of logits ``theta[row]`` per row of a
 :class:`~tabular.SoftmaxPolicy`; every rule below acts on one such row. The
-learners in :mod:`tabular.pg` compose them in their episode loops, so each
-algorithm reads like its equation in Sutton & Barto (2nd ed., chapter 13) or in
-the PPO and GAE papers (Schulman et al., 2016; 2017).
+learners compose them in their loops, so each reads like its equation: REINFORCE
+and actor-critic in :mod:`tabular.pg` (Sutton & Barto, 2nd ed., chapter 13), PPO
+with GAE (Schulman et al., 2016; 2017), GRPO and DPO in :mod:`tabular.rlhf` (Shao
+et al., 2024; Rafailov et al., 2023) and maximum-likelihood training in
+:mod:`tabular.lm`. All of them take their gradient from one rule,
+:func:`accumulate_log_prob_grad` (``grad log pi`` scaled by a weight), and
+:func:`policy_gradient_step` is that rule applied to the logits themselves.
 
 Masked actions (``-inf`` logits, a grammar in the token MDP) have probability 0:
-their gradient is 0 and :func:`ascend` never touches them, so they stay ``-inf``
-and never turn into NaN.
+their gradient is 0 and no rule touches them, so they stay ``-inf`` and never turn
+into NaN.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
 
 
 @njit(cache=True, inline="always")
@@ -54,15 +57,33 @@ def log_softmax(logits, out):
 
 
 @njit(cache=True, inline="always")
-def grad_log_softmax(probs, a, out):
-    """``out[b] = d log pi(a) / d theta_b = 1[b == a] - pi(b)`` (S&B eq. 13.9).
+def accumulate_log_prob_grad(theta, a, weight, probs, out):
+    """``out += weight * d log pi(a) / d theta`` for ``pi = softmax(theta)``: the one
+    gradient assembly of every learner (REINFORCE, actor-critic, PPO, GRPO, DPO and
+    maximum-likelihood training).
 
-    ``probs`` is ``softmax(theta)``; a masked action (``pi(b) = 0``, never sampled)
-    gets gradient 0.
+    ``d log pi(a) / d theta_b = 1[b == a] - pi(b)`` (S&B eq. 13.9), so
+    ``out[b] += weight * (1[b == a] - pi(b))``. ``probs`` receives ``pi``. A masked
+    action (``theta_b = -inf``, never sampled) has ``pi(b) = 0``: its term is a zero,
+    so ``out[b]`` keeps its value (a ``-inf`` logit stays ``-inf``) for any finite
+    ``weight``.
     """
-    for b in range(probs.shape[0]):
-        out[b] = -probs[b]
-    out[a] += 1.0
+    softmax(theta, probs)
+    for b in range(probs.shape[0]):  # the bound of a local array: a faster loop than theta's
+        out[b] += weight * (1.0 - probs[b] if b == a else -probs[b])
+
+
+@njit(cache=True, inline="always")
+def policy_gradient_step(theta, a, step, probs):
+    """One stochastic gradient-ascent step on ``log pi(a)``:
+    ``theta += step * grad log pi(a | theta)``.
+
+    S&B eq. 13.8 with the step ``alpha gamma^t G_t`` folded into ``step``
+    (``alpha gamma^t delta`` with a baseline or critic, sections 13.4-13.5); a
+    maximum-likelihood step on token ``a`` when ``step`` is the learning rate.
+    Masked logits stay ``-inf``.
+    """
+    accumulate_log_prob_grad(theta, a, step, probs, theta)
 
 
 @njit(cache=True, inline="always")
@@ -105,12 +126,13 @@ def clipped_surrogate_weight(ratio, advantage, clip):
 
 
 @njit(cache=True, inline="always")
-def kl_shaped_reward(reward, log_pi, log_ref, kl_coef):
+def kl_shaped_reward(reward, log_pi, log_ref, beta):
     """``r - beta * (log pi(a|s) - log pi_ref(a|s))``: the KL penalty to a reference
     folded into the per-step reward (Ziegler et al., 2019; Stiennon et al., 2020).
 
     Its expectation over ``a ~ pi`` is ``r - beta * KL(pi || pi_ref)`` at ``s``.
+    ``beta = 0`` returns ``r`` as it is, whatever ``log_ref`` (even ``-inf``).
     """
-    if kl_coef == 0.0:
+    if beta == 0.0:
         return reward
-    return reward - kl_coef * (log_pi - log_ref)
+    return reward - beta * (log_pi - log_ref)

@@ -9,6 +9,8 @@ episode (eq. 3.9), with ``x`` and ``d`` chosen by the caller:
 - GAE (Schulman et al., 2016, eq. 16): ``x = TD errors``, ``d = gamma * lam``.
 
 A step that ends the episode (``done``) passes no value back: ``G_t = x_t``.
+Off-policy Monte Carlo weights a return by its importance-sampling ratio
+(:func:`importance_weighted_return`, eq. 5.5).
 """
 
 from __future__ import annotations
@@ -22,6 +24,16 @@ from .values import discounted, td_error, td_target
 def discounted_return(reward, gamma, later_return):
     """``G_t = R_{t+1} + gamma G_{t+1}`` (eq. 3.9), with ``0 * -inf = 0``."""
     return reward + discounted(gamma, later_return)
+
+
+@njit(cache=True, inline="always")
+def importance_weighted_return(ratio, G):
+    """``rho G``, the importance-sampled return of ordinary importance sampling
+    (eq. 5.5); an episode the target policy would never produce (``rho = 0``)
+    contributes 0, even with ``G = -inf``."""
+    if ratio == 0.0:
+        return 0.0
+    return ratio * G
 
 
 @njit(cache=True, inline="always")

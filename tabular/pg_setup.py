@@ -1,0 +1,136 @@
+"""The checks in front of the policy-gradient kernels, shared by :mod:`tabular.pg` and
+:func:`tabular.rlhf.grpo`: every error names the parameter.
+
+:func:`setup` validates what all these learners take (the MDP, the starting policy,
+the KL penalty, the reward floor, ``gamma``, the episode counts, ``runs`` and
+``seed``) and returns it in the form the kernels read
+(:class:`~tabular.kernels.rollout.Rollout`, one xoshiro stream per run);
+:meth:`Setup.outputs` allocates a kernel's outputs and :meth:`Setup.result` turns
+them into a :class:`~tabular.results.PolicyGradientResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checks import check_gamma
+from .kernels.rng import seed_states
+from .kernels.rollout import PolicyGradientOutputs, Rollout
+from .learning import as_mdp, check_episode_args, per_run
+from .mdp import TabularMDP
+from .policy import SoftmaxPolicy, as_softmax_policy
+from .results import PolicyGradientResult, with_run_axis
+from .schedules import as_schedule
+
+
+def check_nonnegative(name: str, value: float) -> float:
+    """A finite number ``>= 0`` (NaN rejected)."""
+    value = float(value)
+    if not 0.0 <= value < np.inf:  # also rejects NaN
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return value
+
+
+def step_size(name: str, value, high: float = np.inf) -> np.ndarray:
+    """A number or schedule in ``(0, high]``, as kernel schedule parameters: a policy
+    step may exceed 1, a value estimate's (``high=1``: eq. 2.4 moves the estimate at
+    most all the way to its target) may not."""
+    try:
+        return as_schedule(name, value, high=high).params
+    except ValueError as err:
+        message = str(err)
+        raise ValueError(message if name in message else f"{name}: {message}") from None
+
+
+def check_reward_floor(mdp: TabularMDP, reward_floor) -> float | None:
+    """The floor the kernels apply (``None``: nothing to floor), or a clear error when
+    the MDP can pay ``-inf`` and no floor is given."""
+    if reward_floor is None:
+        pays_minus_inf = (mdp.prob > 0.0) & (mdp.reward == -np.inf)
+        if pays_minus_inf.any():
+            s, a, _ = np.argwhere(pays_minus_inf)[0]
+            raise ValueError(
+                f"the MDP pays a -inf reward (state {mdp.state_name(int(s))}, action "
+                f"{mdp.action_name(int(a))}) and a policy gradient cannot be computed from an "
+                "infinite return: pass reward_floor=<a finite number well below the other "
+                "returns> (e.g. -10 times their scale); the learner then uses "
+                "max(r, reward_floor) (see tabular.pg for when this keeps the optimum)")
+        return None
+    floor = float(reward_floor)
+    if not np.isfinite(floor):
+        raise ValueError(f"reward_floor must be a finite number (or None), got {reward_floor!r}")
+    return floor
+
+
+def reference(mdp: TabularMDP, policy: SoftmaxPolicy, ref_policy, beta):
+    """``(beta, ref_log_probs, ref_row)`` for :class:`~tabular.kernels.rollout.Rollout`:
+    the reference's log-probabilities by row and its row map, ``None`` for both when
+    ``beta = 0`` (no penalty).
+
+    ``ref_policy`` takes every policy form (:func:`~tabular.policy.as_softmax_policy`)
+    and is checked even when ``beta = 0``; with ``beta > 0`` it is required and must
+    allow every action that ``policy`` allows (else the KL is infinite).
+    """
+    beta = check_nonnegative("beta", beta)
+    if beta > 0.0 and ref_policy is None:
+        raise ValueError("beta > 0 needs a ref_policy to stay close to")
+    if ref_policy is None:
+        return beta, None, None
+    ref = as_softmax_policy(mdp, ref_policy, "ref_policy")
+    if beta == 0.0:
+        return beta, None, None
+    allowed = np.isfinite(policy.logits)[policy.row_of_state]
+    forbidden = ~np.isfinite(ref.logits)[ref.row_of_state]
+    clash = allowed & forbidden
+    if clash.any():
+        s, a = np.argwhere(clash)[0]
+        raise ValueError(f"ref_policy masks action {mdp.action_name(int(a))} in state "
+                         f"{mdp.state_name(int(s))}, which policy allows: the KL penalty "
+                         "would be infinite")
+    return beta, ref.row_log_probs(), ref.row_of_state
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The validated arguments every policy-gradient learner shares."""
+
+    mdp: TabularMDP
+    policy: SoftmaxPolicy
+    rollout: Rollout
+    gamma: float
+    episodes: int
+    runs: int | None
+    rng_states: np.ndarray
+
+    def outputs(self, value: bool = True) -> PolicyGradientOutputs:
+        """Per-run copies of the policy's logits, a zero ``V`` (``None`` without
+        ``value``), returns and lengths."""
+        n = self.rng_states.shape[0]
+        return PolicyGradientOutputs(per_run(self.policy.logits, n),
+                                     np.zeros((n, self.mdp.n_states)) if value else None,
+                                     np.zeros((n, self.episodes)),
+                                     np.zeros((n, self.episodes), dtype=np.int64))
+
+    def result(self, out: PolicyGradientOutputs, value: bool = True) -> PolicyGradientResult:
+        """The public result (``V`` only with ``value``), without a run axis when
+        ``runs is None``."""
+        return PolicyGradientResult(
+            with_run_axis(out.returns, self.runs), with_run_axis(out.lengths, self.runs),
+            with_run_axis(out.logits, self.runs), self.policy.row_of_state.copy(),
+            with_run_axis(out.V, self.runs) if value else None)
+
+
+def setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
+          seed) -> Setup:
+    """Check the arguments every policy-gradient learner shares (``policy=None``: the
+    uniform tabular softmax; ``episodes``: the total the result holds)."""
+    mdp = as_mdp(mdp)
+    policy = (SoftmaxPolicy.tabular(mdp.n_states, mdp.n_actions) if policy is None
+              else as_softmax_policy(mdp, policy, greedy=False))
+    beta, ref_log_probs, ref_row = reference(mdp, policy, ref_policy, beta)
+    episodes, n, max_steps = check_episode_args(episodes, runs, max_steps)
+    rollout = Rollout(policy.row_of_state, max_steps, check_reward_floor(mdp, reward_floor),
+                      beta, ref_log_probs, ref_row)
+    return Setup(mdp, policy, rollout, check_gamma(gamma), episodes, runs, seed_states(seed, n))
