@@ -1,4 +1,4 @@
-"""Policy-gradient learners on Example 4.1's 4x4 gridworld (``tabular/Gridworld4x4-v0``, gamma 0.9).
+"""Policy-gradient learners on Example 4.1's 4x4 gridworld (``tabzoo/Gridworld4x4-v0``, gamma 0.9).
 
 Reported, from one run of this process:
 
@@ -18,13 +18,13 @@ import gymnasium as gym
 import numba
 import numpy as np
 
-import envs  # noqa: F401  (registers tabular/*)
+import envs  # noqa: F401  (registers tabzoo/*)
 from benchmarks.timing import compile_seconds, steps_per_second
 from tabular import actor_critic, ppo, reinforce
 
 GAMMA = 0.9
 ALPHA = 0.1
-ENV_ID = "tabular/Gridworld4x4-v0"
+ENV_ID = "tabzoo/Gridworld4x4-v0"
 SETUP = ("import gymnasium as gym, envs; from tabular import {name} as f; "
          f"mdp = gym.make('{ENV_ID}').unwrapped.to_mdp()")
 CALLS = {"reinforce": "episodes=2", "actor_critic": "episodes=2",

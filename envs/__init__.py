@@ -1,13 +1,14 @@
-"""Gymnasium environments for the tabular zoo; ``import envs`` registers ``tabular/*``.
+"""Gymnasium environments for the tabular zoo; ``import envs`` registers ``tabzoo/*``.
 
     import gymnasium as gym
     import envs
-    env = gym.make("tabular/CliffWalking-v0")
+    env = gym.make("tabzoo/CliffWalking-v0")
     mdp = env.unwrapped.to_mdp()
 
 - :class:`ModelEnv`: an env that steps from the :class:`tabular.TabularMDP` it holds
   (every env here is one);
 - :class:`GridWorld` (ASCII layouts, :func:`register_gridworld` for your own),
+  :class:`PickupGridWorld` (one-time rewards, the collected set in the state),
   :class:`TrapTreasure` and the Sutton & Barto examples;
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
@@ -16,6 +17,7 @@
 
 from .base import ModelEnv
 from .gridworld import GridWorld
+from .pickups import PickupGridWorld
 from .registration import register_builtins, register_gridworld
 from .scenarios import Scenario, load_scenario
 from .sutton_barto import (
@@ -32,6 +34,7 @@ from .trap_treasure import TrapTreasure
 
 __all__ = [
     "CliffWalking", "Gambler", "GridWorld", "Gridworld4x4", "Gridworld5x5", "ModelEnv",
+    "PickupGridWorld",
     "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld",
     "load_scenario", "register_builtins", "register_gridworld",
 ]

@@ -61,6 +61,23 @@ class ModelEnv(gym.Env):
         """The exact model this env samples from."""
         return self._mdp
 
+    @property
+    def P(self) -> dict[int, dict[int, list[tuple[float, int, float, bool]]]]:
+        """The model in Gymnasium toy-text's format, for code written against FrozenLake:
+        ``P[s][a] = [(prob, next_state, reward, terminated), ...]``, the outcomes of
+        positive probability (a new dict; the model stays the source of truth)."""
+        m = self._mdp
+        return {s: {a: [(float(m.prob[s, a, k]), int(m.next_state[s, a, k]),
+                         float(m.reward[s, a, k]), bool(m.done[s, a, k]))
+                        for k in range(m.n_outcomes) if m.prob[s, a, k] > 0.0]
+                    for a in range(m.n_actions)}
+                for s in range(m.n_states)}
+
+    @property
+    def initial_state_distrib(self) -> np.ndarray:
+        """The start distribution ``[S]`` (toy-text's name for ``mdp.start``)."""
+        return self._mdp.start
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Draw a start state from ``mdp.start``; ``seed`` (default ``None``: keep the
         current generator) reseeds ``np_random``; ``options`` is unused. Returns

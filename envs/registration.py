@@ -1,46 +1,62 @@
-"""Registration of the ``tabular/`` namespace with Gymnasium."""
+"""Registration of the project's envs with Gymnasium, under the ``tabzoo/`` namespace.
+
+``import envs`` registers every built-in env; without it, Gymnasium's own
+``"module:id"`` syntax imports this package first, so a fresh interpreter that
+imports only ``gymnasium`` can ``gymnasium.make("envs:tabzoo/CliffWalking-v0")``.
+(Gymnasium 1.0 removed the ``gymnasium.envs`` entry-point plug-ins of 0.26-0.29, so
+an id without the module part cannot load a third-party package by itself.)
+
+The namespace is the project's own: Gymnasium 1.x registers ``tabular/CliffWalking-v0``
+and ``tabular/Blackjack-v0`` (its JAX functional envs), which stay untouched. The
+ids this project used before (``tabular/TrapTreasure-v0``, ...) are kept as entries
+that raise an error naming their new id, except where Gymnasium owns the id.
+"""
 
 from __future__ import annotations
 
 import gymnasium
 
-NAMESPACE = "tabular"
+NAMESPACE = "tabzoo"
+OLD_NAMESPACE = "tabular"
 
+#: Each built-in env: its entry point and Gymnasium's time limit ``max_episode_steps``
+#: (long enough for every published figure; a learner given the env stops there).
 BUILTINS = {
-    "TrapTreasure-v0": ("envs.trap_treasure:TrapTreasure", None),
+    "TrapTreasure-v0": ("envs.trap_treasure:TrapTreasure", 1_000),
     "Gridworld5x5-v0": ("envs.sutton_barto:Gridworld5x5", 100),
-    "Gridworld4x4-v0": ("envs.sutton_barto:Gridworld4x4", None),
-    "Gambler-v0": ("envs.sutton_barto:Gambler", None),
-    "RandomWalk-v0": ("envs.sutton_barto:RandomWalk", None),
-    "WindyGridworld-v0": ("envs.sutton_barto:WindyGridworld", None),
-    "CliffWalking-v0": ("envs.sutton_barto:CliffWalking", None),
-    "ShortCorridor-v0": ("envs.sutton_barto:ShortCorridor", None),
-    "TokenMDP-v0": ("envs.token:TokenMDP", None),
-    "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", None),
+    "Gridworld4x4-v0": ("envs.sutton_barto:Gridworld4x4", 1_000),
+    "Gambler-v0": ("envs.sutton_barto:Gambler", 10_000),
+    "RandomWalk-v0": ("envs.sutton_barto:RandomWalk", 10_000),
+    "WindyGridworld-v0": ("envs.sutton_barto:WindyGridworld", 10_000),
+    "CliffWalking-v0": ("envs.sutton_barto:CliffWalking", 10_000),
+    "ShortCorridor-v0": ("envs.sutton_barto:ShortCorridor", 1_000),
+    "TokenMDP-v0": ("envs.token:TokenMDP", 1_000),
+    "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", 1_000),
 }
 
 
-def drop_gymnasium_tabular_envs() -> None:
-    """Remove the ``tabular/*`` ids that Gymnasium itself pre-registers.
+class RenamedEnvError(gymnasium.error.Error):
+    """An id of the old ``tabular/`` namespace was made."""
 
-    Gymnasium 1.x registers ``tabular/CliffWalking-v0`` and ``tabular/Blackjack-v0``
-    as JAX functional envs (which need JAX, not installed here). Registering ours
-    over them would print an override warning and leave the namespace shared, so
-    Gymnasium's own entries (entry points inside ``gymnasium.``) are deleted first.
-    """
-    for env_id, spec in list(gymnasium.registry.items()):
-        entry = spec.entry_point if isinstance(spec.entry_point, str) else ""
-        if spec.namespace == NAMESPACE and entry.startswith("gymnasium."):
-            del gymnasium.registry[env_id]
+
+def renamed(old_id: str, new_id: str):
+    """An entry point for ``old_id`` that says where the env went."""
+    def make(**kwargs):
+        raise RenamedEnvError(f"{old_id} is now {new_id} (the tabular/ namespace is "
+                              "Gymnasium's own): gymnasium.make(\"" + new_id + "\")")
+    return make
 
 
 def register_builtins() -> None:
-    """Register every built-in env under ``tabular/`` (done on ``import envs``):
-    ``BUILTINS`` maps each name to its entry point and ``max_episode_steps``."""
-    drop_gymnasium_tabular_envs()
+    """Register every built-in env under ``tabzoo/`` (done on ``import envs``), and the
+    old ``tabular/`` ids that Gymnasium does not own as pointers to the new ones."""
     for name, (entry_point, max_steps) in BUILTINS.items():
-        gymnasium.register(id=f"{NAMESPACE}/{name}", entry_point=entry_point,
-                           max_episode_steps=max_steps)
+        env_id, old_id = f"{NAMESPACE}/{name}", f"{OLD_NAMESPACE}/{name}"
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry_point,
+                               max_episode_steps=max_steps)
+        if old_id not in gymnasium.registry:
+            gymnasium.register(id=old_id, entry_point=renamed(old_id, env_id))
 
 
 def register_gridworld(env_id: str, layout, *, max_episode_steps: int | None = None,

@@ -127,7 +127,7 @@ def _fields(row: str, k: int) -> list[str]:
 
 
 def capital_of_france(reward: str | RewardSpec = "gold", **kwargs) -> TokenMDP:
-    """The registered ``tabular/CapitalOfFrance-v0``: the running example's token MDP.
+    """The registered ``tabzoo/CapitalOfFrance-v0``: the running example's token MDP.
 
     ``reward``: ``"gold"`` (default) pays the gold reward of each reply; any other
     :class:`~envs.token.TokenMDP` reward (for instance a trained reward model's

@@ -96,8 +96,8 @@ class TokenMDP(ModelEnv):
             raise ValueError(f"max_len must be an integer >= 1, got {max_len!r}")
         self.max_len = int(max_len)
         self.eos = eos
-        self.illegal_reward = float(illegal_reward)
-        self.default_reward = float(default_reward)
+        self.illegal_reward = _reward_value("illegal_reward", illegal_reward)
+        self.default_reward = _reward_value("default_reward", default_reward)
         self.max_states = int(max_states)
 
         allowed = _grammar_per_prompt(grammar, self.prompts)
@@ -121,8 +121,9 @@ class TokenMDP(ModelEnv):
         if prompt_probs is None:
             prompt_probs = np.full(len(self.prompts), 1.0 / len(self.prompts))
         self.prompt_probs = np.asarray(prompt_probs, dtype=np.float64)
-        if (self.prompt_probs.shape != (len(self.prompts),) or (self.prompt_probs < 0).any()
-                or abs(self.prompt_probs.sum() - 1.0) > 1e-9):
+        if not (self.prompt_probs.shape == (len(self.prompts),)
+                and np.all(self.prompt_probs >= 0.0)
+                and abs(self.prompt_probs.sum() - 1.0) <= 1e-9):  # NaN fails each test
             raise ValueError(f"prompt_probs must be a distribution over the {len(self.prompts)} "
                              f"prompts, got {prompt_probs!r}")
 
@@ -221,11 +222,9 @@ class TokenMDP(ModelEnv):
     def reward(self, prompt: int, response: tuple[int, ...]) -> float:
         """``r(x, y)`` of a finished ``response`` (token ids) to prompt number ``prompt``,
         as the reward function says (NaN and ``+inf`` refused)."""
-        value = float(self._reward(self.prompts[prompt], self.decode(response)))
-        if np.isnan(value) or value == np.inf:
-            raise ValueError(f"reward of prompt {self.prompts[prompt]!r}, response "
-                             f"{self.decode(response)!r} is {value}")
-        return value
+        text = self.decode(response)
+        return _reward_value(f"the reward of prompt {self.prompts[prompt]!r}, response "
+                             f"{text!r}", self._reward(self.prompts[prompt], text))
 
     def state_of(self, prompt: int | str, response: str | Sequence[int] = ()) -> int:
         """The state id of ``prompt`` (its number or text) and a ``response`` prefix (text
@@ -309,6 +308,16 @@ def _trie_size(node: dict, depth: int, max_len: int) -> int:
     if depth >= max_len or not node:
         return 1
     return 1 + sum(_trie_size(child, depth + 1, max_len) for child in node.values())
+
+
+def _reward_value(name: str, value) -> float:
+    """A reward: a number, finite or ``-inf`` (NaN, ``+inf`` and non-numbers refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not value < np.inf:  # NaN and +inf
+        raise ValueError(f"{name} must be a number below +inf (NaN refused), got {value}")
+    return value
 
 
 def _reward_function(reward, default: float) -> Callable[[str, str], float]:

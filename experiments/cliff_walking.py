@@ -13,7 +13,7 @@ from tabular import TabularMDP, q_learning, sarsa
 
 from . import style
 
-ENV_ID = "tabular/CliffWalking-v0"
+ENV_ID = "tabzoo/CliffWalking-v0"
 METHODS = {"SARSA": sarsa, "Q-learning": q_learning}
 
 

@@ -12,7 +12,7 @@ from tabular import TabularMDP, bellman_optimality, policy_iteration, value_iter
 
 from . import style
 
-ENV_ID = "tabular/Gridworld5x5-v0"
+ENV_ID = "tabzoo/Gridworld5x5-v0"
 
 
 @dataclass(frozen=True)

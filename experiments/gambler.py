@@ -12,7 +12,7 @@ from tabular import TabularMDP, bellman_optimality, q_from_v, value_iteration
 
 from . import style
 
-ENV_ID = "tabular/Gambler-v0"
+ENV_ID = "tabzoo/Gambler-v0"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from tabular import TabularMDP, optimal_actions, policy_evaluation, value_iterat
 
 from . import style
 
-ENV_ID = "tabular/Gridworld5x5-v0"
+ENV_ID = "tabzoo/Gridworld5x5-v0"
 
 #: Figure 3.2 (right) of Sutton & Barto: v_pi of the equiprobable random policy, gamma 0.9.
 BOOK_V_RANDOM = np.array([

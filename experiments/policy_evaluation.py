@@ -12,7 +12,7 @@ from tabular import TabularMDP, bellman_expectation, optimal_actions, policy_eva
 
 from . import style
 
-ENV_ID = "tabular/Gridworld4x4-v0"
+ENV_ID = "tabzoo/Gridworld4x4-v0"
 
 #: Figure 4.1 of Sutton & Barto: v_k of the random policy after k synchronous sweeps.
 BOOK = {

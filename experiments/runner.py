@@ -29,6 +29,7 @@ import dataclasses
 import importlib
 import inspect
 import json
+import os
 import sys
 import textwrap
 import time
@@ -234,7 +235,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     argv = sys.argv[1:] if argv is None else list(argv)
     named = [a for a in argv if a in EXPERIMENTS]
     if named and ("-h" in argv or "--help" in argv):
-        parser.exit(message=settings_help(named))
+        print(settings_help(named), end="")
+        parser.exit()
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in EXPERIMENTS]
     if unknown:
@@ -242,6 +244,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                      f"{', '.join(EXPERIMENTS)}")
     if args.runs is not None and args.runs < 1:
         parser.error(f"--runs must be >= 1, got {args.runs}")
+    problem = unwritable(args.out)
+    if problem and not args.list:
+        parser.error(f"--out {args.out}: {problem}")
     bad = [item for item in args.set if "=" not in item]
     if bad:
         parser.error(f"--set takes KEY=VALUE, got {bad[0]!r}")
@@ -255,6 +260,19 @@ def parse_args(argv=None) -> argparse.Namespace:
         except ValueError as err:
             parser.error(str(err))
     return args
+
+
+def unwritable(out: Path) -> str:
+    """Why the experiments could not write under ``out`` (``""``: they can), checked
+    before anything is computed."""
+    existing = Path(out).absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return ""
 
 
 def settings_help(names) -> str:

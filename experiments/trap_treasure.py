@@ -11,7 +11,7 @@ from tabular import TabularMDP, reinforce
 
 from . import style, zoo
 
-ENV_ID = "tabular/TrapTreasure-v0"
+ENV_ID = "tabzoo/TrapTreasure-v0"
 RIGHT = 1  # the post's action R
 
 
@@ -136,16 +136,12 @@ def check(results: dict) -> list[str]:
     p = results["p_right"]
     mean, learned = p.mean(axis=0), np.mean(p[:, -1] < 0.05)
     # Each trap visit costs the floor's full gradient, so a run that keeps visiting the cell
-    # drives pi(R) to ~0; a run whose route leaves the cell early stops updating it there.
-    # Measured over 400 runs each of seeds 4 and 7 at 640 (1280) episodes: 63-71% (68-73%)
-    # of runs below 0.05, median 0.006 (0.002), mean 0.073-0.086 (0.064-0.071) with a
-    # spread of 0.13 between runs. So P(fewer than 40% of 100 runs below 0.05) = 1e-6
-    # (binomial at 63%), and the mean of 100 runs has a standard error of 0.013: 0.15 lies
-    # 4.9 of them above the worse seed's 0.086. (60 runs were too few: seed 4's first 60
-    # give 43% and 0.146; its first 100 give 52% and 0.121.)
+    # drives pi(R) to ~0, while a run whose route leaves the cell early stops updating it:
+    # about two thirds of runs end below 0.05, with a mean near 0.08. Both thresholds sit
+    # about 5 standard errors of a 100-run fraction (or mean) away from that.
     if not learned >= 0.4:
         failures.append(f"only {learned:.0%} of runs end with pi(R | left of trap) below 0.05 "
-                        "(measured: about two thirds)")
+                        "(expected: about two thirds)")
     if not mean[-1] < 0.15:
         failures.append(f"pi(R | left of trap) goes {np.round(mean, 3).tolist()} on average: "
                         "it should end below 0.15 (prior 0.25)")

@@ -142,15 +142,9 @@ def plot_curves(ax, results: dict) -> None:
 
     for i, name in enumerate(results["algorithms"]):
         name = str(name)
-        x = results["steps"][i].mean(axis=0)
-        runs = results["success"][i]
-        mean = runs.mean(axis=0)
-        line, = ax.plot(x, mean, marker="o", markersize=3, label=name, color=style.color(name, i),
+        style.mean_band(ax, results["steps"][i].mean(axis=0), results["success"][i], name,
+                        style.color(name, i), band_alpha=0.12, marker="o", markersize=3,
                         linestyle="--" if i % 2 else "-")
-        if runs.shape[0] > 1:
-            half = style.Z95 * runs.std(axis=0, ddof=1) / np.sqrt(runs.shape[0])
-            ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.12,
-                            linewidth=0)
     best, target = float(results["optimal_success"]), float(results["target_success"])
     ax.axhline(best, color="black", linestyle=":", label=f"optimal ({best:.2f})")
     if abs(target - best) > 1e-6:

@@ -24,7 +24,7 @@ import numpy as np
 from .checks import check_gamma, check_positive, policy_matrix
 from .graph import actions_toward, can_end, reaches
 from .kernels import dp as kernels
-from .mdp import TabularMDP
+from .mdp import TabularMDP, as_mdp
 
 
 class ConvergenceError(RuntimeError):
@@ -37,9 +37,11 @@ PARALLEL_MIN_OUTCOMES = 32_768
 
 
 def single_thread_when_small(func):
-    """Run ``func(mdp, ...)`` on one numba thread when the model is small."""
+    """Run ``func(mdp, ...)`` on one numba thread when the model is small (``mdp`` may be
+    a Gymnasium env: :func:`~tabular.mdp.as_mdp`)."""
     @functools.wraps(func)
     def wrapper(mdp, *args, **kwargs):
+        mdp = as_mdp(mdp)
         if mdp.prob.size >= PARALLEL_MIN_OUTCOMES:
             return func(mdp, *args, **kwargs)
         before = numba.get_num_threads()
@@ -107,9 +109,21 @@ def q_from_v(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- policies
+def check_q(Q) -> np.ndarray:
+    """``Q`` as float64 ``[S, A]`` action values (``-inf`` allowed; NaN and ``+inf`` not)."""
+    Q = np.asarray(Q, dtype=np.float64)
+    if Q.ndim != 2 or 0 in Q.shape:
+        raise ValueError(f"Q must be [S, A] with S, A >= 1, got shape {Q.shape}")
+    bad = ~(Q < np.inf) & ~(Q == -np.inf)  # NaN fails both tests
+    if bad.any():
+        s, a = np.argwhere(bad)[0]
+        raise ValueError(f"Q[{s}, {a}] is {Q[s, a]} (NaN and +inf are not action values)")
+    return Q
+
+
 def greedy_policy(Q) -> np.ndarray:
     """``argmax_a Q[s, a]`` per state (eq. 4.9), the lowest index among ties: int64 ``[S]``."""
-    return np.asarray(Q).argmax(axis=1).astype(np.int64)
+    return check_q(Q).argmax(axis=1).astype(np.int64)
 
 
 def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
@@ -118,10 +132,8 @@ def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
     ``Q``: ``[S, A]``; ``tol`` (default ``1e-8``): the slack, a finite number ``>= 0``.
     A state whose actions are all ``-inf`` marks every action optimal.
     """
-    Q = np.asarray(Q, dtype=np.float64)
-    if Q.ndim != 2:
-        raise ValueError(f"Q must be [S, A], got shape {Q.shape}")
-    if tol < 0 or not np.isfinite(tol):
+    Q = check_q(Q)
+    if not 0.0 <= tol < np.inf:  # NaN fails
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
     best = Q.max(axis=1, keepdims=True)
     return Q >= best - tol
@@ -142,6 +154,7 @@ def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarr
     ending actions, so each step has a chance to move one level closer to the end.
     States where no optimal action can guarantee termination keep ``argmax``.
     """
+    mdp = as_mdp(mdp)
     next_state, prob, _, done, _ = mdp.arrays
     if np.shape(Q) != prob.shape[:2]:
         raise ValueError(f"Q must have shape {prob.shape[:2]} (states, actions), "

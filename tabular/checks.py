@@ -42,6 +42,14 @@ def check_positive(name: str, value: float) -> float:
     return value
 
 
+def check_nonnegative(name: str, value: float) -> float:
+    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is finite and >= 0."""
+    value = check_number(name, value)
+    if not 0.0 <= value < np.inf:  # also rejects NaN
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return value
+
+
 def check_finite(name: str, value: float) -> float:
     """``value`` as a float; a ``ValueError`` naming ``name`` unless it is finite."""
     value = check_number(name, value)

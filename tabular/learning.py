@@ -53,7 +53,7 @@ so a ``-inf`` estimate is absorbing and no NaN can appear. Methods that learn th
 value of an epsilon-soft policy (SARSA, expected SARSA, on-policy MC) therefore value
 every state from which the trap is reachable by exploration at ``-inf`` (which is
 exact for that policy, but leaves nothing to choose between); for them use a finite
-trap reward, e.g. ``gymnasium.make("tabular/TrapTreasure-v0", trap_reward=-10.0)``.
+trap reward, e.g. ``gymnasium.make("tabzoo/TrapTreasure-v0", trap_reward=-10.0)``.
 Q-learning, double Q-learning and off-policy MC learn the greedy policy's values,
 which stay finite wherever the trap can be avoided.
 """
@@ -65,21 +65,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import check_positive_int
-from .mdp import TabularMDP
 from .results import ControlResult, PredictionResult, check_runs, with_run_axis
 
 # --------------------------------------------------------------------- arguments
-
-
-def as_mdp(env, name: str = "mdp") -> TabularMDP:
-    """A :class:`TabularMDP`, or a Gymnasium env compiled to one (its transition table
-    is what the sampler draws from); anything else is a clear error naming ``name``."""
-    if isinstance(env, TabularMDP):
-        return env
-    if hasattr(env, "unwrapped") or hasattr(env, "P"):
-        return TabularMDP.from_gymnasium(env)
-    raise TypeError(f"{name} must be a tabular.TabularMDP or a Gymnasium env with a "
-                    f"transition table, got {type(env).__name__}")
 
 
 #: The longest episode a learner accepts: Monte Carlo and the policy-gradient learners
@@ -88,11 +76,21 @@ def as_mdp(env, name: str = "mdp") -> TabularMDP:
 MAX_STEPS = 10**8
 
 
-def check_episode_args(episodes: int, runs: int | None,
-                       max_steps: int) -> tuple[int, int, int]:
-    """``(episodes, n, max_steps)``: ``episodes`` is an int >= 1 and ``max_steps`` (the
-    step limit per episode) one in ``[1, MAX_STEPS]``; ``n`` is the number of runs the
-    kernel computes (:func:`~tabular.results.check_runs`: 1 for ``runs=None``)."""
+#: The step limit of a value-based learner's episode when neither the call nor the
+#: model (its env's time limit) sets one.
+DEFAULT_MAX_STEPS = 10_000
+
+
+def check_episode_args(mdp, episodes: int, runs: int | None, max_steps: int | None,
+                       default: int = DEFAULT_MAX_STEPS) -> tuple[int, int, int]:
+    """``(episodes, n, max_steps)``: ``episodes`` is an int >= 1; ``n`` is the number of
+    runs the kernel computes (:func:`~tabular.results.check_runs`: 1 for
+    ``runs=None``); ``max_steps``, the step limit per episode, is an int in
+    ``[1, MAX_STEPS]``, and ``None`` means the model's time limit
+    (:attr:`TabularMDP.max_episode_steps <tabular.mdp.TabularMDP>`, Gymnasium's
+    ``max_episode_steps`` of the env it was read from) or, without one, ``default``."""
+    if max_steps is None:
+        max_steps = default if mdp.max_episode_steps is None else mdp.max_episode_steps
     return (check_positive_int("episodes", episodes), check_runs(runs),
             check_positive_int("max_steps", max_steps, high=MAX_STEPS))
 

@@ -324,10 +324,14 @@ def sft_examples(lm: NGramLM, pairs) -> tuple[list[tuple[int, ...]], list[np.nda
     ``pairs``: ``(prompt, response)`` or ``(count, prompt, response)`` tuples.
     """
     seqs, masks = [], []
-    for pair in pairs:
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, str) or not hasattr(pair, "__len__") or len(pair) not in (2, 3):
+            raise ValueError(f"SFT pair {i} is {pair!r}, not (prompt, response) or "
+                             "(count, prompt, response)")
         count, prompt, response = pair if len(pair) == 3 else (1, *pair)
+        count = check_positive_int(f"the count of SFT pair {i}", count)  # 2.5 copies: no
         x, y = lm.encode(prompt), lm.encode(response) + (lm.eos_id,)
-        for _ in range(int(count)):
+        for _ in range(count):
             seqs.append(x + y)
             masks.append(np.r_[np.zeros(len(x)), np.ones(len(y))])
     if not seqs:

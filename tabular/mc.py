@@ -30,7 +30,6 @@ from .kernels.optional import row, store
 from .kernels.rng import categorical, randint, seed_states
 from .kernels.sampling import sample_start, sample_step
 from .learning import (
-    as_mdp,
     check_episode_args,
     control_outputs,
     control_result,
@@ -38,6 +37,7 @@ from .learning import (
     prediction_outputs,
     prediction_result,
 )
+from .mdp import as_mdp
 from .results import ControlResult, PredictionResult
 from .rules.returns import discounted_return, importance_weighted_return
 from .rules.values import (
@@ -141,7 +141,7 @@ def _mc_prediction(model, policy, params, rng_states, out):
 
 def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=None,
                   first_visit: bool = True, initial_V=0.0, seed: int | None = 0,
-                  runs: int | None = None, max_steps: int = 10_000,
+                  runs: int | None = None, max_steps: int | None = None,
                   history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` from complete episodes (first-visit MC prediction, section 5.1).
 
@@ -164,7 +164,8 @@ def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
         leading run axis of length ``n`` (also for ``n = 1``).
     max_steps : the step limit per episode (a cut episode's return bootstraps from
-        ``V(S_T)``), default 10_000.
+        ``V(S_T)``), default ``None``: the env's time limit (``mdp.max_episode_steps``),
+        else 10,000.
     history : also return ``V`` after every episode, default False.
 
     Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
@@ -174,7 +175,7 @@ def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha
     """
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     pi = policy_matrix(mdp, policy)
     alpha = as_schedule("alpha", inverse() if alpha is None else alpha)
     out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
@@ -282,7 +283,7 @@ def exploring_start_states(mdp) -> np.ndarray:
 def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: int = 500,
                epsilon=None, alpha=None, importance_sampling: str = "weighted",
                first_visit: bool = True, initial_Q=0.0, seed: int | None = 0,
-               runs: int | None = None, max_steps: int = 10_000) -> ControlResult:
+               runs: int | None = None, max_steps: int | None = None) -> ControlResult:
     """Monte Carlo control: generalised policy iteration on ``Q`` from complete episodes.
 
     Parameters
@@ -312,7 +313,8 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
         leading run axis of length ``n`` (also for ``n = 1``).
     max_steps : the step limit per episode (a cut episode's return bootstraps from the
-        target policy's expectation of ``Q(S_T, .)``), default 10_000.
+        target policy's expectation of ``Q(S_T, .)``), default ``None``: the env's time
+        limit (``mdp.max_episode_steps``), else 10,000.
 
     Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
     greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
@@ -327,7 +329,7 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
                          f"got {importance_sampling!r}")
     kind, sampling = _METHODS[method], _SAMPLINGS[importance_sampling]
     gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     if epsilon is None:
         epsilon = 0.0 if kind == EXPLORING_STARTS else 0.1
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=kind != OFF_POLICY)

@@ -11,12 +11,15 @@ probability 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
 PROB_TOL = 1e-9
+#: The largest magnitude of a finite reward: sums of 1e8 such rewards, discounted or
+#: squared, stay far from float overflow (an unavoidable loss is ``-inf``, not ``-1e308``).
+MAX_REWARD = 1e100
 
 #: The model's arrays and what each holds: an integer index, a real number or a flag.
 MODEL_ARRAYS = {"next_state": "index", "prob": "real", "reward": "real", "done": "flag",
@@ -48,9 +51,9 @@ class TabularMDP:
     - ``next_state`` int64 ``[S, A, K]``: outcome ``k`` of taking ``a`` in ``s``;
     - ``prob`` float64 ``[S, A, K]``: its probability (each ``[s, a]`` row sums to 1
       to ``1e-9``; padding slots have 0);
-    - ``reward`` float64 ``[S, A, K]``: the reward of that outcome (``-inf`` allowed,
-      NaN and ``+inf`` not; a ``-inf`` on a padding slot is stored as 0, so no
-      expectation meets ``0 * -inf``);
+    - ``reward`` float64 ``[S, A, K]``: the reward of that outcome (``-inf`` allowed;
+      NaN, ``+inf`` and magnitudes above ``MAX_REWARD = 1e100`` not; a ``-inf`` on a
+      padding slot is stored as 0, so no expectation meets ``0 * -inf``);
     - ``done`` bool ``[S, A, K]``: the outcome ends the episode (Gymnasium's
       ``terminated``: no value flows from the next state);
     - ``start`` float64 ``[S]``: the initial-state distribution.
@@ -62,7 +65,9 @@ class TabularMDP:
     Metadata (never read by a kernel; each defaults to ``None``): ``state_labels``
     (one label per state, used in error messages and plots), ``action_names`` (one per
     action), ``grid_shape`` (``(rows, cols)`` of a gridworld) and ``state_cells``
-    (int64 ``[S, 2]``, the row and column of each state, for plotting).
+    (int64 ``[S, 2]``, the row and column of each state, for plotting) and
+    ``max_episode_steps`` (the time limit of the env the model was read from, which
+    learners use as their ``max_steps`` unless given one).
 
     The discount is not part of the model: every algorithm takes ``gamma``.
     """
@@ -76,6 +81,7 @@ class TabularMDP:
     action_names: tuple | None = field(default=None, repr=False)
     grid_shape: tuple | None = field(default=None, repr=False)
     state_cells: np.ndarray | None = field(default=None, repr=False)
+    max_episode_steps: int | None = field(default=None, repr=False)
 
     def __post_init__(self):
         arrays = {name: _model_array(name, getattr(self, name), kind)
@@ -86,6 +92,13 @@ class TabularMDP:
             object.__setattr__(self, "state_labels", tuple(self.state_labels))
         if self.action_names is not None:
             object.__setattr__(self, "action_names", tuple(self.action_names))
+        if self.max_episode_steps is not None:
+            if (isinstance(self.max_episode_steps, bool)
+                    or not isinstance(self.max_episode_steps, int | np.integer)
+                    or self.max_episode_steps < 1):
+                raise MDPError(f"max_episode_steps must be an int >= 1 or None, got "
+                               f"{self.max_episode_steps!r}")
+            object.__setattr__(self, "max_episode_steps", int(self.max_episode_steps))
         if self.state_cells is not None:
             arrays["state_cells"] = _model_array("state_cells", self.state_cells, "index")
             object.__setattr__(self, "state_cells", arrays["state_cells"])
@@ -194,11 +207,12 @@ class TabularMDP:
             s, a, k = np.argwhere(bad)[0]
             raise MDPError(f"next_state {ns[s, a, k]} of outcome {k} at {self._where(s, a)} "
                            f"is outside [0, {S})")
-        bad = np.isnan(r) | (r == np.inf)
+        bad = ~(np.abs(r) <= MAX_REWARD) & (r != -np.inf)  # NaN fails the first test
         if bad.any():
             s, a, k = np.argwhere(bad)[0]
             raise MDPError(f"reward {float(r[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
-                           "is not allowed (NaN and +inf are rejected; -inf is allowed)")
+                           f"is not allowed (finite rewards are at most {MAX_REWARD:g} in "
+                           "magnitude, NaN and +inf are rejected; -inf is allowed)")
         if not (np.all(start >= 0.0) and abs(start.sum() - 1.0) <= PROB_TOL):  # NaN fails
             raise MDPError(f"start must be a probability distribution over the {S} states "
                            f"(non-negative, summing to 1), got sum {float(start.sum())!r}")
@@ -214,13 +228,15 @@ class TabularMDP:
         repeated edge outcomes are stored. ``start`` (default ``None``: uniform over
         states; pass the env's own): the initial-state distribution ``[S]``.
         ``metadata``: the keyword arguments ``state_labels``, ``action_names``,
-        ``grid_shape``, ``state_cells`` of :class:`TabularMDP`.
+        ``grid_shape``, ``state_cells``, ``max_episode_steps`` of :class:`TabularMDP`.
         """
         states = _keys(P, "P")
         S = len(states)
         if S == 0:
             raise MDPError("P has no states")
         A = max(len(P[s]) for s in states)
+        if A == 0:
+            raise MDPError("P lists no actions: every state needs at least one")
         merged: list[list[dict]] = []
         for s in states:
             row = P[s]
@@ -256,14 +272,26 @@ class TabularMDP:
         """The exact model of a Gymnasium env, looked up through any wrappers.
 
         ``env``: a Gymnasium env, wrapped or not. Uses ``env.unwrapped.to_mdp()`` when
-        the env has one (every env of this project) and ``start`` is not given, else its
-        transition table ``env.unwrapped.P`` (FrozenLake, CliffWalking, Taxi). ``start``
-        (default ``None``: the env's ``initial_state_distrib``): the initial-state
-        distribution ``[S]``.
+        the env has one (every env of this project), else its transition table
+        ``env.unwrapped.P`` (FrozenLake, CliffWalking, Taxi). ``start`` (default
+        ``None``: the env's own): the initial-state distribution ``[S]``. The env's time
+        limit (``env.spec.max_episode_steps``) becomes the model's
+        ``max_episode_steps``. An env whose
+        ``step`` does more than its table says (Taxi with ``fickle_passenger=True``) is
+        refused.
         """
         base = getattr(env, "unwrapped", env)
-        if hasattr(base, "to_mdp") and start is None:
-            return base.to_mdp()
+        limit = getattr(getattr(env, "spec", None), "max_episode_steps", None)
+        if hasattr(base, "to_mdp"):
+            mdp = base.to_mdp()
+            changes = {} if start is None else {"start": start}
+            if limit != mdp.max_episode_steps:
+                changes["max_episode_steps"] = limit
+            return replace(mdp, **changes) if changes else mdp
+        if getattr(base, "fickle_passenger", False):
+            raise MDPError(f"{type(base).__name__} with fickle_passenger=True moves the "
+                           "passenger's destination in step(), which its P table does not "
+                           "describe: no exact model can be read from it")
         P = getattr(base, "P", None)
         if P is None:
             raise TypeError(f"{type(base).__name__} has no transition table: env.unwrapped.P "
@@ -274,7 +302,8 @@ class TabularMDP:
             if start is None:
                 raise TypeError(f"{type(base).__name__} has a P table but no "
                                 "initial_state_distrib; pass start=... explicitly")
-        return cls.from_transitions(P, start=np.asarray(start, dtype=np.float64))
+        return cls.from_transitions(P, start=np.asarray(start, dtype=np.float64),
+                                    max_episode_steps=limit)
 
     @classmethod
     def from_dense(cls, P, R, *, layout: str = "SAS", start=None, terminal=None,
@@ -330,6 +359,17 @@ class TabularMDP:
         if start is None:
             start = np.full(S, 1.0 / S)
         return cls(next_state, prob, reward, done, start, **metadata)
+
+
+def as_mdp(env, name: str = "mdp") -> TabularMDP:
+    """A :class:`TabularMDP`, or a Gymnasium env compiled to one (its transition table
+    is what the sampler draws from); anything else is a clear error naming ``name``."""
+    if isinstance(env, TabularMDP):
+        return env
+    if hasattr(env, "unwrapped") or hasattr(env, "P"):
+        return TabularMDP.from_gymnasium(env)
+    raise TypeError(f"{name} must be a tabular.TabularMDP or a Gymnasium env with a "
+                    f"transition table, got {type(env).__name__}")
 
 
 def _outcome(entry, where: str) -> tuple[float, tuple[int, float, bool]]:

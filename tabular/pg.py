@@ -67,10 +67,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .checks import check_positive_int, check_unit_interval
+from .checks import check_nonnegative, check_positive_int, check_unit_interval
 from .kernels.rollout import episode_buffers, sample_episode
 from .mdp import TabularMDP
-from .pg_setup import check_nonnegative, setup, step_size
+from .pg_setup import setup, step_size
 from .results import PolicyGradientResult
 from .rules.policy_gradient import (
     accumulate_log_prob_grad,
@@ -83,8 +83,6 @@ from .rules.policy_gradient import (
 from .rules.returns import discounted_returns, gae
 from .rules.values import update_toward
 from .schedules import schedule_value
-
-DEFAULT_MAX_STEPS = 1000
 
 
 class ReinforceParams(NamedTuple):
@@ -249,7 +247,7 @@ def _ppo(model, params, rollout, rng_states, out):
 def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int = 1000,
               alpha=0.1, baseline: bool = False, alpha_value=0.1, ref_policy=None,
               beta: float = 0.0, reward_floor: float | None = None,
-              max_steps: int = DEFAULT_MAX_STEPS, seed: int | None = 0,
+              max_steps: int | None = None, seed: int | None = 0,
               runs: int | None = None) -> PolicyGradientResult:
     """REINFORCE: Monte Carlo policy gradient (S&B section 13.3).
 
@@ -274,7 +272,8 @@ def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int
     beta : the KL coefficient (>= 0; > 0 needs ``ref_policy``), default 0.0.
     reward_floor : learn from ``max(r, reward_floor)``; required (a finite number)
         when the MDP can pay ``-inf``; default ``None`` (no floor).
-    max_steps : the step limit of an episode, default 1000.
+    max_steps : the step limit of an episode, default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 1000.
     seed : seed of the random streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs
         with a leading run axis.
@@ -298,7 +297,7 @@ def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int
 def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int = 1000,
                  alpha=0.1, alpha_value=0.1, lam: float = 0.0, ref_policy=None,
                  beta: float = 0.0, reward_floor: float | None = None,
-                 max_steps: int = DEFAULT_MAX_STEPS, seed: int | None = 0,
+                 max_steps: int | None = None, seed: int | None = 0,
                  runs: int | None = None) -> PolicyGradientResult:
     """Actor-critic with a tabular critic ``V`` and GAE(lambda) advantages.
 
@@ -342,7 +341,7 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
         episodes_per_batch: int = 8, epochs: int = 4, clip: float = 0.2, lam: float = 0.95,
         alpha=0.5, alpha_value=0.1, entropy_coef: float = 0.0, ref_policy=None,
         beta: float = 0.0, reward_floor: float | None = None,
-        max_steps: int = DEFAULT_MAX_STEPS, seed: int | None = 0,
+        max_steps: int | None = None, seed: int | None = 0,
         runs: int | None = None) -> PolicyGradientResult:
     """Proximal policy optimisation with the clipped surrogate (Schulman et al., 2017).
 

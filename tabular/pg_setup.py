@@ -15,28 +15,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import check_gamma
+from .checks import check_gamma, check_nonnegative, check_number
 from .kernels.rng import seed_states
 from .kernels.rollout import PolicyGradientOutputs, Rollout
-from .learning import as_mdp, check_episode_args, per_run
-from .mdp import TabularMDP
+from .learning import check_episode_args, per_run
+from .mdp import MAX_REWARD, TabularMDP, as_mdp
 from .policy import SoftmaxPolicy, as_softmax_policy
 from .results import PolicyGradientResult, with_run_axis
 from .schedules import as_schedule
 
+#: The step limit of a policy-gradient episode when neither the call nor the model (its
+#: env's time limit) sets one.
+DEFAULT_MAX_STEPS = 1000
 
-def check_nonnegative(name: str, value: float) -> float:
-    """A finite number ``>= 0`` (NaN rejected)."""
-    value = float(value)
-    if not 0.0 <= value < np.inf:  # also rejects NaN
-        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
-    return value
+#: The largest policy step size: with rewards of magnitude at most ``MAX_REWARD`` and
+#: episodes of at most ``MAX_STEPS`` steps, logits then stay far from float overflow.
+MAX_POLICY_STEP = 1e6
 
 
-def step_size(name: str, value, high: float = np.inf) -> np.ndarray:
+def step_size(name: str, value, high: float = MAX_POLICY_STEP) -> np.ndarray:
     """A number or schedule in ``(0, high]``, as kernel schedule parameters: a policy
-    step may exceed 1, a value estimate's (``high=1``: eq. 2.4 moves the estimate at
-    most all the way to its target) may not."""
+    step may exceed 1 (up to ``MAX_POLICY_STEP``), a value estimate's (``high=1``:
+    eq. 2.4 moves the estimate at most all the way to its target) may not."""
     try:
         return as_schedule(name, value, high=high).params
     except ValueError as err:
@@ -58,9 +58,10 @@ def check_reward_floor(mdp: TabularMDP, reward_floor) -> float | None:
                 "returns> (e.g. -10 times their scale); the learner then uses "
                 "max(r, reward_floor) (see tabular.pg for when this keeps the optimum)")
         return None
-    floor = float(reward_floor)
-    if not np.isfinite(floor):
-        raise ValueError(f"reward_floor must be a finite number (or None), got {reward_floor!r}")
+    floor = check_number("reward_floor", reward_floor)
+    if not abs(floor) <= MAX_REWARD:  # NaN fails
+        raise ValueError(f"reward_floor must be a number of magnitude at most {MAX_REWARD:g} "
+                         f"(or None), got {reward_floor!r}")
     return floor
 
 
@@ -115,11 +116,25 @@ class Setup:
 
     def result(self, out: PolicyGradientOutputs, value: bool = True) -> PolicyGradientResult:
         """The public result (``V`` only with ``value``), without a run axis when
-        ``runs is None``."""
+        ``runs is None``; an overflow is an error, never a NaN in the result."""
+        check_no_overflow(out.logits, "logits")
+        if value:
+            check_no_overflow(out.V, "V")
         return PolicyGradientResult(
             with_run_axis(out.returns, self.runs), with_run_axis(out.lengths, self.runs),
             with_run_axis(out.logits, self.runs), self.policy.row_of_state.copy(),
             with_run_axis(out.V, self.runs) if value else None)
+
+
+def check_no_overflow(values: np.ndarray, name: str) -> None:
+    """Refuse trained ``values`` that hold NaN or ``+inf`` (``-inf``, a masked logit, is
+    fine): the steps overflowed, and the error says which knobs scale them."""
+    bad = ~(values < np.inf) & ~(values == -np.inf)  # NaN fails both
+    if bad.any():
+        raise FloatingPointError(
+            f"the learned {name} overflowed to {values[bad][0]} (at index "
+            f"{np.argwhere(bad)[0].tolist()}): the updates exceeded the float range; use a "
+            "smaller alpha, beta or reward_floor magnitude")
 
 
 def setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
@@ -130,7 +145,7 @@ def setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_step
     policy = (SoftmaxPolicy.tabular(mdp.n_states, mdp.n_actions) if policy is None
               else as_softmax_policy(mdp, policy, greedy=False))
     beta, ref_log_probs, ref_row = reference(mdp, policy, ref_policy, beta)
-    episodes, n, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n, max_steps = check_episode_args(mdp, episodes, runs, max_steps, DEFAULT_MAX_STEPS)
     rollout = Rollout(policy.row_of_state, max_steps, check_reward_floor(mdp, reward_floor),
                       beta, ref_log_probs, ref_row)
     return Setup(mdp, policy, rollout, check_gamma(gamma), episodes, runs, seed_states(seed, n))

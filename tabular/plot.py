@@ -10,7 +10,7 @@ imports matplotlib.
 
 >>> import gymnasium as gym
 >>> from tabular import TabularMDP, value_iteration, plot
->>> mdp = TabularMDP.from_gymnasium(gym.make("tabular/Gridworld5x5-v0"))
+>>> mdp = TabularMDP.from_gymnasium(gym.make("tabzoo/Gridworld5x5-v0"))
 >>> best = value_iteration(mdp, gamma=0.9)
 >>> ax = plot.value_map(mdp, best.V, Q=best.Q)     # v* with every optimal action
 """
@@ -198,10 +198,12 @@ def value_map(mdp, V, *, Q=None, policy=None, ax=None, fmt: str = "{:.1f}",
 
 # ------------------------------------------------------------------ curves
 def mean_band(ax, x, runs, label: str | None = None, color: str | None = None,
-              smooth: int = 1):
+              smooth: int = 1, band_alpha: float = 0.2, **line_style):
     """The mean over runs (``runs [n, T]``, axis 0) with its 95% confidence band
     (mean +- 1.96 standard errors); ``smooth > 1`` first averages each run over a
-    trailing window of that many points. Returns the mean's ``Line2D``."""
+    trailing window of that many points; ``band_alpha`` is the band's opacity and
+    ``line_style`` goes to ``ax.plot`` (``marker=``, ``linestyle=``...). Returns the
+    mean's ``Line2D``."""
     runs = np.atleast_2d(np.asarray(runs, dtype=np.float64))
     x = np.arange(1, runs.shape[1] + 1) if x is None else np.asarray(x)
     if smooth > 1:
@@ -209,11 +211,11 @@ def mean_band(ax, x, runs, label: str | None = None, color: str | None = None,
         runs = np.array([np.convolve(r, kernel, mode="valid") for r in runs])
         x = x[smooth - 1:]
     mean = runs.mean(axis=0)
-    line, = ax.plot(x, mean, label=label, color=color)
+    line, = ax.plot(x, mean, label=label, color=color, **line_style)
     if runs.shape[0] > 1:
         half = Z95 * runs.std(axis=0, ddof=1) / np.sqrt(runs.shape[0])
-        ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.2,
-                        linewidth=0)
+        ax.fill_between(x, mean - half, mean + half, color=line.get_color(),
+                        alpha=band_alpha, linewidth=0)
     return line
 
 

@@ -35,7 +35,6 @@ from .kernels.rng import categorical, seed_states, uniform
 from .kernels.sampling import sample_start, sample_step
 from .learning import (
     ControlOutputs,
-    as_mdp,
     check_episode_args,
     control_outputs,
     control_result,
@@ -43,6 +42,7 @@ from .learning import (
     prediction_outputs,
     prediction_result,
 )
+from .mdp import as_mdp
 from .results import ControlResult, PredictionResult
 from .rules.returns import discounted_return
 from .rules.values import (
@@ -153,7 +153,7 @@ def _td_prediction(model, policy, params, rng_states, out):
 
 
 def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,
-        initial_V=0.0, seed: int | None = 0, runs: int | None = None, max_steps: int = 10_000,
+        initial_V=0.0, seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
         history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` by TD(0), ``V(S) <- V(S) + alpha [R + gamma V(S') - V(S)]``
     (eq. 6.2, the box of section 6.1), or by n-step TD (section 7.1).
@@ -174,7 +174,8 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
         leading run axis of length ``n`` (also for ``n = 1``).
     max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default 10_000.
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
     history : also return ``V`` after every episode, default False.
 
     Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
@@ -184,7 +185,7 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     """
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     n_step = check_positive_int("n_step", n_step, high=max_steps)  # longer: the MC return
     pi = policy_matrix(mdp, policy)
     alpha = as_schedule("alpha", alpha)
@@ -305,7 +306,7 @@ def _control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initia
     """A TD control learner's model, run count, params and outputs, arguments checked."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(episodes, runs, max_steps)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     alpha = as_schedule("alpha", alpha)
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
     out = control_outputs(
@@ -338,7 +339,8 @@ _CONTROL_ARGS = """
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
         leading run axis of length ``n`` (also for ``n = 1``).
     max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default 10_000.
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
 
     Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``{q_note};
     ``policy``, its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
@@ -362,7 +364,7 @@ def _control_doc(summary: str, q_note: str = ""):
 """)
 def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
           initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-          max_steps: int = 10_000) -> ControlResult:
+          max_steps: int | None = None) -> ControlResult:
     return _td_control(_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
                        max_steps)
 
@@ -372,7 +374,7 @@ def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.
 """)
 def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                    initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-                   max_steps: int = 10_000) -> ControlResult:
+                   max_steps: int | None = None) -> ControlResult:
     return _td_control(_expected_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
                        runs, max_steps)
 
@@ -382,7 +384,7 @@ def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, e
 """)
 def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-               max_steps: int = 10_000) -> ControlResult:
+               max_steps: int | None = None) -> ControlResult:
     return _td_control(_q_learning, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
                        runs, max_steps)
 
@@ -393,7 +395,7 @@ def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsil
 """, q_note=" (the mean\n    ``(Q1 + Q2) / 2`` of the two tables)")
 def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
                       epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
-                      runs: int | None = None, max_steps: int = 10_000) -> ControlResult:
+                      runs: int | None = None, max_steps: int | None = None) -> ControlResult:
     mdp, n_runs, params, out = _control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
                                               epsilon, initial_Q)
     tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)

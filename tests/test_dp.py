@@ -11,7 +11,6 @@ import numba
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import acyclic_mdps, gammas, mdps, random_mdp, random_policy
 
 from tabular import (
     bellman_expectation,
@@ -25,6 +24,7 @@ from tabular import (
     value_iteration,
 )
 from tabular.bellman import PARALLEL_MIN_OUTCOMES
+from tabular.testing import acyclic_mdps, gammas, mdps, random_mdp, random_policy
 
 PROPERTY = settings(max_examples=40, deadline=None)
 ROUNDING = 1e-9

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import acyclic_mdps, gammas, mdps
 
-import envs  # noqa: F401  (registers the tabular/ namespace)
+import envs  # noqa: F401  (registers the tabzoo/ namespace)
 from tabular import (
     ConvergenceError,
     SoftmaxPolicy,
@@ -25,6 +24,7 @@ from tabular import (
 )
 from tabular.exact_solve import EPS, EXACT_MAX_ERROR
 from tabular.graph import actions_toward, can_end, reaches, safe_actions
+from tabular.testing import acyclic_mdps, gammas, mdps
 
 NINF = -np.inf
 
@@ -304,7 +304,7 @@ def test_exact_evaluation_refuses_huge_models():
 # ------------------------------------------- (almost) endless policies, gamma = 1
 @pytest.fixture(scope="module")
 def corridor():
-    return TabularMDP.from_gymnasium(gym.make("tabular/ShortCorridor-v0"))
+    return TabularMDP.from_gymnasium(gym.make("tabzoo/ShortCorridor-v0"))
 
 
 def right_with(p):

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401  (registers the tabular/ namespace)
+import envs  # noqa: F401  (registers the tabzoo/ namespace)
 from tabular import (
     SoftmaxPolicy,
     TabularMDP,
@@ -56,7 +56,7 @@ FIGURE_4_1_CONVERGED = [[0, -14, -20, -22], [-14, -18, -20, -20], [-20, -20, -18
 
 @pytest.mark.parametrize("method", ["exact", "sync", "inplace"])
 def test_figure_3_2_random_policy_on_the_5x5_gridworld(method):
-    mdp = model("tabular/Gridworld5x5-v0")
+    mdp = model("tabzoo/Gridworld5x5-v0")
     V = policy_evaluation(mdp, equiprobable(mdp), 0.9, method=method).V
     np.testing.assert_allclose(V.reshape(5, 5), FIGURE_3_2, rtol=0, atol=0.05)
     # the same policy as a SoftmaxPolicy whose states all read one row of equal logits
@@ -66,7 +66,7 @@ def test_figure_3_2_random_policy_on_the_5x5_gridworld(method):
 
 
 def test_figure_3_5_optimal_values_on_the_5x5_gridworld():
-    mdp = model("tabular/Gridworld5x5-v0")
+    mdp = model("tabzoo/Gridworld5x5-v0")
     for V in (value_iteration(mdp, 0.9).V, value_iteration(mdp, 0.9, method="inplace").V,
               policy_iteration(mdp, 0.9).V, policy_iteration(mdp, 0.9, eval_sweeps=3).V):
         np.testing.assert_allclose(V.reshape(5, 5), FIGURE_3_5, rtol=0, atol=0.05)
@@ -74,7 +74,7 @@ def test_figure_3_5_optimal_values_on_the_5x5_gridworld():
 
 
 def test_figure_4_1_synchronous_sweeps_and_the_converged_values():
-    mdp = model("tabular/Gridworld4x4-v0")
+    mdp = model("tabzoo/Gridworld4x4-v0")
     pi = equiprobable(mdp)
     V = np.zeros(mdp.n_states)
     for k in range(1, 11):
@@ -96,7 +96,7 @@ def test_figure_4_1_synchronous_sweeps_and_the_converged_values():
 
 
 def test_example_4_3_gamblers_problem():
-    mdp = model("tabular/Gambler-v0")
+    mdp = model("tabzoo/Gambler-v0")
     res = value_iteration(mdp, 1.0, tol=1e-12)
     for capital, printed in ((25, 0.16), (50, 0.40), (75, 0.64)):
         assert res.V[capital] == pytest.approx(printed, abs=0.005)
@@ -118,7 +118,7 @@ def test_frozen_lake_4x4_slippery():
         assert mdp.start @ V == pytest.approx(0.5420, abs=5e-5)
 
 
-@pytest.mark.parametrize("env_id", ["CliffWalking-v1", "tabular/CliffWalking-v0"])
+@pytest.mark.parametrize("env_id", ["CliffWalking-v1", "tabzoo/CliffWalking-v0"])
 def test_cliff_walking_optimal_return(env_id):
     mdp = model(env_id)
     res = value_iteration(mdp, 1.0)

@@ -1,8 +1,11 @@
-"""The registered ``tabular/`` envs: their models against the book's numbers and
+"""The registered ``tabzoo/`` envs: their models against the book's numbers and
 against Gymnasium's own toy-text envs, replays of the real envs against their
 models, and Gymnasium's env checker over the whole namespace."""
 
+import subprocess
+import sys
 from collections import deque
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -56,7 +59,7 @@ def make_model(env_id, **kwargs):
 
 # ----------------------------------------------- Sutton & Barto's numbers
 def test_gridworld5x5_random_policy_matches_figure_3_2():
-    mdp = make_model("tabular/Gridworld5x5-v0")
+    mdp = make_model("tabzoo/Gridworld5x5-v0")
     v = evaluate(mdp, uniform_policy(mdp), 0.9).reshape(5, 5)
     book = [[3.3, 8.8, 4.4, 5.3, 1.5],
             [1.5, 3.0, 2.3, 1.9, 0.5],
@@ -67,7 +70,7 @@ def test_gridworld5x5_random_policy_matches_figure_3_2():
 
 
 def test_gridworld5x5_optimal_values_match_figure_3_5():
-    mdp = make_model("tabular/Gridworld5x5-v0")
+    mdp = make_model("tabzoo/Gridworld5x5-v0")
     v = optimal_values(mdp, 0.9, sweeps=400).reshape(5, 5)  # 0.9**400 * 25 < 1e-16
     book = [[22.0, 24.4, 22.0, 19.4, 17.5],
             [19.8, 22.0, 19.8, 17.8, 16.0],
@@ -79,7 +82,7 @@ def test_gridworld5x5_optimal_values_match_figure_3_5():
 
 
 def test_gridworld4x4_random_policy_matches_figure_4_1():
-    env = gym.make("tabular/Gridworld4x4-v0").unwrapped
+    env = gym.make("tabzoo/Gridworld4x4-v0").unwrapped
     mdp = env.to_mdp()
     assert mdp.n_states == 16 and env.state_of_cell(2, 1) == 9
     v = evaluate(mdp, uniform_policy(mdp), 1.0).reshape(4, 4)
@@ -89,7 +92,7 @@ def test_gridworld4x4_random_policy_matches_figure_4_1():
 
 
 def test_windy_gridworld_shortest_path_is_15_steps():
-    env = gym.make("tabular/WindyGridworld-v0").unwrapped
+    env = gym.make("tabzoo/WindyGridworld-v0").unwrapped
     mdp = env.to_mdp()
     assert (mdp.prob[:, :, 0] == 1).all()  # deterministic
     start, goal = env.state_of_cell(3, 0), env.state_of_cell(3, 7)
@@ -113,7 +116,7 @@ def test_windy_gridworld_shortest_path_is_15_steps():
 
 
 def test_cliff_walking_equals_gymnasium_cliffwalking_v1():
-    ours = make_model("tabular/CliffWalking-v0")
+    ours = make_model("tabzoo/CliffWalking-v0")
     theirs = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
     goal = 47  # Gymnasium lets the goal state move on; ours is absorbing
     np.testing.assert_allclose(np.delete(ours.transition_matrix(), goal, axis=0),
@@ -145,7 +148,7 @@ def test_frozen_lake_as_a_gridworld_equals_gymnasium():
 
 
 def test_gambler_bold_play_is_optimal_for_p_h_below_half():
-    mdp = make_model("tabular/Gambler-v0", p_h=0.4, goal=100)
+    mdp = make_model("tabzoo/Gambler-v0", p_h=0.4, goal=100)
     assert (mdp.n_states, mdp.n_actions) == (101, 51)
     s = np.arange(101)
     bold = np.eye(51)[np.minimum(s, 100 - s)]
@@ -164,7 +167,7 @@ def test_gambler_bold_play_is_optimal_for_p_h_below_half():
 
 @pytest.mark.parametrize("n_states, left", [(5, 0.0), (19, -1.0)])
 def test_random_walk_true_values(n_states, left):
-    mdp = make_model("tabular/RandomWalk-v0", n_states=n_states, left_reward=left)
+    mdp = make_model("tabzoo/RandomWalk-v0", n_states=n_states, left_reward=left)
     assert (mdp.n_states, mdp.n_actions) == (n_states + 2, 1)
     v = evaluate(mdp, np.ones((n_states + 2, 1)), 1.0)
     k = np.arange(1, n_states + 1)
@@ -174,7 +177,7 @@ def test_random_walk_true_values(n_states, left):
 
 
 def test_short_corridor_best_shared_policy():
-    mdp = make_model("tabular/ShortCorridor-v0")
+    mdp = make_model("tabzoo/ShortCorridor-v0")
     p_right = np.linspace(0.01, 0.99, 981)
     values = [evaluate(mdp, np.tile([1 - p, p], (4, 1)), 1.0)[0] for p in p_right]
     best = int(np.argmax(values))
@@ -185,7 +188,7 @@ def test_short_corridor_best_shared_policy():
 
 # --------------------------------------------------------- trap / treasure
 def test_trap_treasure_conventions():
-    env = gym.make("tabular/TrapTreasure-v0").unwrapped
+    env = gym.make("tabzoo/TrapTreasure-v0").unwrapped
     mdp = env.to_mdp()
     assert mdp.action_names == ("U", "R", "D", "L")
     s = env.left_of_trap
@@ -202,7 +205,7 @@ def test_trap_treasure_conventions():
     # the left-of-trap cell is reachable, and the treasure is worth reaching
     v = optimal_values(mdp, 0.9, sweeps=300)
     assert np.isfinite(v[s]) and v[s] > 0
-    finite = gym.make("tabular/TrapTreasure-v0", trap_reward=-10.0).unwrapped.to_mdp()
+    finite = gym.make("tabzoo/TrapTreasure-v0", trap_reward=-10.0).unwrapped.to_mdp()
     assert finite.reward[s, 1, 0] == -10.0
 
 
@@ -238,8 +241,8 @@ GYMNASIUM_ENVS = [("FrozenLake-v1", {"map_name": "4x4", "is_slippery": True}),
                   ("FrozenLake-v1", {"map_name": "8x8", "is_slippery": False}),
                   ("CliffWalking-v1", {}),
                   ("Taxi-v4", {})]
-TABULAR_IDS = sorted(k for k in gym.registry if k.startswith("tabular/"))
-OWN_IDS = [k for k in TABULAR_IDS if k in {f"tabular/{n}" for n in envs.registration.BUILTINS}]
+OWN_IDS = [f"tabzoo/{name}" for name in envs.registration.BUILTINS]
+TABULAR_IDS = sorted(k for k in gym.registry if k.startswith("tabzoo/"))
 
 
 @pytest.mark.parametrize("env_id, kwargs", GYMNASIUM_ENVS + [(k, {}) for k in OWN_IDS])
@@ -248,8 +251,10 @@ def test_replay_real_env_against_model(env_id, kwargs):
     replay(env, TabularMDP.from_gymnasium(env), steps=3000, seed=7)
 
 
-@pytest.mark.parametrize("env_id, kwargs", GYMNASIUM_ENVS)
+@pytest.mark.parametrize("env_id, kwargs", GYMNASIUM_ENVS + [(k, {}) for k in OWN_IDS])
 def test_model_probabilities_equal_gymnasium_P(env_id, kwargs):
+    """Gymnasium's ``P`` tables read into models, and our envs' ``P`` (toy-text's
+    format, derived from the model) read back into the same model."""
     env = gym.make(env_id, **kwargs)
     mdp = TabularMDP.from_gymnasium(env)
     P = env.unwrapped.P
@@ -272,17 +277,17 @@ def test_model_probabilities_equal_gymnasium_P(env_id, kwargs):
 
 def test_replay_slippery_windy_gridworld_with_cliff_and_teleport():
     """A user gridworld using every option at once, replayed through gymnasium.make."""
-    envs.register_gridworld("tabular/TestEverything-v0", "S.#.a\n..A.G\nCC.T.",
+    envs.register_gridworld("tabzoo/TestEverything-v0", "S.#.a\n..A.G\nCC.T.",
                             slip=0.3, wind=[0, 1, -1, 2, 0], step_reward=-1, bump_reward=-2,
                             teleports={"A": ("a", 3.0)}, cell_rewards={(0, 1): 0.5},
                             max_episode_steps=50)
     try:
-        env = gym.make("tabular/TestEverything-v0")
+        env = gym.make("tabzoo/TestEverything-v0")
         mdp = env.unwrapped.to_mdp()
         assert mdp.n_outcomes == 3
         replay(env, mdp, steps=4000, seed=3)
     finally:
-        del gym.registry["tabular/TestEverything-v0"]
+        del gym.registry["tabzoo/TestEverything-v0"]
 
 
 # ------------------------------------------------------------- env checker
@@ -298,28 +303,28 @@ def test_every_registered_tabular_env_passes_env_checker(env_id):
 def test_user_registered_gridworld_passes_env_checker(tmp_path):
     path = tmp_path / "mine.txt"
     path.write_text("S..\n.#.\n..G\n")
-    envs.register_gridworld("tabular/Mine-v0", str(path), step_reward=-1.0, slip=0.1)
+    envs.register_gridworld("tabzoo/Mine-v0", str(path), step_reward=-1.0, slip=0.1)
     try:
-        env = gym.make("tabular/Mine-v0")
+        env = gym.make("tabzoo/Mine-v0")
         check_env(env.unwrapped)
         assert env.unwrapped.to_mdp().n_states == 8
         for mode in ("ansi", "rgb_array"):
-            check_env(gym.make("tabular/Mine-v0", render_mode=mode).unwrapped,
+            check_env(gym.make("tabzoo/Mine-v0", render_mode=mode).unwrapped,
                       skip_render_check=False)
     finally:
-        del gym.registry["tabular/Mine-v0"]
+        del gym.registry["tabzoo/Mine-v0"]
 
 
 def test_namespace_is_ours():
     for env_id in TABULAR_IDS:
         assert not str(gym.registry[env_id].entry_point).startswith("gymnasium.")
-    assert "tabular/Blackjack-v0" not in gym.registry
-    assert set(OWN_IDS) == {f"tabular/{n}" for n in envs.registration.BUILTINS}
+    assert str(gym.registry["tabular/Blackjack-v0"].entry_point).startswith("gymnasium.")
+    assert set(OWN_IDS) <= set(TABULAR_IDS)
 
 
 def test_reset_seed_reproduces_episode():
     def episode(seed):
-        env = gym.make("tabular/Gambler-v0")
+        env = gym.make("tabzoo/Gambler-v0")
         s, _ = env.reset(seed=seed)
         env.action_space.seed(seed)
         out = [s]
@@ -334,7 +339,7 @@ def test_reset_seed_reproduces_episode():
 
 
 def test_ansi_render_of_a_non_grid_env_names_state_and_action():
-    env = gym.make("tabular/RandomWalk-v0", render_mode="ansi")
+    env = gym.make("tabzoo/RandomWalk-v0", render_mode="ansi")
     env.reset(seed=0)
     assert env.render() == "state 3 (C)\n"
     s, *_ = env.step(0)
@@ -364,3 +369,63 @@ def test_draw_outcome_never_selects_padding():
     assert draw_outcome(cumulative, prob, 0.0) == 1
     assert draw_outcome(cumulative, prob, 0.3) == 3
     assert draw_outcome(cumulative, prob, 1.0 - 2**-53) == 3  # u above the last sum
+
+
+# ------------------------------------------------------------- Gymnasium citizenship
+def run_fresh(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (from the repository root) and return stdout."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_fresh_interpreter_makes_every_env_importing_only_gymnasium():
+    out = run_fresh(
+        "import sys, gymnasium as gym\n"
+        f"ids = {OWN_IDS!r}\n"
+        "for env_id in ids:\n"
+        "    env = gym.make('envs:' + env_id)\n"
+        "    env.reset(seed=0)\n"
+        "    assert env.spec.max_episode_steps, env_id\n"
+        "print(len(ids), 'envs' in sys.modules)\n")
+    assert out.split() == [str(len(OWN_IDS)), "True"]
+
+
+def test_gymnasium_registrations_are_unchanged_by_importing_the_project():
+    code = ("import gymnasium as gym\n"
+            "before = {k: str(v.entry_point) for k, v in gym.registry.items()}\n"
+            "import envs, tabular, experiments.runner\n"
+            "after = {k: str(v.entry_point) for k, v in gym.registry.items()}\n"
+            "changed = [k for k in before if after.get(k) != before[k]]\n"
+            "added = sorted(set(after) - set(before))\n"
+            "print(changed, all(k.split('/')[0] in ('tabzoo', 'tabular') for k in added))\n"
+            "print(before['tabular/CliffWalking-v0'])\n")
+    changes, gymnasium_entry = run_fresh(code).splitlines()
+    assert changes == "[] True"  # nothing of Gymnasium's changed; ours in our namespaces
+    assert gymnasium_entry.startswith("gymnasium.envs.tabular")
+
+
+def test_an_old_id_names_its_new_one():
+    with pytest.raises(envs.registration.RenamedEnvError, match="tabzoo/TrapTreasure-v0"):
+        gym.make("tabular/TrapTreasure-v0")
+
+
+@pytest.mark.parametrize("env_id", OWN_IDS)
+def test_every_env_declares_a_time_limit(env_id):
+    limit = gym.spec(env_id).max_episode_steps
+    assert isinstance(limit, int) and limit >= 100
+    assert TabularMDP.from_gymnasium(gym.make(env_id)).max_episode_steps == limit
+
+
+def test_a_learner_respects_the_env_time_limit():
+    from tabular import mc_control, q_learning, reinforce
+
+    taxi = gym.make("Taxi-v4")
+    assert taxi.spec.max_episode_steps == 200
+    for result in (q_learning(taxi, episodes=200, epsilon=0.5),
+                   mc_control(taxi, episodes=50, epsilon=0.5),
+                   reinforce(taxi, episodes=50)):
+        assert result.episode_lengths.max() <= 200
+    assert q_learning(taxi, episodes=50, epsilon=1.0, max_steps=300).episode_lengths.max() > 200

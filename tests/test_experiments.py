@@ -325,3 +325,46 @@ def test_random_walk_first_visit_mc_misses_the_book(monkeypatch):
                         functools.partial(module.mc_prediction, first_visit=True))
     first = module.run(module.Config.quick(), LocalExecutor(progress=False))
     assert any("MC's best late RMS error" in f for f in module.check(first))
+
+
+def test_set_on_the_command_line_reaches_the_record_and_the_title(tmp_path, monkeypatch):
+    titles = []
+    real_save = runner.load(SEEDED).style.save
+
+    def save(fig, path):
+        titles.append(fig.get_suptitle())
+        return real_save(fig, path)
+
+    monkeypatch.setattr(runner.load(SEEDED).style, "save", save)
+    assert runner.main(["--quick", "--out", str(tmp_path), SEEDED, "--set", "epsilon=0.2",
+                        "--set", "runs=3", "--set", "episodes=40"]) in (0, 1)
+    stored = record(tmp_path, SEEDED)
+    assert stored["config"]["epsilon"] == 0.2 and stored["config"]["runs"] == 3
+    assert titles and all("0.2" in title for title in titles), titles
+    # the Python entry point writes the same files
+    python = tmp_path / "python"
+    runner.run_experiment(SEEDED, python, quick=True,
+                          settings={"epsilon": 0.2, "runs": 3, "episodes": 40})
+    for name in stored["digests"]:
+        if not name.endswith(".png"):  # PNGs carry matplotlib's metadata, not our numbers
+            assert (python / SEEDED / name).read_bytes() == (tmp_path / SEEDED / name).read_bytes()
+
+
+def test_help_of_an_experiment_lists_its_settings_with_their_docstrings(capsys):
+    with pytest.raises(SystemExit):
+        runner.main([SEEDED, "--help"])
+    out = capsys.readouterr().out
+    assert "epsilon (float, default 0.1)" in out
+    assert "Exploration rate" in out
+
+
+def test_importing_the_experiments_main_module_runs_nothing(monkeypatch):
+    import importlib
+    import sys
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("importing experiments.__main__ started a run")
+
+    monkeypatch.setattr(runner, "main", refuse)
+    monkeypatch.delitem(sys.modules, "experiments.__main__", raising=False)
+    importlib.import_module("experiments.__main__")  # pydoc, Sphinx and walk_packages do this

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from envs import GridWorld
 from envs.gridworld import AGENT_COLOUR, COLOURS
 from envs.layout import CLIFF, GOAL, START, TRAP, WALL, available_layouts
+from tabular.testing import layouts
 
 MOVES = {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)}
 
@@ -111,39 +112,12 @@ def assert_same_outcomes(got, expected):
             assert got[key][outcome] == pytest.approx(p, abs=1e-12), (key, outcome)
 
 
-@st.composite
-def gridworlds(draw):
-    """A valid layout (as rows) and GridWorld options."""
-    H, W = draw(st.integers(1, 5)), draw(st.integers(1, 5))
-    cells = draw(st.lists(st.sampled_from(".......##GTCS"), min_size=H * W, max_size=H * W))
-    rows = [cells[r * W:(r + 1) * W] for r in range(H)]
-    n = H * W
-    sr, sc = divmod(draw(st.integers(0, n - 1)), W)
-    rows[sr][sc] = "S"
-    options = {"slip": draw(st.sampled_from([0.0, 0.1, 1 / 3, 2 / 3, 1.0])),
-               "step_reward": draw(st.sampled_from([0.0, -1.0])),
-               "bump_reward": draw(st.sampled_from([None, -2.0])),
-               "trap_reward": draw(st.sampled_from([-math.inf, -5.0]))}
-    if draw(st.booleans()):
-        options["wind"] = draw(st.lists(st.integers(-2, 2), min_size=W, max_size=W))
-    free_cells = [i for i in range(n) if rows[i // W][i % W] not in "S#"]
-    if len(free_cells) >= 2 and draw(st.booleans()):
-        src, dst = draw(st.lists(st.sampled_from(free_cells), min_size=2, max_size=2,
-                                 unique=True))
-        if rows[dst // W][dst % W] != "C":
-            rows[src // W][src % W] = "A"
-            rows[dst // W][dst % W] = "a"
-            options["teleports"] = {"A": ("a", 4.0)}
-    if draw(st.booleans()):
-        options["cell_rewards"] = {(sr, sc): 0.5}
-    return ["".join(row) for row in rows], options
-
-
 @settings(max_examples=150, deadline=None)
-@given(gridworlds(), st.integers(0, 2**16))
+@given(layouts(), st.integers(0, 2**16))
 def test_random_layouts_match_reference_and_stepping(world, seed):
-    rows, options = world
-    env = GridWorld("\n".join(rows), **options)
+    layout, options = world
+    rows = layout.split("\n")
+    env = GridWorld(layout, **options)
     mdp = env.to_mdp()  # TabularMDP validates probabilities, indices, start
     assert mdp.n_states == sum(ch != "#" for row in rows for ch in row)
     assert_same_outcomes(model_outcomes(env), reference_outcomes(rows, **options))
@@ -316,7 +290,7 @@ def test_large_open_layout_model_is_right():
 
 # ------------------------------------------------------------------ render
 def test_rgb_render_colours_cells_and_agent():
-    env = gym.make("tabular/TrapTreasure-v0", render_mode="rgb_array").unwrapped
+    env = gym.make("tabzoo/TrapTreasure-v0", render_mode="rgb_array").unwrapped
     env.reset(seed=0)
     image = env.render()
     H, W = env.grid_shape

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import acyclic_mdps, mdps
 
 import envs  # noqa: F401  (registers the tabular/ envs)
 from tabular import (
@@ -25,6 +24,7 @@ from tabular import (
 )
 from tabular.mc import exploring_start_states
 from tabular.schedules import inverse, linear
+from tabular.testing import acyclic_mdps, mdps
 
 PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -50,7 +50,7 @@ def test_sample_average_mc_reaches_v_pi_on_the_random_walk(first_visit):
     visited in every episode, the outer states rarely: 4000 episodes x 4 runs give
     each inner state thousands of returns of sd <= 1, so 0.05 is > 5 sd; the two
     end states (visited in ~10% of episodes, sd(G) <= 1) get 0.1."""
-    mdp = model("tabular/RandomWalk-v0", n_states=19, left_reward=-1.0)
+    mdp = model("tabzoo/RandomWalk-v0", n_states=19, left_reward=-1.0)
     res = mc_prediction(mdp, WALK_POLICY, episodes=4000, first_visit=first_visit, runs=4,
                         seed=1)
     truth = -1 + 2 * np.arange(1, 20) / 20
@@ -78,7 +78,7 @@ def test_mc_prediction_converges_on_random_mdps(mdp, gamma, first_visit):
 def test_constant_alpha_mc_is_eq_6_1():
     """With alpha = 1 every update replaces V(S_t) by G_t (eq. 6.1): after one episode
     of the 5-state walk every visited state holds that episode's return."""
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     res = mc_prediction(mdp, np.zeros(7, dtype=int), episodes=1, alpha=1.0, initial_V=0.5,
                         seed=3)
     G = res.episode_returns
@@ -91,7 +91,7 @@ def test_constant_alpha_mc_is_eq_6_1():
 
 
 def test_first_and_every_visit_differ_only_with_revisits():
-    mdp = model("tabular/RandomWalk-v0", n_states=3)  # the walk revisits states
+    mdp = model("tabzoo/RandomWalk-v0", n_states=3)  # the walk revisits states
     first = mc_prediction(mdp, np.zeros(5, dtype=int), episodes=50, seed=5)
     every = mc_prediction(mdp, np.zeros(5, dtype=int), episodes=50, seed=5, first_visit=False)
     np.testing.assert_array_equal(first.episode_returns, every.episode_returns)
@@ -140,7 +140,7 @@ def test_mc_control_finds_the_shortest_paths(method, kwargs):
     short of optimal in some cell after 6000 episodes in a trial). Off-policy MC control
     is checked on episodic random MDPs below: here it learns only from the rare tails
     that follow its greedy target and stays far from converged for this budget."""
-    mdp = model("tabular/Gridworld4x4-v0")
+    mdp = model("tabzoo/Gridworld4x4-v0")
     v_star = value_iteration(mdp, 1.0).V
     res = mc_control(mdp, method=method, episodes=2000, runs=4, seed=7, max_steps=200,
                      **kwargs)
@@ -171,7 +171,7 @@ def test_off_policy_mc_converges_to_q_star(mdp):
 
 
 def test_exploring_starts_cover_every_live_state():
-    mdp = model("tabular/CliffWalking-v0")
+    mdp = model("tabzoo/CliffWalking-v0")
     starts = exploring_start_states(mdp)
     cliff = [37 + k for k in range(10)]  # never occupied: stepping in sends you home
     assert set(starts) == set(range(48)) - set(cliff) - {47}
@@ -180,7 +180,7 @@ def test_exploring_starts_cover_every_live_state():
 def test_minus_infinity_rewards_in_mc():
     """The trap's -inf is exact: off-policy MC's greedy policy is optimal from the start,
     no estimate is NaN, and a -inf estimate appears only where Q* is -inf."""
-    mdp = model("tabular/TrapTreasure-v0")
+    mdp = model("tabzoo/TrapTreasure-v0")
     vi = value_iteration(mdp, 0.9)
     res = mc_control(mdp, method="off_policy", gamma=0.9, episodes=4000, epsilon=0.3,
                      runs=4, seed=9)
@@ -241,7 +241,7 @@ def test_mc_prediction_same_seed_same_numbers_whatever_the_threads():
 def test_mc_prediction_run_axis_and_optional_history():
     """runs=None: no run axis and no history unless asked; runs=1: a leading axis of
     length 1 holding the same run."""
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     single = mc_prediction(mdp, WALK_POLICY[:7], episodes=20, seed=13)
     assert single.V.shape == (7,) and single.V_history is None
     assert single.episode_returns.shape == single.episode_lengths.shape == (20,)
@@ -267,11 +267,11 @@ def test_mc_prediction_run_axis_and_optional_history():
 ])
 def test_bad_mc_control_arguments_are_named(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        mc_control(model("tabular/Gridworld4x4-v0"), **kwargs)
+        mc_control(model("tabzoo/Gridworld4x4-v0"), **kwargs)
 
 
 def test_bad_mc_prediction_arguments_are_named():
-    mdp = model("tabular/Gridworld4x4-v0")
+    mdp = model("tabzoo/Gridworld4x4-v0")
     with pytest.raises(ValueError, match="policy"):
         mc_prediction(mdp, np.zeros((16, 3)))
     with pytest.raises(ValueError, match="alpha"):

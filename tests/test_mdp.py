@@ -95,7 +95,7 @@ def test_the_model_owns_read_only_copies_and_leaves_the_callers_arrays_alone():
 
 def test_env_models_are_read_only():
     for mdp in (TabularMDP.from_gymnasium(gym.make("FrozenLake-v1")),
-                gym.make("tabular/TrapTreasure-v0").unwrapped.to_mdp()):
+                gym.make("tabzoo/TrapTreasure-v0").unwrapped.to_mdp()):
         for value in mdp.arrays:
             assert not value.flags.writeable
 
@@ -175,8 +175,14 @@ def test_from_gymnasium_reads_P_or_to_mdp_and_rejects_envs_without_P():
     lake = gym.make("FrozenLake-v1")
     mdp = TabularMDP.from_gymnasium(lake)
     assert (mdp.n_states, mdp.n_actions) == (16, 4) and mdp.start[0] == 1.0
-    cliff = gym.make("tabular/CliffWalking-v0")
-    assert TabularMDP.from_gymnasium(cliff) is cliff.unwrapped.to_mdp()
+    assert mdp.max_episode_steps == 100  # FrozenLake-v1's time limit
+    cliff = gym.make("tabzoo/CliffWalking-v0")
+    model, own = TabularMDP.from_gymnasium(cliff), cliff.unwrapped.to_mdp()
+    for name in ("next_state", "prob", "reward", "done", "start"):
+        np.testing.assert_array_equal(getattr(model, name), getattr(own, name))
+    assert (model.max_episode_steps, own.max_episode_steps) == (10_000, None)
+    unlimited = gym.make("tabzoo/CliffWalking-v0", max_episode_steps=None).unwrapped
+    assert TabularMDP.from_gymnasium(unlimited) is unlimited.to_mdp()
     with pytest.raises(TypeError, match="no transition table"):
         TabularMDP.from_gymnasium(gym.make("CartPole-v1"))
 
@@ -200,7 +206,7 @@ def _count_starts(model, rng, n):
 
 
 def test_sample_step_and_sample_start_follow_the_model():
-    mdp = gym.make("tabular/Gambler-v0", p_h=0.4, goal=10).unwrapped.to_mdp()
+    mdp = gym.make("tabzoo/Gambler-v0", p_h=0.4, goal=10).unwrapped.to_mdp()
     n = 200_000
     counts = _count_outcomes(mdp.arrays, 4, 3, seed_states(1, 1)[0], n)
     # 5 sigma of a binomial proportion with p = 0.4: 5 * sqrt(0.24 / n) = 0.0055

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import acyclic_mdps, gammas, mdps
 
 import envs
 from tabular import (
@@ -26,6 +25,7 @@ from tabular import (
     value_iteration,
 )
 from tabular.schedules import inverse
+from tabular.testing import acyclic_mdps, gammas, mdps
 
 LEARNERS = {
     "reinforce": (reinforce, dict(alpha=0.1)),
@@ -259,7 +259,7 @@ def test_critic_moves_towards_the_lambda_return(lam, expected):
 
 # ------------------------------------------------------- S&B Example 13.1
 def short_corridor():
-    mdp = gym.make("tabular/ShortCorridor-v0").unwrapped.to_mdp()
+    mdp = gym.make("tabzoo/ShortCorridor-v0").unwrapped.to_mdp()
     one_row = np.zeros(mdp.n_states, dtype=np.int64)  # the states look alike: one shared row
     return mdp, one_row
 
@@ -308,7 +308,7 @@ def test_trap_is_avoided_without_nan(name):
     pi(R) = 0.25; after 300 episodes the measured probabilities are at most 0.0053
     over all learners and runs; we ask for < 0.02 in each of 4 runs.
     """
-    env = gym.make("tabular/TrapTreasure-v0").unwrapped
+    env = gym.make("tabzoo/TrapTreasure-v0").unwrapped
     start = np.zeros(env.to_mdp().n_states)
     start[env.left_of_trap] = 1.0
     mdp = dataclasses.replace(env.to_mdp(), start=start)
@@ -325,7 +325,7 @@ def test_trap_is_avoided_without_nan(name):
 
 @pytest.mark.parametrize("learner", [reinforce, actor_critic, ppo])
 def test_minus_inf_rewards_need_a_reward_floor(learner):
-    mdp = gym.make("tabular/TrapTreasure-v0").unwrapped.to_mdp()
+    mdp = gym.make("tabzoo/TrapTreasure-v0").unwrapped.to_mdp()
     with pytest.raises(ValueError, match="reward_floor"):
         learner(mdp)
     with pytest.raises(ValueError, match="reward_floor"):

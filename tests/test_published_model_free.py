@@ -62,7 +62,7 @@ def random_walk_errors():
     """RMS error over the five states, averaged over 100 runs, after episodes 0..100 of
     Figure 6.2 (right): values start at 0.5, TD(0) and constant-alpha MC with the
     book's step sizes. The book's MC is eq. 6.1 applied at every visit."""
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     policy = np.zeros(mdp.n_states, dtype=int)
     truth = np.arange(1, 6) / 6
 
@@ -121,7 +121,7 @@ def test_example_6_2_td_estimates_approach_the_truth():
     100 and after 1000 episodes alike; a plain-Python TD(0) with NumPy's generator
     gives the same offsets. A run's sd is <= 0.068, so the mean of 100 runs is within
     0.026 + 5 x 0.0068 = 0.06."""
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     res = td0(mdp, np.zeros(7, dtype=int), alpha=0.1, episodes=100, initial_V=0.5,
               runs=RUNS, seed=621)
     mean = res.V.mean(axis=0)[1:6]
@@ -134,7 +134,7 @@ def test_example_6_2_td_estimates_approach_the_truth():
 
 @pytest.fixture(scope="module")
 def cliff():
-    mdp = model("tabular/CliffWalking-v0")
+    mdp = model("tabzoo/CliffWalking-v0")
     common = {"episodes": 500, "alpha": 0.5, "epsilon": 0.1, "runs": RUNS, "seed": 66}
     return mdp, sarsa(mdp, **common), q_learning(mdp, **common)
 
@@ -183,7 +183,7 @@ def test_example_6_6_greedy_paths(cliff):
 
 @pytest.fixture(scope="module")
 def windy():
-    mdp = model("tabular/WindyGridworld-v0")
+    mdp = model("tabzoo/WindyGridworld-v0")
     return mdp, sarsa(mdp, episodes=250, alpha=0.5, epsilon=0.1, runs=RUNS, seed=65)
 
 

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import mdps
 
 import envs  # noqa: F401  (registers the tabular/ envs)
 from tabular import (
@@ -53,6 +52,7 @@ from tabular.schedules import (
     read_schedule,
     schedule_value,
 )
+from tabular.testing import mdps
 
 CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
                        suppress_health_check=[HealthCheck.too_slow])
@@ -188,7 +188,7 @@ def test_greedy_policy_is_optimal_on_gridworld(name):
     from every start cell (its exact value equals V*). In a trial SARSA did so in 100 of
     100 runs (with a constant alpha = 0.5, in 86: its noisy Q can freeze a detour once
     epsilon reaches 0)."""
-    mdp = model("tabular/Gridworld4x4-v0")
+    mdp = model("tabzoo/Gridworld4x4-v0")
     v_star = value_iteration(mdp, 1.0).V
     res = CONTROL[name](mdp, episodes=2000, alpha=inverse(1.0, 0.6),
                         epsilon=linear(1.0, 0.0, 1500), runs=4, seed=4)
@@ -202,7 +202,7 @@ def test_td_prediction_converges_to_v_pi(n_step):
     """TD(0) and 3-step TD on the 19-state random walk (Example 7.1, rewards -1/+1):
     V(k) = -1 + 2k/20. With alpha = 1/n**0.6 after 3000 episodes the per-run error is
     about 0.03 (checked in a trial); the mean of 8 runs is within 0.02 of the truth."""
-    mdp = model("tabular/RandomWalk-v0", n_states=19, left_reward=-1.0)
+    mdp = model("tabzoo/RandomWalk-v0", n_states=19, left_reward=-1.0)
     v_pi = policy_evaluation(mdp, np.zeros(mdp.n_states, dtype=int), 1.0).V
     res = td0(mdp, np.zeros(mdp.n_states, dtype=int), episodes=3000, n_step=n_step,
               alpha=inverse(1.0, 0.6), runs=8, seed=5)
@@ -224,7 +224,7 @@ def test_td_prediction_converges_on_random_mdps(mdp, gamma, n_step):
 
 
 def test_td_history_records_each_episode():
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     res = td0(mdp, np.zeros(7, dtype=int), episodes=30, alpha=0.1, initial_V=0.5,
               history=True, seed=7)
     assert res.V_history.shape == (30, 7)
@@ -239,7 +239,7 @@ def test_td_history_records_each_episode():
 def test_q_learning_on_the_trap_grid_is_exact():
     """The trap pays -inf: Q-learning learns Q* (finite wherever the trap is avoidable)
     and its -inf entries are exactly the pairs whose Q* is -inf; nothing is NaN."""
-    mdp = model("tabular/TrapTreasure-v0")
+    mdp = model("tabzoo/TrapTreasure-v0")
     vi = value_iteration(mdp, 0.9)
     res = q_learning(mdp, gamma=0.9, episodes=3000, alpha=0.5, epsilon=0.3, runs=4, seed=8)
     assert not np.isnan(res.Q).any()
@@ -256,18 +256,18 @@ def test_on_policy_values_of_a_reachable_trap_are_minus_infinity(learn):
     """As documented in tabular.learning: under an epsilon-soft policy the trap is
     reachable from the start, so its exact value there is -inf, and that is what the
     on-policy methods learn; with a finite trap reward their values are finite."""
-    mdp = model("tabular/TrapTreasure-v0")
+    mdp = model("tabzoo/TrapTreasure-v0")
     start = np.flatnonzero(mdp.start)[0]
     res = learn(mdp, gamma=0.9, episodes=2000, runs=2, seed=15)
     assert (res.Q[:, start] == -np.inf).all()
-    finite = learn(model("tabular/TrapTreasure-v0", trap_reward=-10.0), gamma=0.9,
+    finite = learn(model("tabzoo/TrapTreasure-v0", trap_reward=-10.0), gamma=0.9,
                    episodes=2000, runs=2, seed=15)
     assert np.isfinite(finite.Q).all()
 
 
 @pytest.mark.parametrize("name", CONTROL)
 def test_minus_infinity_rewards_never_make_nans(name):
-    mdp = model("tabular/TrapTreasure-v0")
+    mdp = model("tabzoo/TrapTreasure-v0")
     res = CONTROL[name](mdp, gamma=0.9, episodes=200, runs=2, seed=9)
     assert not np.isnan(res.Q).any()
     assert not np.isnan(res.episode_returns).any()
@@ -299,7 +299,7 @@ def test_same_seed_same_numbers_whatever_the_threads(name):
 
 
 def test_prediction_same_seed_same_numbers_whatever_the_threads():
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
@@ -317,7 +317,7 @@ def test_prediction_same_seed_same_numbers_whatever_the_threads():
 def test_control_run_axis_follows_numpy_size_convention(name):
     """runs=None: no run axis; runs=n: a leading axis of length n, also for n = 1; run i
     is the same whatever n."""
-    mdp = model("tabular/Gridworld4x4-v0")
+    mdp = model("tabzoo/Gridworld4x4-v0")
     learn = CONTROL[name]
     single = learn(mdp, episodes=30, seed=16)
     assert single.runs is None
@@ -336,7 +336,7 @@ def test_control_run_axis_follows_numpy_size_convention(name):
 
 
 def test_prediction_run_axis_and_optional_history():
-    mdp = model("tabular/RandomWalk-v0")
+    mdp = model("tabzoo/RandomWalk-v0")
     policy = np.zeros(7, dtype=int)
     single = td0(mdp, policy, episodes=20, n_step=2, seed=17)
     assert single.V.shape == (7,) and single.V_history is None
@@ -364,13 +364,13 @@ def test_prediction_run_axis_and_optional_history():
 ])
 @pytest.mark.parametrize("learn", CONTROL.values())
 def test_bad_control_arguments_are_named(learn, kwargs, name):
-    mdp = model("tabular/CliffWalking-v0")
+    mdp = model("tabzoo/CliffWalking-v0")
     with pytest.raises(ValueError, match=name):
         learn(mdp, **kwargs)
 
 
 def test_bad_prediction_arguments_are_named():
-    mdp = model("tabular/Gridworld4x4-v0")
+    mdp = model("tabzoo/Gridworld4x4-v0")
     with pytest.raises(ValueError, match="policy"):
         td0(mdp, np.zeros(3, dtype=int))
     with pytest.raises(ValueError, match="policy"):
@@ -389,7 +389,7 @@ def test_an_env_without_a_transition_table_is_refused():
 
 
 def test_gymnasium_env_is_accepted_as_model():
-    env = gym.make("tabular/CliffWalking-v0")
+    env = gym.make("tabzoo/CliffWalking-v0")
     a = q_learning(env, episodes=20, seed=13)
     b = q_learning(TabularMDP.from_gymnasium(env), episodes=20, seed=13)
     np.testing.assert_array_equal(a.Q, b.Q)

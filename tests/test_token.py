@@ -137,7 +137,7 @@ def test_render_and_info_show_the_decoded_prefix():
     assert env.render().endswith("Paris. <eos>\n")
 
 
-@pytest.mark.parametrize("env_id", ["tabular/TokenMDP-v0", "tabular/CapitalOfFrance-v0"])
+@pytest.mark.parametrize("env_id", ["tabzoo/TokenMDP-v0", "tabzoo/CapitalOfFrance-v0"])
 def test_registered_token_envs_pass_the_gymnasium_checker(env_id):
     env = gym.make(env_id, render_mode="ansi")
     check_env(env.unwrapped, skip_render_check=False)
@@ -163,7 +163,7 @@ def test_errors_name_the_culprit():
         TokenMDP(["a"], {}, vocab=["a"], prompt_probs=[0.5])
     with pytest.raises(ValueError, match="grammar lists no responses for prompt 'b'"):
         TokenMDP(["a", "b"], {}, vocab=["a", "b"], grammar={"a": ["a"]})
-    with pytest.raises(ValueError, match="is nan"):
+    with pytest.raises(ValueError, match="NaN refused"):
         TokenMDP(["a"], lambda x, y: float("nan"), vocab=["a"], max_len=1)
 
 

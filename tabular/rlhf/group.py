@@ -87,7 +87,7 @@ def _grpo(model, params, rollout, rng_states, out):
 
 def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=0.5,
          normalise: bool = True, ref_policy=None, beta: float = 0.0,
-         reward_floor: float | None = None, max_steps: int = 1000, seed: int | None = 0,
+         reward_floor: float | None = None, max_steps: int | None = None, seed: int | None = 0,
          runs: int | None = None) -> PolicyGradientResult:
     """Group relative policy optimisation: policy gradient with no critic (Shao et al.,
     2024, section 4.1, with outcome supervision).
@@ -116,7 +116,8 @@ def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=
     beta : the KL coefficient (>= 0; > 0 needs ``ref_policy``), default 0.0.
     reward_floor : learn from ``max(r, reward_floor)`` (required when the MDP can
         pay ``-inf``), default ``None``.
-    max_steps : the step limit of a response, default 1000.
+    max_steps : the step limit of a response, default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 1000.
     seed : seed of the random streams, default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs.
 

@@ -204,6 +204,11 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     -------
     An :class:`RLHFPipeline`. The same arguments give the same models, bit for bit.
     """
+    missing = [name for name in ("env", "n", "corpus", "prompt", "sft", "preferences", "replies")
+               if not hasattr(scenario, name)]
+    if missing:
+        raise TypeError(f"scenario must provide the ScenarioData fields; "
+                        f"{type(scenario).__name__} lacks {', '.join(missing)}")
     gold_env = scenario.env()
     base = pretrain(NGramLM.create(gold_env.vocab, scenario.n), scenario.corpus,
                     epochs=pretrain_epochs, alpha=alpha, seed=seed).lm

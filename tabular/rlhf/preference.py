@@ -10,9 +10,10 @@ import numpy as np
 from numba import njit
 
 from ..checks import check_positive, check_positive_int
+from ..pg_setup import check_no_overflow
 from ..policy import SoftmaxPolicy, as_softmax_policy
 from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
-from .reward_model import log_sigmoid, sigmoid
+from .reward_model import log_sigmoid, preference_records, sigmoid
 
 
 class Paths(NamedTuple):
@@ -44,8 +45,10 @@ class DPOParams(NamedTuple):
 
 def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
     """The states and actions (tokens) by which a token MDP ``env`` generates ``response``."""
+    if prompt not in env.prompts:
+        raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {env.prompts!r}")
     p = env.prompts.index(prompt)
-    ids = env.encode(response)
+    ids = env.encode(response, f"response {response!r}")
     if len(ids) < env.max_len:
         ids = ids + (env.eos_id,)
     states = np.array([env.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
@@ -151,9 +154,7 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
     mdp = getattr(env, "unwrapped", env).to_mdp()
     policy = as_softmax_policy(mdp, policy, greedy=False)
     ref = policy if ref_policy is None else as_softmax_policy(mdp, ref_policy, "ref_policy")
-    prefs = [tuple(p) if len(p) == 4 else (1, *p) for p in preferences]
-    if not prefs:
-        raise ValueError("no preferences given")
+    prefs = preference_records(preferences)
     policy_lp, ref_lp = policy.log_probs(), ref.log_probs()
     paths = {}  # (prompt, response) -> (states, actions), each checked once
     for _, x, yw, yl in prefs:
@@ -166,10 +167,11 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
                                          f"under {name} (a masked token); DPO needs it possible")
     data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], ref_lp),
                        _paths([paths[(x, yl)] for _, x, _, yl in prefs], ref_lp),
-                       np.array([float(c) for c, _, _, _ in prefs]))
+                       np.array([c for c, _, _, _ in prefs]))
     logits = policy.logits.copy()
     history = np.zeros(steps)
     _dpo_descent(logits, policy.row_of_state, data, DPOParams(beta, steps, alpha), history)
+    check_no_overflow(logits, "logits")
     return DPOResult(logits, SoftmaxPolicy(logits, policy.row_of_state.copy()), history)
 
 

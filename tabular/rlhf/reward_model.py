@@ -64,28 +64,59 @@ def bradley_terry_loss(scores, winners, losers, counts=None) -> float:
     ``scores``, one pair each; ``counts``: how often each pair was observed (default
     ``None``: once each).
     """
-    winners = np.asarray(winners, dtype=np.int64)
-    losers = np.asarray(losers, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1 or not np.isfinite(scores).all():
+        raise ValueError(f"scores must be a 1-d array of finite numbers, got {scores!r}")
+    winners = _indices("winners", winners, len(scores))
+    losers = _indices("losers", losers, len(scores))
+    if winners.shape != losers.shape or winners.size == 0:
+        raise ValueError("winners and losers must list the same number (>= 1) of pairs, got "
+                         f"{winners.size} and {losers.size}")
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, dtype=np.float64)
-    return float(_bradley_terry_loss(np.asarray(scores, dtype=np.float64), winners, losers,
-                                     counts))
+    if counts.shape != winners.shape or not (np.all(counts > 0.0) and np.isfinite(counts).all()):
+        raise ValueError(f"counts must give a finite number > 0 per pair, got {counts!r}")
+    return float(_bradley_terry_loss(scores, winners, losers, counts))
+
+
+def _indices(name: str, values, n: int) -> np.ndarray:
+    """``values`` as int64 indices into ``n`` scores (fractions and out-of-range refused)."""
+    raw = np.asarray(values)
+    if raw.ndim != 1 or raw.dtype.kind not in "iu" or ((raw < 0) | (raw >= n)).any():
+        raise ValueError(f"{name} must be integer indices into the {n} scores, got {values!r}")
+    return raw.astype(np.int64)
+
+
+def preference_records(preferences) -> list[tuple[float, str, str, str]]:
+    """``(count, prompt, y_w, y_l)`` of each preference, given as ``(prompt, y_w, y_l)``
+    (count 1) or ``(count, prompt, y_w, y_l)``: a count is a finite number > 0 (a
+    weight), the texts are strings, and a response is never compared with itself."""
+    records = []
+    for i, pref in enumerate(preferences):
+        if isinstance(pref, str) or not hasattr(pref, "__len__") or len(pref) not in (3, 4):
+            raise ValueError(f"preference {i} is {pref!r}, not (prompt, y_w, y_l) or "
+                             "(count, prompt, y_w, y_l)")
+        count, x, yw, yl = pref if len(pref) == 4 else (1, *pref)
+        count = check_positive(f"the count of preference {i}", count)
+        if not all(isinstance(text, str) for text in (x, yw, yl)):
+            raise ValueError(f"preference {i} ({x!r}, {yw!r}, {yl!r}) must hold strings")
+        if yw == yl:
+            raise ValueError(f"preference {i} ({x!r}, {yw!r}, {yl!r}) compares a response "
+                             "with itself")
+        records.append((count, x, yw, yl))
+    if not records:
+        raise ValueError("no preferences given")
+    return records
 
 
 def _preference_arrays(preferences):
-    """``(count, prompt, winner, loser)`` or ``(prompt, winner, loser)`` tuples -> index arrays
-    over the distinct ``(prompt, response)`` pairs."""
+    """:func:`preference_records` as index arrays over the distinct ``(prompt, response)``
+    pairs: ``(keys, winners, losers, counts)``."""
     keys: dict = {}
     winners, losers, counts = [], [], []
-    for pref in preferences:
-        count, x, yw, yl = pref if len(pref) == 4 else (1, *pref)
-        if yw == yl:
-            raise ValueError(f"preference ({x!r}, {yw!r}, {yl!r}) compares a response "
-                             "with itself")
+    for count, x, yw, yl in preference_records(preferences):
         winners.append(keys.setdefault((x, yw), len(keys)))
         losers.append(keys.setdefault((x, yl), len(keys)))
-        counts.append(float(count))
-    if not counts:
-        raise ValueError("no preferences given")
+        counts.append(count)
     return (keys, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64),
             np.array(counts))
 
@@ -184,6 +215,8 @@ def sample_preferences(prompt: str, responses: Sequence[str], scores, n: int, *,
     one per ordered pair that occurred.
     """
     scores = np.asarray(scores, dtype=np.float64)
+    if not np.isfinite(scores).all():
+        raise ValueError(f"scores must be finite numbers, got {scores!r}")
     if scores.shape != (len(responses),) or len(responses) < 2:
         raise ValueError(f"scores must give one number for each of the (at least 2) "
                          f"responses, got shape {scores.shape} for {len(responses)} responses")

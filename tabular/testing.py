@@ -1,16 +1,33 @@
-"""Hypothesis strategies for random finite MDPs, shared by every test module.
+"""Hypothesis strategies for property-testing tabular RL code: random MDPs, policies
+and gridworld layouts (needs ``hypothesis``).
 
-Hypothesis draws the sizes and structural knobs (sparsity, done rate, traps)
-plus a seed; NumPy fills the arrays from that seed, so examples are cheap to
-draw and still shrink towards small sizes.
+Hypothesis draws the sizes and structural knobs (sparsity, done rate, traps) plus a
+seed; NumPy fills the arrays from that seed, so examples are cheap to draw and still
+shrink towards small sizes.
 
-- ``mdps(...)``: general random MDPs (cycles allowed); ``gamma < 1`` is safe.
-- ``acyclic_mdps(...)``: transitions only go to higher-numbered states and the
-  last state always ends the episode, like a token prefix tree: safe with
-  ``gamma = 1``.
-- ``gammas()``: discounts in ``[0, 0.99]``.
-- ``random_policy(rng, S, A)``: a stochastic ``[S, A]`` policy with some zeros;
-  ``random_mdp(rng, S, A, K)``: a random MDP of any size, without hypothesis.
+- :func:`mdps`: general random MDPs (cycles allowed); ``gamma < 1`` is safe.
+- :func:`acyclic_mdps`: transitions only go to higher-numbered states and the last
+  state always ends the episode, like a token prefix tree: safe with ``gamma = 1``.
+- :func:`gammas`: discounts in ``[0, 0.99]``.
+- :func:`policies`: stochastic ``[S, A]`` policies for a given MDP.
+- :func:`layouts`: valid ASCII gridworld layouts with :class:`envs.GridWorld` options.
+- :func:`random_policy`, :func:`random_mdp`: the same without hypothesis, for sizes
+  too large to draw.
+
+The Bellman optimality operator is a ``gamma``-contraction in the sup norm (Sutton &
+Barto, section 4.4; Puterman, Theorem 6.2.3); in your own test suite::
+
+    import numpy as np
+    from hypothesis import given, strategies as st
+    from tabular import bellman_optimality
+    from tabular.testing import gammas, mdps
+
+    @given(mdps(), gammas(), st.integers(0, 2**32 - 1))
+    def test_bellman_optimality_contracts(mdp, gamma, seed):
+        rng = np.random.default_rng(seed)
+        U, V = rng.normal(size=(2, mdp.n_states))
+        gap = np.abs(bellman_optimality(mdp, U, gamma) - bellman_optimality(mdp, V, gamma))
+        assert gap.max() <= gamma * np.abs(U - V).max() + 1e-12
 """
 
 from __future__ import annotations
@@ -110,3 +127,43 @@ def acyclic_mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes:
     start = np.zeros(S)
     start[0] = 1.0
     return TabularMDP(next_state, prob, reward, done, start)
+
+
+@st.composite
+def policies(draw, mdp: TabularMDP, zero_rate: float = 0.3):
+    """Stochastic ``[S, A]`` policies for ``mdp``; about ``zero_rate`` (default 0.3) of
+    the entries are 0, never a whole row."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return random_policy(rng, mdp.n_states, mdp.n_actions, zero_rate)
+
+
+@st.composite
+def layouts(draw, max_rows: int = 5, max_cols: int = 5):
+    """``(layout, options)``: a valid gridworld layout (one start ``S``; floor ``.``, walls
+    ``#``, goals ``G``, traps ``T``, cliff ``C``, maybe a teleport ``A -> a``) of at most
+    ``max_rows x max_cols`` cells (default 5 x 5), and keyword options of
+    :class:`envs.GridWorld` (slip, step and bump rewards, trap reward, wind, a cell
+    reward); ``envs.GridWorld(layout, **options)`` builds it."""
+    H, W = draw(st.integers(1, max_rows)), draw(st.integers(1, max_cols))
+    cells = draw(st.lists(st.sampled_from(".......##GTCS"), min_size=H * W, max_size=H * W))
+    rows = [cells[r * W:(r + 1) * W] for r in range(H)]
+    n = H * W
+    sr, sc = divmod(draw(st.integers(0, n - 1)), W)
+    rows[sr][sc] = "S"
+    options = {"slip": draw(st.sampled_from([0.0, 0.1, 1 / 3, 2 / 3, 1.0])),
+               "step_reward": draw(st.sampled_from([0.0, -1.0])),
+               "bump_reward": draw(st.sampled_from([None, -2.0])),
+               "trap_reward": draw(st.sampled_from([-np.inf, -5.0]))}
+    if draw(st.booleans()):
+        options["wind"] = draw(st.lists(st.integers(-2, 2), min_size=W, max_size=W))
+    free_cells = [i for i in range(n) if rows[i // W][i % W] not in "S#"]
+    if len(free_cells) >= 2 and draw(st.booleans()):
+        src, dst = draw(st.lists(st.sampled_from(free_cells), min_size=2, max_size=2,
+                                 unique=True))
+        if rows[dst // W][dst % W] != "C":
+            rows[src // W][src % W] = "A"
+            rows[dst // W][dst % W] = "a"
+            options["teleports"] = {"A": ("a", 4.0)}
+    if draw(st.booleans()):
+        options["cell_rewards"] = {(sr, sc): 0.5}
+    return "\n".join("".join(row) for row in rows), options

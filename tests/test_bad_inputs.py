@@ -1,0 +1,405 @@
+"""The bad-input catalogue: every public entry point, given what a user gets wrong, raises
+a clear error that names the parameter (and the state, action or cell) at the boundary,
+never a NaN, a hang, a traceback from deep inside, or a silent coercion.
+
+Each row is ``(call, exception type, fragment of the message)``; the learners' shared
+arguments are crossed with every learner. A new public function adds its rows here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import envs
+import tabular
+from envs import GridWorld, TokenMDP
+from experiments import runner
+from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
+from tabular.rlhf import bradley_terry_loss, response_distribution
+
+NAN, INF = math.nan, math.inf
+
+# Small valid objects that the bad calls are made around.
+CHAIN = TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[0.0, 1.0]]]), np.array([-1.0, 0.0]),
+                              terminal=np.array([False, True]), start=np.array([1.0, 0.0]))
+TRAP = TabularMDP(np.array([[[1]], [[1]]]), np.ones((2, 1, 1)), np.array([[[-INF]], [[0.0]]]),
+                  np.ones((2, 1, 1), dtype=bool), np.array([1.0, 0.0]))
+UNIFORM = np.full((2, 1), 1.0)
+TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2)
+TOKEN_POLICY = SoftmaxPolicy.tabular(TOKENS.to_mdp().n_states, TOKENS.to_mdp().n_actions)
+LM = tabular.NGramLM.create([t for t in TOKENS.vocab if t != TOKENS.eos], 2)
+
+
+def table(P):
+    return lambda: TabularMDP.from_transitions(P)
+
+
+def dense(P, R=None, **kwargs):
+    R = np.zeros(2) if R is None else R
+    return lambda: TabularMDP.from_dense(P, R, **kwargs)
+
+
+P_OK = np.array([[[0.0, 1.0]], [[0.0, 1.0]]])
+MODEL_ROWS = [
+    # model constructors: type, range and finiteness, with the place named
+    ("from_transitions 0.7 next state", table({0: {0: [(1.0, 0.7, 0.0, False)]}}), MDPError,
+     "next_state 0.7"),
+    ("from_transitions reward None", table({0: {0: [(1.0, 0, None, False)]}}), MDPError,
+     "reward None"),
+    ("from_transitions text flag", table({0: {0: [(1.0, 0, 0.0, "False")]}}), MDPError,
+     "terminated 'False'"),
+    ("from_transitions NaN prob", table({0: {0: [(NAN, 0, 0.0, False)]}}), MDPError,
+     "prob nan"),
+    ("from_transitions short entry", table({0: {0: [(1.0, 0)]}}), MDPError,
+     "is not (prob, next_state, reward, terminated)"),
+    ("from_transitions empty", table({}), MDPError, "no states"),
+    ("from_transitions no outcomes", table({0: {0: []}}), MDPError, "lists no outcomes"),
+    ("from_transitions ragged", table({0: {0: [(1.0, 0, 0.0, True)]}, 1: {}}), MDPError,
+     "P[1] has 0 actions"),
+    ("from_transitions sum", table({0: {0: [(0.5, 0, 0.0, True)]}}), MDPError, "sum to 0.5"),
+    ("from_transitions next out of range", table({0: {0: [(1.0, 3, 0.0, True)]}}), MDPError,
+     "outside [0, 1)"),
+    ("from_transitions +inf reward", table({0: {0: [(1.0, 0, INF, True)]}}), MDPError,
+     "reward inf"),
+    ("from_transitions huge reward", table({0: {0: [(1.0, 0, 1e308, True)]}}), MDPError,
+     "at most 1e+100"),
+    ("from_dense NaN", dense(np.where(P_OK > 0, NAN, 0.0)), MDPError, "state 0, action 0"),
+    ("from_dense negative", dense(P_OK - 0.5), MDPError, "-0.5 is not a probability"),
+    ("from_dense NaN reward", dense(P_OK, np.array([NAN, 0.0])), MDPError, "R holds NaN"),
+    ("from_dense text terminal", dense(P_OK, terminal=["False", "True"]), MDPError,
+     "terminal must hold numbers"),
+    ("from_dense fractional terminal", dense(P_OK, terminal=[0.5, 0.0]), MDPError,
+     "is not a flag"),
+    ("from_dense bad layout", dense(P_OK, layout="XYZ"), MDPError, "layout must be"),
+    ("from_dense bad R shape", dense(P_OK, np.zeros(3)), MDPError, "R has shape"),
+    ("TabularMDP fractional next", lambda: TabularMDP(
+        np.full((1, 1, 1), 0.7), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)),
+        [1.0]), MDPError, "next_state[0, 0, 0] = 0.7"),
+    ("TabularMDP NaN start", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [NAN]), MDPError, "start must be a probability distribution"),
+    ("TabularMDP text reward", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.array([[["1"]]]), np.ones((1, 1, 1)),
+        [1.0]), MDPError, "reward must hold numbers"),
+    ("TabularMDP empty", lambda: TabularMDP(
+        np.zeros((0, 1, 1)), np.ones((0, 1, 1)), np.zeros((0, 1, 1)), np.ones((0, 1, 1)),
+        np.zeros(0)), MDPError, "at least one state"),
+    ("from_gymnasium no table", lambda: TabularMDP.from_gymnasium(
+        gym.make("CartPole-v1")), TypeError, "no transition table"),
+    ("from_gymnasium fickle taxi", lambda: TabularMDP.from_gymnasium(
+        gym.make("Taxi-v4", fickle_passenger=True)), MDPError,
+     "fickle_passenger"),
+    ("from_gymnasium bad start", lambda: TabularMDP.from_gymnasium(
+        gym.make("tabzoo/CliffWalking-v0"), start=np.zeros(48)), MDPError,
+     "start must be a probability distribution"),
+]
+
+DP_ROWS = [
+    ("value_iteration gamma NaN", lambda: tabular.value_iteration(CHAIN, NAN), ValueError,
+     "gamma must be in [0, 1]"),
+    ("value_iteration gamma text", lambda: tabular.value_iteration(CHAIN, "0.9"), ValueError,
+     "gamma must be a number"),
+    ("value_iteration method", lambda: tabular.value_iteration(CHAIN, 0.9, method="jacobi"),
+     ValueError, "method"),
+    ("value_iteration gauss-seidel", lambda: tabular.value_iteration(
+        CHAIN, 0.9, method="gauss-seidel"), ValueError, "Gauss-Seidel is 'inplace'"),
+    ("value_iteration tol", lambda: tabular.value_iteration(CHAIN, 0.9, tol=-1.0), ValueError,
+     "tol"),
+    ("value_iteration max_iter", lambda: tabular.value_iteration(CHAIN, 0.9, max_iter=0),
+     ValueError, "max_iter"),
+    ("value_iteration V0 shape", lambda: tabular.value_iteration(CHAIN, 0.9, V0=np.zeros(3)),
+     ValueError, "V0"),
+    ("value_iteration not an MDP", lambda: tabular.value_iteration("mdp", 0.9), TypeError,
+     "mdp"),
+    ("policy_evaluation policy shape", lambda: tabular.policy_evaluation(
+        CHAIN, np.ones((3, 1)), 0.9), ValueError, "policy"),
+    ("policy_evaluation NaN policy", lambda: tabular.policy_evaluation(
+        CHAIN, np.full((2, 1), NAN), 0.9), ValueError, "policy"),
+    ("policy_evaluation action out of range", lambda: tabular.policy_evaluation(
+        CHAIN, np.array([0, 5]), 0.9), ValueError, "policy"),
+    ("policy_evaluation method", lambda: tabular.policy_evaluation(
+        CHAIN, UNIFORM, 0.9, method="fast"), ValueError, "method"),
+    ("policy_iteration gamma", lambda: tabular.policy_iteration(CHAIN, 1.5), ValueError,
+     "gamma must be in [0, 1]"),
+    ("soft_value_iteration beta 0", lambda: tabular.soft_value_iteration(CHAIN, 0.9, 0.0),
+     ValueError, "beta"),
+    ("soft_value_iteration beta NaN", lambda: tabular.soft_value_iteration(CHAIN, 0.9, NAN),
+     ValueError, "beta"),
+    ("soft_value_iteration ref shape", lambda: tabular.soft_value_iteration(
+        CHAIN, 0.9, 1.0, ref_policy=np.ones((5, 1))), ValueError, "ref_policy"),
+    ("bellman_optimality V shape", lambda: tabular.bellman_optimality(CHAIN, np.zeros(5), 0.9),
+     ValueError, "V"),
+    ("bellman_optimality V NaN", lambda: tabular.bellman_optimality(
+        CHAIN, np.array([NAN, 0.0]), 0.9), ValueError, "V"),
+    ("soft_policy beta", lambda: tabular.soft_policy(np.zeros((2, 1)), -1.0), ValueError,
+     "beta"),
+    ("soft_bellman_optimality beta", lambda: tabular.soft_bellman_optimality(
+        CHAIN, np.zeros(2), 0.9, NAN), ValueError, "beta"),
+    ("bellman_expectation policy", lambda: tabular.bellman_expectation(
+        CHAIN, np.zeros(2), np.ones((2, 3)), 0.9), ValueError, "policy"),
+    ("q_from_v gamma", lambda: tabular.q_from_v(CHAIN, np.zeros(2), 2.0), ValueError,
+     "gamma must be in [0, 1]"),
+    ("greedy_policy NaN Q", lambda: tabular.greedy_policy(np.array([[NAN, 0.0]])), ValueError,
+     "Q"),
+    ("optimal_actions 1-d Q", lambda: tabular.optimal_actions(np.zeros(3)), ValueError, "Q"),
+    ("terminating_greedy_policy Q shape", lambda: tabular.terminating_greedy_policy(
+        CHAIN, np.zeros((5, 1))), ValueError, "Q"),
+]
+
+# The arguments every learner shares, each wrong in one way.
+SHARED_BAD = [
+    ({"gamma": -0.1}, "gamma must be in [0, 1]"),
+    ({"gamma": NAN}, "gamma must be in [0, 1]"),
+    ({"seed": -1}, "seed must be None or an int >= 0"),
+    ({"seed": 1.5}, "seed must be None or an int >= 0"),
+    ({"runs": 0}, "runs"),
+    ({"runs": 2.5}, "runs"),
+    ({"max_steps": 0}, "max_steps must be an integer >= 1"),
+    ({"max_steps": 10**11}, "max_steps must be at most 100,000,000"),
+    ({"max_steps": INF}, "max_steps must be an integer >= 1"),
+    ({"alpha": NAN}, "alpha"),
+    ({"alpha": 0.0}, "alpha"),
+    ({"alpha": "0.1"}, "alpha"),
+    ({"alpha": schedules.constant(-1.0)}, "alpha"),
+]
+EPISODES_BAD = [({"episodes": 0}, "episodes must be an integer >= 1"),
+                ({"episodes": None}, "episodes must be an integer >= 1"),
+                ({"alpha": 1.5}, "alpha")]
+PREDICTION_BAD = EPISODES_BAD + [
+    ({"initial_V": NAN}, "initial_V must be finite"),
+    ({"initial_V": np.zeros(3)}, "initial_V must be a number or an array"),
+    ({"policy": np.full((2, 1), NAN)}, "policy")]
+CONTROL_BAD = EPISODES_BAD + [
+    ({"epsilon": 1.5}, "epsilon"), ({"epsilon": NAN}, "epsilon"),
+    ({"initial_Q": NAN}, "initial_Q must be finite"),
+    ({"initial_Q": np.zeros((3, 3))}, "initial_Q must be a number or an array")]
+PG_BAD = [({"beta": -1.0}, "beta must be a finite number >= 0"),
+          ({"beta": NAN}, "beta must be a finite number >= 0"),
+          ({"beta": 0.5}, "beta > 0 needs a ref_policy"),
+          ({"alpha_value": 1.5}, "alpha_value"),
+          ({"reward_floor": NAN}, "reward_floor"),
+          ({"reward_floor": -1e300}, "reward_floor must be a number of magnitude at most"),
+          ({"ref_policy": np.ones((5, 1)), "beta": 0.1}, "ref_policy")]
+
+LEARNERS = {
+    "td0": lambda policy=UNIFORM, **kw: tabular.td0(CHAIN, policy, **kw),
+    "mc_prediction": lambda policy=UNIFORM, **kw: tabular.mc_prediction(CHAIN, policy, **kw),
+    "sarsa": lambda **kw: tabular.sarsa(CHAIN, **kw),
+    "expected_sarsa": lambda **kw: tabular.expected_sarsa(CHAIN, **kw),
+    "q_learning": lambda **kw: tabular.q_learning(CHAIN, **kw),
+    "double_q_learning": lambda **kw: tabular.double_q_learning(CHAIN, **kw),
+    "mc_control": lambda **kw: tabular.mc_control(CHAIN, **kw),
+    "reinforce": lambda **kw: tabular.reinforce(CHAIN, **kw),
+    "actor_critic": lambda **kw: tabular.actor_critic(CHAIN, **kw),
+    "ppo": lambda **kw: tabular.ppo(CHAIN, **kw),
+    "grpo": lambda **kw: tabular.grpo(CHAIN, **kw),
+}
+PREDICTION = {"td0", "mc_prediction"}
+PG = {"reinforce", "actor_critic", "ppo", "grpo"}
+NO_GAMMA = {"grpo"}  # a whole-response return: no discount, no value estimate
+
+
+def learner_rows():
+    for name, call in LEARNERS.items():
+        bad = SHARED_BAD + (PG_BAD if name in PG else PREDICTION_BAD if name in PREDICTION
+                            else CONTROL_BAD)
+        for kwargs, fragment in bad:
+            if name in NO_GAMMA and ("gamma" in kwargs or "alpha_value" in kwargs):
+                continue
+            yield (f"{name} {kwargs!r}"[:80], lambda call=call, kw=kwargs: call(**kw),
+                   ValueError, fragment)
+    yield ("td0 n_step 0", lambda: tabular.td0(CHAIN, UNIFORM, n_step=0), ValueError,
+           "n_step must be an integer >= 1")
+    yield ("td0 n_step > max_steps", lambda: tabular.td0(CHAIN, UNIFORM, n_step=10**11),
+           ValueError, "n_step must be at most 10,000")
+    yield ("mc_control method", lambda: tabular.mc_control(CHAIN, method="sideways"),
+           ValueError, "method")
+    yield ("mc_control importance sampling", lambda: tabular.mc_control(
+        CHAIN, method="off_policy", importance_sampling="biased"), ValueError,
+        "importance_sampling")
+    yield ("reinforce -inf reward without floor", lambda: tabular.reinforce(TRAP), ValueError,
+           "pass reward_floor")
+    yield ("ppo clip", lambda: tabular.ppo(CHAIN, clip=NAN), ValueError, "clip")
+    yield ("ppo lam", lambda: tabular.ppo(CHAIN, lam=2.0), ValueError, "lam")
+    yield ("ppo epochs", lambda: tabular.ppo(CHAIN, epochs=0), ValueError, "epochs")
+    yield ("ppo entropy_coef", lambda: tabular.ppo(CHAIN, entropy_coef=NAN), ValueError,
+           "entropy_coef")
+    yield ("grpo group_size", lambda: tabular.grpo(CHAIN, group_size=1), ValueError,
+           "group_size")
+    yield ("learner on a string", lambda: tabular.q_learning("CliffWalking"), TypeError, "mdp")
+
+
+SCHEDULE_ROWS = [
+    ("exponential decay > 1", lambda: schedules.exponential(0.5, 1.5), ValueError,
+     "0 < decay <= 1"),
+    ("exponential floor > start", lambda: schedules.exponential(0.1, 0.9, 0.5), ValueError,
+     "floor <= start"),
+    ("inverse offset < 0", lambda: schedules.inverse(offset=-1.0), ValueError, "offset >= 0"),
+    ("inverse power 0", lambda: schedules.inverse(power=0.0), ValueError, "power > 0"),
+    ("linear steps 0", lambda: schedules.linear(1.0, 0.0, 0.0), ValueError, "steps >= 1"),
+    ("unknown kind", lambda: schedules.Schedule(7, 1.0), ValueError, "unknown schedule kind"),
+    ("NaN parameter", lambda: schedules.Schedule(1, 1.0, NAN), ValueError,
+     "power must be a finite number"),
+    ("constant text", lambda: schedules.constant("0.1"), ValueError, "must be a number"),
+    ("alpha past 1 later", lambda: tabular.q_learning(
+        CHAIN, alpha=schedules.linear(0.5, 2.0, 10.0)), ValueError, "alpha must stay in"),
+    ("seed_states runs 0", lambda: tabular.seed_states(0, 0), ValueError, "runs"),
+]
+
+POLICY_ROWS = [
+    ("SoftmaxPolicy NaN logits", lambda: SoftmaxPolicy(np.array([[NAN, 0.0]]), np.zeros(2)),
+     ValueError, "NaN and +inf rejected"),
+    ("SoftmaxPolicy dead row", lambda: SoftmaxPolicy(np.full((1, 2), -INF), np.zeros(2)),
+     ValueError, "-inf everywhere"),
+    ("SoftmaxPolicy row out of range", lambda: SoftmaxPolicy(np.zeros((1, 2)), np.array([0, 3])),
+     ValueError, "row_of_state[1] = 3"),
+    ("reinforce policy shape", lambda: tabular.reinforce(CHAIN, np.ones((5, 1))), ValueError,
+     "policy"),
+]
+
+ENV_ROWS = [
+    ("TokenMDP illegal_reward NaN", lambda: TokenMDP(illegal_reward=NAN), ValueError,
+     "illegal_reward"),
+    ("TokenMDP default_reward text", lambda: TokenMDP(default_reward="0"), ValueError,
+     "default_reward must be a number"),
+    ("TokenMDP prompt_probs NaN", lambda: TokenMDP(("a", "b"), prompt_probs=[NAN, 1.0]),
+     ValueError, "prompt_probs"),
+    ("TokenMDP reward None", lambda: TokenMDP(reward=lambda x, y: None), ValueError,
+     "must be a number, got None"),
+    ("TokenMDP reward NaN", lambda: TokenMDP(reward=lambda x, y: NAN), ValueError,
+     "NaN refused"),
+    ("TokenMDP max_len 0", lambda: TokenMDP(max_len=0), ValueError, "max_len"),
+    ("TokenMDP step before reset", lambda: TokenMDP().step(0), RuntimeError, "reset()"),
+    ("GridWorld slip NaN", lambda: GridWorld("S.G", slip=NAN), ValueError, "slip"),
+    ("GridWorld no start", lambda: GridWorld("..G"), ValueError, "start"),
+    ("GridWorld bad cell", lambda: GridWorld("S?G"), ValueError, "row 0, column 1"),
+    ("register_gridworld bad layout", lambda: envs.register_gridworld("x/Bad-v0", "S?G"),
+     ValueError, "row 0, column 1"),
+]
+
+
+def stepped(action):
+    env = gym.make("tabzoo/CliffWalking-v0")
+    env.reset(seed=0)
+    return lambda: env.step(action)
+
+
+for action, fragment in ((1.7, "got 1.7"), ("1", "got '1'"), (None, "got None"),
+                         (True, "got True"), (9, "action 9 is outside [0, 4)")):
+    ENV_ROWS.append((f"step({action!r})", stepped(action), ValueError, fragment))
+
+RLHF_ROWS = [
+    ("sample_preferences NaN scores", lambda: tabular.sample_preferences(
+        "x", ["a", "b"], [NAN, 0.0], 10), ValueError, "scores must be finite"),
+    ("sample_preferences one response", lambda: tabular.sample_preferences(
+        "x", ["a"], [0.0], 10), ValueError, "at least 2"),
+    ("sample_preferences n 0", lambda: tabular.sample_preferences("x", ["a", "b"], [0, 1], 0),
+     ValueError, "n must be an integer >= 1"),
+    ("train_reward_model NaN count", lambda: tabular.train_reward_model(
+        [(NAN, "x", "a", "b")]), ValueError, "count of preference 0"),
+    ("train_reward_model zero count", lambda: tabular.train_reward_model(
+        [(0, "x", "a", "b")]), ValueError, "count of preference 0"),
+    ("train_reward_model negative count", lambda: tabular.train_reward_model(
+        [(-2, "x", "a", "b")]), ValueError, "count of preference 0"),
+    ("train_reward_model malformed", lambda: tabular.train_reward_model([("x", "a")]),
+     ValueError, "preference 0 is ('x', 'a')"),
+    ("train_reward_model self comparison", lambda: tabular.train_reward_model(
+        [("x", "a", "a")]), ValueError, "with itself"),
+    ("train_reward_model empty", lambda: tabular.train_reward_model([]), ValueError,
+     "no preferences"),
+    ("bradley_terry_loss NaN", lambda: bradley_terry_loss([NAN, 0.0], [0], [1]), ValueError,
+     "scores"),
+    ("bradley_terry_loss zero count", lambda: bradley_terry_loss([0.0, 0.0], [0], [1], [0]),
+     ValueError, "counts"),
+    ("bradley_terry_loss index", lambda: bradley_terry_loss([0.0, 0.0], [0], [5]), ValueError,
+     "losers"),
+    ("dpo self comparison", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "hello")], beta=0.1), ValueError,
+     "with itself"),
+    ("dpo unknown prompt", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, [("Say bye.", "hello", "Say")], beta=0.1), ValueError,
+     "prompt 'Say bye.' is not"),
+    ("dpo beta 0", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
+                                       beta=0.0), ValueError, "beta"),
+    ("sequence_kl ref shape", lambda: tabular.sequence_kl(
+        TOKENS.to_mdp(), TOKEN_POLICY, np.ones((2, 2))), ValueError, "ref_policy"),
+    ("kl_objective beta NaN", lambda: tabular.kl_objective(
+        TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, NAN), ValueError, "beta"),
+    ("train_pipeline not a scenario", lambda: tabular.train_pipeline("capital"), TypeError,
+     "scenario"),
+    ("kl_optimum beta NaN", lambda: tabular.kl_optimum(TOKENS.to_mdp(), None, NAN),
+     ValueError, "beta"),
+    ("response_distribution not a token env", lambda: response_distribution(CHAIN, UNIFORM),
+     (TypeError, ValueError, AttributeError), ""),
+    ("sft fractional count", lambda: tabular.sft(LM, [(2.5, "Say hello.", "hello")]),
+     ValueError, "count of SFT pair 0 must be an integer >= 1"),
+    ("sft malformed pair", lambda: tabular.sft(LM, [("Say hello.",)]), ValueError,
+     "SFT pair 0 is"),
+    ("sft unknown token", lambda: tabular.sft(LM, [("Say hello.", "bonjour")]), ValueError,
+     "'bonjour'"),
+    ("pretrain empty corpus", lambda: tabular.pretrain(LM, []), ValueError, "corpus is empty"),
+    ("pretrain epochs", lambda: tabular.pretrain(LM, ["hello"], epochs=0), ValueError,
+     "epochs"),
+]
+
+RUNNER_ROWS = [
+    ("make_config unknown key", lambda: runner.make_config(
+        runner.load("cliff_walking"), settings={"epsilonn": "0.2"}), ValueError,
+     "no setting epsilonn"),
+    ("make_config wrong type", lambda: runner.make_config(
+        runner.load("cliff_walking"), settings={"episodes": "many"}), ValueError,
+     "episodes takes a int"),
+    ("unknown experiment", lambda: runner.load("cliff"), KeyError, "unknown experiment"),
+]
+
+CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
+             + ENV_ROWS + RLHF_ROWS + RUNNER_ROWS)
+
+
+@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],
+                         ids=[row[0] for row in CATALOGUE])
+def test_bad_input_is_a_clear_error(call, error, fragment):
+    with pytest.raises(error) as info:
+        call()
+    assert fragment in str(info.value), str(info.value)
+
+
+def test_the_catalogue_covers_every_public_function():
+    covered = {row[0].split()[0] for row in CATALOGUE}
+    functions = [name for name in tabular.__all__ if callable(getattr(tabular, name))
+                 and not isinstance(getattr(tabular, name), type)]
+    missing = [name for name in functions if name not in covered]
+    assert not missing, f"no catalogue row calls {missing}"
+
+
+def test_a_command_line_out_that_is_a_file_fails_before_computing(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("")
+    with pytest.raises(SystemExit):
+        runner.main(["--out", str(target), "cliff_walking", "--quick"])
+    assert "--out" in capsys.readouterr().err
+
+
+def test_no_actions_is_a_clear_error():
+    with pytest.raises(MDPError, match="P lists no actions"):
+        TabularMDP.from_transitions({0: {}})
+
+
+# ---------------------------------------------------------------- valid inputs once refused
+def test_merged_probabilities_a_rounding_above_1_are_a_valid_table():
+    P = {0: {0: [(p, 0, 0.0, False) for p in (0.33, 0.56, 0.11)]}}
+    assert 0.33 + 0.56 + 0.11 > 1.0  # the merged outcome rounds to 1 + ulp
+    assert TabularMDP.from_transitions(P).prob[0, 0, 0] == pytest.approx(1.0)
+
+
+def test_from_gymnasium_takes_a_start_for_a_project_env():
+    env = gym.make("tabzoo/CliffWalking-v0")
+    start = np.zeros(48)
+    start[5] = 1.0
+    mdp = TabularMDP.from_gymnasium(env, start=start)
+    np.testing.assert_array_equal(mdp.start, start)
+    np.testing.assert_array_equal(mdp.prob, env.unwrapped.to_mdp().prob)
