@@ -29,17 +29,45 @@ def draw_outcome(cumulative: np.ndarray, prob: np.ndarray, u: float) -> int:
 class ModelEnv(gym.Env):
     """A ``gymnasium.Env`` whose dynamics are exactly the :class:`TabularMDP` it holds.
 
-    ``reset`` draws the start state from ``mdp.start`` and ``step`` draws outcome ``k``
-    of ``(s, a)`` with probability ``mdp.prob[s, a, k]``, both with the env's own
-    ``np_random`` (so ``reset(seed=...)`` makes an episode reproducible). The info
-    dict carries the probability of the outcome drawn, as Gymnasium's toy-text envs do.
-    Observations are state ids in ``Discrete(S)``, actions ids in ``Discrete(A)``.
+    ## Description
+    The base of every env of this package; what the sections below say holds for all
+    of them. ``reset`` and ``step`` sample the model with the env's own ``np_random``
+    (so ``reset(seed=...)`` makes an episode reproducible); ``to_mdp()`` returns that
+    model, so ``env.step`` and a planner can never disagree. For code written against
+    FrozenLake, ``P[s][a] = [(prob, next_state, reward, terminated), ...]`` (outcomes
+    of positive probability) and ``initial_state_distrib`` give the model in
+    Gymnasium toy-text's format, derived from it. The info dict of ``reset`` and
+    ``step`` is ``{"prob": p}``, the probability of the outcome drawn, as in
+    Gymnasium's toy-text envs (a subclass may add keys).
 
-    Parameters
-    ----------
-    mdp : the model; the env steps from it and ``to_mdp()`` returns it.
-    render_mode : ``"ansi"`` (``render()`` returns :meth:`render_text`) or ``None``
-        (default: no rendering).
+    ## Action Space
+    ``Discrete(A)``, ``A = mdp.n_actions``. An action must be an integer id in
+    ``[0, A)`` (Python, NumPy or a 0-d array): a non-integer (``1.7``, ``"1"``,
+    ``True``, ``None``) or an id out of range raises ``ValueError``.
+
+    ## Observation Space
+    ``Discrete(S)``, ``S = mdp.n_states``: the state id.
+
+    ## Starting State
+    Drawn from ``mdp.start`` (``initial_state_distrib``).
+
+    ## Rewards
+    ``mdp.reward[s, a, k]`` of outcome ``k`` of ``(s, a)``, drawn with probability
+    ``mdp.prob[s, a, k]``.
+
+    ## Episode End
+    Termination: the outcome drawn has ``mdp.done[s, a, k]``. Truncation: never by the
+    env itself (``truncated`` is ``False``); each registered ``tabzoo/`` id adds
+    Gymnasium's ``max_episode_steps`` time limit. ``step`` before ``reset`` raises
+    ``RuntimeError``.
+
+    ## Arguments
+    * ``mdp``: the model; the env steps from it and ``to_mdp()`` returns it.
+    * ``render_mode``: ``"ansi"`` (``render()`` returns :meth:`render_text`) or
+      ``None`` (default: no rendering).
+
+    ## Version History
+    * v0: the initial version (subclasses registered as ``tabzoo/...-v0``).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}

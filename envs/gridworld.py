@@ -78,33 +78,56 @@ AGENT_COLOUR = (30, 60, 200)
 class GridWorld(ModelEnv):
     """A gridworld from an ASCII layout (see :mod:`envs.layout` for the legend).
 
-    Parameters
-    ----------
-    layout : the layout text, a list of rows, a ``.txt`` path, or the name of a file
-        in ``envs/layouts/``.
-    step_reward : reward of an ordinary move (default 0).
-    goal_reward, trap_reward, cliff_reward : reward on entering a ``G`` / ``T`` / ``C``
-        cell (defaults 1, ``-inf``, -100).
-    bump_reward : reward of a move blocked by the edge or a wall (default: the step
-        reward).
-    cell_rewards : ``{(row, col) or char: reward}``, reward on entering those cells
-        (overrides the goal/trap/cliff reward of a cell; ``-inf`` allowed). Default
-        ``None``: none.
-    slip : probability of moving perpendicular to the intended direction (half each
-        side), in ``[0, 1]`` (default 0).
-    wind : one integer per column, the upward push of the column the agent leaves
-        (default ``None``: no wind).
-    teleports : ``{char: (target, reward)}``; every action from a ``char`` cell moves
-        the agent to ``target`` (a character that appears once in the layout, or a
-        ``(row, col)`` cell) with ``reward``. Default ``None``: none.
-    render_mode : ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+    ## Description
+    One step's dynamics (slip, wind, teleports, cliffs) are in the module docstring.
+    Attributes: ``chars`` (``uint8 [H, W]``, the layout's characters), ``grid_shape``
+    (``(H, W)``), ``kinds`` (``int8 [H, W]``, the cell kinds of :mod:`envs.layout`).
 
-    Attributes
-    ----------
-    chars : ``uint8 [H, W]``, the layout's characters; ``grid_shape``: ``(H, W)``.
-    kinds : ``int8 [H, W]``, the cell kinds of :mod:`envs.layout`.
-    state_id : ``int64 [H, W]``, the state of each cell (-1 on walls).
-    state_cells : ``int64 [S, 2]``, the ``(row, col)`` of each state.
+    ## Action Space
+    ``Discrete(4)``: 0 = up, 1 = right, 2 = down, 3 = left. A move into the edge or a
+    wall leaves the agent where it is; with ``slip`` it goes sideways instead.
+
+    ## Observation Space
+    ``Discrete(S)``: the non-wall cells, numbered row by row (``state_of_cell`` /
+    ``cell_of_state``; ``state_id``, ``int64 [H, W]``, the state of each cell, -1 on
+    walls; ``state_cells``, ``int64 [S, 2]``, the ``(row, col)`` of each state).
+
+    ## Starting State
+    Uniform over the ``S`` cells (a layout without one is refused).
+
+    ## Rewards
+    In this order of precedence: a teleport's reward when leaving its cell; the reward
+    of the cell entered, if it has one; ``bump_reward`` for a blocked move; otherwise
+    ``step_reward``.
+
+    ## Episode End
+    Termination: entering a ``G`` or ``T`` cell (absorbing afterwards: every action
+    loops back, reward 0); a ``C`` cell sends the agent to the start instead.
+    Truncation: ``GridWorld`` has no built-in id; ``register_gridworld(env_id, layout,
+    max_episode_steps=None, **options)`` sets the time limit (default: none).
+
+    ## Arguments
+    * ``layout``: the layout text, a list of rows, a ``.txt`` path, or the name of a
+      file in ``envs/layouts/``.
+    * ``step_reward``: reward of an ordinary move (default 0).
+    * ``goal_reward``, ``trap_reward``, ``cliff_reward``: reward on entering a ``G`` /
+      ``T`` / ``C`` cell (defaults 1, ``-inf``, -100).
+    * ``bump_reward``: reward of a move blocked by the edge or a wall (default: the
+      step reward).
+    * ``cell_rewards``: ``{(row, col) or char: reward}``, reward on entering those
+      cells (overrides the goal/trap/cliff reward; ``-inf`` allowed; default none).
+    * ``slip``: probability in ``[0, 1]`` of moving perpendicular to the intended
+      direction, half each side (default 0).
+    * ``wind``: one integer per column, the upward push of the column the agent
+      leaves (default ``None``: no wind).
+    * ``teleports``: ``{char: (target, reward)}``; every action from a ``char`` cell
+      moves the agent to ``target`` (a character that appears once in the layout, or
+      a ``(row, col)`` cell) with ``reward`` (default ``None``: none).
+    * ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (the built-in layouts are registered as subclasses,
+      ``tabzoo/...-v0``).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}

@@ -20,15 +20,37 @@ from .gridworld import GridWorld
 class Gridworld5x5(GridWorld):
     """Example 3.5 (Figures 3.2 and 3.5): a continuing 5x5 gridworld.
 
-    Every action in cell A (row 0, column 1) moves the agent to A' (row 4, column 1)
-    with reward +10; every action in B (row 0, column 3) moves it to B' (row 2,
-    column 3) with +5. A move off the grid leaves the agent in place with reward -1;
-    every other move pays 0. No state is terminal (the task is continuing; the
-    registered env truncates episodes after 100 steps). Episodes start in the centre
-    cell, which has no role in the book. With ``gamma = 0.9`` the equiprobable random
-    policy has ``v(A) = 8.8`` and the optimal value is ``v*(A) = 24.4``.
+    ## Description
+    Every action in cell A (row 0, column 1) moves the agent to A' (row 4, column 1);
+    every action in B (row 0, column 3) moves it to B' (row 2, column 3). With
+    ``gamma = 0.9`` the equiprobable random policy has ``v(A) = 8.8`` (Figure 3.2) and
+    the optimal value is ``v*(A) = 24.4`` (Figure 3.5, Example 3.8).
 
-    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(4)``: 0 = up, 1 = right, 2 = down, 3 = left. A move off the grid leaves
+    the agent in place.
+
+    ## Observation Space
+    ``Discrete(25)``: state id = ``row * 5 + col``.
+
+    ## Starting State
+    The centre cell (row 2, column 2; state 12), which has no role in the book.
+
+    ## Rewards
+    +10 for every action in A, +5 in B, -1 for a move off the grid, 0 for every other
+    move.
+
+    ## Episode End
+    Termination: never; no state is terminal (the task is continuing). Truncation:
+    ``tabzoo/Gridworld5x5-v0`` is registered with ``max_episode_steps=100``.
+
+    ## Arguments
+    * ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/Gridworld5x5-v0``; the
+      ``tabular/Gridworld5x5-v0`` id of earlier releases now raises an error naming
+      the new id).
     """
 
     def __init__(self, render_mode=None):
@@ -39,13 +61,36 @@ class Gridworld5x5(GridWorld):
 class Gridworld4x4(GridWorld):
     """Example 4.1 (Figure 4.1): the 4x4 gridworld with two terminal corners.
 
-    All 16 cells are states, state id = ``row * 4 + col``; cells 0 and 15 are
-    terminal (absorbing). Every move pays -1, including the one into a terminal
-    corner; moves off the grid leave the state unchanged. Episodes start uniformly
-    on the 14 non-terminal cells. Under the equiprobable random policy
-    (``gamma = 1``) the values are 0, -14, -20, -22 along the first row.
+    ## Description
+    Cells 0 (top-left) and 15 (bottom-right) are terminal (absorbing). Under the
+    equiprobable random policy (``gamma = 1``) the values are 0, -14, -20, -22 along
+    the first row.
 
-    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(4)``: 0 = up, 1 = right, 2 = down, 3 = left. Moves off the grid leave
+    the state unchanged.
+
+    ## Observation Space
+    ``Discrete(16)``: all 16 cells are states, state id = ``row * 4 + col``.
+
+    ## Starting State
+    Uniform on the 14 non-terminal cells.
+
+    ## Rewards
+    Every move pays -1, including a move off the grid and the one into a terminal
+    corner.
+
+    ## Episode End
+    Termination: entering cell 0 or 15. Truncation: ``tabzoo/Gridworld4x4-v0`` is
+    registered with ``max_episode_steps=1000``.
+
+    ## Arguments
+    * ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/Gridworld4x4-v0``; the
+      ``tabular/Gridworld4x4-v0`` id of earlier releases now raises an error naming
+      the new id).
     """
 
     def __init__(self, render_mode=None):
@@ -56,12 +101,35 @@ class Gridworld4x4(GridWorld):
 class WindyGridworld(GridWorld):
     """Example 6.5 (Figure 6.3): the 7x10 windy gridworld.
 
+    ## Description
     Start (row 3, column 0), goal (row 3, column 7); a crosswind pushes the agent up
-    by ``0 0 0 1 1 1 2 2 1 0`` cells, the strength of the column it leaves. Every
-    step pays -1 until the goal is reached (which ends the episode); the shortest
-    path takes 15 steps.
+    by ``0 0 0 1 1 1 2 2 1 0`` cells (``WIND``), the strength of the column it leaves,
+    stopping at the top edge. The shortest path takes 15 steps.
 
-    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(4)``: 0 = up, 1 = right, 2 = down, 3 = left. A move off the grid leaves
+    the agent in place (the wind still blows).
+
+    ## Observation Space
+    ``Discrete(70)``: state id = ``row * 10 + col``.
+
+    ## Starting State
+    Row 3, column 0 (state 30).
+
+    ## Rewards
+    Every step pays -1, the one into the goal included.
+
+    ## Episode End
+    Termination: reaching the goal (state 37). Truncation:
+    ``tabzoo/WindyGridworld-v0`` is registered with ``max_episode_steps=10000``.
+
+    ## Arguments
+    * ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/WindyGridworld-v0``; the
+      ``tabular/WindyGridworld-v0`` id of earlier releases now raises an error naming
+      the new id).
     """
 
     WIND = (0, 0, 0, 1, 1, 1, 2, 2, 1, 0)
@@ -74,13 +142,37 @@ class WindyGridworld(GridWorld):
 class CliffWalking(GridWorld):
     """Example 6.6 (Figure 6.4): cliff walking on a 4x12 grid.
 
-    Start bottom-left, goal bottom-right, the cells between them along the bottom are
-    the cliff. Every step pays -1; stepping into the cliff pays -100 and sends the
-    agent back to the start without ending the episode; reaching the goal ends it.
-    All 48 cells are states (state id = ``row * 12 + col``, as in Gymnasium's
-    ``CliffWalking-v1``; the cliff cells are never occupied).
+    ## Description
+    Start bottom-left, goal bottom-right, the cells between them along the bottom
+    (row 3, columns 1-10) are the cliff. The safe path (up, 11 x right, down) takes
+    13 steps.
 
-    ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(4)``: 0 = up, 1 = right, 2 = down, 3 = left. A move off the grid leaves
+    the agent in place.
+
+    ## Observation Space
+    ``Discrete(48)``: all 48 cells are states (state id = ``row * 12 + col``, as in
+    Gymnasium's ``CliffWalking-v1``; the cliff cells are never occupied).
+
+    ## Starting State
+    Bottom-left, row 3, column 0 (state 36).
+
+    ## Rewards
+    Every step pays -1 (the one into the goal included); stepping into the cliff
+    pays -100 and sends the agent back to the start without ending the episode.
+
+    ## Episode End
+    Termination: reaching the goal (state 47). Truncation:
+    ``tabzoo/CliffWalking-v0`` is registered with ``max_episode_steps=10000``.
+
+    ## Arguments
+    * ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/CliffWalking-v0``). Unlike the
+      other envs' old ids, ``tabular/CliffWalking-v0`` is not an error: it is
+      Gymnasium's own (JAX) CliffWalking, which this project leaves untouched.
     """
 
     def __init__(self, render_mode=None):
@@ -101,18 +193,39 @@ def absorbing(next_state, prob, reward, done, states) -> None:
 class Gambler(ModelEnv):
     """Example 4.3 (Figure 4.3): the gambler's problem.
 
-    The state is the capital ``s`` in ``0..goal``; 0 and ``goal`` are terminal.
-    Action ``a`` in ``0..goal // 2`` stakes ``a`` dollars; a stake above what the state
-    allows, ``min(s, goal - s)``, is clipped to that maximum (so every state has the
-    same action count; the clipped actions duplicate the largest stake, which leaves
-    ``v*`` unchanged and only adds ties between optimal actions). The coin comes up
-    heads with probability ``p_h``: the gambler wins the stake, otherwise loses it.
-    The reward is +1 on reaching ``goal`` and 0 otherwise. Episodes start at a
-    capital drawn uniformly from ``1..goal - 1``.
+    ## Description
+    The coin comes up heads with probability ``p_h``: the gambler wins the stake,
+    otherwise loses it.
 
-    ``p_h``: the probability of heads (default 0.4, the book's); ``goal``: the capital
-    that wins (default 100).
-    ``render_mode``: ``"ansi"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(goal // 2 + 1)``: action ``a`` in ``0..goal // 2`` stakes ``a`` dollars;
+    a stake above what the state allows, ``min(s, goal - s)``, is clipped to that
+    maximum (so every state has the same action count; the clipped actions duplicate
+    the largest stake, which leaves ``v*`` unchanged and only adds ties between
+    optimal actions). Stake 0 leaves the capital unchanged.
+
+    ## Observation Space
+    ``Discrete(goal + 1)``: the capital ``s`` in ``0..goal``.
+
+    ## Starting State
+    A capital drawn uniformly from ``1..goal - 1``.
+
+    ## Rewards
+    +1 on reaching ``goal``, 0 otherwise.
+
+    ## Episode End
+    Termination: the capital reaches 0 or ``goal`` (both terminal). Truncation:
+    ``tabzoo/Gambler-v0`` is registered with ``max_episode_steps=10000``.
+
+    ## Arguments
+    * ``p_h``: the probability of heads (default 0.4, the book's).
+    * ``goal``: the capital that wins (default 100; at least 2).
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/Gambler-v0``; the
+      ``tabular/Gambler-v0`` id of earlier releases now raises an error naming the
+      new id).
     """
 
     def __init__(self, p_h=0.4, goal=100, render_mode=None):
@@ -146,16 +259,38 @@ class Gambler(ModelEnv):
 class RandomWalk(ModelEnv):
     """Example 6.2 (and the 19-state walk of Example 7.1): a Markov reward process.
 
-    ``n_states`` non-terminal states in a row, ids ``1..n_states`` (A, B, C, ... for
-    up to 26); id 0 is the left terminal and ``n_states + 1`` the right one. There is
-    one action: each step goes left or right with probability 1/2. Reaching the
-    right end pays ``right_reward`` (+1), the left end ``left_reward`` (0 in
-    Example 6.2, -1 in Example 7.1); both end the episode. Episodes start in the
-    middle state (the left of the two middle ones when ``n_states`` is even). True
-    values (``gamma = 1``): ``v(k) = left + (right - left) * k / (n_states + 1)``.
+    ## Description
+    ``n_states`` non-terminal states in a row; each step goes left or right with
+    probability 1/2. True values (``gamma = 1``):
+    ``v(k) = left + (right - left) * k / (n_states + 1)``.
 
-    Defaults: ``n_states=5``, ``left_reward=0``, ``right_reward=1`` (Example 6.2).
-    ``render_mode``: ``"ansi"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(1)``: one action (``"walk"``).
+
+    ## Observation Space
+    ``Discrete(n_states + 2)``: the non-terminal states are ids ``1..n_states`` (A, B,
+    C, ... for up to 26); id 0 is the left terminal and ``n_states + 1`` the right one.
+
+    ## Starting State
+    The middle state (the left of the two middle ones when ``n_states`` is even).
+
+    ## Rewards
+    Reaching the right end pays ``right_reward`` (+1), the left end ``left_reward``
+    (0 in Example 6.2, -1 in Example 7.1); every other step pays 0.
+
+    ## Episode End
+    Termination: reaching either end. Truncation: ``tabzoo/RandomWalk-v0`` is
+    registered with ``max_episode_steps=10000``.
+
+    ## Arguments
+    * ``n_states``: the number of non-terminal states (default 5, Example 6.2).
+    * ``left_reward``, ``right_reward``: the rewards at the ends (defaults 0 and 1).
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/RandomWalk-v0``; the
+      ``tabular/RandomWalk-v0`` id of earlier releases now raises an error naming the
+      new id).
     """
 
     def __init__(self, n_states=5, left_reward=0.0, right_reward=1.0, render_mode=None):
@@ -185,18 +320,39 @@ class RandomWalk(ModelEnv):
 class ShortCorridor(ModelEnv):
     """Example 13.1 (Figure 13.1): the short corridor with switched actions.
 
-    Three non-terminal states 0, 1, 2 and the goal 3; actions 0 = left, 1 = right.
-    In states 0 and 2 the actions do what they say (left in state 0 stays put); in
-    state 1 they are reversed. Every step pays -1; reaching the goal ends the
-    episode, which starts in state 0. The states look identical to the agent, so a
-    policy must use one shared row of logits::
+    ## Description
+    The states look identical to the agent, so a policy must use one shared row of
+    logits::
 
         SoftmaxPolicy(np.zeros((1, 2)), np.zeros(S, dtype=int))
 
     The best such policy goes right with probability about 0.59, with value about
     -11.6 from the start.
 
-    ``render_mode``: ``"ansi"`` or ``None`` (default).
+    ## Action Space
+    ``Discrete(2)``: 0 = left, 1 = right. In states 0 and 2 the actions do what they
+    say (left in state 0 stays put); in state 1 they are reversed.
+
+    ## Observation Space
+    ``Discrete(4)``: three non-terminal states 0, 1, 2 and the goal 3.
+
+    ## Starting State
+    State 0.
+
+    ## Rewards
+    Every step pays -1, the one into the goal included.
+
+    ## Episode End
+    Termination: reaching the goal. Truncation: ``tabzoo/ShortCorridor-v0`` is
+    registered with ``max_episode_steps=1000``.
+
+    ## Arguments
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/ShortCorridor-v0``; the
+      ``tabular/ShortCorridor-v0`` id of earlier releases now raises an error naming
+      the new id).
     """
 
     def __init__(self, render_mode=None):

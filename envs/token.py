@@ -47,36 +47,60 @@ RewardSpec = Callable[[str, str], float] | Mapping
 class TokenMDP(ModelEnv):
     """Generate a response token by token; the reward is paid on the last token.
 
-    Parameters
-    ----------
-    prompts : the prompts (strings, or one string); default ``("Say hello.",)``.
-    reward : ``reward(prompt, response) -> float``, or a mapping from
-        ``(prompt, response)`` or ``response`` strings to rewards (missing
-        responses earn ``default_reward``). Default ``None``: ``{"hello": 1.0}``, the
-        task "answer *Say hello.* with *hello*".
-    vocab : the token strings (actions). Default ``None``: every token of the prompts
-        and the grammar, sorted; the end-of-sequence token ``eos`` is appended if absent.
-    max_len : the most tokens a response may have (``eos`` counts as a token); default 3.
-    prompt_probs : the start distribution over the prompts; default ``None``: uniform.
-    grammar : ``None`` (default: every token allowed everywhere), a list of allowed
-        responses for every prompt, or a mapping ``prompt -> list of responses``.
-    eos : the end-of-sequence token; default ``tabular.lm.EOS`` (``"<eos>"``).
-    illegal_reward : paid when a forbidden token ends the episode; default -1.
-    default_reward : the reward of a response that a mapping ``reward`` does not list;
-        default 0.
-    max_states : the largest prefix tree the env will enumerate (default 100,000); a
-        bigger tree is refused, counted in closed form or on the grammar's trie,
-        before anything is allocated.
-    render_mode : ``"ansi"`` or ``None`` (default).
+    ## Description
+    A state is a prompt plus the response tokens so far, an action the next token.
+    Attributes: ``state_prompt`` (int64 ``[S]``, the prompt number of each state),
+    ``state_response`` (the response token ids of each state, a tuple per state),
+    ``terminal`` (bool ``[S]``, the finished responses), ``legal`` (bool ``[S, A]``,
+    the tokens the grammar allows in each unfinished state).
 
-    Attributes
-    ----------
-    vocab, token_id, eos_id : the tokens, their ids, the id of ``eos``.
-    n_states : the size of the prefix tree (``observation_space.n``).
-    state_prompt : int64 ``[S]``, the prompt number of each state.
-    state_response : the response token ids of each state (a tuple per state).
-    terminal : bool ``[S]``, the finished responses.
-    legal : bool ``[S, A]``, the tokens the grammar allows in each unfinished state.
+    ## Action Space
+    ``Discrete(len(vocab))``, every token in every state (``vocab``, ``token_id``,
+    ``eos_id``: the tokens, their ids, the id of ``eos``).
+
+    ## Observation Space
+    ``Discrete(n_states)``, ``n_states`` the size of the prefix tree, numbered
+    breadth-first, prompt roots first (53 states with the defaults). The info dict
+    adds ``prompt``, ``response`` (decoded), ``tokens`` and the ``legal`` mask.
+
+    ## Starting State
+    A prompt with the empty response, the prompt drawn from ``prompt_probs``.
+
+    ## Rewards
+    ``reward(prompt, response)`` on the last token, ``illegal_reward`` for a token
+    the grammar forbids, 0 otherwise.
+
+    ## Episode End
+    Termination: the ``eos`` token, a response of ``max_len`` tokens (``terminated``:
+    the length is part of the state), or a forbidden token (the observation does not
+    change). Truncation: ``tabzoo/TokenMDP-v0`` (and ``tabzoo/CapitalOfFrance-v0``)
+    are registered with ``max_episode_steps=1000``.
+
+    ## Arguments
+    * ``prompts``: the prompts (strings, or one string); default ``("Say hello.",)``.
+    * ``reward``: ``reward(prompt, response) -> float``, or a mapping from ``(prompt,
+      response)`` or ``response`` strings to rewards (missing responses earn
+      ``default_reward``). Default ``None``: ``{"hello": 1.0}``, the task "answer
+      *Say hello.* with *hello*".
+    * ``vocab``: the token strings (actions). Default ``None``: every token of the
+      prompts and the grammar, sorted; ``eos`` is appended if absent.
+    * ``max_len``: the most tokens a response may have (``eos`` counts); default 3.
+    * ``prompt_probs``: the start distribution over the prompts; default uniform.
+    * ``grammar``: ``None`` (default: every token allowed everywhere), a list of
+      allowed responses for every prompt, or a mapping ``prompt -> list of responses``.
+    * ``eos``: the end-of-sequence token; default ``tabular.lm.EOS`` (``"<eos>"``).
+    * ``illegal_reward``: paid when a forbidden token ends the episode; default -1.
+    * ``default_reward``: the reward of a response a mapping ``reward`` does not list;
+      default 0.
+    * ``max_states``: the largest prefix tree the env will enumerate (default
+      100,000); a bigger tree is refused, counted in closed form or on the grammar's
+      trie, before anything is allocated.
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/TokenMDP-v0``; the
+      ``tabular/TokenMDP-v0`` id of earlier releases now raises an error naming the
+      new id).
     """
 
     def __init__(self, prompts: Sequence[str] | str = ("Say hello.",),

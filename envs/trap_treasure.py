@@ -22,23 +22,45 @@ from .layout import FLOOR, MARKED, START, TRAP
 class TrapTreasure(GridWorld):
     """The trap/treasure grid, a :class:`GridWorld` with the example's conventions.
 
+    ## Description
     The default layout (``envs/layouts/trap_treasure.txt``, 5x5) starts top-left, has
-    a treasure ``G`` in the bottom-right corner, two traps ``T`` and two walls; the
-    cell left of the first trap is an ordinary floor cell on the way to the
-    treasure (``left_of_trap``).
+    a treasure ``G`` in the bottom-right corner, two traps ``T`` (row 2, column 3 and
+    row 4, column 2) and three walls; the cell left of the first trap is an ordinary
+    floor cell on the way to the treasure (``left_of_trap``). Cells are also named
+    ``(i, j)``, column then row from 1 (``state_of`` / ``cell_of``).
 
-    Actions use the GridWorld indices with the example's names: 0 = ``U``, 1 = ``R``,
-    2 = ``D``, 3 = ``L``.
+    ## Action Space
+    ``Discrete(4)``, the GridWorld indices with the example's names: 0 = ``U``,
+    1 = ``R``, 2 = ``D``, 3 = ``L``.
 
-    Parameters
-    ----------
-    layout : a :class:`GridWorld` layout (default ``"trap_treasure"``, the file above).
-    trap_reward : reward on entering a trap (default ``-inf``); make it finite (e.g.
-        -10) for algorithms that cannot take ``-inf``.
-    treasure_reward : reward on entering a treasure (default 1).
-    step_reward : reward of any other move (default 0).
-    slip : :class:`GridWorld`'s slip probability (default 0).
-    render_mode : ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+    ## Observation Space
+    ``Discrete(S)``: the non-wall cells row by row; 22 with the default layout.
+
+    ## Starting State
+    The ``S`` cell (top-left, state 0, with the default layout).
+
+    ## Rewards
+    ``trap_reward`` on entering a trap, ``treasure_reward`` on entering the treasure,
+    ``step_reward`` for any other move (a blocked one included).
+
+    ## Episode End
+    Termination: entering a trap or the treasure. Truncation:
+    ``tabzoo/TrapTreasure-v0`` is registered with ``max_episode_steps=1000``.
+
+    ## Arguments
+    * ``layout``: a :class:`GridWorld` layout (default ``"trap_treasure"``, the file
+      above).
+    * ``trap_reward``: reward on entering a trap (default ``-inf``); make it finite
+      (e.g. -10) for algorithms that cannot take ``-inf``.
+    * ``treasure_reward``: reward on entering a treasure (default 1).
+    * ``step_reward``: reward of any other move (default 0).
+    * ``slip``: :class:`GridWorld`'s slip probability (default 0).
+    * ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version (registered as ``tabzoo/TrapTreasure-v0``; the
+      ``tabular/TrapTreasure-v0`` id of earlier releases now raises an error naming
+      the new id).
     """
 
     action_names = ("U", "R", "D", "L")

@@ -11,8 +11,8 @@ All three train a :class:`~tabular.SoftmaxPolicy` ``pi(a|s) = softmax(theta[row(
 with any ``row_of_state`` map (one row per state: a tabular softmax; one row for all
 states: the short corridor of S&B Example 13.1; n-gram contexts: the token MDP).
 States that share a row share its logits, and their gradients add up. Every update
-is :func:`~tabular.rules.policy_gradient.accumulate_log_prob_grad` with the
-learner's weight (S&B eq. 13.9).
+is :func:`~tabular.rules.policy_gradient.log_prob_grad` (S&B eq. 13.9) scaled by
+the learner's weight.
 
 The learners are model-free: episodes are drawn by
 :func:`~tabular.kernels.rollout.sample_episode` from one xoshiro stream per run,
@@ -73,12 +73,13 @@ from .mdp import TabularMDP
 from .pg_setup import setup, step_size
 from .results import PolicyGradientResult
 from .rules.policy_gradient import (
-    accumulate_log_prob_grad,
     ascend,
     clipped_surrogate_weight,
     grad_entropy,
+    log_prob_grad,
     log_softmax,
     policy_gradient_step,
+    softmax,
 )
 from .rules.returns import discounted_returns, gae
 from .rules.values import update_toward
@@ -194,11 +195,12 @@ def _ppo_run(model, p, rollout, rng, theta, V, returns, lengths):
     in each epoch the critic steps once per sample towards ``A_t + V_old(s_t)``.
     """
     A, M, L = theta.shape[1], p.episodes_per_batch, rollout.max_steps
+    row_of_state, clip, entropy_coef = rollout.row_of_state, p.clip, p.entropy_coef
     paths, seen, dones, dist = episode_buffers(M, L, A)
     probs, log_probs = dist[0], dist[1]
     adv, targets, values = np.empty((M, L)), np.empty((M, L)), np.empty((M, L + 1))
     T = np.empty(M, dtype=np.int64)
-    surrogate_grad, entropy_grad = np.empty(A), np.zeros(A)
+    entropy_grad = np.zeros(A)
     batch_grad = np.empty_like(theta)
     for it in range(p.iterations):
         for m in range(M):
@@ -216,21 +218,19 @@ def _ppo_run(model, p, rollout, rng, theta, V, returns, lengths):
         for _ in range(p.epochs):
             batch_grad[:] = 0.0
             for m in range(M):
+                states, actions, old_log_pi, adv_m = paths[m, 0], paths[m, 1], seen[m, 1], adv[m]
                 for t in range(T[m]):
-                    s, a = paths[m, 0, t], paths[m, 1, t]
-                    row = rollout.row_of_state[s]
+                    s, a = states[t], actions[t]
+                    row = row_of_state[s]
                     log_softmax(theta[row], log_probs)
-                    ratio = np.exp(log_probs[a] - seen[m, 1, t])
-                    for b in range(A):  # this sample's d L^CLIP_t / d theta[row]
-                        surrogate_grad[b] = 0.0
-                    accumulate_log_prob_grad(theta[row], a,
-                                             clipped_surrogate_weight(ratio, adv[m, t], p.clip),
-                                             probs, surrogate_grad)
-                    if p.entropy_coef > 0.0:
+                    weight = clipped_surrogate_weight(np.exp(log_probs[a] - old_log_pi[t]),
+                                                      adv_m[t], clip)
+                    softmax(theta[row], probs)
+                    if entropy_coef > 0.0:
                         grad_entropy(probs, log_probs, entropy_grad)
-                    for b in range(A):
-                        batch_grad[row, b] += (surrogate_grad[b]
-                                               + p.entropy_coef * entropy_grad[b]) / M
+                    for b in range(A):  # d (L^CLIP_t + c H_t) / d theta[row], over the batch
+                        batch_grad[row, b] += (weight * log_prob_grad(probs, a, b)
+                                               + entropy_coef * entropy_grad[b]) / M
                     V[s] = update_toward(V[s], targets[m, t], step_value)
             for row in range(theta.shape[0]):
                 ascend(theta[row], batch_grad[row], step)

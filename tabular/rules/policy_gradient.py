@@ -7,7 +7,9 @@ and actor-critic in :mod:`tabular.pg` (Sutton & Barto, 2nd ed., chapter 13), PPO
 with GAE (Schulman et al., 2016; 2017), GRPO and DPO in :mod:`tabular.rlhf` (Shao
 et al., 2024; Rafailov et al., 2023) and maximum-likelihood training in
 :mod:`tabular.lm`. All of them take their gradient from one rule,
-:func:`accumulate_log_prob_grad` (``grad log pi`` scaled by a weight), and
+:func:`log_prob_grad`, through :func:`accumulate_log_prob_grad` (``grad log pi``
+scaled by a weight) or, where a learner adds other terms to the same row (PPO's
+entropy bonus), term by term; and
 :func:`policy_gradient_step` is that rule applied to the logits themselves.
 
 Masked actions (``-inf`` logits, a grammar in the token MDP) have probability 0:
@@ -57,20 +59,27 @@ def log_softmax(logits, out):
 
 
 @njit(cache=True, inline="always")
+def log_prob_grad(probs, a, b):
+    """``d log pi(a) / d theta_b = 1[b == a] - pi(b)`` for ``pi = softmax(theta)``
+    (S&B eq. 13.9), from ``probs = pi``."""
+    return (1.0 if b == a else 0.0) - probs[b]
+
+
+@njit(cache=True, inline="always")
 def accumulate_log_prob_grad(theta, a, weight, probs, out):
     """``out += weight * d log pi(a) / d theta`` for ``pi = softmax(theta)``: the one
     gradient assembly of every learner (REINFORCE, actor-critic, PPO, GRPO, DPO and
     maximum-likelihood training).
 
-    ``d log pi(a) / d theta_b = 1[b == a] - pi(b)`` (S&B eq. 13.9), so
-    ``out[b] += weight * (1[b == a] - pi(b))``. ``probs`` receives ``pi``. A masked
+    ``out[b] += weight * (1[b == a] - pi(b))`` (:func:`log_prob_grad`); ``probs``
+    receives ``pi``. A masked
     action (``theta_b = -inf``, never sampled) has ``pi(b) = 0``: its term is a zero,
     so ``out[b]`` keeps its value (a ``-inf`` logit stays ``-inf``) for any finite
     ``weight``.
     """
     softmax(theta, probs)
     for b in range(probs.shape[0]):  # the bound of a local array: a faster loop than theta's
-        out[b] += weight * (1.0 - probs[b] if b == a else -probs[b])
+        out[b] += weight * log_prob_grad(probs, a, b)
 
 
 @njit(cache=True, inline="always")
