@@ -65,6 +65,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "contraction",
     "gambler",
     "random_walk",
+    "n_step_walk",
     "windy_gridworld",
     "cliff_walking",
     "short_corridor",

@@ -368,3 +368,12 @@ def test_importing_the_experiments_main_module_runs_nothing(monkeypatch):
     monkeypatch.setattr(runner, "main", refuse)
     monkeypatch.delitem(sys.modules, "experiments.__main__", raising=False)
     importlib.import_module("experiments.__main__")  # pydoc, Sphinx and walk_packages do this
+
+
+def test_n_step_check_wants_an_intermediate_n_best(shared_dir):
+    numbers = quick_numbers(shared_dir, "n_step_walk")
+    assert runner.load("n_step_walk").check(numbers) == []
+    flattened = dict(numbers)
+    flattened["errors"] = np.broadcast_to(numbers["errors"][:1], numbers["errors"].shape)
+    failures = runner.load("n_step_walk").check(flattened)  # every n as good as n = 1
+    assert any("lowest error" in f or "clearly above" in f for f in failures)

@@ -1,0 +1,120 @@
+"""Figure 7.2: n-step TD on the 19-state random walk, RMS error against alpha for each n."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+import envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import TabularMDP, policy_evaluation, td0
+
+from . import style
+
+ENV_ID = "tabzoo/RandomWalk-v0"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Section 7.1: 19 states, -1 on the left, +1 on the right, gamma = 1, V = 0 at first."""
+
+    n_steps: tuple = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    """The n of each curve (the book's)."""
+    alphas: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    """Constant step sizes (alpha = 0 leaves V at 0: the error of the initial guess)."""
+    episodes: int = 10
+    """Episodes per run: the error is averaged over the first ten (the book's)."""
+    runs: int = 100
+    """Independent runs averaged (the book's)."""
+    seed: int = 0
+    """Seed of the runs' random streams (every curve uses the same seed)."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(runs=30)
+
+    def __post_init__(self):
+        object.__setattr__(self, "n_steps", tuple(int(n) for n in self.n_steps))
+        object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
+
+
+def model() -> TabularMDP:
+    return TabularMDP.from_gymnasium(gym.make(ENV_ID, n_states=19, left_reward=-1.0))
+
+
+def rms_errors(n_step: int, alphas: tuple, episodes: int, runs: int, seed: int) -> dict:
+    """The RMS error over the 19 states after each of the first ``episodes`` episodes,
+    averaged over episodes, per run and step size: ``[alphas, runs]`` (an executor job)."""
+    mdp = model()
+    walk = np.ones((mdp.n_states, mdp.n_actions))
+    true_V = policy_evaluation(mdp, walk, gamma=1.0).V
+    inner = ~style.terminal_states(mdp)
+    errors = np.empty((len(alphas), runs))
+    for i, alpha in enumerate(alphas):
+        if alpha == 0.0:  # V never moves from 0
+            errors[i] = np.sqrt(np.mean(true_V[inner] ** 2))
+            continue
+        history = td0(mdp, walk, gamma=1.0, episodes=episodes, alpha=alpha, n_step=n_step,
+                      seed=seed, runs=runs, history=True).V_history
+        rms = np.sqrt(np.mean((history[:, :, inner] - true_V[inner]) ** 2, axis=2))
+        errors[i] = rms.mean(axis=1)
+    return {"errors": errors}
+
+
+def run(config: Config, executor) -> dict:
+    jobs = [{"n_step": n, "alphas": config.alphas, "episodes": config.episodes,
+             "runs": config.runs, "seed": config.seed} for n in config.n_steps]
+    results = executor.map(rms_errors, jobs, desc="n")
+    return {"n_steps": np.array(config.n_steps), "alphas": np.array(config.alphas),
+            "errors": np.array([r["errors"] for r in results])}  # [n, alpha, run]
+
+
+def plot(results: dict, out_dir, config: Config) -> list:
+    fig, axes = style.figure(1, 1, width=6.4, height=4.6,
+                             title="Figure 7.2: n-step TD on the 19-state random walk")
+    ax = axes[0, 0]
+    alphas = results["alphas"]
+    runs = results["errors"].shape[2]
+    for i, n in enumerate(results["n_steps"]):
+        style.mean_band(ax, alphas, results["errors"][i].T, f"n = {n}",
+                        style.PALETTE[i % len(style.PALETTE)])
+    ax.set_ylim(0.2, 0.6)
+    ax.set_xlabel(r"$\alpha$")
+    ax.set_ylabel(f"average RMS error over 19 states\nand first {config.episodes} episodes")
+    ax.set_title(f"{runs} runs per point (band: 95% CI)")
+    ax.legend(ncol=2, fontsize=8)
+    return [style.save(fig, out_dir / "n_step_walk.png")]
+
+
+def table(results: dict):
+    """The best step size and error of each n."""
+    mean = results["errors"].mean(axis=2)
+    best = mean.argmin(axis=1)
+    return (["n", "best alpha", "RMS error"],
+            [[int(n), float(results["alphas"][b]), round(float(mean[i, b]), 4)]
+             for i, (n, b) in enumerate(zip(results["n_steps"], best, strict=True))])
+
+
+def check(results: dict) -> list[str]:
+    """Figure 7.2's findings: an intermediate n is best (about 0.25 at n = 4 or 8), both
+    n = 1 and n >= 64 do worse at their best step size, and n = 512 is worst."""
+    mean = results["errors"].mean(axis=2)
+    best = mean.min(axis=1)
+    n = results["n_steps"]
+    failures = []
+    winner = int(n[best.argmin()])
+    if winner not in (4, 8, 16):
+        failures.append(f"n = {winner} has the lowest error; the book's best n is 4 to 8")
+    if not 0.2 < best.min() < 0.32:
+        failures.append(f"the lowest error {best.min():.3f} is not near the book's 0.25")
+    by_n = dict(zip(n.tolist(), best.tolist(), strict=True))
+    if 1 in by_n and not by_n[1] > best.min() + 0.03:
+        failures.append(f"n = 1's best error {by_n[1]:.3f} is not clearly above the best "
+                        f"{best.min():.3f}")
+    large = [v for k, v in by_n.items() if k >= 64]
+    if large and not min(large) > best.min() + 0.03:
+        failures.append(f"n >= 64 reaches {min(large):.3f}, as low as the best {best.min():.3f}")
+    if 512 in by_n and not by_n[512] >= max(v for k, v in by_n.items() if k < 512) - 1e-9:
+        failures.append("n = 512 is not the worst n at its best step size")
+    return failures
