@@ -60,6 +60,7 @@ from .storage import (
 
 #: Every experiment, in the order ``make experiments`` runs them.
 EXPERIMENTS: tuple[str, ...] = (
+    "bandits",
     "gridworld_values",
     "policy_evaluation",
     "contraction",

@@ -13,6 +13,10 @@ Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
+Bandits (:mod:`tabular.bandits`)
+    :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
+    :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
+
 Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
     :func:`td0`, :func:`mc_prediction` (a :class:`PredictionResult`);
     :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
@@ -38,6 +42,13 @@ arrows, learning curves with confidence bands; needs matplotlib) and
 :mod:`tabular.graph` (reachability on the model's transition graph).
 """
 
+from .bandits import (
+    BanditResult,
+    BanditTestbed,
+    epsilon_greedy_bandit,
+    gradient_bandit,
+    ucb_bandit,
+)
 from .bellman import (
     bellman_expectation,
     bellman_optimality,
@@ -79,6 +90,7 @@ from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 __version__ = "0.1.0"
 
 __all__ = [
+    "BanditResult", "BanditTestbed", "epsilon_greedy_bandit", "gradient_bandit", "ucb_bandit",
     "ConvergenceError", "ControlResult", "MDPError", "NGramLM", "PolicyGradientResult",
     "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy", "TabularMDP",
     "actor_critic", "bellman_expectation", "bellman_optimality", "double_q_learning",

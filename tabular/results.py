@@ -36,8 +36,32 @@ def shared(**kwargs):
     return field(metadata={"shared": True}, **kwargs)
 
 
+class RunsResult:
+    """A result whose array fields share a leading run axis when computed with
+    ``runs=n``; a subclass says by ``runs`` whether it has one."""
+
+    @property
+    def runs(self) -> int | None:
+        """``None`` for a single-run result (no run axis), else the number of runs."""
+        raise NotImplementedError
+
+    def run(self, i: int):
+        """Run ``i`` of a multi-run result, as a single-run result of the same kind."""
+        if self.runs is None:
+            raise ValueError("this result holds a single run (it has no run axis); "
+                             "call the learner with runs=n to get several")
+        if not -self.runs <= i < self.runs:
+            raise IndexError(f"run {i} is out of range for {self.runs} runs")
+        picked = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            shared_field = f.metadata.get("shared", False)
+            picked[f.name] = value if shared_field or value is None else value[i]
+        return type(self)(**picked)
+
+
 @dataclass(frozen=True, eq=False)
-class LearningResult:
+class LearningResult(RunsResult):
     """What every learner returns: per-episode statistics, with a leading run axis
     when the learner was called with ``runs=n``.
 
@@ -58,20 +82,6 @@ class LearningResult:
     @property
     def episodes(self) -> int:
         return self.episode_returns.shape[-1]
-
-    def run(self, i: int):
-        """Run ``i`` of a multi-run result, as a single-run result of the same kind."""
-        if self.runs is None:
-            raise ValueError("this result holds a single run (it has no run axis); "
-                             "call the learner with runs=n to get several")
-        if not -self.runs <= i < self.runs:
-            raise IndexError(f"run {i} is out of range for {self.runs} runs")
-        picked = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            shared_field = f.metadata.get("shared", False)
-            picked[f.name] = value if shared_field or value is None else value[i]
-        return type(self)(**picked)
 
 
 @dataclass(frozen=True, eq=False)

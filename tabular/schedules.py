@@ -42,7 +42,7 @@ def schedule_value(params, n):
     kind = int(params[0])
     a, b, c = params[1], params[2], params[3]
     if kind == INVERSE:
-        return a / (n + c) ** b
+        return a / (n + c) if b == 1.0 else a / (n + c) ** b  # x ** 1.0 is x: skip the pow
     if kind == EXPONENTIAL:
         return max(c, a * b ** (n - 1))
     if kind == LINEAR:

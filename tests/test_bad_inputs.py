@@ -346,6 +346,27 @@ RLHF_ROWS = [
      "epochs"),
 ]
 
+BANDIT_ROWS = [
+    ("epsilon_greedy_bandit epsilon", lambda: tabular.epsilon_greedy_bandit(epsilon=1.5),
+     ValueError, "epsilon"),
+    ("epsilon_greedy_bandit alpha", lambda: tabular.epsilon_greedy_bandit(alpha=NAN),
+     ValueError, "alpha"),
+    ("epsilon_greedy_bandit initial", lambda: tabular.epsilon_greedy_bandit(initial=INF),
+     ValueError, "initial must be a finite number"),
+    ("epsilon_greedy_bandit steps", lambda: tabular.epsilon_greedy_bandit(steps=0),
+     ValueError, "steps must be an integer >= 1"),
+    ("epsilon_greedy_bandit testbed", lambda: tabular.epsilon_greedy_bandit((10, 0.0)),
+     TypeError, "testbed must be a tabular.bandits.BanditTestbed"),
+    ("epsilon_greedy_bandit testbed k", lambda: tabular.epsilon_greedy_bandit(
+        tabular.BanditTestbed(k=0)), ValueError, "testbed.k"),
+    ("epsilon_greedy_bandit reward_sd", lambda: tabular.epsilon_greedy_bandit(
+        tabular.BanditTestbed(reward_sd=NAN)), ValueError, "testbed.reward_sd"),
+    ("ucb_bandit c", lambda: tabular.ucb_bandit(c=-1.0), ValueError, "c must be"),
+    ("ucb_bandit seed", lambda: tabular.ucb_bandit(seed=-3), ValueError, "seed"),
+    ("gradient_bandit alpha", lambda: tabular.gradient_bandit(alpha=0.0), ValueError, "alpha"),
+    ("gradient_bandit runs", lambda: tabular.gradient_bandit(runs=0), ValueError, "runs"),
+]
+
 RUNNER_ROWS = [
     ("make_config unknown key", lambda: runner.make_config(
         runner.load("cliff_walking"), settings={"epsilonn": "0.2"}), ValueError,
@@ -357,7 +378,7 @@ RUNNER_ROWS = [
 ]
 
 CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
-             + ENV_ROWS + RLHF_ROWS + RUNNER_ROWS)
+             + ENV_ROWS + RLHF_ROWS + BANDIT_ROWS + RUNNER_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],

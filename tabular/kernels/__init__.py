@@ -1,4 +1,6 @@
-"""Private Numba kernels: random streams, sampling, DP sweeps, optional arguments.
+"""Private Numba kernels: random streams (``rng``), sampling (``sampling``), policy-gradient
+rollouts (``rollout``), DP sweeps (``dp``), graph search (``graph``), optional arguments
+(``optional``).
 
 Nothing here is public API: the functions of :mod:`tabular` check their arguments
 and call these. The update rules that users may compose live in :mod:`tabular.rules`.

@@ -61,6 +61,31 @@ def uniform(state):
 
 
 @njit(cache=True, inline="always")
+def normal_pair(state):
+    """Two independent standard normal draws (Box-Muller on two uniforms; ``1 - u`` keeps
+    the log finite)."""
+    radius = np.sqrt(-2.0 * np.log(1.0 - uniform(state)))
+    angle = 2.0 * np.pi * uniform(state)
+    return radius * np.cos(angle), radius * np.sin(angle)
+
+
+@njit(cache=True, inline="always")
+def normal(state):
+    """A standard normal draw (the first of :func:`normal_pair`)."""
+    return normal_pair(state)[0]
+
+
+@njit(cache=True, inline="always")
+def next_normal(state, spare, have_spare):
+    """``(z, spare, have_spare)``: a standard normal draw, taken from ``spare`` when a
+    previous :func:`normal_pair` left one, so that each pair serves two draws."""
+    if have_spare:
+        return spare, 0.0, False
+    z, other = normal_pair(state)
+    return z, other, True
+
+
+@njit(cache=True, inline="always")
 def randint(state, n):
     """An integer in ``[0, n)`` (Lemire-free multiply-shift on 53 bits; bias < n / 2**53)."""
     return int(uniform(state) * n)
