@@ -66,6 +66,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "contraction",
     "gambler",
     "random_walk",
+    "batch_walk",
     "n_step_walk",
     "windy_gridworld",
     "cliff_walking",

@@ -18,7 +18,8 @@ Bandits (:mod:`tabular.bandits`)
     :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
 
 Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
-    :func:`td0`, :func:`mc_prediction` (a :class:`PredictionResult`);
+    :func:`td0`, :func:`mc_prediction`, :func:`batch_prediction` (batch TD(0) and MC,
+    section 6.3) (a :class:`PredictionResult`);
     :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
     :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
     :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (a
@@ -49,6 +50,7 @@ from .bandits import (
     gradient_bandit,
     ucb_bandit,
 )
+from .batch import batch_prediction
 from .bellman import (
     bellman_expectation,
     bellman_optimality,
@@ -90,15 +92,14 @@ from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 __version__ = "0.1.0"
 
 __all__ = [
-    "BanditResult", "BanditTestbed", "epsilon_greedy_bandit", "gradient_bandit", "ucb_bandit",
-    "ConvergenceError", "ControlResult", "MDPError", "NGramLM", "PolicyGradientResult",
-    "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy", "TabularMDP",
-    "actor_critic", "bellman_expectation", "bellman_optimality", "double_q_learning",
-    "dpo", "expected_sarsa", "greedy_policy", "grpo", "kl_objective", "kl_optimum",
-    "mc_control", "mc_prediction", "optimal_actions", "policy_evaluation",
-    "policy_iteration", "ppo", "pretrain", "q_from_v", "q_learning", "reinforce",
-    "sample_preferences", "sarsa", "seed_states", "sequence_kl", "sft",
-    "soft_bellman_optimality", "soft_policy", "soft_value_iteration", "td0",
-    "terminating_greedy_policy", "train_pipeline", "train_reward_model",
-    "value_iteration",
+    "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "MDPError",
+    "NGramLM", "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RewardModel",
+    "SoftmaxPolicy", "TabularMDP", "actor_critic", "batch_prediction", "bellman_expectation",
+    "bellman_optimality", "double_q_learning", "dpo", "epsilon_greedy_bandit",
+    "expected_sarsa", "gradient_bandit", "greedy_policy", "grpo", "kl_objective", "kl_optimum",
+    "mc_control", "mc_prediction", "optimal_actions", "policy_evaluation", "policy_iteration",
+    "ppo", "pretrain", "q_from_v", "q_learning", "reinforce", "sample_preferences", "sarsa",
+    "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
+    "soft_value_iteration", "td0", "terminating_greedy_policy", "train_pipeline",
+    "train_reward_model", "ucb_bandit", "value_iteration",
 ]

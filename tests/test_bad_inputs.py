@@ -346,6 +346,21 @@ RLHF_ROWS = [
      "epochs"),
 ]
 
+BATCH_ROWS = [
+    ("batch_prediction method", lambda: tabular.batch_prediction(CHAIN, UNIFORM, method="td1"),
+     ValueError, "method must be one of"),
+    ("batch_prediction alpha", lambda: tabular.batch_prediction(CHAIN, UNIFORM, alpha=2.0),
+     ValueError, "alpha must be in (0, 1]"),
+    ("batch_prediction tol", lambda: tabular.batch_prediction(CHAIN, UNIFORM, tol=NAN),
+     ValueError, "tol"),
+    ("batch_prediction max_sweeps", lambda: tabular.batch_prediction(
+        CHAIN, UNIFORM, max_sweeps=0), ValueError, "max_sweeps"),
+    ("batch_prediction -inf rewards", lambda: tabular.batch_prediction(TRAP, np.ones((2, 1))),
+     ValueError, "finite rewards"),
+    ("batch_prediction episodes", lambda: tabular.batch_prediction(CHAIN, UNIFORM, episodes=0),
+     ValueError, "episodes"),
+]
+
 BANDIT_ROWS = [
     ("epsilon_greedy_bandit epsilon", lambda: tabular.epsilon_greedy_bandit(epsilon=1.5),
      ValueError, "epsilon"),
@@ -378,7 +393,7 @@ RUNNER_ROWS = [
 ]
 
 CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
-             + ENV_ROWS + RLHF_ROWS + BANDIT_ROWS + RUNNER_ROWS)
+             + ENV_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS + RUNNER_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],

@@ -28,9 +28,10 @@ class GRPOParams(NamedTuple):
 
 @njit(cache=True, inline="always")
 def group_relative_advantages(returns, normalise, out):
-    """``A_i = R_i - mean(R)``, divided by ``std(R)`` when ``normalise``: the critic-free
-    advantage of GRPO (Shao et al., 2024, section 4.1.2). A group whose returns agree to
-    rounding (``std <= 1e-12 (1 + |mean|)``) is only centred, never divided by ~0."""
+    """``out[i] = A_i = R_i - mean(R)`` over a group's ``returns``, divided by ``std(R)``
+    when ``normalise``: the critic-free advantage of GRPO (Shao et al., 2024, section
+    4.1.2). A group whose returns agree to rounding (``std <= 1e-12 (1 + |mean|)``) is
+    only centred, never divided by ~0."""
     G = returns.shape[0]
     mean = returns.sum() / G
     var = 0.0

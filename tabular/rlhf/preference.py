@@ -44,7 +44,8 @@ class DPOParams(NamedTuple):
 
 
 def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
-    """The states and actions (tokens) by which a token MDP ``env`` generates ``response``."""
+    """The states and actions (tokens) by which a token MDP ``env`` generates ``response``
+    to ``prompt`` (one of ``env.prompts``)."""
     if prompt not in env.prompts:
         raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {env.prompts!r}")
     p = env.prompts.index(prompt)
