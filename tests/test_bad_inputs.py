@@ -19,7 +19,7 @@ import tabular
 from envs import GridWorld, TokenMDP
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
-from tabular.rlhf import bradley_terry_loss, response_distribution
+from tabular.rlhf import best_of_n, bradley_terry_loss, response_distribution
 
 NAN, INF = math.nan, math.inf
 
@@ -331,6 +331,10 @@ RLHF_ROWS = [
         TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, NAN), ValueError, "beta"),
     ("train_pipeline not a scenario", lambda: tabular.train_pipeline("capital"), TypeError,
      "scenario"),
+    ("best_of_n n 0", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 0), ValueError,
+     "n must be an integer >= 1"),
+    ("best_of_n reward shape", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 2,
+                                                 reward=np.zeros(3)), ValueError, "reward must be"),
     ("kl_optimum beta NaN", lambda: tabular.kl_optimum(TOKENS.to_mdp(), None, NAN),
      ValueError, "beta"),
     ("response_distribution not a token env", lambda: response_distribution(CHAIN, UNIFORM),

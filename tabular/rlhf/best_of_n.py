@@ -1,0 +1,103 @@
+"""Best-of-N sampling, exactly: draw N responses from a policy, keep the one the reward
+model scores highest (test-time scaling without training).
+
+With the responses of a prompt ranked by reward, the best of ``N`` independent draws
+has a reward at most ``r`` with probability ``F(r)^N``, ``F`` the policy's distribution
+function of the reward. So a reward level ``r`` wins with probability
+``F(r)^N - F(r-)^N``, shared among the responses of that level in proportion to their
+probability (ties are broken uniformly among the tied draws, and by symmetry the
+winner of a level is distributed as one draw conditioned on that level).
+
+Its KL to the policy is often quoted as ``log N - (N - 1) / N``; that is exact only
+when every response has vanishing probability, and an upper bound otherwise (Beirami
+et al., 2024): :class:`BestOfN` reports both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checks import check_positive_int, policy_matrix
+from ..graph import tree_roots
+from .exact import ending_probabilities, path_returns
+
+
+@dataclass(frozen=True)
+class BestOfN:
+    """The best-of-N policy over whole responses.
+
+    Attributes
+    ----------
+    endings : ``[S, A]``, ``P(x) P_N(y|x)`` of the response ending with ``a`` in ``s``
+        (as :class:`~tabular.rlhf.KLOptimum.endings`).
+    policy : ``[S, A]``, the token-level policy that generates exactly this distribution
+        (``pi_N(a|s)`` = the share of the responses through ``s`` that continue with
+        ``a``; the base policy where the best of N never goes), for every tool that
+        takes a policy (:func:`~tabular.rlhf.sequence_kl`, ``RLHFPipeline.measure``).
+    kl : the exact ``E_x KL(P_N(.|x) || pi(.|x))`` over whole responses.
+    kl_bound : ``log N - (N - 1) / N``, the usual formula (an upper bound on ``kl``).
+    reward : the expected reward (the ranking reward) of the best of N.
+    """
+
+    endings: np.ndarray
+    policy: np.ndarray
+    kl: float
+    kl_bound: float
+    reward: float
+
+
+def best_of_n(mdp, policy, n: int, reward=None) -> BestOfN:
+    """The exact distribution of the best of ``n`` responses drawn from ``policy`` on the
+    token MDP ``mdp`` (deterministic, numbered breadth-first), ranked by ``reward``:
+    ``[S, A]`` scores of the response ending with ``(s, a)`` (default ``None``: the
+    whole-path return of ``mdp``, e.g. a reward model's token MDP).
+    """
+    n = check_positive_int("n", n)
+    if (mdp.prob[:, :, 0] < 1.0).any():
+        raise ValueError("best_of_n enumerates the responses of a deterministic token MDP")
+    pi = policy_matrix(mdp, policy)
+    ends = ending_probabilities(mdp, pi)
+    scores = path_returns(mdp) if reward is None else np.asarray(reward, dtype=np.float64)
+    if scores.shape != ends.shape:
+        raise ValueError(f"reward must be [S, A] = {list(ends.shape)}, got {list(scores.shape)}")
+    if np.isnan(scores[ends > 0.0]).any():
+        raise ValueError("reward is NaN for a response the policy produces")
+    root_of = tree_roots(mdp)
+    endings = np.zeros_like(ends)
+    kl = 0.0
+    for root in np.flatnonzero(mdp.start > 0.0):
+        s, a = np.nonzero((root_of[:, None] == root) & (ends > 0.0))
+        p = ends[s, a] / mdp.start[root]
+        order = np.argsort(scores[s, a], kind="stable")
+        levels, first = np.unique(scores[s, a][order], return_index=True)
+        below = np.concatenate(([0.0], np.cumsum(p[order])))  # F(r-) at each sorted slot
+        up_to = np.append(below[first[1:]], 1.0)  # F(r) at the top of each level
+        win = up_to**n - below[first] ** n  # P(the best reward is this level)
+        level_of = np.searchsorted(levels, scores[s, a])
+        mass = np.zeros(len(levels))
+        np.add.at(mass, level_of, p)
+        q = win[level_of] * p / mass[level_of]
+        endings[s, a] = mdp.start[root] * q
+        on = q > 0.0
+        kl += mdp.start[root] * float(np.sum(q[on] * np.log(q[on] / p[on])))
+    value = float(np.sum(np.where(endings > 0.0, endings * scores, 0.0)))
+    return BestOfN(endings, token_policy(mdp, endings, pi), kl,
+                   float(np.log(n) - (n - 1) / n), value)
+
+
+def token_policy(mdp, endings, fallback) -> np.ndarray:
+    """``[S, A]``: the policy of the tree MDP ``mdp`` whose responses are distributed as
+    ``endings``, ``pi(a|s) = (endings[s, a] + M(s')) / M(s)`` with ``M`` the mass of the
+    responses below a state; ``fallback`` where ``M(s) = 0``."""
+    continues = ~mdp.done[:, :, 0] & (mdp.next_state[:, :, 0] != np.arange(mdp.n_states)[:, None])
+    through = endings.copy()  # [S, A]: the mass of the responses through (s, a)
+    below = np.zeros(mdp.n_states)
+    for s in range(mdp.n_states - 1, -1, -1):  # children have larger ids (breadth-first)
+        through[s, continues[s]] += below[mdp.next_state[s, continues[s], 0]]
+        below[s] = through[s].sum()
+    pi = fallback.copy()
+    reached = below > 0.0
+    pi[reached] = through[reached] / below[reached, None]
+    return pi
