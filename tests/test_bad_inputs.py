@@ -230,6 +230,10 @@ def learner_rows():
            "entropy_coef")
     yield ("grpo group_size", lambda: tabular.grpo(CHAIN, group_size=1), ValueError,
            "group_size")
+    yield ("grpo advantage", lambda: tabular.grpo(CHAIN, advantage="ppo"), ValueError,
+           "advantage must be one of")
+    yield ("grpo aggregation", lambda: tabular.grpo(CHAIN, aggregation="mean"), ValueError,
+           "aggregation must be one of")
     yield ("learner on a string", lambda: tabular.q_learning("CliffWalking"), TypeError, "mdp")
 
 

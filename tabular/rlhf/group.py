@@ -1,4 +1,13 @@
-"""Group relative policy optimisation: policy gradient without a critic (Shao et al., 2024)."""
+"""Value-free policy gradient on groups of responses: GRPO (Shao et al., 2024), RLOO
+(Ahmadian et al., 2024) and ReMax (Li et al., 2023).
+
+The three differ only in the baseline a response's return is compared with: the
+group's mean (GRPO, optionally divided by the group's standard deviation), the mean of
+the other responses of the group (RLOO: leave one out), or the return of the greedy
+response to the same prompt (ReMax); and GRPO-style learners differ in how they
+average the token terms: over each response's tokens, over all the group's tokens, or
+not at all (a per-response sum).
+"""
 
 from __future__ import annotations
 
@@ -8,22 +17,31 @@ import numpy as np
 from numba import njit, prange
 
 from ..checks import check_positive_int
+from ..kernels.optional import floor, kl_penalised
 from ..kernels.rollout import episode_buffers, sample_episode
-from ..kernels.sampling import sample_start
+from ..kernels.sampling import sample_start, sample_step
 from ..mdp import ModelArrays
 from ..pg_setup import setup, step_size
 from ..results import PolicyGradientResult
-from ..rules.policy_gradient import accumulate_log_prob_grad, ascend
+from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
 from ..schedules import schedule_value
+
+GROUP_MEAN, LEAVE_ONE_OUT, GREEDY = 0, 1, 2
+ADVANTAGES = {"grpo": GROUP_MEAN, "rloo": LEAVE_ONE_OUT, "remax": GREEDY}
+SUM, SEQUENCE, TOKEN = 0, 1, 2
+AGGREGATIONS = {"sum": SUM, "sequence": SEQUENCE, "token": TOKEN}
 
 
 class GRPOParams(NamedTuple):
-    """:func:`grpo` as its kernel reads it (``alpha`` as schedule parameters)."""
+    """:func:`grpo` as its kernel reads it (``alpha`` as schedule parameters; ``advantage``
+    and ``aggregation`` as the constants above)."""
 
     iterations: int
     group_size: int
     alpha: np.ndarray
     normalise: bool
+    advantage: int
+    aggregation: int
 
 
 @njit(cache=True, inline="always")
@@ -34,14 +52,55 @@ def group_relative_advantages(returns, normalise, out):
     only centred, never divided by ~0."""
     G = returns.shape[0]
     mean = returns.sum() / G
-    var = 0.0
     for i in range(G):
         out[i] = returns[i] - mean
-        var += out[i] * out[i]
+    if normalise:
+        scale_by_std(returns, out)
+
+
+@njit(cache=True, inline="always")
+def scale_by_std(returns, advantages):
+    """Divide ``advantages`` by the standard deviation of the group's ``returns`` (left
+    as they are when the returns agree to rounding)."""
+    G = returns.shape[0]
+    mean = returns.sum() / G
+    var = 0.0
+    for i in range(G):
+        deviation = returns[i] - mean
+        var += deviation * deviation
     std = np.sqrt(var / G)
-    if normalise and std > 1e-12 * (1.0 + abs(mean)):
+    if std > 1e-12 * (1.0 + abs(mean)):
         for i in range(G):
-            out[i] /= std
+            advantages[i] /= std
+
+
+@njit(cache=True, inline="always")
+def leave_one_out_advantages(returns, out):
+    """``out[i] = R_i - mean_{j != i} R_j``: RLOO's baseline (Ahmadian et al., 2024,
+    eq. 6), the mean of the group's other responses, which does not depend on
+    response ``i`` itself."""
+    G = returns.shape[0]
+    total = returns.sum()
+    for i in range(G):
+        out[i] = returns[i] - (total - returns[i]) / (G - 1)
+
+
+@njit(cache=True, inline="always")
+def greedy_return(model, rollout, theta, s, rng, log_probs):
+    """The return (as the learner sees it: floored, KL-shaped) of the greedy response
+    from ``s``, the baseline of ReMax (Li et al., 2023): the most probable token at
+    every step, the lowest on ties."""
+    total = 0.0
+    for _ in range(rollout.max_steps):
+        row = rollout.row_of_state[s]
+        log_softmax(theta[row], log_probs)
+        a = np.argmax(theta[row])
+        s_next, r, done = sample_step(model, s, a, rng)
+        total += kl_penalised(floor(r, rollout.reward_floor), log_probs[a], rollout, s, a)
+        s = s_next
+        if done:
+            break
+    return total
 
 
 @njit(cache=True)
@@ -65,13 +124,29 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
                                                        seen[i], dones[i], dist)
             lengths[it * G + i] = T[i]
             shaped[i] = seen[i, 0, : T[i]].sum()
-        group_relative_advantages(shaped, p.normalise, advantage)
+        if p.advantage == GROUP_MEAN:
+            group_relative_advantages(shaped, p.normalise, advantage)
+        else:
+            if p.advantage == LEAVE_ONE_OUT:
+                leave_one_out_advantages(shaped, advantage)
+            else:
+                baseline = greedy_return(group, rollout, theta, s0, rng, dist[1])
+                for i in range(G):
+                    advantage[i] = shaped[i] - baseline
+            if p.normalise:
+                scale_by_std(shaped, advantage)
+        tokens = T.sum()
         direction[:] = 0.0
         for i in range(G):
+            weight = advantage[i]  # per response summed over its tokens ("sum")
+            if p.aggregation == SEQUENCE:
+                weight /= T[i]
+            elif p.aggregation == TOKEN:
+                weight *= G / tokens
             for t in range(T[i]):
                 row = rollout.row_of_state[paths[i, 0, t]]
-                grad[:] = 0.0  # this token's A_i grad log pi(a_t|s_t)
-                accumulate_log_prob_grad(theta[row], paths[i, 1, t], advantage[i], dist[0], grad)
+                grad[:] = 0.0  # this token's weighted grad log pi(a_t|s_t)
+                accumulate_log_prob_grad(theta[row], paths[i, 1, t], weight, dist[0], grad)
                 for b in range(grad.shape[0]):
                     direction[row, b] += grad[b] / G
         step = schedule_value(p.alpha, it + 1)
@@ -87,18 +162,20 @@ def _grpo(model, params, rollout, rng_states, out):
 
 
 def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=0.5,
-         normalise: bool = True, ref_policy=None, beta: float = 0.0,
+         advantage: str = "grpo", normalise: bool | None = None, aggregation: str = "sum",
+         ref_policy=None, beta: float = 0.0,
          reward_floor: float | None = None, max_steps: int | None = None, seed: int | None = 0,
          runs: int | None = None) -> PolicyGradientResult:
     """Group relative policy optimisation: policy gradient with no critic (Shao et al.,
-    2024, section 4.1, with outcome supervision).
+    2024, section 4.1, with outcome supervision), and its RLOO and ReMax variants.
 
     Each iteration draws a prompt (a start state), samples ``group_size`` responses to
-    it, and uses each response's return relative to its group,
-    ``(R_i - mean R) / std R`` (``normalise=False``: ``R_i - mean R``), as the
-    advantage of all its tokens; then takes one ascent step of size ``alpha`` on
-    ``(1/G) sum_i A_i sum_t grad log pi(a_t|s_t)``. The KL penalty to ``ref_policy``
-    is folded into the per-token reward as in :func:`tabular.reinforce` (the paper
+    it, and uses each response's return relative to its group (by default
+    ``(R_i - mean R) / std R``; see ``advantage`` and ``normalise``) as the advantage
+    of all its tokens; then takes one ascent step of size ``alpha`` on
+    ``(1/G) sum_i A_i sum_t grad log pi(a_t|s_t)`` (see ``aggregation``). The KL
+    penalty to ``ref_policy`` is folded into the per-token reward as in
+    :func:`tabular.reinforce` (the paper
     adds an unbiased KL estimate to the loss instead), so at the KL-regularised
     optimum every response of a deterministic token MDP has the same return
     ``beta log Z(x)`` and every advantage is 0. There is no discount (``gamma = 1``).
@@ -112,7 +189,17 @@ def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=
     group_size : responses per group (>= 2), default 8.
     alpha : step size (number or :mod:`tabular.schedules` schedule over iterations),
         default 0.5.
-    normalise : divide the centred returns by their standard deviation, default True.
+    advantage : the baseline a response's return is compared with: ``"grpo"`` (the
+        group's mean, default), ``"rloo"`` (the mean of the group's other responses,
+        Ahmadian et al., 2024) or ``"remax"`` (the return of the greedy response to the
+        prompt, Li et al., 2023; one extra greedy rollout per group).
+    normalise : divide the advantages by the group's standard deviation of returns;
+        default ``None``: True for ``"grpo"``, False for ``"rloo"`` and ``"remax"``.
+    aggregation : how token terms are averaged: ``"sum"`` (default: each response's
+        tokens summed, the group averaged, ``(1/G) sum_i A_i sum_t``), ``"sequence"``
+        (each response's tokens averaged first, ``1/|o_i|``, the GRPO paper's
+        objective) or ``"token"`` (all the group's tokens averaged,
+        ``1 / sum_i |o_i|``).
     ref_policy : the reference of the KL penalty (any policy form), default ``None``.
     beta : the KL coefficient (>= 0; > 0 needs ``ref_policy``), default 0.0.
     reward_floor : learn from ``max(r, reward_floor)`` (required when the MDP can
@@ -134,7 +221,14 @@ def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=
         raise ValueError(f"group_size must be >= 2 (a group needs a mean), got {group_size}")
     su = setup(mdp, policy, ref_policy, beta, reward_floor, 1.0,
                check_positive_int("iterations", iterations) * group_size, max_steps, runs, seed)
-    params = GRPOParams(int(iterations), group_size, step_size("alpha", alpha), bool(normalise))
+    if advantage not in ADVANTAGES:
+        raise ValueError(f"advantage must be one of {sorted(ADVANTAGES)}, got {advantage!r}")
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {sorted(AGGREGATIONS)}, got "
+                         f"{aggregation!r}")
+    normalise = advantage == "grpo" if normalise is None else bool(normalise)
+    params = GRPOParams(int(iterations), group_size, step_size("alpha", alpha), normalise,
+                        ADVANTAGES[advantage], AGGREGATIONS[aggregation])
     out = su.outputs(value=False)
     _grpo(su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.result(out, value=False)
