@@ -32,6 +32,7 @@ BUILTINS = {
     "ShortCorridor-v0": ("envs.sutton_barto:ShortCorridor", 1_000),
     "TokenMDP-v0": ("envs.token:TokenMDP", 1_000),
     "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", 1_000),
+    "CarRental-v0": ("envs.car_rental:CarRental", 1_000),
 }
 
 

@@ -13,6 +13,10 @@ Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
+Average reward and finite horizons (:mod:`tabular.average_reward`)
+    :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
+    of a unichain policy), :func:`finite_horizon` (backward induction).
+
 Bandits (:mod:`tabular.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
     :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
@@ -43,6 +47,7 @@ arrows, learning curves with confidence bands; needs matplotlib) and
 :mod:`tabular.graph` (reachability on the model's transition graph).
 """
 
+from .average_reward import average_reward_solve, finite_horizon, relative_value_iteration
 from .bandits import (
     BanditResult,
     BanditTestbed,
@@ -94,11 +99,12 @@ __version__ = "0.1.0"
 __all__ = [
     "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "MDPError",
     "NGramLM", "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RewardModel",
-    "SoftmaxPolicy", "TabularMDP", "actor_critic", "batch_prediction", "bellman_expectation",
-    "bellman_optimality", "double_q_learning", "dpo", "epsilon_greedy_bandit",
-    "expected_sarsa", "gradient_bandit", "greedy_policy", "grpo", "kl_objective", "kl_optimum",
-    "mc_control", "mc_prediction", "optimal_actions", "policy_evaluation", "policy_iteration",
-    "ppo", "pretrain", "q_from_v", "q_learning", "reinforce", "sample_preferences", "sarsa",
+    "SoftmaxPolicy", "TabularMDP", "actor_critic", "average_reward_solve", "batch_prediction",
+    "bellman_expectation", "bellman_optimality", "double_q_learning", "dpo",
+    "epsilon_greedy_bandit", "expected_sarsa", "finite_horizon", "gradient_bandit",
+    "greedy_policy", "grpo", "kl_objective", "kl_optimum", "mc_control", "mc_prediction",
+    "optimal_actions", "policy_evaluation", "policy_iteration", "ppo", "pretrain", "q_from_v",
+    "q_learning", "reinforce", "relative_value_iteration", "sample_preferences", "sarsa",
     "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
     "soft_value_iteration", "td0", "terminating_greedy_policy", "train_pipeline",
     "train_reward_model", "ucb_bandit", "value_iteration",

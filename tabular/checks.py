@@ -26,6 +26,14 @@ def check_number(name: str, value) -> float:
     return float(value)
 
 
+def check_flag(name: str, value) -> bool:
+    """``value`` as a bool; a ``ValueError`` naming ``name`` unless it is ``True`` or
+    ``False`` (no truthiness: ``"no"`` is not ``False``)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_unit_interval(name: str, value: float) -> float:
     """``value`` as a float; a ``ValueError`` naming ``name`` unless it is in ``[0, 1]``."""
     value = check_number(name, value)

@@ -16,7 +16,7 @@ import pytest
 
 import envs
 import tabular
-from envs import GridWorld, TokenMDP
+from envs import CarRental, GridWorld, TokenMDP
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
 from tabular.rlhf import best_of_n, bradley_terry_loss, response_distribution
@@ -354,6 +354,62 @@ RLHF_ROWS = [
      "epochs"),
 ]
 
+APART = TabularMDP.from_dense(np.array([[[1.0, 0.0]], [[0.0, 1.0]]]), np.array([1.0, 2.0]))
+LOOP_TRAP = TabularMDP(np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.full((1, 1, 1), -INF),
+                       np.zeros((1, 1, 1), dtype=bool), [1.0])
+AVERAGE_REWARD_ROWS = [
+    ("relative_value_iteration tol 0", lambda: tabular.relative_value_iteration(
+        APART, tol=0.0), ValueError, "tol must be a finite number > 0"),
+    ("relative_value_iteration tol NaN", lambda: tabular.relative_value_iteration(
+        APART, tol=NAN), ValueError, "tol"),
+    ("relative_value_iteration max_iter", lambda: tabular.relative_value_iteration(
+        APART, max_iter=0), ValueError, "max_iter must be an integer >= 1"),
+    ("relative_value_iteration strict text", lambda: tabular.relative_value_iteration(
+        APART, strict="no"), ValueError, "strict must be True or False"),
+    ("relative_value_iteration episodic", lambda: tabular.relative_value_iteration(CHAIN),
+     ValueError, "state 0, action 0 ends the episode"),
+    ("relative_value_iteration -inf reward", lambda: tabular.relative_value_iteration(
+        LOOP_TRAP), ValueError, "can pay a reward of -inf"),
+    ("relative_value_iteration multichain", lambda: tabular.relative_value_iteration(
+        APART, max_iter=20), tabular.ConvergenceError, "multichain"),
+    ("relative_value_iteration not an MDP", lambda: tabular.relative_value_iteration("mdp"),
+     TypeError, "mdp"),
+    ("average_reward_solve not unichain", lambda: tabular.average_reward_solve(
+        APART, np.array([0, 0])), ValueError, "policy is not unichain"),
+    ("average_reward_solve policy shape", lambda: tabular.average_reward_solve(
+        APART, np.ones((3, 1))), ValueError, "policy"),
+    ("average_reward_solve NaN policy", lambda: tabular.average_reward_solve(
+        APART, np.full((2, 1), NAN)), ValueError, "policy"),
+    ("average_reward_solve episodic", lambda: tabular.average_reward_solve(CHAIN, UNIFORM),
+     ValueError, "ends the episode"),
+    ("finite_horizon horizon 0", lambda: tabular.finite_horizon(CHAIN, 0), ValueError,
+     "horizon must be an integer >= 1"),
+    ("finite_horizon horizon 2.5", lambda: tabular.finite_horizon(CHAIN, 2.5), ValueError,
+     "horizon must be an integer >= 1"),
+    ("finite_horizon horizon huge", lambda: tabular.finite_horizon(CHAIN, 10**9), ValueError,
+     "use a shorter horizon"),
+    ("finite_horizon gamma NaN", lambda: tabular.finite_horizon(CHAIN, 3, gamma=NAN),
+     ValueError, "gamma must be in [0, 1]"),
+    ("finite_horizon terminal_values shape", lambda: tabular.finite_horizon(
+        CHAIN, 3, terminal_values=np.zeros(5)), ValueError, "terminal_values"),
+    ("finite_horizon terminal_values NaN", lambda: tabular.finite_horizon(
+        CHAIN, 3, terminal_values=np.array([NAN, 0.0])), ValueError, "terminal_values[0]"),
+]
+CAR_RENTAL_ROWS = [
+    ("CarRental max_cars 0", lambda: CarRental(max_cars=0), ValueError, "max_cars"),
+    ("CarRental max_cars 31", lambda: CarRental(max_cars=31), ValueError,
+     "max_cars must be at most 30"),
+    ("CarRental request_rates NaN", lambda: CarRental(request_rates=(NAN, 4.0)), ValueError,
+     "request_rates[0]"),
+    ("CarRental return_rates one", lambda: CarRental(return_rates=(3.0,)), ValueError,
+     "return_rates must be two Poisson means"),
+    ("CarRental free_moves 1.5", lambda: CarRental(free_moves=1.5), ValueError,
+     "free_moves must be an integer >= 0"),
+    ("CarRental parking_limit -1", lambda: CarRental(parking_limit=-1), ValueError,
+     "parking_limit"),
+    ("CarRental move_cost NaN", lambda: CarRental(move_cost=NAN), ValueError, "move_cost"),
+]
+
 BATCH_ROWS = [
     ("batch_prediction method", lambda: tabular.batch_prediction(CHAIN, UNIFORM, method="td1"),
      ValueError, "method must be one of"),
@@ -401,7 +457,8 @@ RUNNER_ROWS = [
 ]
 
 CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
-             + ENV_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS + RUNNER_ROWS)
+             + ENV_ROWS + CAR_RENTAL_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS
+             + AVERAGE_REWARD_ROWS + RUNNER_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],

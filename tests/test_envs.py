@@ -258,7 +258,10 @@ def test_model_probabilities_equal_gymnasium_P(env_id, kwargs):
     env = gym.make(env_id, **kwargs)
     mdp = TabularMDP.from_gymnasium(env)
     P = env.unwrapped.P
-    for s in range(mdp.n_states):
+    states = range(mdp.n_states)
+    if mdp.prob.size > 100_000:  # a dense model (car rental): a sample of its states
+        states = np.random.default_rng(0).choice(mdp.n_states, 25, replace=False)
+    for s in states:
         for a in range(mdp.n_actions):
             expected = {}
             for p, nxt, r, term in P[s][a]:
