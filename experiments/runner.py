@@ -63,6 +63,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "bandits",
     "gridworld_values",
     "policy_evaluation",
+    "car_rental",
     "contraction",
     "gambler",
     "random_walk",

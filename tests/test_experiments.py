@@ -377,3 +377,10 @@ def test_n_step_check_wants_an_intermediate_n_best(shared_dir):
     flattened["errors"] = np.broadcast_to(numbers["errors"][:1], numbers["errors"].shape)
     failures = runner.load("n_step_walk").check(flattened)  # every n as good as n = 1
     assert any("lowest error" in f or "clearly above" in f for f in failures)
+
+
+def test_car_rental_check_wants_four_improvements_and_the_book_policy(shared_dir):
+    numbers = quick_numbers(shared_dir, "car_rental")
+    assert runner.load("car_rental").check(numbers) == []
+    short = {**numbers, "improvements": np.array(3)}
+    assert any("improvements" in f for f in runner.load("car_rental").check(short))
