@@ -7,6 +7,7 @@
 - :mod:`~tabular.rlhf.preference` -- direct preference methods (DPO);
 - :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
 - :mod:`~tabular.rlhf.best_of_n` -- best-of-N sampling, its exact distribution and KL;
+- :mod:`~tabular.rlhf.distillation` -- on-policy distillation toward a teacher;
 - :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
   reward model: :func:`train_pipeline`) and measured against the exact optimum.
 
@@ -15,6 +16,7 @@ and :func:`tabular.ppo`, used as they are with a ``ref_policy`` and ``beta``.
 """
 
 from .best_of_n import BestOfN, best_of_n
+from .distillation import distill
 from .exact import (
     KLOptimum,
     ending_probabilities,
@@ -38,7 +40,7 @@ from .reward_model import (
 
 __all__ = [
     "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "KLOptimum", "RLHFPipeline",
-    "RewardModel", "ScenarioData", "best_of_n", "bradley_terry_loss", "dpo",
+    "RewardModel", "ScenarioData", "best_of_n", "bradley_terry_loss", "distill", "dpo",
     "ending_probabilities", "expected_return", "group_relative_advantages", "grpo",
     "kl_objective", "kl_optimum", "path_returns", "response_distribution", "response_path",
     "sample_preferences", "sequence_kl", "train_pipeline", "train_reward_model",
