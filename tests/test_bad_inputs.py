@@ -19,7 +19,7 @@ import tabular
 from envs import CarRental, GridWorld, TokenMDP
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
-from tabular.rlhf import best_of_n, bradley_terry_loss, response_distribution
+from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
 
 NAN, INF = math.nan, math.inf
 
@@ -335,6 +335,12 @@ RLHF_ROWS = [
         TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, NAN), ValueError, "beta"),
     ("train_pipeline not a scenario", lambda: tabular.train_pipeline("capital"), TypeError,
      "scenario"),
+    ("distill learner", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY,
+                                        learner="dpo"), ValueError, "learner must be one of"),
+    ("distill beta", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, beta=2.0),
+     ValueError, "distill sets ['beta']"),
+    ("distill teacher shape", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, np.ones((2, 2))),
+     ValueError, "ref_policy"),
     ("best_of_n n 0", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 0), ValueError,
      "n must be an integer >= 1"),
     ("best_of_n reward shape", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 2,
