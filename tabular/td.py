@@ -302,8 +302,9 @@ def _double_q(model, params, rng_states, out):
                       out.returns[run], out.lengths[run])
 
 
-def _control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q):
-    """A TD control learner's model, run count, params and outputs, arguments checked."""
+def control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q):
+    """A TD control learner's model, run count, params and outputs, arguments checked
+    (shared by the one-step methods here and the trace methods of :mod:`tabular.traces`)."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
@@ -318,7 +319,7 @@ def _control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initia
 
 def _td_control(driver, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
                 max_steps) -> ControlResult:
-    mdp, n_runs, params, out = _control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
+    mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
                                               epsilon, initial_Q)
     driver(mdp.arrays, params, seed_states(seed, n_runs), out)
     return control_result(out, runs)
@@ -396,7 +397,7 @@ def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsil
 def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
                       epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
                       runs: int | None = None, max_steps: int | None = None) -> ControlResult:
-    mdp, n_runs, params, out = _control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
+    mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
                                               epsilon, initial_Q)
     tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
     _double_q(mdp.arrays, params, seed_states(seed, n_runs), tables)

@@ -197,8 +197,17 @@ LEARNERS = {
     "actor_critic": lambda **kw: tabular.actor_critic(CHAIN, **kw),
     "ppo": lambda **kw: tabular.ppo(CHAIN, **kw),
     "grpo": lambda **kw: tabular.grpo(CHAIN, **kw),
+    "offline_lambda_return": lambda policy=UNIFORM, **kw: tabular.offline_lambda_return(
+        CHAIN, policy, **kw),
+    "td_lambda": lambda policy=UNIFORM, **kw: tabular.td_lambda(CHAIN, policy, **kw),
+    "true_online_td_lambda": lambda policy=UNIFORM, **kw: tabular.true_online_td_lambda(
+        CHAIN, policy, **kw),
+    "sarsa_lambda": lambda **kw: tabular.sarsa_lambda(CHAIN, **kw),
+    "true_online_sarsa_lambda": lambda **kw: tabular.true_online_sarsa_lambda(CHAIN, **kw),
+    "watkins_q_lambda": lambda **kw: tabular.watkins_q_lambda(CHAIN, **kw),
 }
-PREDICTION = {"td0", "mc_prediction"}
+PREDICTION = {"td0", "mc_prediction", "offline_lambda_return", "td_lambda",
+              "true_online_td_lambda"}
 PG = {"reinforce", "actor_critic", "ppo", "grpo"}
 NO_GAMMA = {"grpo"}  # a whole-response return: no discount, no value estimate
 
@@ -212,6 +221,15 @@ def learner_rows():
                 continue
             yield (f"{name} {kwargs!r}"[:80], lambda call=call, kw=kwargs: call(**kw),
                    ValueError, fragment)
+    for name in ("offline_lambda_return", "td_lambda", "true_online_td_lambda",
+                 "sarsa_lambda", "true_online_sarsa_lambda", "watkins_q_lambda"):
+        yield (f"{name} lam 1.5", lambda call=LEARNERS[name]: call(lam=1.5), ValueError,
+               "lam must be in [0, 1]")
+        yield (f"{name} lam NaN", lambda call=LEARNERS[name]: call(lam=NAN), ValueError,
+               "lam must be in [0, 1]")
+    for name in ("td_lambda", "sarsa_lambda", "watkins_q_lambda"):
+        yield (f"{name} trace fancy", lambda call=LEARNERS[name]: call(trace="fancy"),
+               ValueError, "trace must be one of 'accumulating', 'replacing', 'dutch'")
     yield ("td0 n_step 0", lambda: tabular.td0(CHAIN, UNIFORM, n_step=0), ValueError,
            "n_step must be an integer >= 1")
     yield ("td0 n_step > max_steps", lambda: tabular.td0(CHAIN, UNIFORM, n_step=10**11),

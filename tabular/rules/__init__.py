@@ -6,7 +6,10 @@
 - :mod:`tabular.rules.returns` -- the one backward recursion behind returns-to-go,
   Monte Carlo and n-step returns, and GAE;
 - :mod:`tabular.rules.policy_gradient` -- softmax, ``grad log pi``, the entropy
-  gradient, the clipped surrogate, the KL-shaped reward and the preference losses.
+  gradient, the clipped surrogate, the KL-shaped reward and the preference losses;
+- :mod:`tabular.rules.traces` -- eligibility traces (accumulating, replacing, dutch),
+  the traced update and the true online correction, and lambda-returns;
+- :mod:`tabular.rules.bandits` -- UCB selection and the incremental mean.
 
 Rules are ``@njit(inline="always")`` and import no learner module; the learners in
 :mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg` and :mod:`tabular.rlhf`
