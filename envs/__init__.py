@@ -9,13 +9,15 @@
   (every env here is one);
 - :class:`GridWorld` (ASCII layouts, :func:`register_gridworld` for your own),
   :class:`PickupGridWorld` (one-time rewards, the collected set in the state),
-  :class:`TrapTreasure` and the Sutton & Barto examples (:class:`CarRental`, Example 4.2);
+  :class:`TrapTreasure` and the Sutton & Barto examples (:class:`CarRental`, Example 4.2;
+  :class:`Blackjack`, Example 5.1, with its exact model);
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
   corpus) and :meth:`Scenario.env` builds its token MDP.
 """
 
 from .base import ModelEnv
+from .blackjack import Blackjack
 from .car_rental import CarRental
 from .gridworld import GridWorld
 from .pickups import PickupGridWorld
@@ -34,10 +36,10 @@ from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
 __all__ = [
-    "CarRental", "CliffWalking", "Gambler", "GridWorld", "Gridworld4x4", "Gridworld5x5", "ModelEnv",
-    "PickupGridWorld",
-    "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld",
-    "load_scenario", "register_builtins", "register_gridworld",
+    "Blackjack", "CarRental", "CliffWalking", "Gambler", "GridWorld", "Gridworld4x4",
+    "Gridworld5x5", "ModelEnv", "PickupGridWorld", "RandomWalk", "Scenario", "ShortCorridor",
+    "TokenMDP", "TrapTreasure", "WindyGridworld", "load_scenario", "register_builtins",
+    "register_gridworld",
 ]
 
 register_builtins()

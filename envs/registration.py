@@ -33,6 +33,7 @@ BUILTINS = {
     "TokenMDP-v0": ("envs.token:TokenMDP", 1_000),
     "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", 1_000),
     "CarRental-v0": ("envs.car_rental:CarRental", 1_000),
+    "Blackjack-v0": ("envs.blackjack:Blackjack", 100),
 }
 
 

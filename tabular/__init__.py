@@ -24,7 +24,9 @@ Bandits (:mod:`tabular.bandits`)
 Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
     :func:`td0`, :func:`mc_prediction`, :func:`batch_prediction` (batch TD(0) and MC,
     section 6.3), :func:`offline_lambda_return`, :func:`td_lambda`,
-    :func:`true_online_td_lambda` (chapter 12) (a :class:`PredictionResult`);
+    :func:`true_online_td_lambda` (chapter 12), :func:`off_policy_mc_prediction`
+    (ordinary and weighted importance sampling, sections 5.5-5.6) (a
+    :class:`PredictionResult`);
     :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`, :func:`watkins_q_lambda`;
     :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
     :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
@@ -78,6 +80,7 @@ from .dp import (
 from .kernels.rng import seed_states
 from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction
+from .mc_off_policy import off_policy_mc_prediction
 from .mdp import MDPError, TabularMDP
 from .pg import actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
@@ -113,11 +116,11 @@ __all__ = [
     "bellman_expectation", "bellman_optimality", "double_q_learning", "dpo",
     "epsilon_greedy_bandit", "expected_sarsa", "finite_horizon", "gradient_bandit",
     "greedy_policy", "grpo", "kl_objective", "kl_optimum", "mc_control", "mc_prediction",
-    "offline_lambda_return", "optimal_actions", "policy_evaluation", "policy_iteration", "ppo",
-    "pretrain", "q_from_v", "q_learning", "reinforce", "relative_value_iteration",
-    "sample_preferences", "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft",
-    "soft_bellman_optimality", "soft_policy", "soft_value_iteration", "td0", "td_lambda",
-    "terminating_greedy_policy", "train_pipeline", "train_reward_model",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "value_iteration",
-    "watkins_q_lambda",
+    "off_policy_mc_prediction", "offline_lambda_return", "optimal_actions",
+    "policy_evaluation", "policy_iteration", "ppo", "pretrain", "q_from_v", "q_learning",
+    "reinforce", "relative_value_iteration", "sample_preferences", "sarsa", "sarsa_lambda",
+    "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
+    "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy", "train_pipeline",
+    "train_reward_model", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "value_iteration", "watkins_q_lambda",
 ]

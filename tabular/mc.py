@@ -52,7 +52,8 @@ ON_POLICY, EXPLORING_STARTS, OFF_POLICY = 0, 1, 2
 _METHODS = {"on_policy": ON_POLICY, "exploring_starts": EXPLORING_STARTS,
             "off_policy": OFF_POLICY}
 ORDINARY, WEIGHTED = 0, 1
-_SAMPLINGS = {"ordinary": ORDINARY, "weighted": WEIGHTED}
+#: The importance-sampling estimators by name (section 5.5), shared with tabular.mc_off_policy.
+SAMPLINGS = {"ordinary": ORDINARY, "weighted": WEIGHTED}
 
 
 class MCPredictionParams(NamedTuple):
@@ -324,10 +325,10 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
     mdp = as_mdp(mdp)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
-    if importance_sampling not in _SAMPLINGS:
-        raise ValueError(f"importance_sampling must be one of {sorted(_SAMPLINGS)}, "
+    if importance_sampling not in SAMPLINGS:
+        raise ValueError(f"importance_sampling must be one of {sorted(SAMPLINGS)}, "
                          f"got {importance_sampling!r}")
-    kind, sampling = _METHODS[method], _SAMPLINGS[importance_sampling]
+    kind, sampling = _METHODS[method], SAMPLINGS[importance_sampling]
     gamma = check_gamma(gamma)
     episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     if epsilon is None:

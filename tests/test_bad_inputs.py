@@ -29,6 +29,7 @@ CHAIN = TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[0.0, 1.0]]]), np.array([
 TRAP = TabularMDP(np.array([[[1]], [[1]]]), np.ones((2, 1, 1)), np.array([[[-INF]], [[0.0]]]),
                   np.ones((2, 1, 1), dtype=bool), np.array([1.0, 0.0]))
 UNIFORM = np.full((2, 1), 1.0)
+FROZEN = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
 TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2)
 TOKEN_POLICY = SoftmaxPolicy.tabular(TOKENS.to_mdp().n_states, TOKENS.to_mdp().n_actions)
 LM = tabular.NGramLM.create([t for t in TOKENS.vocab if t != TOKENS.eos], 2)
@@ -205,9 +206,12 @@ LEARNERS = {
     "sarsa_lambda": lambda **kw: tabular.sarsa_lambda(CHAIN, **kw),
     "true_online_sarsa_lambda": lambda **kw: tabular.true_online_sarsa_lambda(CHAIN, **kw),
     "watkins_q_lambda": lambda **kw: tabular.watkins_q_lambda(CHAIN, **kw),
+    "off_policy_mc_prediction": lambda policy=UNIFORM, **kw: tabular.off_policy_mc_prediction(
+        CHAIN, policy, UNIFORM, **kw),
 }
 PREDICTION = {"td0", "mc_prediction", "offline_lambda_return", "td_lambda",
-              "true_online_td_lambda"}
+              "true_online_td_lambda", "off_policy_mc_prediction"}
+NO_ALPHA = {"off_policy_mc_prediction"}  # sample averages (eqs. 5.5, 5.6): no step size
 PG = {"reinforce", "actor_critic", "ppo", "grpo"}
 NO_GAMMA = {"grpo"}  # a whole-response return: no discount, no value estimate
 
@@ -218,6 +222,8 @@ def learner_rows():
                             else CONTROL_BAD)
         for kwargs, fragment in bad:
             if name in NO_GAMMA and ("gamma" in kwargs or "alpha_value" in kwargs):
+                continue
+            if name in NO_ALPHA and "alpha" in kwargs:
                 continue
             yield (f"{name} {kwargs!r}"[:80], lambda call=call, kw=kwargs: call(**kw),
                    ValueError, fragment)
@@ -230,6 +236,20 @@ def learner_rows():
     for name in ("td_lambda", "sarsa_lambda", "watkins_q_lambda"):
         yield (f"{name} trace fancy", lambda call=LEARNERS[name]: call(trace="fancy"),
                ValueError, "trace must be one of 'accumulating', 'replacing', 'dutch'")
+    yield ("off_policy_mc_prediction importance sampling",
+           lambda: tabular.off_policy_mc_prediction(CHAIN, UNIFORM, UNIFORM,
+                                                    importance_sampling="biased"),
+           ValueError, "importance_sampling")
+    yield ("off_policy_mc_prediction behaviour NaN", lambda: tabular.off_policy_mc_prediction(
+        CHAIN, UNIFORM, np.full((2, 1), NAN)), ValueError, "behaviour_policy")
+    yield ("off_policy_mc_prediction behaviour shape",
+           lambda: tabular.off_policy_mc_prediction(CHAIN, UNIFORM, np.ones((5, 1))),
+           ValueError, "behaviour_policy must have shape")
+    yield ("off_policy_mc_prediction no coverage", lambda: tabular.off_policy_mc_prediction(
+        FROZEN, np.zeros(16, dtype=int), np.ones(16, dtype=int)), ValueError,
+        "behaviour_policy must cover target_policy")
+    yield ("off_policy_mc_prediction on a string", lambda: tabular.off_policy_mc_prediction(
+        "Blackjack", UNIFORM, UNIFORM), TypeError, "mdp")
     yield ("td0 n_step 0", lambda: tabular.td0(CHAIN, UNIFORM, n_step=0), ValueError,
            "n_step must be an integer >= 1")
     yield ("td0 n_step > max_steps", lambda: tabular.td0(CHAIN, UNIFORM, n_step=10**11),
