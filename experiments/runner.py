@@ -64,6 +64,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "gridworld_values",
     "policy_evaluation",
     "car_rental",
+    "blackjack",
     "contraction",
     "gambler",
     "random_walk",

@@ -384,3 +384,10 @@ def test_car_rental_check_wants_four_improvements_and_the_book_policy(shared_dir
     assert runner.load("car_rental").check(numbers) == []
     short = {**numbers, "improvements": np.array(3)}
     assert any("improvements" in f for f in runner.load("car_rental").check(short))
+
+
+def test_blackjack_check_wants_the_book_policy(shared_dir):
+    numbers = quick_numbers(shared_dir, "blackjack")
+    assert runner.load("blackjack").check(numbers) == []
+    flipped = {**numbers, "pi_star": 1 - numbers["pi_star"]}
+    assert any("sticks from" in f for f in runner.load("blackjack").check(flipped))

@@ -1,0 +1,140 @@
+"""Blackjack (Example 5.1): Figures 5.1-5.3, each against the exact model's values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from envs.blackjack import HIT, N_HANDS, NATURAL, STICK, blackjack_model, state_id
+from tabular import mc_prediction, off_policy_mc_prediction, policy_evaluation, value_iteration
+
+from . import style
+
+#: Figure 5.2's optimal policy: the smallest player sum that sticks, per dealer card A-10.
+BOOK_STICK_FROM = {"usable ace": (19, 18, 18, 18, 18, 18, 18, 18, 19, 19),
+                   "no usable ace": (17, 13, 13, 12, 12, 12, 17, 17, 17, 17)}
+#: Example 5.4's state and the book's estimate of its value (10^8 episodes).
+FIGURE_5_3_STATE, BOOK_VALUE = (13, True, 2), -0.27726
+
+
+@dataclass(frozen=True)
+class Config:
+    """The book's blackjack (infinite deck, dealer stands on 17, sab rules)."""
+
+    prediction_episodes: tuple = (10_000, 500_000)
+    """Figure 5.1: episodes of first-visit MC prediction of the stick-on-20 policy."""
+    sampling_episodes: int = 10_000
+    """Figure 5.3: episodes per run of off-policy prediction."""
+    runs: int = 100
+    """Figure 5.3: runs averaged (the book's 100)."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(prediction_episodes=(10_000, 100_000), sampling_episodes=1000, runs=50)
+
+    def __post_init__(self):
+        object.__setattr__(self, "prediction_episodes",
+                           tuple(int(n) for n in self.prediction_episodes))
+
+
+def stick_on_20(n_states: int) -> np.ndarray:
+    """Example 5.1's policy: stick on 20 or 21 (and on a natural), else hit."""
+    policy = np.full(n_states, HIT)
+    policy[[state_id(total, usable, d) for usable in (False, True) for total in (20, 21)
+            for d in range(1, 11)]] = STICK
+    policy[NATURAL:] = STICK
+    return policy
+
+
+def hands(values: np.ndarray) -> np.ndarray:
+    """``[usable ace, player sum 12-21, dealer card A-10]`` of the 200 hand states."""
+    return values[:N_HANDS].reshape(2, 10, 10)
+
+
+def run(config: Config, executor) -> dict:
+    mdp = blackjack_model()
+    target = stick_on_20(mdp.n_states)
+    exact_v = policy_evaluation(mdp, target, 1.0).V
+    estimates = [mc_prediction(mdp, target, episodes=n, seed=config.seed).V
+                 for n in config.prediction_episodes]
+    best = value_iteration(mdp, 1.0)
+    s = state_id(*FIGURE_5_3_STATE)
+    start_there = replace(mdp, start=np.eye(mdp.n_states)[s])
+    behaviour = np.full((mdp.n_states, mdp.n_actions), 0.5)
+    checkpoints = np.unique(np.geomspace(1, config.sampling_episodes, 25).astype(int))
+    mse = {}
+    for sampling in ("ordinary", "weighted"):  # a run's stream does not depend on its length
+        mse[sampling] = np.array([
+            ((off_policy_mc_prediction(start_there, target, behaviour, episodes=int(n),
+                                       importance_sampling=sampling, runs=config.runs,
+                                       seed=config.seed).V[:, s] - exact_v[s]) ** 2).mean()
+            for n in checkpoints])
+    return {"exact_v": hands(exact_v), "estimates": np.array([hands(v) for v in estimates]),
+            "prediction_episodes": np.array(config.prediction_episodes),
+            "v_star": hands(best.V), "pi_star": hands(best.policy),
+            "state_value": np.array(exact_v[s]), "checkpoints": checkpoints,
+            "mse_ordinary": mse["ordinary"], "mse_weighted": mse["weighted"]}
+
+
+def plot(results: dict, out_dir, config: Config) -> list:
+    fig, axes = style.figure(4, 2, width=3.5, height=3.3,
+                             title="Blackjack: Figures 5.1 (MC prediction), 5.2 (optimal "
+                                   "policy and v*), 5.3 (ordinary vs weighted IS)")
+    for row, usable in enumerate((1, 0)):
+        label = "usable ace" if usable else "no usable ace"
+        for col, (name, grid) in enumerate([
+                (f"{results['prediction_episodes'][-1]:,} episodes",
+                 results["estimates"][-1][usable]),
+                ("exact v_pi (stick on 20)", results["exact_v"][usable]),
+                ("v*", results["v_star"][usable]),
+                ("pi* (1 = hit)", results["pi_star"][usable].astype(float))]):
+            ax = axes[row, col]
+            style.heatmap(ax, grid, annotate=False, vmin=-1 if col < 3 else 0, vmax=1,
+                          cmap="viridis" if col < 3 else "RdBu_r")
+            ax.set_title(f"{name}, {label}", fontsize=9)
+            ax.set_xticks(range(10), ["A", *map(str, range(2, 11))], fontsize=7)
+            ax.set_yticks(range(10), [str(v) for v in range(12, 22)], fontsize=7)
+            ax.set_xlabel("dealer showing")
+            ax.set_ylabel("player sum")
+    fig2, axes2 = style.figure(1, 1, width=5.4, height=3.8,
+                               title=f"Figure 5.3: off-policy estimates of one state "
+                                     f"({config.runs} runs)")
+    ax = axes2[0, 0]
+    for name, color in (("ordinary", style.PALETTE[1]), ("weighted", style.PALETTE[2])):
+        ax.plot(results["checkpoints"], results[f"mse_{name}"], label=f"{name} importance "
+                "sampling", color=color)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 5)
+    ax.set_xlabel("episodes (log scale)")
+    ax.set_ylabel(f"mean square error (over {config.runs} runs)")
+    ax.legend()
+    return [style.save(fig, out_dir / "blackjack.png"),
+            style.save(fig2, out_dir / "blackjack_importance_sampling.png")]
+
+
+def check(results: dict) -> list[str]:
+    """Figure 5.2's policy exactly; Example 5.4's value to the book's sampling error;
+    MC prediction near the exact values; weighted IS far below ordinary IS early on."""
+    failures = []
+    for usable, key in ((1, "usable ace"), (0, "no usable ace")):
+        policy = results["pi_star"][usable]  # [sum 12-21, dealer]
+        stick_from = [12 + int(np.argmax(policy[:, d] == STICK)) for d in range(10)]
+        if tuple(stick_from) != BOOK_STICK_FROM[key]:
+            failures.append(f"pi* with {key} sticks from {stick_from}, the book's "
+                            f"{list(BOOK_STICK_FROM[key])}")
+    if not abs(float(results["state_value"]) - BOOK_VALUE) < 2e-4:
+        failures.append(f"Example 5.4's state is worth {float(results['state_value']):.6f}, "
+                        f"the book's {BOOK_VALUE} (+- 1e-4)")
+    error = np.abs(results["estimates"][-1] - results["exact_v"]).mean()
+    if not error < 0.05:  # rare hands (a usable ace and a low sum) are seen rarely
+        failures.append(f"MC prediction after {results['prediction_episodes'][-1]:,} episodes "
+                        f"is {error:.3f} from the exact values on average")
+    ordinary, weighted = results["mse_ordinary"], results["mse_weighted"]
+    if not (ordinary[0] > 10 * weighted[0] and ordinary[-1] < 0.05 and weighted[-1] < 0.05):
+        failures.append(f"weighted IS's first MSE {weighted[0]:.3f} is not far below "
+                        f"ordinary's {ordinary[0]:.3f}, or they end at {ordinary[-1]:.3f}, "
+                        f"{weighted[-1]:.3f}")
+    return failures
