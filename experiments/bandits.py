@@ -1,5 +1,8 @@
-"""The 10-armed testbed: Figures 2.2-2.6 of Sutton & Barto (epsilon-greedy, optimistic
-values, UCB, gradient bandit, and the parameter study)."""
+"""The 10-armed testbed: epsilon-greedy, optimism, UCB, gradient bandit (S&B Figs. 2.2-2.6).
+
+Figure 2.2 (epsilon-greedy), 2.3 (optimistic initial values), 2.4 (UCB), 2.5 (the
+gradient bandit with and without baseline) and 2.6 (the parameter study).
+"""
 
 from __future__ import annotations
 
