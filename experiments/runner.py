@@ -70,6 +70,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "random_walk",
     "batch_walk",
     "n_step_walk",
+    "lambda_walk",
     "windy_gridworld",
     "cliff_walking",
     "short_corridor",

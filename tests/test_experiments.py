@@ -391,3 +391,12 @@ def test_blackjack_check_wants_the_book_policy(shared_dir):
     assert runner.load("blackjack").check(numbers) == []
     flipped = {**numbers, "pi_star": 1 - numbers["pi_star"]}
     assert any("sticks from" in f for f in runner.load("blackjack").check(flipped))
+
+
+def test_lambda_check_wants_accumulating_traces_to_blow_up(shared_dir):
+    numbers = quick_numbers(shared_dir, "lambda_walk")
+    assert runner.load("lambda_walk").check(numbers) == []
+    tame = numbers["errors"].copy()
+    tame[1] = np.minimum(tame[1], 0.5)  # as if accumulating traces stayed bounded
+    failures = runner.load("lambda_walk").check({**numbers, "errors": tame})
+    assert any("blow up" in f for f in failures)

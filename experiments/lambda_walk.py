@@ -1,0 +1,115 @@
+"""Figures 12.3, 12.6, 12.8: the lambda-return, TD(lambda) and true online TD(lambda) on
+the 19-state random walk, RMS error against alpha for each lambda."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tabular import offline_lambda_return, policy_evaluation, td_lambda, true_online_td_lambda
+
+from . import style
+from .n_step_walk import model
+
+METHODS = {"offline lambda-return (Fig. 12.3)": offline_lambda_return,
+           "TD(lambda), accumulating traces (Fig. 12.6)": td_lambda,
+           "true online TD(lambda) (Fig. 12.8)": true_online_td_lambda}
+#: Errors above this are drawn at the top of the plot (accumulating traces diverge).
+CLIP = 0.6
+
+
+@dataclass(frozen=True)
+class Config:
+    """Section 7.1's walk (19 states, -1 left, +1 right, gamma = 1, V = 0 at first)."""
+
+    lams: tuple = (0.0, 0.4, 0.8, 0.9, 0.95, 0.975, 0.99, 1.0)
+    """The lambda of each curve (the book's)."""
+    alphas: tuple = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    """Constant step sizes."""
+    episodes: int = 10
+    """Episodes per run: the error is averaged over the first ten (the book's)."""
+    runs: int = 100
+    """Independent runs averaged."""
+    seed: int = 0
+    """Seed of the runs' random streams (every curve sees the same walks)."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(runs=30)
+
+    def __post_init__(self):
+        object.__setattr__(self, "lams", tuple(float(v) for v in self.lams))
+        object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
+
+
+def rms_errors(method: str, lam: float, alphas: tuple, episodes: int, runs: int,
+               seed: int) -> dict:
+    """The RMS error over the 19 states after each of the first ``episodes`` episodes,
+    averaged over them, per step size (mean over runs; inf when a run diverged)."""
+    mdp = model()
+    walk = np.ones((mdp.n_states, mdp.n_actions))
+    true_V = policy_evaluation(mdp, walk, gamma=1.0).V
+    inner = ~style.terminal_states(mdp)
+    errors = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for alpha in alphas:
+            history = METHODS[method](mdp, walk, lam=lam, gamma=1.0, episodes=episodes,
+                                      alpha=alpha, seed=seed, runs=runs,
+                                      history=True).V_history
+            rms = np.sqrt(np.mean((history[:, :, inner] - true_V[inner]) ** 2, axis=2))
+            mean = float(rms.mean())
+            errors.append(mean if np.isfinite(mean) else np.inf)
+    return {"errors": np.array(errors)}
+
+
+def run(config: Config, executor) -> dict:
+    jobs = [{"method": m, "lam": lam, "alphas": config.alphas, "episodes": config.episodes,
+             "runs": config.runs, "seed": config.seed} for m in METHODS for lam in config.lams]
+    results = executor.map(rms_errors, jobs, desc="methods x lambdas")
+    errors = np.array([r["errors"] for r in results]).reshape(len(METHODS), len(config.lams),
+                                                              len(config.alphas))
+    return {"methods": np.array(list(METHODS)), "lams": np.array(config.lams),
+            "alphas": np.array(config.alphas), "errors": errors}
+
+
+def plot(results: dict, out_dir, config: Config) -> list:
+    fig, axes = style.figure(3, 1, width=4.6, height=3.8,
+                             title="The 19-state random walk, first 10 episodes: Figures "
+                                   "12.3, 12.6 and 12.8")
+    for i, method in enumerate(results["methods"]):
+        ax = axes[0, i]
+        for j, lam in enumerate(results["lams"]):
+            ax.plot(results["alphas"], np.minimum(results["errors"][i, j], CLIP),
+                    label=f"lambda = {lam:g}", color=style.PALETTE[j % len(style.PALETTE)])
+        ax.set_ylim(0.2, CLIP)
+        ax.set_xlabel(r"$\alpha$")
+        ax.set_ylabel("average RMS error over 19 states")
+        ax.set_title(str(method), fontsize=9)
+    axes[0, 0].legend(fontsize=7)
+    return [style.save(fig, out_dir / "lambda_walk.png")]
+
+
+def check(results: dict) -> list[str]:
+    """The chapter's findings: each method's best error is near the n-step methods'
+    0.25 at an intermediate lambda; true online TD(lambda) matches the offline
+    lambda-return's best; accumulating traces blow up at large alpha when lambda is
+    near 1, where the other two stay bounded."""
+    failures = []
+    offline, accumulating, true_online = results["errors"]
+    lams = results["lams"]
+    for name, errors in zip(results["methods"], results["errors"], strict=True):
+        best = errors.min()
+        lam = lams[np.unravel_index(errors.argmin(), errors.shape)[0]]
+        if not (0.2 < best < 0.3 and 0.4 <= lam <= 0.95):
+            failures.append(f"{name}: best error {best:.3f} at lambda = {lam:g}, not about "
+                            "0.25 at an intermediate lambda")
+    if not true_online.min() <= offline.min() + 0.01:
+        failures.append(f"true online TD(lambda)'s best {true_online.min():.3f} is above the "
+                        f"offline lambda-return's {offline.min():.3f}")
+    near_one = lams >= 0.9
+    if not (accumulating[near_one, -1] > CLIP).any():
+        failures.append("accumulating traces do not blow up at alpha = 1 for lambda >= 0.9")
+    if not (np.isfinite(true_online).all() and true_online.max() < 1.0):
+        failures.append("true online TD(lambda) is not bounded over the sweep")
+    return failures
