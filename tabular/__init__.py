@@ -28,6 +28,8 @@ Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
     (ordinary and weighted importance sampling, sections 5.5-5.6) (a
     :class:`PredictionResult`);
     :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`, :func:`watkins_q_lambda`;
+    :func:`n_step_sarsa`, :func:`n_step_expected_sarsa`, :func:`off_policy_n_step_sarsa`,
+    :func:`tree_backup`, :func:`q_sigma` (chapter 7);
     :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
     :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
     :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (a
@@ -82,6 +84,13 @@ from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction
 from .mc_off_policy import off_policy_mc_prediction
 from .mdp import MDPError, TabularMDP
+from .nstep import (
+    n_step_expected_sarsa,
+    n_step_sarsa,
+    off_policy_n_step_sarsa,
+    q_sigma,
+    tree_backup,
+)
 from .pg import actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
 from .results import ControlResult, PolicyGradientResult, PredictionResult
@@ -116,11 +125,12 @@ __all__ = [
     "bellman_expectation", "bellman_optimality", "double_q_learning", "dpo",
     "epsilon_greedy_bandit", "expected_sarsa", "finite_horizon", "gradient_bandit",
     "greedy_policy", "grpo", "kl_objective", "kl_optimum", "mc_control", "mc_prediction",
-    "off_policy_mc_prediction", "offline_lambda_return", "optimal_actions",
-    "policy_evaluation", "policy_iteration", "ppo", "pretrain", "q_from_v", "q_learning",
-    "reinforce", "relative_value_iteration", "sample_preferences", "sarsa", "sarsa_lambda",
-    "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
-    "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy", "train_pipeline",
-    "train_reward_model", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
+    "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions", "policy_evaluation",
+    "policy_iteration", "ppo", "pretrain", "q_from_v", "q_learning", "q_sigma", "reinforce",
+    "relative_value_iteration", "sample_preferences", "sarsa", "sarsa_lambda", "seed_states",
+    "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy", "soft_value_iteration",
+    "td0", "td_lambda", "terminating_greedy_policy", "train_pipeline", "train_reward_model",
+    "tree_backup", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
     "value_iteration", "watkins_q_lambda",
 ]

@@ -194,6 +194,11 @@ LEARNERS = {
     "q_learning": lambda **kw: tabular.q_learning(CHAIN, **kw),
     "double_q_learning": lambda **kw: tabular.double_q_learning(CHAIN, **kw),
     "mc_control": lambda **kw: tabular.mc_control(CHAIN, **kw),
+    "n_step_sarsa": lambda **kw: tabular.n_step_sarsa(CHAIN, **kw),
+    "n_step_expected_sarsa": lambda **kw: tabular.n_step_expected_sarsa(CHAIN, **kw),
+    "off_policy_n_step_sarsa": lambda **kw: tabular.off_policy_n_step_sarsa(CHAIN, **kw),
+    "tree_backup": lambda **kw: tabular.tree_backup(CHAIN, **kw),
+    "q_sigma": lambda **kw: tabular.q_sigma(CHAIN, **kw),
     "reinforce": lambda **kw: tabular.reinforce(CHAIN, **kw),
     "actor_critic": lambda **kw: tabular.actor_critic(CHAIN, **kw),
     "ppo": lambda **kw: tabular.ppo(CHAIN, **kw),
@@ -254,6 +259,25 @@ def learner_rows():
            "n_step must be an integer >= 1")
     yield ("td0 n_step > max_steps", lambda: tabular.td0(CHAIN, UNIFORM, n_step=10**11),
            ValueError, "n_step must be at most 10,000")
+    for name in ("n_step_sarsa", "n_step_expected_sarsa", "off_policy_n_step_sarsa",
+                 "tree_backup", "q_sigma"):
+        call = LEARNERS[name]
+        yield (f"{name} n_step 0", lambda call=call: call(n_step=0), ValueError,
+               "n_step must be an integer >= 1")
+        yield (f"{name} n_step > max_steps", lambda call=call: call(n_step=3, max_steps=2),
+               ValueError, "n_step must be at most 2")
+    for name in ("off_policy_n_step_sarsa", "tree_backup", "q_sigma"):
+        call = LEARNERS[name]
+        yield (f"{name} target_epsilon 1.5", lambda call=call: call(target_epsilon=1.5),
+               ValueError, "target_epsilon must stay in [0.0, 1.0]")
+        yield (f"{name} target_epsilon NaN", lambda call=call: call(target_epsilon=NAN),
+               ValueError, "target_epsilon must be a finite number")
+    yield ("q_sigma sigma 1.5", lambda: tabular.q_sigma(CHAIN, sigma=1.5), ValueError,
+           "sigma must be in [0, 1]")
+    yield ("q_sigma sigma NaN", lambda: tabular.q_sigma(CHAIN, sigma=NAN), ValueError,
+           "sigma must be in [0, 1]")
+    yield ("q_sigma sigma text", lambda: tabular.q_sigma(CHAIN, sigma="0.5"), ValueError,
+           "sigma must be a number")
     yield ("mc_control method", lambda: tabular.mc_control(CHAIN, method="sideways"),
            ValueError, "method")
     yield ("mc_control importance sampling", lambda: tabular.mc_control(
