@@ -29,7 +29,10 @@ Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
     :class:`PredictionResult`);
     :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`, :func:`watkins_q_lambda`;
     :func:`n_step_sarsa`, :func:`n_step_expected_sarsa`, :func:`off_policy_n_step_sarsa`,
-    :func:`tree_backup`, :func:`q_sigma` (chapter 7);
+    :func:`tree_backup`, :func:`q_sigma` (chapter 7); planning with a learned model,
+    :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (chapter 8; a
+    :class:`PlanningResult`, with ``switch=(step, other_mdp)`` for a changing maze,
+    see :mod:`envs.mazes`);
     :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
     :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
     :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (a
@@ -79,6 +82,7 @@ from .dp import (
     soft_value_iteration,
     value_iteration,
 )
+from .dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
 from .kernels.rng import seed_states
 from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction
@@ -120,14 +124,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "MDPError",
-    "NGramLM", "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RewardModel",
-    "SoftmaxPolicy", "TabularMDP", "actor_critic", "average_reward_solve", "batch_prediction",
-    "bellman_expectation", "bellman_optimality", "double_q_learning", "dpo",
-    "epsilon_greedy_bandit", "expected_sarsa", "finite_horizon", "gradient_bandit",
-    "greedy_policy", "grpo", "kl_objective", "kl_optimum", "mc_control", "mc_prediction",
-    "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
-    "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions", "policy_evaluation",
-    "policy_iteration", "ppo", "pretrain", "q_from_v", "q_learning", "q_sigma", "reinforce",
+    "NGramLM", "PlanningResult", "PolicyGradientResult", "PredictionResult", "RLHFPipeline",
+    "RewardModel", "SoftmaxPolicy", "TabularMDP", "actor_critic", "average_reward_solve",
+    "batch_prediction", "bellman_expectation", "bellman_optimality", "double_q_learning",
+    "dpo", "dyna_q", "dyna_q_plus", "epsilon_greedy_bandit", "expected_sarsa",
+    "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "kl_objective", "kl_optimum",
+    "mc_control", "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa",
+    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
+    "optimal_actions", "policy_evaluation", "policy_iteration", "ppo", "pretrain",
+    "prioritized_sweeping", "q_from_v", "q_learning", "q_sigma", "reinforce",
     "relative_value_iteration", "sample_preferences", "sarsa", "sarsa_lambda", "seed_states",
     "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy", "soft_value_iteration",
     "td0", "td_lambda", "terminating_greedy_policy", "train_pipeline", "train_reward_model",

@@ -17,6 +17,7 @@ import pytest
 import envs
 import tabular
 from envs import CarRental, GridWorld, TokenMDP
+from envs.mazes import changing_maze
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
@@ -199,6 +200,9 @@ LEARNERS = {
     "off_policy_n_step_sarsa": lambda **kw: tabular.off_policy_n_step_sarsa(CHAIN, **kw),
     "tree_backup": lambda **kw: tabular.tree_backup(CHAIN, **kw),
     "q_sigma": lambda **kw: tabular.q_sigma(CHAIN, **kw),
+    "dyna_q": lambda **kw: tabular.dyna_q(CHAIN, **kw),
+    "dyna_q_plus": lambda **kw: tabular.dyna_q_plus(CHAIN, **kw),
+    "prioritized_sweeping": lambda **kw: tabular.prioritized_sweeping(CHAIN, **kw),
     "reinforce": lambda **kw: tabular.reinforce(CHAIN, **kw),
     "actor_critic": lambda **kw: tabular.actor_critic(CHAIN, **kw),
     "ppo": lambda **kw: tabular.ppo(CHAIN, **kw),
@@ -296,6 +300,35 @@ def learner_rows():
            "advantage must be one of")
     yield ("grpo aggregation", lambda: tabular.grpo(CHAIN, aggregation="mean"), ValueError,
            "aggregation must be one of")
+    for name in ("dyna_q", "dyna_q_plus"):
+        call = LEARNERS[name]
+        yield (f"{name} planning_steps -1", lambda call=call: call(planning_steps=-1),
+               ValueError, "planning_steps must be an integer in [0, 100,000,000]")
+        yield (f"{name} planning_steps 2.5", lambda call=call: call(planning_steps=2.5),
+               ValueError, "planning_steps must be an integer in [0, 100,000,000]")
+        yield (f"{name} model", lambda call=call: call(model="exact"), ValueError,
+               "model must be one of 'auto', 'last', 'counts'")
+    for name in ("dyna_q", "dyna_q_plus", "prioritized_sweeping"):
+        call = LEARNERS[name]
+        yield (f"{name} switch not a pair", lambda call=call: call(switch=5), ValueError,
+               "switch must be None or (step, mdp)")
+        yield (f"{name} switch step 0", lambda call=call: call(switch=(0, CHAIN)), ValueError,
+               "switch step must be an integer >= 1")
+        yield (f"{name} switch sizes", lambda call=call: call(switch=(5, FROZEN)), ValueError,
+               "switch mdp has 16 states and 4 actions, mdp has 2 and 1")
+        yield (f"{name} switch on a string", lambda call=call: call(switch=(5, "maze")),
+               TypeError, "switch mdp must be a tabular.TabularMDP")
+    yield ("dyna_q_plus kappa -1", lambda: tabular.dyna_q_plus(CHAIN, kappa=-1.0), ValueError,
+           "kappa must be a finite number >= 0")
+    yield ("dyna_q_plus kappa NaN", lambda: tabular.dyna_q_plus(CHAIN, kappa=NAN), ValueError,
+           "kappa must be a finite number >= 0")
+    yield ("prioritized_sweeping theta NaN", lambda: tabular.prioritized_sweeping(
+        CHAIN, theta=NAN), ValueError, "theta must be a finite number >= 0")
+    yield ("prioritized_sweeping theta -1", lambda: tabular.prioritized_sweeping(
+        CHAIN, theta=-1.0), ValueError, "theta must be a finite number >= 0")
+    yield ("prioritized_sweeping planning_steps 0", lambda: tabular.prioritized_sweeping(
+        CHAIN, planning_steps=0), ValueError,
+        "planning_steps must be an integer in [1, 100,000,000]")
     yield ("learner on a string", lambda: tabular.q_learning("CliffWalking"), TypeError, "mdp")
 
 
@@ -340,6 +373,10 @@ ENV_ROWS = [
      "NaN refused"),
     ("TokenMDP max_len 0", lambda: TokenMDP(max_len=0), ValueError, "max_len"),
     ("TokenMDP step before reset", lambda: TokenMDP().step(0), RuntimeError, "reset()"),
+    ("changing_maze sizes", lambda: changing_maze("S.G", "S..G"), ValueError,
+     "before and after must have the same size"),
+    ("changing_maze more than walls", lambda: changing_maze("S.G", "SG."), ValueError,
+     "before and after must differ only in walls"),
     ("GridWorld slip NaN", lambda: GridWorld("S.G", slip=NAN), ValueError, "slip"),
     ("GridWorld no start", lambda: GridWorld("..G"), ValueError, "start"),
     ("GridWorld bad cell", lambda: GridWorld("S?G"), ValueError, "row 0, column 1"),

@@ -9,7 +9,11 @@
   gradient, the clipped surrogate, the KL-shaped reward and the preference losses;
 - :mod:`tabular.rules.traces` -- eligibility traces (accumulating, replacing, dutch),
   the traced update and the true online correction, and lambda-returns;
-- :mod:`tabular.rules.bandits` -- UCB selection and the incremental mean.
+- :mod:`tabular.rules.bandits` -- UCB selection and the incremental mean;
+- :mod:`tabular.rules.nstep` -- importance-sampling ratios, tree-backup and Q(sigma)
+  returns;
+- :mod:`tabular.rules.planning` -- Dyna-Q+'s exploration bonus and prioritized
+  sweeping's priority.
 
 Rules are ``@njit(inline="always")`` and import no learner module; the learners in
 :mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg` and :mod:`tabular.rlhf`

@@ -1,0 +1,107 @@
+"""The mazes of Sutton & Barto, chapter 8 (reward 1 on reaching ``G``, 0 otherwise).
+
+- :data:`DYNA_MAZE`: Example 8.1's maze (Figure 8.2), 6 x 9 cells, the start ``S`` on
+  the left, the goal ``G`` in the top-right corner; the shortest path takes 14 steps.
+- :data:`BLOCKING_MAZE`: Example 8.2 (Figure 8.4), the layouts before and after the
+  change: the gap right of the barrier closes and one opens on its left.
+- :data:`SHORTCUT_MAZE`: Example 8.3 (Figure 8.5): a second gap, a shortcut, opens
+  right of the barrier.
+
+:func:`maze` builds a layout's :class:`~envs.GridWorld`; :func:`changing_maze` builds
+the two models of a maze whose walls change, on one numbering of the states, for
+the ``switch=(step, other_mdp)`` of the planning learners (:mod:`tabular.dyna`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tabular import TabularMDP
+
+from .gridworld import GridWorld
+from .layout import as_text, layout_text, parse_layout
+
+DYNA_MAZE = """
+.......#G
+..#....#.
+S.#....#.
+..#......
+.....#...
+.........
+"""
+
+BLOCKING_MAZE = ("""
+........G
+.........
+.........
+########.
+.........
+...S.....
+""", """
+........G
+.........
+.........
+.########
+.........
+...S.....
+""")
+
+SHORTCUT_MAZE = ("""
+........G
+.........
+.........
+.########
+.........
+...S.....
+""", """
+........G
+.........
+.........
+.#######.
+.........
+...S.....
+""")
+
+
+def maze(layout) -> GridWorld:
+    """The gridworld of ``layout`` (text, rows or a file, :func:`envs.layout.layout_text`)
+    with the chapter's rewards: 1 on entering the goal (which ends the episode), 0 for
+    every other move."""
+    return GridWorld(layout, step_reward=0.0, goal_reward=1.0)
+
+
+def changing_maze(before, after) -> tuple[TabularMDP, TabularMDP]:
+    """``(mdp_before, mdp_after)``: the models of a maze whose walls change from layout
+    ``before`` to layout ``after`` (two layouts of the same size that differ only in
+    walls), on one numbering of the states.
+
+    The states are the cells open in either layout (numbered row by row, as in
+    :class:`~envs.GridWorld`); in each model, a cell that is a wall of its layout is a
+    state that no move enters: a move into it bumps (the agent stays, reward 0). So
+    the two models have the same states and actions, and a learner can switch from
+    one to the other (``switch=(step, mdp_after)``).
+    """
+    grids = [parse_layout(layout_text(layout)) for layout in (before, after)]
+    if grids[0].shape != grids[1].shape:
+        raise ValueError(f"before and after must have the same size, got "
+                         f"{grids[0].shape} and {grids[1].shape}")
+    wall = ord("#")
+    walls = [grid == wall for grid in grids]
+    if not ((grids[0] == grids[1]) | walls[0] | walls[1]).all():
+        raise ValueError("before and after must differ only in walls '#'")
+    union = maze(as_text(np.where(walls[0], grids[1], grids[0])))
+    mdp = union.to_mdp()
+    return tuple(_blocked(mdp, union.state_id[walls[i] & ~(walls[0] & walls[1])])
+                 for i in range(2))
+
+
+def _blocked(mdp: TabularMDP, states: np.ndarray) -> TabularMDP:
+    """``mdp`` in which no move enters ``states``: such a move leaves the agent where it
+    is, with reward 0 and no end (a bump into a wall of the maze)."""
+    S = mdp.n_states
+    here = np.broadcast_to(np.arange(S)[:, None, None], mdp.next_state.shape)
+    into = np.isin(mdp.next_state, states) & (mdp.prob > 0.0)
+    return TabularMDP(np.where(into, here, mdp.next_state), mdp.prob,
+                      np.where(into, 0.0, mdp.reward), mdp.done & ~into, mdp.start,
+                      state_labels=mdp.state_labels, action_names=mdp.action_names,
+                      grid_shape=mdp.grid_shape, state_cells=mdp.state_cells)

@@ -1,0 +1,495 @@
+"""Planning with a learned model (Sutton & Barto, chapter 8).
+
+- :func:`dyna_q` -- Tabular Dyna-Q (the box of section 8.2): every real step updates
+  ``Q`` (Q-learning, eq. 6.8) and the model, then makes ``planning_steps`` Q-learning
+  updates on transitions the model predicts for pairs drawn uniformly among those
+  tried (the box draws a tried state, then one of its tried actions: the same when
+  every visited state has had all its actions tried);
+- :func:`dyna_q_plus` -- Dyna-Q+ (section 8.3): a planned transition pays the bonus
+  ``r + kappa sqrt(tau)``, ``tau`` the time steps since the pair was last tried, and
+  planning also draws the actions never tried from a visited state (modelled as
+  leading back to that state with reward 0, the section's footnote);
+- :func:`prioritized_sweeping` -- the box of section 8.4 for a deterministic model:
+  pairs are planned in the order of the size of their update (a max-heap), and each
+  update queues the predecessors of the state it changed.
+
+The three share one acting loop (steps (a)-(c) of the boxes: epsilon-greedy on
+``Q``, one real step); the learning and planning of each method follow it, and the
+other methods' branches compile away (the method is a constant of each driver, as
+in :mod:`tabular.td`). The model is learned from samples
+(:mod:`tabular.kernels.planning`): either the last outcome of each pair, the
+deterministic model of the boxes, or every outcome seen with its count, a sample
+model of a stochastic environment from which planning draws outcomes in proportion
+to their counts. Kernels follow the runs driver of :mod:`tabular.learning`.
+
+Conventions (as in :mod:`tabular.td`): exploration follows a schedule over episodes;
+the step size a schedule over the updates of each pair, real and planned, counted
+from 1; an episode ends when an outcome is ``done`` or is cut after ``max_steps``
+steps. Time steps ``t`` count the real steps of a run across its episodes: they
+time Dyna-Q+'s ``tau`` and the ``switch`` of a changing environment (Figures 8.4 and
+8.5: after ``switch=(step, other_mdp)``'s ``step`` time steps, the environment is
+``other_mdp``; see :func:`envs.mazes.changing_maze`). ``-inf`` rewards are exact, as
+everywhere (:mod:`tabular.learning`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from .checks import check_gamma, check_nonnegative, check_positive_int
+from .kernels.planning import (
+    learned_model,
+    link,
+    predecessors,
+    priority_queue,
+    queue_pop,
+    queue_push,
+    record_outcome,
+    sample_model,
+    unlink,
+)
+from .kernels.rng import randint, seed_states
+from .kernels.sampling import sample_start, sample_step
+from .learning import check_episode_args, control_outputs, initial_values
+from .mdp import ModelArrays, TabularMDP, as_mdp
+from .results import ControlResult, with_run_axis
+from .rules.planning import exploration_bonus, priority
+from .rules.values import epsilon_greedy_action, q_learning_target, update_toward
+from .schedules import as_schedule, read_schedule, schedule_value
+
+DYNA_Q, DYNA_Q_PLUS, PRIORITIZED_SWEEPING = 0, 1, 2
+
+#: The most planning updates per real step a learner accepts.
+MAX_PLANNING_STEPS = 10**8
+
+#: The learned models: ``"last"`` keeps the last outcome of each pair (the boxes'
+#: deterministic model), ``"counts"`` every outcome seen with its count; ``"auto"`` is
+#: ``"last"`` for an environment with one outcome per pair, else ``"counts"``.
+MODELS = ("auto", "last", "counts")
+
+
+class Dynamics(NamedTuple):
+    """The environment a run samples: ``model`` until time step ``switch_step``, then
+    ``switched`` (the same model when the environment does not change). Built inside
+    the ``prange`` body: a record of records cannot be a parallel loop's argument."""
+
+    model: ModelArrays
+    switched: ModelArrays
+    switch_step: int
+
+
+class PlanningParams(NamedTuple):
+    """Hyper-parameters of Dyna-Q, Dyna-Q+ and prioritized sweeping (a kernel argument).
+
+    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the updates
+    of each pair; ``epsilon``: exploration schedule ``float64[4]`` over episodes;
+    ``episodes``, ``max_steps``: episodes per run, step limit per episode;
+    ``planning_steps``: the ``n`` of the boxes; ``counts``: the model keeps every
+    outcome with its count (else the last outcome); ``capacity``: the outcomes it keeps
+    per pair; ``kappa``: Dyna-Q+'s bonus scale, ``theta``: prioritized sweeping's
+    threshold (each read only by its method); ``switch_step``: the time step at which
+    the environment switches to the kernel's second model.
+    """
+
+    gamma: float
+    alpha: np.ndarray
+    epsilon: np.ndarray
+    episodes: int
+    max_steps: int
+    planning_steps: int
+    counts: bool
+    capacity: int
+    kappa: float
+    theta: float
+    switch_step: int
+
+
+class PlanningOutputs(NamedTuple):
+    """What a planning kernel fills: ``ControlOutputs``' ``Q``, ``returns``, ``lengths``
+    and ``updates``, the number of updates of ``Q`` in each episode (int64 ``[n,
+    episodes]``)."""
+
+    Q: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+    updates: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class PlanningResult:
+    """What the planning learners return: the fields of a
+    :class:`~tabular.results.ControlResult` and ``episode_updates``.
+
+    ``Q`` ``[S, A]``; ``episode_returns`` (undiscounted sum of rewards) and
+    ``episode_lengths`` (steps) ``[episodes]``; ``episode_updates`` (int64
+    ``[episodes]``): the updates of ``Q`` made in each episode, real and planned; each
+    with a leading run axis when ``runs=n``. ``policy``, ``V``, ``runs``, ``episodes``
+    and ``run(i)`` are those of a ``ControlResult``; ``control`` is the result as one.
+    """
+
+    episode_returns: np.ndarray
+    episode_lengths: np.ndarray
+    Q: np.ndarray
+    episode_updates: np.ndarray
+
+    @property
+    def control(self) -> ControlResult:
+        """The result without ``episode_updates``, as every control learner returns it."""
+        return ControlResult(episode_returns=self.episode_returns,
+                             episode_lengths=self.episode_lengths, Q=self.Q)
+
+    @property
+    def policy(self) -> np.ndarray:
+        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
+        return self.control.policy
+
+    @property
+    def V(self) -> np.ndarray:
+        """``max_a Q(s, a)``."""
+        return self.control.V
+
+    @property
+    def runs(self) -> int | None:
+        """``None`` for a single-run result (no run axis), else the number of runs."""
+        return self.control.runs
+
+    @property
+    def episodes(self) -> int:
+        return self.control.episodes
+
+    def run(self, i: int) -> PlanningResult:
+        """Run ``i`` of a multi-run result, as a single-run result."""
+        one = self.control.run(i)
+        return PlanningResult(one.episode_returns, one.episode_lengths, one.Q,
+                              self.episode_updates[i])
+
+
+# --------------------------------------------------------------------- kernels
+
+
+@njit(cache=True, inline="always")
+def _sampled(env, t):
+    """The model that ``env`` (a :class:`Dynamics`) samples after ``t`` time steps."""
+    return env.switched if t >= env.switch_step else env.model
+
+
+@njit(cache=True, inline="always")
+def _q_update(Q, updates, alpha, gamma, s, a, outcome):
+    """``Q(s, a) <- Q(s, a) + alpha [R + gamma max_a Q(S', a) - Q(s, a)]`` (eq. 6.8) for
+    ``outcome = (S', R, done)``, real or planned; ``alpha`` at the pair's update count."""
+    s_next, r, is_done = outcome
+    updates[s, a] += 1
+    Q[s, a] = update_toward(Q[s, a], q_learning_target(r, gamma, Q[s_next], is_done),
+                            schedule_value(alpha, updates[s, a]))
+
+
+@njit(cache=True, inline="always")
+def _dyna_planning(method, Q, updates, model, params, alpha, t, rng):
+    """Step (f) of the Dyna-Q box, ``planning_steps`` times: a pair drawn uniformly among
+    those tried (Dyna-Q), or a visited state and any action (Dyna-Q+), updated by
+    Q-learning on the model's outcome (with Dyna-Q+'s bonus)."""
+    n_actions = Q.shape[1]
+    for _ in range(params.planning_steps):
+        if method == DYNA_Q:
+            x = model.pairs[randint(rng, model.n_pairs[0])]
+            s, a = x // n_actions, x % n_actions
+            outcome = sample_model(model, s, a, rng)
+        else:
+            s = model.states[randint(rng, model.n_states[0])]
+            a = randint(rng, n_actions)
+            if model.tries[s, a] > 0:
+                s_next, r, is_done = sample_model(model, s, a, rng)
+            else:  # never tried: back to the same state, reward 0 (section 8.3's footnote)
+                s_next, r, is_done = s, 0.0, False
+            tau = t - model.last_try[s, a]
+            outcome = (s_next, exploration_bonus(r, params.kappa, tau), is_done)
+        _q_update(Q, updates, alpha, params.gamma, s, a, outcome)
+
+
+@njit(cache=True, inline="always")
+def _relink(lists, model, s, a, s_next):
+    """Keep ``(s, a)`` in the predecessor list of its predicted successor ``s_next``
+    (before the model learns it)."""
+    x = s * model.tries.shape[1] + a
+    if model.tries[s, a] == 0:
+        link(lists, x, s_next)
+    elif model.next_state[s, a, 0] != s_next:
+        unlink(lists, x, model.next_state[s, a, 0])
+        link(lists, x, s_next)
+
+
+@njit(cache=True, inline="always")
+def _sweep(Q, updates, model, queue, lists, params, alpha):
+    """Step (g) of the prioritized sweeping box: up to ``planning_steps`` updates of the
+    first pair of the queue, each queueing the predecessors of that pair's state whose
+    priority exceeds ``theta``; returns the number of updates."""
+    gamma, theta = params.gamma, params.theta
+    n_actions = Q.shape[1]
+    n = 0
+    while n < params.planning_steps and queue.size[0] > 0:
+        x, _ = queue_pop(queue)
+        s, a = x // n_actions, x % n_actions
+        _q_update(Q, updates, alpha, gamma, s, a,
+                  (model.next_state[s, a, 0], model.reward[s, a, 0], model.done[s, a, 0]))
+        n += 1
+        y = lists.head[s]
+        while y >= 0:  # every pair predicted to lead to s
+            s_bar, a_bar = y // n_actions, y % n_actions
+            p = priority(q_learning_target(model.reward[s_bar, a_bar, 0], gamma, Q[s],
+                                           model.done[s_bar, a_bar, 0]), Q[s_bar, a_bar])
+            if p > theta:
+                queue_push(queue, y, p)
+            y = lists.next[y]
+    return n
+
+
+@njit(cache=True)
+def _planning_run(method, env, params, rng, Q, returns, lengths, episode_updates):
+    """One run of Dyna-Q, Dyna-Q+ or prioritized sweeping: the acting loop the boxes of
+    sections 8.2-8.4 share, then each method's learning and planning. ``method`` is a
+    constant of each driver (compiled as a literal, so the other methods' branches fold
+    away). Compiled as its own function, as the Monte Carlo loops are: inlined into the
+    ``prange`` body, numba 0.68 miscompiled the learned model's updates (an index out
+    of bounds)."""
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
+    n_states, n_actions = Q.shape
+    model = learned_model(n_states, n_actions, params.capacity)
+    updates = np.zeros(Q.shape, dtype=np.int64)  # of each pair, real and planned
+    queue = priority_queue(n_states * n_actions)
+    lists = predecessors(n_states, n_states * n_actions)
+    t = 0  # real time steps so far, over the run's episodes
+    for episode in range(params.episodes):
+        eps = schedule_value(epsilon, episode + 1)
+        s = sample_start(_sampled(env, t), rng)
+        total = 0.0
+        steps = 0
+        made = 0
+        while True:
+            steps += 1
+            a = epsilon_greedy_action(Q[s], eps, rng)                              # (b)
+            outcome = sample_step(_sampled(env, t), s, a, rng)                    # (c)
+            t += 1
+            s_next, r, is_done = outcome
+            total += r
+            if method == PRIORITIZED_SWEEPING:
+                _relink(lists, model, s, a, s_next)
+                record_outcome(model, s, a, outcome, False, t)                     # (d)
+                p = priority(q_learning_target(r, params.gamma, Q[s_next], is_done),
+                             Q[s, a])                                              # (e)
+                if p > params.theta:                                               # (f)
+                    queue_push(queue, s * n_actions + a, p)
+                made += _sweep(Q, updates, model, queue, lists, params, alpha)     # (g)
+            else:
+                _q_update(Q, updates, alpha, params.gamma, s, a, outcome)          # (d)
+                record_outcome(model, s, a, outcome, params.counts, t)             # (e)
+                _dyna_planning(method, Q, updates, model, params, alpha, t, rng)   # (f)
+                made += 1 + params.planning_steps
+            if is_done or steps == params.max_steps:
+                break
+            s = s_next
+        returns[episode] = total
+        lengths[episode] = steps
+        episode_updates[episode] = made
+
+
+@njit(cache=True, parallel=True)
+def _dyna_q(model, switched, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        _planning_run(DYNA_Q, Dynamics(model, switched, params.switch_step), params,
+                      rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
+                      out.updates[run])
+
+
+@njit(cache=True, parallel=True)
+def _dyna_q_plus(model, switched, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        _planning_run(DYNA_Q_PLUS, Dynamics(model, switched, params.switch_step), params,
+                      rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
+                      out.updates[run])
+
+
+@njit(cache=True, parallel=True)
+def _prioritized_sweeping(model, switched, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        _planning_run(PRIORITIZED_SWEEPING, Dynamics(model, switched, params.switch_step), params,
+                      rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
+                      out.updates[run])
+
+
+# --------------------------------------------------------------------- arguments
+
+
+def _check_planning_steps(value, low: int) -> int:
+    """``planning_steps`` as an int in ``[low, MAX_PLANNING_STEPS]``."""
+    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number)
+            or not np.isfinite(value) or int(value) != value
+            or not low <= value <= MAX_PLANNING_STEPS):
+        raise ValueError(f"planning_steps must be an integer in [{low}, "
+                         f"{MAX_PLANNING_STEPS:,}], got {value!r}")
+    return int(value)
+
+
+def _check_switch(mdp: TabularMDP, switch) -> tuple[int, TabularMDP | None]:
+    """``(step, other_mdp)`` of ``switch=(step, other_mdp)``, or ``(0, None)``."""
+    if switch is None:
+        return 0, None
+    if not isinstance(switch, tuple | list) or len(switch) != 2:
+        raise ValueError(f"switch must be None or (step, mdp), got {switch!r}")
+    step = check_positive_int("switch step", switch[0], high=np.iinfo(np.int64).max)
+    other = as_mdp(switch[1], "switch mdp")
+    if (other.n_states, other.n_actions) != (mdp.n_states, mdp.n_actions):
+        raise ValueError(f"switch mdp has {other.n_states} states and {other.n_actions} "
+                         f"actions, mdp has {mdp.n_states} and {mdp.n_actions}: they must "
+                         "have the same")
+    return step, other
+
+
+def _counts_model(model, mdps) -> bool:
+    """Whether the learned model keeps counts of outcomes (``model="counts"``, or
+    ``"auto"`` where some pair of ``mdps`` has several outcomes) or the last one."""
+    if not isinstance(model, str) or model not in MODELS:
+        raise ValueError(f"model must be one of {', '.join(map(repr, MODELS))}, got {model!r}")
+    if model == "auto":
+        return any(((m.prob > 0.0).sum(axis=2) > 1).any() for m in mdps)
+    return model == "counts"
+
+
+def _plan(driver, mdp, *, planning_steps, min_planning_steps, kappa, theta, model, switch,
+          gamma, episodes, alpha, epsilon, initial_Q, seed, runs, max_steps) -> PlanningResult:
+    """Check the arguments of a planning learner, run its ``driver``, return the result."""
+    mdp = as_mdp(mdp)
+    gamma = check_gamma(gamma)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
+    alpha = as_schedule("alpha", alpha)
+    epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
+    Q, returns, lengths = control_outputs(
+        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
+        episodes)
+    planning_steps = _check_planning_steps(planning_steps, min_planning_steps)
+    switch_step, other = _check_switch(mdp, switch)
+    mdps = [mdp] if other is None else [mdp, other]
+    counts = _counts_model(model, mdps)
+    capacity = sum(m.n_outcomes for m in mdps) if counts else 1  # distinct outcomes seen
+    params = PlanningParams(gamma, alpha.params, epsilon.params, episodes, max_steps,
+                            planning_steps, counts, capacity, kappa, theta, switch_step)
+    out = PlanningOutputs(Q, returns, lengths, np.zeros((n_runs, episodes), dtype=np.int64))
+    driver(mdp.arrays, (mdp if other is None else other).arrays, params,
+           seed_states(seed, n_runs), out)
+    return PlanningResult(*(with_run_axis(x, runs) for x in (returns, lengths, Q, out.updates)))
+
+
+_PLANNING_ARGS = """
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    planning_steps : {planning_steps}
+    {method_args}gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        updates of each pair ``(s, a)``, real and planned, default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes, default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    {model_arg}switch : ``None`` (default), or ``(step, other_mdp)``: after ``step`` time
+        steps (real steps over the run's episodes) the environment becomes
+        ``other_mdp``, a model with the same states and actions (the changing mazes
+        of Figures 8.4 and 8.5, :func:`envs.mazes.changing_maze`).
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+
+    Returns a :class:`PlanningResult`: ``Q`` ``[S, A]``; ``policy``, its greedy policy;
+    ``V = max_a Q``; ``episode_returns`` (undiscounted sum of rewards),
+    ``episode_lengths`` (steps) and ``episode_updates`` ({updates}) of each episode,
+    ``[episodes]``; each with a leading run axis when ``runs=n``.
+"""
+
+_MODEL_ARG = """model : the model learned: ``"last"``, the last outcome of each pair (the
+        box's deterministic model, which follows a changing environment); ``"counts"``,
+        every outcome seen with its count, planning drawing them in proportion (a
+        stochastic environment); default ``"auto"``: ``"last"`` when every pair of the
+        environment (and of ``switch``'s) has one outcome, else ``"counts"``.
+    """
+
+
+def _planning_doc(summary: str, planning_steps: str, updates: str, method_args: str = "",
+                  model_arg: str = _MODEL_ARG):
+    """Give a planning learner its docstring: ``summary`` and the shared arguments."""
+    def decorate(fn):
+        fn.__doc__ = summary + _PLANNING_ARGS.format(
+            planning_steps=planning_steps, method_args=method_args, model_arg=model_arg,
+            updates=updates)
+        return fn
+    return decorate
+
+
+@_planning_doc("""Tabular Dyna-Q (the box of section 8.2): act epsilon-greedily on ``Q``;
+    after each real step, update ``Q`` by Q-learning (eq. 6.8), learn the model
+    ``Model(S, A) <- R, S'``, then make ``planning_steps`` Q-learning updates on
+    ``R, S' <- Model(S, A)`` for pairs drawn uniformly among those tried. With
+    ``planning_steps=0`` it is :func:`~tabular.q_learning`, bit for bit.
+""", planning_steps="""updates planned per real step (the box's ``n``), an integer >= 0,
+        default 5.
+    """, updates="``1 + planning_steps`` per step")
+def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 500,
+           alpha=0.5, epsilon=0.1, initial_Q=0.0, model: str = "auto", switch=None,
+           seed: int | None = 0, runs: int | None = None,
+           max_steps: int | None = None) -> PlanningResult:
+    return _plan(_dyna_q, mdp, planning_steps=planning_steps, min_planning_steps=0,
+                 kappa=0.0, theta=0.0, model=model, switch=switch, gamma=gamma,
+                 episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
+                 seed=seed, runs=runs, max_steps=max_steps)
+
+
+@_planning_doc("""Dyna-Q+ (section 8.3): Dyna-Q whose planned transitions pay ``r + kappa
+    sqrt(tau)``, ``tau`` the time steps since the pair was last tried in the
+    environment, so that long-untried actions get tried again and a changed
+    environment is discovered (Figures 8.4 and 8.5). Planning draws a visited state
+    uniformly and any action; an action never tried from that state is modelled as
+    leading back to it with reward 0 (the section's footnote), and its ``tau`` counts
+    from time 0. Acting and real updates are those of Dyna-Q (no bonus).
+""", planning_steps="""updates planned per real step, an integer >= 0, default 5.
+    """, method_args="""kappa : the bonus scale, a finite number >= 0, default 1e-3.
+    """, updates="``1 + planning_steps`` per step")
+def dyna_q_plus(mdp, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: float = 1.0,
+                episodes: int = 500, alpha=0.5, epsilon=0.1, initial_Q=0.0,
+                model: str = "auto", switch=None, seed: int | None = 0,
+                runs: int | None = None, max_steps: int | None = None) -> PlanningResult:
+    return _plan(_dyna_q_plus, mdp, planning_steps=planning_steps, min_planning_steps=0,
+                 kappa=check_nonnegative("kappa", kappa), theta=0.0, model=model,
+                 switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
+                 epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                 max_steps=max_steps)
+
+
+@_planning_doc("""Prioritized sweeping for a deterministic environment (the box of
+    section 8.4): after each real step, learn ``Model(S, A) <- R, S'`` and queue
+    ``(S, A)`` with priority ``P = |R + gamma max_a Q(S', a) - Q(S, A)|`` if ``P >
+    theta``; then, up to ``planning_steps`` times while the queue is not empty, update
+    its first pair by Q-learning on the model's outcome and queue each pair predicted
+    to lead to that pair's state whose priority exceeds ``theta``. A pair is queued
+    once, with the higher of its priorities; a pair whose priority is at most
+    ``theta`` is never updated. Every update is planned (there is no direct update of
+    ``Q``). The model keeps the last outcome of each pair (the box's deterministic
+    model): on a stochastic environment it follows the latest sample.
+""", planning_steps="""the most updates per real step (the box's ``n``), an integer >=
+        1, default 5.
+    """, method_args="""theta : the priority threshold, a finite number >= 0, default 1e-4.
+    """, model_arg="", updates="the updates popped from the queue, at most\n"
+    "    ``planning_steps`` per step")
+def prioritized_sweeping(mdp, *, planning_steps: int = 5, theta: float = 1e-4,
+                         gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
+                         initial_Q=0.0, switch=None, seed: int | None = 0,
+                         runs: int | None = None,
+                         max_steps: int | None = None) -> PlanningResult:
+    return _plan(_prioritized_sweeping, mdp, planning_steps=planning_steps,
+                 min_planning_steps=1, kappa=0.0, theta=check_nonnegative("theta", theta),
+                 model="last", switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
+                 epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                 max_steps=max_steps)
