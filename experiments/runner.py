@@ -70,6 +70,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "random_walk",
     "batch_walk",
     "n_step_walk",
+    "dyna_maze",
     "lambda_walk",
     "windy_gridworld",
     "cliff_walking",

@@ -400,3 +400,11 @@ def test_lambda_check_wants_accumulating_traces_to_blow_up(shared_dir):
     tame[1] = np.minimum(tame[1], 0.5)  # as if accumulating traces stayed bounded
     failures = runner.load("lambda_walk").check({**numbers, "errors": tame})
     assert any("blow up" in f for f in failures)
+
+
+def test_dyna_check_wants_planning_to_pay(shared_dir):
+    numbers = quick_numbers(shared_dir, "dyna_maze")
+    assert runner.load("dyna_maze").check(numbers) == []
+    no_planning = {**numbers, "lengths": np.broadcast_to(numbers["lengths"][:1],
+                                                         numbers["lengths"].shape)}
+    assert any("planning" in f for f in runner.load("dyna_maze").check(no_planning))

@@ -1,0 +1,126 @@
+"""Planning with a learned model: Figures 8.2, 8.4 and 8.5 (Dyna-Q, Dyna-Q+ on mazes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, maze
+from tabular import dyna_q, dyna_q_plus
+
+from . import style
+
+GAMMA = 0.95  # Example 8.1
+
+
+@dataclass(frozen=True)
+class Config:
+    """Examples 8.1-8.3: reward 1 at the goal, epsilon = 0.1, gamma = 0.95."""
+
+    planning_steps: tuple = (0, 5, 50)
+    """Figure 8.2: the planning steps n of each curve."""
+    episodes: int = 50
+    """Figure 8.2: episodes per run."""
+    runs: int = 30
+    """Independent runs averaged (Figures 8.2, 8.4 and 8.5)."""
+    kappa: float = 1e-3
+    """Dyna-Q+'s exploration bonus (section 8.3)."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(runs=10)
+
+    def __post_init__(self):
+        object.__setattr__(self, "planning_steps",
+                           tuple(int(n) for n in self.planning_steps))
+
+
+def cumulative_reward(lengths: np.ndarray, steps: int) -> np.ndarray:
+    """The reward collected by each time step ``1..steps`` (one per episode ended),
+    ``[runs, steps]``, from the runs' episode lengths."""
+    ends = np.cumsum(lengths, axis=1)
+    t = np.arange(1, steps + 1)
+    return (ends[:, None, :] <= t[None, :, None]).sum(axis=2)
+
+
+def changing(layouts, switch_at: int, steps: int, config: Config) -> dict:
+    """Cumulative reward of Dyna-Q and Dyna-Q+ on a maze whose walls change."""
+    before, after = changing_maze(*layouts)
+    common = dict(planning_steps=10, gamma=GAMMA, alpha=1.0, epsilon=0.1, episodes=steps,
+                  switch=(switch_at, after), runs=config.runs, seed=config.seed,
+                  max_steps=steps)
+    plain = dyna_q(before, **common)
+    plus = dyna_q_plus(before, kappa=config.kappa, **common)
+    return {"dyna_q": cumulative_reward(plain.episode_lengths, steps),
+            "dyna_q_plus": cumulative_reward(plus.episode_lengths, steps)}
+
+
+def run(config: Config, executor) -> dict:
+    mdp = maze(DYNA_MAZE).to_mdp()
+    lengths = np.array([dyna_q(mdp, planning_steps=n, gamma=GAMMA, alpha=0.1, epsilon=0.1,
+                               episodes=config.episodes, runs=config.runs,
+                               seed=config.seed).episode_lengths
+                        for n in config.planning_steps])
+    blocking = changing(BLOCKING_MAZE, 1000, 3000, config)
+    shortcut = changing(SHORTCUT_MAZE, 3000, 6000, config)
+    return {"planning_steps": np.array(config.planning_steps), "lengths": lengths,
+            **{f"blocking_{key}": curve for key, curve in blocking.items()},
+            **{f"shortcut_{key}": curve for key, curve in shortcut.items()}}
+
+
+def plot(results: dict, out_dir, config: Config) -> list:
+    runs = results["lengths"].shape[1]
+    fig, axes = style.figure(3, 1, width=4.6, height=3.6,
+                             title=f"Chapter 8, Dyna on mazes ({runs} runs, band: 95% CI)")
+    ax = axes[0, 0]
+    episodes = np.arange(2, results["lengths"].shape[2] + 1)
+    for i, n in enumerate(results["planning_steps"]):
+        style.mean_band(ax, episodes, results["lengths"][i][:, 1:], f"{n} planning steps",
+                        style.PALETTE[i + 1])
+    ax.set_ylim(0, 800)
+    ax.set_xlabel("episodes")
+    ax.set_ylabel("steps per episode")
+    ax.set_title("Figure 8.2: the Dyna maze (alpha = 0.1)")
+    ax.legend()
+    for ax, name, title in ((axes[0, 1], "blocking", "Figure 8.4: the blocking maze"),
+                            (axes[0, 2], "shortcut", "Figure 8.5: the shortcut maze")):
+        for i, (key, label) in enumerate((("dyna_q", "Dyna-Q"), ("dyna_q_plus", "Dyna-Q+"))):
+            curve = results[f"{name}_{key}"]
+            style.mean_band(ax, np.arange(1, curve.shape[1] + 1), curve, label,
+                            style.PALETTE[i + 1])
+        ax.set_xlabel("time steps")
+        ax.set_ylabel("cumulative reward")
+        ax.set_title(title)
+        ax.legend()
+    return [style.save(fig, out_dir / "dyna_maze.png")]
+
+
+def check(results: dict) -> list[str]:
+    """The chapter's findings: more planning steps reach the 14-step path in far fewer
+    episodes (Figure 8.2); after the shortcut opens, Dyna-Q+ collects reward faster
+    than Dyna-Q (Figure 8.5); both recover from the blocked path (Figure 8.4)."""
+    failures = []
+    steps = results["lengths"][:, :, 1:10].mean(axis=(1, 2))  # episodes 2-10
+    if not all(later * 1.5 < earlier for earlier, later in zip(steps, steps[1:], strict=False)):
+        failures.append(f"steps per episode over episodes 2-10 are {np.round(steps, 1)}, "
+                        "not falling with more planning")
+    final = results["lengths"][:, :, -5:].mean(axis=(1, 2))
+    if not (final < 14 + 10).all():
+        failures.append(f"the last episodes take {np.round(final, 1)} steps, not near 14")
+    plain, plus = (gained_after(results[f"shortcut_{key}"], 3000)
+                   for key in ("dyna_q", "dyna_q_plus"))
+    if not plus > 1.1 * plain:
+        failures.append(f"after the shortcut opens Dyna-Q+ gains {plus:.1f}, Dyna-Q "
+                        f"{plain:.1f}: Dyna-Q+ should find the shortcut")
+    for key in ("blocking_dyna_q", "blocking_dyna_q_plus"):
+        if not gained_after(results[key], 1500) > 20:
+            failures.append(f"{key}: little reward after the block")
+    return failures
+
+
+def gained_after(curve: np.ndarray, t: int) -> float:
+    """The mean reward collected after time step ``t`` (of ``[runs, steps]`` curves)."""
+    return float((curve[:, -1] - curve[:, t]).mean())
