@@ -13,9 +13,11 @@ Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
-Average reward and finite horizons (:mod:`tabular.average_reward`)
+Average reward and finite horizons (:mod:`tabular.average_reward`,
+:mod:`tabular.differential`)
     :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
-    of a unichain policy), :func:`finite_horizon` (backward induction).
+    of a unichain policy), :func:`finite_horizon` (backward induction);
+    :func:`differential_sarsa` learns the average reward from samples (section 10.3).
 
 Bandits (:mod:`tabular.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
@@ -75,6 +77,7 @@ from .bellman import (
     soft_policy,
     terminating_greedy_policy,
 )
+from .differential import DifferentialResult, differential_sarsa
 from .dp import (
     ConvergenceError,
     policy_evaluation,

@@ -30,6 +30,10 @@ The runs driver (every learner's kernel follows it)::
             _x_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
                    out.lengths[run])
 
+A per-run scalar output is returned by the run function and stored by the driver
+into an array taken out of the output record before the ``prange`` loop: numba
+drops writes made through a record's field inside a parallel loop.
+
 Drivers are module-level functions, never closures built by a factory, so that
 numba's on-disk cache serves them in a new process. A learner with several methods
 (SARSA, expected SARSA, Q-learning) has one tiny driver per method that passes its

@@ -500,6 +500,20 @@ AVERAGE_REWARD_ROWS = [
     ("finite_horizon terminal_values NaN", lambda: tabular.finite_horizon(
         CHAIN, 3, terminal_values=np.array([NAN, 0.0])), ValueError, "terminal_values[0]"),
 ]
+AVERAGE_REWARD_ROWS += [
+    ("differential_sarsa episodic", lambda: tabular.differential_sarsa(CHAIN), ValueError,
+     "continuing task"),
+    ("differential_sarsa steps", lambda: tabular.differential_sarsa(APART, steps=0),
+     ValueError, "steps must be an integer >= 1"),
+    ("differential_sarsa alpha_average", lambda: tabular.differential_sarsa(
+        APART, alpha_average=NAN), ValueError, "alpha_average"),
+    ("differential_sarsa epsilon", lambda: tabular.differential_sarsa(APART, epsilon=2.0),
+     ValueError, "epsilon"),
+    ("differential_sarsa epsilon_block", lambda: tabular.differential_sarsa(
+        APART, epsilon_block=0), ValueError, "epsilon_block"),
+    ("differential_sarsa seed", lambda: tabular.differential_sarsa(APART, seed=-1),
+     ValueError, "seed"),
+]
 CAR_RENTAL_ROWS = [
     ("CarRental max_cars 0", lambda: CarRental(max_cars=0), ValueError, "max_cars"),
     ("CarRental max_cars 31", lambda: CarRental(max_cars=31), ValueError,
