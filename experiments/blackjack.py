@@ -1,4 +1,4 @@
-"""Blackjack (Example 5.1): Figures 5.1-5.3, each against the exact model's values."""
+"""Blackjack (Example 5.1): Figures 5.1-5.4, each against the exact values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from envs.blackjack import HIT, N_HANDS, NATURAL, STICK, blackjack_model, state_id
-from tabular import mc_prediction, off_policy_mc_prediction, policy_evaluation, value_iteration
+from tabular import (
+    TabularMDP,
+    mc_prediction,
+    off_policy_mc_prediction,
+    policy_evaluation,
+    value_iteration,
+)
 
 from . import style
 
@@ -28,12 +34,15 @@ class Config:
     """Figure 5.3: episodes per run of off-policy prediction."""
     runs: int = 100
     """Figure 5.3: runs averaged (the book's 100)."""
+    infinite_variance_episodes: int = 100_000
+    """Figure 5.4: episodes of each of its ten runs."""
     seed: int = 0
     """Seed of the runs' random streams."""
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(prediction_episodes=(10_000, 100_000), sampling_episodes=1000, runs=50)
+        return cls(prediction_episodes=(10_000, 100_000), sampling_episodes=1000, runs=50,
+                   infinite_variance_episodes=10_000)
 
     def __post_init__(self):
         object.__setattr__(self, "prediction_episodes",
@@ -47,6 +56,13 @@ def stick_on_20(n_states: int) -> np.ndarray:
             for d in range(1, 11)]] = STICK
     policy[NATURAL:] = STICK
     return policy
+
+
+def one_state() -> TabularMDP:
+    """Example 5.5 (Figure 5.4's inset): left (0) comes back with probability 0.9 and
+    reward 0, or ends with probability 0.1 and reward +1; right (1) ends with 0."""
+    return TabularMDP(np.zeros((1, 2, 2), dtype=int), [[[0.9, 0.1], [1.0, 0.0]]],
+                      [[[0.0, 1.0], [0.0, 0.0]]], [[[False, True], [True, False]]], [1.0])
 
 
 def hands(values: np.ndarray) -> np.ndarray:
@@ -72,7 +88,12 @@ def run(config: Config, executor) -> dict:
                                        importance_sampling=sampling, runs=config.runs,
                                        seed=config.seed).V[:, s] - exact_v[s]) ** 2).mean()
             for n in checkpoints])
-    return {"exact_v": hands(exact_v), "estimates": np.array([hands(v) for v in estimates]),
+    ordinary = off_policy_mc_prediction(one_state(), np.array([0]), np.array([[0.5, 0.5]]),
+                                        importance_sampling="ordinary",
+                                        episodes=config.infinite_variance_episodes, runs=10,
+                                        seed=config.seed, history=True).V_history[:, :, 0]
+    return {"one_state_ordinary": ordinary, "exact_v": hands(exact_v),
+            "estimates": np.array([hands(v) for v in estimates]),
             "prediction_episodes": np.array(config.prediction_episodes),
             "v_star": hands(best.V), "pi_star": hands(best.policy),
             "state_value": np.array(exact_v[s]), "checkpoints": checkpoints,
@@ -111,8 +132,21 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_xlabel("episodes (log scale)")
     ax.set_ylabel(f"mean square error (over {config.runs} runs)")
     ax.legend()
+    fig3, axes3 = style.figure(1, 1, width=5.4, height=3.8,
+                               title="Figure 5.4: ordinary importance sampling, 10 runs "
+                                     "(v_pi = 1)")
+    ax = axes3[0, 0]
+    episodes = np.arange(1, results["one_state_ordinary"].shape[1] + 1)
+    for i, run in enumerate(results["one_state_ordinary"]):
+        ax.plot(episodes, run, color=style.PALETTE[i % len(style.PALETTE)], lw=0.8)
+    ax.axhline(1.0, color="black", linestyle=":")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 3)
+    ax.set_xlabel("episodes (log scale)")
+    ax.set_ylabel("Monte Carlo estimate of v_pi(s)")
     return [style.save(fig, out_dir / "blackjack.png"),
-            style.save(fig2, out_dir / "blackjack_importance_sampling.png")]
+            style.save(fig2, out_dir / "blackjack_importance_sampling.png"),
+            style.save(fig3, out_dir / "one_state_infinite_variance.png")]
 
 
 def check(results: dict) -> list[str]:
@@ -137,4 +171,8 @@ def check(results: dict) -> list[str]:
         failures.append(f"weighted IS's first MSE {weighted[0]:.3f} is not far below "
                         f"ordinary's {ordinary[0]:.3f}, or they end at {ordinary[-1]:.3f}, "
                         f"{weighted[-1]:.3f}")
+    late = results["one_state_ordinary"][:, -1]
+    if not (np.median(late) < 0.95 or late.std() > 0.2):
+        failures.append(f"ordinary IS on Figure 5.4's state ends at {np.round(late, 2)}: "
+                        "settled, not the unending spread of infinite variance")
     return failures
