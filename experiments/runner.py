@@ -71,6 +71,8 @@ EXPERIMENTS: tuple[str, ...] = (
     "batch_walk",
     "n_step_walk",
     "dyna_maze",
+    "expected_vs_sample",
+    "trajectory_sampling",
     "lambda_walk",
     "windy_gridworld",
     "cliff_walking",

@@ -34,7 +34,9 @@ Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
     :func:`tree_backup`, :func:`q_sigma` (chapter 7); planning with a learned model,
     :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (chapter 8; a
     :class:`PlanningResult`, with ``switch=(step, other_mdp)`` for a changing maze,
-    see :mod:`envs.mazes`);
+    see :mod:`envs.mazes`); expected updates distributed uniformly or along
+    trajectories, :func:`uniform_expected_updates`, :func:`trajectory_sampling` on
+    :func:`branching_task` tasks (section 8.6; an :class:`ExpectedUpdatesResult`);
     :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
     :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
     :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (a
@@ -86,6 +88,12 @@ from .dp import (
     value_iteration,
 )
 from .dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
+from .expected_updates import (
+    ExpectedUpdatesResult,
+    branching_task,
+    trajectory_sampling,
+    uniform_expected_updates,
+)
 from .kernels.rng import seed_states
 from .lm import NGramLM, pretrain, sft
 from .mc import mc_control, mc_prediction

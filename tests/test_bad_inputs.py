@@ -514,6 +514,58 @@ AVERAGE_REWARD_ROWS += [
     ("differential_sarsa seed", lambda: tabular.differential_sarsa(APART, seed=-1),
      ValueError, "seed"),
 ]
+PLANNING_ROWS = [
+    ("uniform_expected_updates updates 0", lambda: tabular.uniform_expected_updates(
+        CHAIN, updates=0, evaluate_every=1), ValueError, "updates must be an integer >= 1"),
+    ("uniform_expected_updates evaluate_every 2.5", lambda: tabular.uniform_expected_updates(
+        CHAIN, updates=10, evaluate_every=2.5), ValueError,
+     "evaluate_every must be an integer >= 1"),
+    ("uniform_expected_updates too many evaluations", lambda: tabular.uniform_expected_updates(
+        CHAIN, updates=10**9, evaluate_every=1), ValueError, "evaluate less often"),
+    ("uniform_expected_updates gamma NaN", lambda: tabular.uniform_expected_updates(
+        CHAIN, updates=10, evaluate_every=5, gamma=NAN), ValueError, "gamma must be in [0, 1]"),
+    ("uniform_expected_updates initial_Q NaN", lambda: tabular.uniform_expected_updates(
+        CHAIN, updates=10, evaluate_every=5, initial_Q=NAN), ValueError,
+     "initial_Q must be finite"),
+    ("uniform_expected_updates not an MDP", lambda: tabular.uniform_expected_updates(
+        "mdp", updates=10, evaluate_every=5), TypeError, "mdp"),
+    ("uniform_expected_updates endless episodes", lambda: tabular.uniform_expected_updates(
+        APART, updates=10, evaluate_every=5), tabular.ConvergenceError,
+     "its value cannot be summed"),
+    ("trajectory_sampling updates None", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=None, evaluate_every=5), ValueError, "updates must be an integer >= 1"),
+    ("trajectory_sampling evaluate_every 0", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=0), ValueError,
+     "evaluate_every must be an integer >= 1"),
+    ("trajectory_sampling epsilon 1.5", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=5, epsilon=1.5), ValueError, "epsilon"),
+    ("trajectory_sampling epsilon NaN", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=5, epsilon=NAN), ValueError, "epsilon"),
+    ("trajectory_sampling gamma 1.5", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=5, gamma=1.5), ValueError, "gamma must be in [0, 1]"),
+    ("trajectory_sampling seed -1", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=5, seed=-1), ValueError,
+     "seed must be None or an int >= 0"),
+    ("trajectory_sampling runs 0", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=5, runs=0), ValueError, "runs"),
+    ("trajectory_sampling initial_Q shape", lambda: tabular.trajectory_sampling(
+        CHAIN, updates=10, evaluate_every=5, initial_Q=np.zeros((3, 3))), ValueError,
+     "initial_Q must be a number or an array"),
+    ("trajectory_sampling not an MDP", lambda: tabular.trajectory_sampling(
+        "mdp", updates=10, evaluate_every=5), TypeError, "mdp"),
+    ("branching_task n_states 0", lambda: tabular.branching_task(0, 1), ValueError,
+     "n_states must be an integer >= 1"),
+    ("branching_task branching > n_states", lambda: tabular.branching_task(10, 11), ValueError,
+     "branching must be at most 10"),
+    ("branching_task n_actions 2.5", lambda: tabular.branching_task(10, 2, n_actions=2.5),
+     ValueError, "n_actions must be an integer >= 1"),
+    ("branching_task termination NaN", lambda: tabular.branching_task(
+        10, 2, termination=NAN), ValueError, "termination must be in [0, 1]"),
+    ("branching_task seed text", lambda: tabular.branching_task(10, 2, seed="1"), ValueError,
+     "seed must be None or an int >= 0"),
+    ("branching_task too large", lambda: tabular.branching_task(10**8, 10), ValueError,
+     "outcome slots are too many"),
+]
 CAR_RENTAL_ROWS = [
     ("CarRental max_cars 0", lambda: CarRental(max_cars=0), ValueError, "max_cars"),
     ("CarRental max_cars 31", lambda: CarRental(max_cars=31), ValueError,
@@ -577,7 +629,7 @@ RUNNER_ROWS = [
 
 CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
              + ENV_ROWS + CAR_RENTAL_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS
-             + AVERAGE_REWARD_ROWS + RUNNER_ROWS)
+             + AVERAGE_REWARD_ROWS + PLANNING_ROWS + RUNNER_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],
