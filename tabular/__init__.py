@@ -23,41 +23,48 @@ Bandits (:mod:`tabular.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
     :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
 
-Learning from samples (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`)
-    :func:`td0`, :func:`mc_prediction`, :func:`batch_prediction` (batch TD(0) and MC,
-    section 6.3), :func:`offline_lambda_return`, :func:`td_lambda`,
-    :func:`true_online_td_lambda` (chapter 12), :func:`off_policy_mc_prediction`
-    (ordinary and weighted importance sampling, sections 5.5-5.6) (a
-    :class:`PredictionResult`);
-    :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`, :func:`watkins_q_lambda`;
-    :func:`n_step_sarsa`, :func:`n_step_expected_sarsa`, :func:`off_policy_n_step_sarsa`,
-    :func:`tree_backup`, :func:`q_sigma` (chapter 7); planning with a learned model,
-    :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (chapter 8; a
-    :class:`PlanningResult`, with ``switch=(step, other_mdp)`` for a changing maze,
-    see :mod:`envs.mazes`); expected updates distributed uniformly or along
-    trajectories, :func:`uniform_expected_updates`, :func:`trajectory_sampling` on
-    :func:`branching_task` tasks (section 8.6; an :class:`ExpectedUpdatesResult`);
-    :func:`sarsa`, :func:`expected_sarsa`, :func:`q_learning`,
-    :func:`double_q_learning`, :func:`mc_control` (a :class:`ControlResult`);
-    :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (a
-    :class:`PolicyGradientResult` of a :class:`SoftmaxPolicy`). Every learner takes
-    ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one run, no run
-    axis; ``n``: a leading run axis of length ``n``, ``result.run(i)`` one of them);
-    step sizes ``alpha`` (and ``alpha_value`` for a learned state value) and
+Learning from samples
+    Every learner takes ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one
+    run, no run axis; ``n``: a leading run axis of length ``n``, ``result.run(i)`` one
+    of them); step sizes ``alpha`` (``alpha_value`` for a learned state value) and
     exploration may be :mod:`tabular.schedules`.
+
+    - prediction, a :class:`PredictionResult`: :func:`td0` (n-step with ``n_step=``),
+      :func:`mc_prediction`, :func:`off_policy_mc_prediction` (ordinary and weighted
+      importance sampling), :func:`batch_prediction` (batch TD(0) and MC, section 6.3),
+      :func:`offline_lambda_return`, :func:`td_lambda`, :func:`true_online_td_lambda`
+      (chapter 12);
+    - control, a :class:`ControlResult`: :func:`sarsa`, :func:`expected_sarsa`,
+      :func:`q_learning`, :func:`double_q_learning`, :func:`mc_control`; n-step
+      (chapter 7) :func:`n_step_sarsa`, :func:`n_step_expected_sarsa`,
+      :func:`off_policy_n_step_sarsa`, :func:`tree_backup`, :func:`q_sigma`; traces
+      (chapter 12) :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`,
+      :func:`watkins_q_lambda`;
+    - planning with a learned model (chapter 8), a :class:`PlanningResult`:
+      :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (``switch=``
+      for a maze that changes, :mod:`envs.mazes`); expected updates spread uniformly or
+      along trajectories, an :class:`ExpectedUpdatesResult`:
+      :func:`uniform_expected_updates`, :func:`trajectory_sampling` on
+      :func:`branching_task` tasks (section 8.6);
+    - policy gradients, a :class:`PolicyGradientResult` of a :class:`SoftmaxPolicy`:
+      :func:`reinforce`, :func:`actor_critic`, :func:`ppo`.
 
 RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
     :class:`NGramLM`, :func:`pretrain`, :func:`sft`; the reward model
     (:func:`sample_preferences`, :func:`train_reward_model`, :class:`RewardModel`);
     the exact optimum and objective (:func:`kl_optimum`, :func:`kl_objective`,
-    :func:`sequence_kl`); :func:`dpo`, :func:`grpo`, and :func:`reinforce`,
-    :func:`actor_critic`, :func:`ppo` with ``ref_policy=`` and the KL coefficient
-    ``beta=``; :func:`train_pipeline` trains a scenario end to end
-    (:class:`RLHFPipeline`).
+    :func:`sequence_kl`); :func:`dpo`, :func:`grpo` (and its RLOO and ReMax
+    variants), and :func:`reinforce`, :func:`actor_critic`, :func:`ppo` with
+    ``ref_policy=`` and the KL coefficient ``beta=``; :func:`train_pipeline` trains a
+    scenario end to end (:class:`RLHFPipeline`); best-of-N sampling and on-policy
+    distillation in :mod:`tabular.rlhf`.
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
-arrows, learning curves with confidence bands; needs matplotlib) and
-:mod:`tabular.graph` (reachability on the model's transition graph).
+arrows, learning curves with confidence bands; needs matplotlib),
+:mod:`tabular.testing` (hypothesis strategies for random MDPs, policies and layouts)
+and :mod:`tabular.graph` (reachability on the model's transition graph).
+
+Environments are in the ``envs`` package (Gymnasium, namespace ``tabzoo/``).
 """
 
 from .average_reward import average_reward_solve, finite_horizon, relative_value_iteration
