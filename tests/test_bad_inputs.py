@@ -426,6 +426,9 @@ RLHF_ROWS = [
     ("dpo unknown prompt", lambda: tabular.dpo(
         TOKENS, TOKEN_POLICY, [("Say bye.", "hello", "Say")], beta=0.1), ValueError,
      "prompt 'Say bye.' is not"),
+    ("dpo loss", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
+                                     beta=0.1, loss="hinge"), ValueError,
+     "loss must be 'sigmoid' or 'ipo'"),
     ("dpo beta 0", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
                                        beta=0.0), ValueError, "beta"),
     ("sequence_kl ref shape", lambda: tabular.sequence_kl(

@@ -18,6 +18,7 @@ from tabular.rlhf import (
     grpo,
     kl_objective,
     kl_optimum,
+    response_distribution,
     sample_preferences,
     sequence_kl,
     train_reward_model,
@@ -380,3 +381,24 @@ def test_rlhf_trains_the_trigram_language_model_itself(ex):
     assert ex.answer_distribution(tuned.policy(ex.env)) == pytest.approx(
         ex.answer_distribution(res.policy), abs=1e-12)
     assert tuned.generate(ex.scenario.prompt, greedy=True) == "The capital of France is Paris."
+
+
+@pytest.mark.parametrize("beta", [0.5, 2.0])
+def test_ipo_regresses_a_unanimous_gap_to_one_over_two_beta(beta):
+    """IPO's fixed point (Azar et al., 2024): a pair preferred every time ends with the
+    log-ratio gap h = 1/(2 beta) exactly, where DPO's would grow without bound."""
+    env = TokenMDP(("a",), {"a b": 1.0}, vocab=("a", "b"), max_len=2)
+    mdp = env.to_mdp()
+    ref = SoftmaxPolicy(np.zeros((mdp.n_states, mdp.n_actions)), np.arange(mdp.n_states))
+    prefs = [(10, "a", "a b", "b a")]
+
+    def gap(policy):
+        d, d0 = response_distribution(env, policy), response_distribution(env, ref)
+        return (np.log(d[("a", "a b")] / d0[("a", "a b")])
+                - np.log(d[("a", "b a")] / d0[("a", "b a")]))
+
+    ipo = dpo(env, ref, prefs, beta=beta, loss="ipo", steps=3000, alpha=0.1)
+    assert gap(ipo.policy) == pytest.approx(1 / (2 * beta), abs=1e-9)
+    assert ipo.loss[-1] < 1e-18
+    plain = dpo(env, ref, prefs, beta=beta, steps=3000, alpha=0.1)
+    assert gap(plain.policy) > 2 / beta  # DPO keeps pushing the unanimous pair apart

@@ -41,6 +41,7 @@ class DPOParams(NamedTuple):
     beta: float
     steps: int
     alpha: float
+    ipo: bool
 
 
 def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
@@ -74,6 +75,14 @@ def dpo_margin(log_pi_w, log_ref_w, log_pi_l, log_ref_l, beta):
 
 
 @njit(cache=True, inline="always")
+def ipo_error(log_ratio_gap, beta):
+    """``h - 1 / (2 beta)``: how far the gap ``h = log pi(y_w)/ref(y_w) - log
+    pi(y_l)/ref(y_l)`` is from the target IPO regresses it to (Azar et al., 2024,
+    eq. 17, with TRL's ``beta`` as the regularisation tau)."""
+    return log_ratio_gap - 1.0 / (2.0 * beta)
+
+
+@njit(cache=True, inline="always")
 def _accumulate_path_grad(logits, row_of_state, paths, i, weight, probs, grad):
     """``grad += weight * d log pi(y_i|x) / d logits``, token by token."""
     for t in range(paths.lengths[i]):
@@ -83,7 +92,8 @@ def _accumulate_path_grad(logits, row_of_state, paths, i, weight, probs, grad):
 
 @njit(cache=True)
 def _dpo_descent(logits, row_of_state, data, p, history):
-    """Full-batch gradient descent on the mean DPO loss ``-log sigma(margin)``."""
+    """Full-batch gradient descent on the mean DPO loss ``-log sigma(margin)``, or on
+    IPO's squared error ``(h - 1/(2 beta))^2``."""
     n = data.counts.sum()
     A = logits.shape[1]
     grad = np.zeros_like(logits)
@@ -97,9 +107,16 @@ def _dpo_descent(logits, row_of_state, data, p, history):
                                    win.lengths[i], buf)
             ll = sequence_log_prob(logits, row_of_state, lose.states[i], lose.actions[i],
                                    lose.lengths[i], buf)
-            margin = dpo_margin(lw, win.ref_log_probs[i], ll, lose.ref_log_probs[i], p.beta)
-            loss -= data.counts[i] * log_sigmoid(margin) / n
-            w = data.counts[i] * p.beta * sigmoid(-margin) / n  # d(-loss) / d log pi(y_w)
+            if p.ipo:
+                error = ipo_error(dpo_margin(lw, win.ref_log_probs[i], ll,
+                                             lose.ref_log_probs[i], 1.0), p.beta)
+                loss += data.counts[i] * error * error / n
+                w = -2.0 * data.counts[i] * error / n  # d(-loss) / d log pi(y_w)
+            else:
+                margin = dpo_margin(lw, win.ref_log_probs[i], ll, lose.ref_log_probs[i],
+                                    p.beta)
+                loss -= data.counts[i] * log_sigmoid(margin) / n
+                w = data.counts[i] * p.beta * sigmoid(-margin) / n  # d(-loss)/d log pi(y_w)
             _accumulate_path_grad(logits, row_of_state, win, i, w, probs, grad)
             _accumulate_path_grad(logits, row_of_state, lose, i, -w, probs, grad)
         history[step] = loss
@@ -116,7 +133,7 @@ class DPOResult:
     logits : float64 ``[R, A]``, the trained logits (the rows of the starting policy).
     policy : the trained :class:`~tabular.SoftmaxPolicy` (these logits, the starting
         policy's ``row_of_state``).
-    loss : float64 ``[steps]``, the mean DPO loss before each step.
+    loss : float64 ``[steps]``, the mean loss (DPO's or IPO's) before each step.
     """
 
     logits: np.ndarray
@@ -125,7 +142,7 @@ class DPOResult:
 
 
 def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 2000,
-        alpha: float = 1.0) -> DPOResult:
+        alpha: float = 1.0, loss: str = "sigmoid") -> DPOResult:
     """Direct preference optimisation on a token MDP ``env`` (Rafailov et al., 2023).
 
     Minimises the mean over the comparisons of the DPO loss (eq. 7)
@@ -145,11 +162,18 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
     ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
     steps : gradient steps, default 2000.
     alpha : step size (> 0), default 1.0.
+    loss : ``"sigmoid"`` (default: DPO's loss) or ``"ipo"``: IPO's
+        ``(h - 1/(2 beta))^2`` on the log-ratio gap ``h`` (Azar et al., 2024, eq. 17),
+        which regresses every compared pair's gap to ``1/(2 beta)`` instead of pushing it
+        without bound when the preference is unanimous (its quadratic loss wants a
+        smaller ``alpha``, e.g. 0.1).
 
     Returns a :class:`DPOResult`. Every response compared must have positive
     probability under ``policy`` and ``ref_policy``.
     """
     beta = check_positive("beta", beta)
+    if loss not in ("sigmoid", "ipo"):
+        raise ValueError(f"loss must be 'sigmoid' or 'ipo', got {loss!r}")
     steps = check_positive_int("steps", steps)
     alpha = check_positive("alpha", alpha)
     mdp = getattr(env, "unwrapped", env).to_mdp()
@@ -171,7 +195,8 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
                        np.array([c for c, _, _, _ in prefs]))
     logits = policy.logits.copy()
     history = np.zeros(steps)
-    _dpo_descent(logits, policy.row_of_state, data, DPOParams(beta, steps, alpha), history)
+    _dpo_descent(logits, policy.row_of_state, data,
+                 DPOParams(beta, steps, alpha, loss == "ipo"), history)
     check_no_overflow(logits, "logits")
     return DPOResult(logits, SoftmaxPolicy(logits, policy.row_of_state.copy()), history)
 
