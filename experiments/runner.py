@@ -80,6 +80,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "trap_treasure",
     "frozenlake",
     "token_rlhf",
+    "process_rewards",
     "speed",
 )
 

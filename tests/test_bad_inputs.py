@@ -21,6 +21,7 @@ from envs.mazes import changing_maze
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
+from tabular.rlhf.process import process_rewards
 
 NAN, INF = math.nan, math.inf
 
@@ -443,6 +444,11 @@ RLHF_ROWS = [
      ValueError, "distill sets ['beta']"),
     ("distill teacher shape", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, np.ones((2, 2))),
      ValueError, "ref_policy"),
+    ("process_rewards potential shape", lambda: process_rewards(TOKENS.to_mdp(), np.zeros(2)),
+     ValueError, "potential must be"),
+    ("process_rewards not a tree", lambda: process_rewards(
+        TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.zeros(2)),
+        np.zeros(2)), ValueError, "tree MDP"),
     ("best_of_n n 0", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 0), ValueError,
      "n must be an integer >= 1"),
     ("best_of_n reward shape", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 2,
