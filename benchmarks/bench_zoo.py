@@ -19,8 +19,8 @@ from tabular import (
     n_step_sarsa,
     q_learning,
     sarsa_lambda,
-    true_online_td_lambda,
     tree_backup,
+    true_online_td_lambda,
 )
 
 LEARNERS = {
