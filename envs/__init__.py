@@ -10,7 +10,8 @@
 - :class:`GridWorld` (ASCII layouts, :func:`register_gridworld` for your own),
   :class:`PickupGridWorld` (one-time rewards, the collected set in the state),
   :class:`TrapTreasure` and the Sutton & Barto examples (:class:`CarRental`, Example 4.2;
-  :class:`Blackjack`, Example 5.1, with its exact model);
+  :class:`Blackjack`, Example 5.1, and :class:`Racetrack`, Exercise 5.12, with their
+  exact models);
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
   corpus) and :meth:`Scenario.env` builds its token MDP.
@@ -21,6 +22,7 @@ from .blackjack import Blackjack
 from .car_rental import CarRental
 from .gridworld import GridWorld
 from .pickups import PickupGridWorld
+from .racetrack import Racetrack
 from .registration import register_builtins, register_gridworld
 from .scenarios import Scenario, load_scenario
 from .sutton_barto import (

@@ -34,6 +34,7 @@ BUILTINS = {
     "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", 1_000),
     "CarRental-v0": ("envs.car_rental:CarRental", 1_000),
     "Blackjack-v0": ("envs.blackjack:Blackjack", 100),
+    "Racetrack-v0": ("envs.racetrack:Racetrack", 1_000),
 }
 
 

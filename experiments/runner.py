@@ -67,6 +67,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "gambler",
     "car_rental",
     "blackjack",
+    "racetrack",
     "random_walk",
     "batch_walk",
     "n_step_walk",

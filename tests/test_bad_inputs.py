@@ -16,7 +16,7 @@ import pytest
 
 import envs
 import tabular
-from envs import CarRental, GridWorld, TokenMDP
+from envs import CarRental, GridWorld, Racetrack, TokenMDP
 from envs.mazes import changing_maze
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
@@ -575,6 +575,25 @@ PLANNING_ROWS = [
     ("branching_task too large", lambda: tabular.branching_task(10**8, 10), ValueError,
      "outcome slots are too many"),
 ]
+RACETRACK_ROWS = [
+    ("Racetrack noise 1.5", lambda: Racetrack(noise=1.5), ValueError, "noise must be in [0, 1]"),
+    ("Racetrack noise NaN", lambda: Racetrack(noise=NAN), ValueError, "noise"),
+    ("Racetrack max_speed 0", lambda: Racetrack(max_speed=0), ValueError,
+     "max_speed must be an integer >= 1"),
+    ("Racetrack max_speed 11", lambda: Racetrack(max_speed=11), ValueError,
+     "max_speed must be at most 10"),
+    ("Racetrack layout goal cell", lambda: Racetrack("..F\nSSG"), ValueError,
+     "layout uses 'G'"),
+    ("Racetrack layout no finish", lambda: Racetrack("...\nSS#"), ValueError,
+     "layout has no finish cell"),
+    ("Racetrack layout no start", lambda: Racetrack("..F\n..#"), ValueError,
+     "layout has no start cell"),
+    ("Racetrack layout not text", lambda: Racetrack(5), ValueError, "layout must be a string"),
+    ("Racetrack trajectory start_cell 6", lambda: Racetrack().trajectory(
+        np.zeros(7158, dtype=int), 6), ValueError, "start_cell must be in [0, 6)"),
+    ("Racetrack trajectory policy shape", lambda: Racetrack().trajectory(
+        np.zeros(3, dtype=int), 0), ValueError, "policy must be 7158 action ids"),
+]
 CAR_RENTAL_ROWS = [
     ("CarRental max_cars 0", lambda: CarRental(max_cars=0), ValueError, "max_cars"),
     ("CarRental max_cars 31", lambda: CarRental(max_cars=31), ValueError,
@@ -637,7 +656,7 @@ RUNNER_ROWS = [
 ]
 
 CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
-             + ENV_ROWS + CAR_RENTAL_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS
+             + ENV_ROWS + CAR_RENTAL_ROWS + RACETRACK_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS
              + AVERAGE_REWARD_ROWS + PLANNING_ROWS + RUNNER_ROWS)
 
 
