@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular import offline_lambda_return, policy_evaluation, td_lambda, true_online_td_lambda
+from tabular import offline_lambda_return, td_lambda, true_online_td_lambda
 
 from . import style
-from .n_step_walk import model
+from .n_step_walk import early_rms
 
 METHODS = {"offline lambda-return (Fig. 12.3)": offline_lambda_return,
            "TD(lambda), accumulating traces (Fig. 12.6)": td_lambda,
@@ -45,20 +45,13 @@ class Config:
 
 def rms_errors(method: str, lam: float, alphas: tuple, episodes: int, runs: int,
                seed: int) -> dict:
-    """The RMS error over the 19 states after each of the first ``episodes`` episodes,
-    averaged over them, per step size (mean over runs; inf when a run diverged)."""
-    mdp = model()
-    walk = np.ones((mdp.n_states, mdp.n_actions))
-    true_V = policy_evaluation(mdp, walk, gamma=1.0).V
-    inner = ~style.terminal_states(mdp)
+    """The mean over runs of :func:`~experiments.n_step_walk.early_rms` per step size
+    (inf when a run diverged; an executor job)."""
     errors = []
     with np.errstate(over="ignore", invalid="ignore"):
         for alpha in alphas:
-            history = METHODS[method](mdp, walk, lam=lam, gamma=1.0, episodes=episodes,
-                                      alpha=alpha, seed=seed, runs=runs,
-                                      history=True).V_history
-            rms = np.sqrt(np.mean((history[:, :, inner] - true_V[inner]) ** 2, axis=2))
-            mean = float(rms.mean())
+            mean = float(early_rms(METHODS[method], alpha, episodes, runs, seed,
+                                   lam=lam).mean())
             errors.append(mean if np.isfinite(mean) else np.inf)
     return {"errors": np.array(errors)}
 

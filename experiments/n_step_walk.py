@@ -43,23 +43,26 @@ def model() -> TabularMDP:
     return TabularMDP.from_gymnasium(gym.make(ENV_ID, n_states=19, left_reward=-1.0))
 
 
-def rms_errors(n_step: int, alphas: tuple, episodes: int, runs: int, seed: int) -> dict:
-    """The RMS error over the 19 states after each of the first ``episodes`` episodes,
-    averaged over episodes, per run and step size: ``[alphas, runs]`` (an executor job)."""
+def early_rms(learn, alpha: float, episodes: int, runs: int, seed: int,
+              **kwargs) -> np.ndarray:
+    """Per run, the RMS error over the 19 states after each of the first ``episodes``
+    episodes of the prediction learner ``learn`` (the uniform walk, step ``alpha``,
+    ``kwargs`` its own arguments), averaged over those episodes: ``[runs]``."""
     mdp = model()
     walk = np.ones((mdp.n_states, mdp.n_actions))
     true_V = policy_evaluation(mdp, walk, gamma=1.0).V
     inner = ~style.terminal_states(mdp)
-    errors = np.empty((len(alphas), runs))
-    for i, alpha in enumerate(alphas):
-        if alpha == 0.0:  # V never moves from 0
-            errors[i] = np.sqrt(np.mean(true_V[inner] ** 2))
-            continue
-        history = td0(mdp, walk, gamma=1.0, episodes=episodes, alpha=alpha, n_step=n_step,
-                      seed=seed, runs=runs, history=True).V_history
-        rms = np.sqrt(np.mean((history[:, :, inner] - true_V[inner]) ** 2, axis=2))
-        errors[i] = rms.mean(axis=1)
-    return {"errors": errors}
+    if alpha == 0.0:  # V never moves from 0
+        return np.full(runs, np.sqrt(np.mean(true_V[inner] ** 2)))
+    history = learn(mdp, walk, gamma=1.0, episodes=episodes, alpha=alpha, seed=seed,
+                    runs=runs, history=True, **kwargs).V_history
+    return np.sqrt(np.mean((history[:, :, inner] - true_V[inner]) ** 2, axis=2)).mean(axis=1)
+
+
+def rms_errors(n_step: int, alphas: tuple, episodes: int, runs: int, seed: int) -> dict:
+    """:func:`early_rms` of n-step TD per step size: ``[alphas, runs]`` (an executor job)."""
+    return {"errors": np.array([early_rms(td0, alpha, episodes, runs, seed, n_step=n_step)
+                                for alpha in alphas])}
 
 
 def run(config: Config, executor) -> dict:

@@ -103,14 +103,14 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
         means[a] = testbed.mean + testbed.spread * normal(rng)
         estimates[a] = p.initial
     counts = np.zeros(k, dtype=np.int64)
-    probs = np.empty(k)
+    probs = np.empty(k)  # the softmax (gradient bandit) or the UCB scores
     average = 0.0  # the gradient bandit's baseline R-bar
     spare, have_spare = 0.0, False  # the second normal of the last Box-Muller pair
     for t in range(p.steps):
         if method == EPSILON_GREEDY:
             a = epsilon_greedy_action(estimates, schedule_value(epsilon, t + 1), rng)
         elif method == UCB:
-            a = ucb_action(estimates, counts, t + 1, p.c, rng)
+            a = ucb_action(estimates, counts, t + 1, p.c, rng, probs)
         else:
             a = sample_softmax(estimates, probs, rng)
         noise, spare, have_spare = next_normal(rng, spare, have_spare)

@@ -62,7 +62,7 @@ def test_ucb_with_exact_rewards_pulls_the_best_arm_once_every_arm_is_tried():
 
 def test_ucb_tries_every_arm_first():
     Q, counts = np.zeros(5), np.array([1, 1, 0, 1, 1])
-    assert ucb_action(Q, counts, 5, 2.0, seed_states(0)[0]) == 2
+    assert ucb_action(Q, counts, 5, 2.0, seed_states(0)[0], np.empty(5)) == 2
 
 
 def test_incremental_mean_is_the_mean():

@@ -315,25 +315,6 @@ def test_same_seed_same_numbers_whatever_the_threads(name):
     assert not np.array_equal(other.Q, alone.Q)
 
 
-@pytest.mark.parametrize("name", METHODS)
-def test_run_axis_follows_numpy_size_convention(name):
-    mdp = model("tabzoo/Gridworld4x4-v0")
-    learn = METHODS[name]
-    single = learn(mdp, episodes=30, seed=16)
-    assert single.runs is None
-    assert single.Q.shape == (16, 4) and single.policy.shape == (16,)
-    assert single.episode_returns.shape == single.episode_lengths.shape == (30,)
-    one = learn(mdp, episodes=30, seed=16, runs=1)
-    assert one.runs == 1
-    assert one.Q.shape == (1, 16, 4) and one.policy.shape == (1, 16)
-    assert one.episode_returns.shape == one.episode_lengths.shape == (1, 30)
-    three = learn(mdp, episodes=30, seed=16, runs=3)
-    assert three.Q.shape == (3, 16, 4) and three.episode_lengths.shape == (3, 30)
-    np.testing.assert_array_equal(one.Q[0], single.Q)
-    np.testing.assert_array_equal(three.run(0).Q, single.Q)
-    np.testing.assert_array_equal(three.run(0).episode_lengths, single.episode_lengths)
-
-
 # --------------------------------------------------------------------- bad input
 
 

@@ -24,11 +24,20 @@ from tabular import (
     TabularMDP,
     double_q_learning,
     expected_sarsa,
+    mc_control,
+    n_step_expected_sarsa,
+    n_step_sarsa,
+    off_policy_n_step_sarsa,
     policy_evaluation,
     q_learning,
+    q_sigma,
     sarsa,
+    sarsa_lambda,
     td0,
+    tree_backup,
+    true_online_sarsa_lambda,
     value_iteration,
+    watkins_q_lambda,
 )
 from tabular.kernels.rng import seed_states
 from tabular.rules.values import (
@@ -58,6 +67,13 @@ CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
                        suppress_health_check=[HealthCheck.too_slow])
 CONTROL = {"sarsa": sarsa, "expected_sarsa": expected_sarsa, "q_learning": q_learning,
            "double_q_learning": double_q_learning}
+#: Every learner that returns a ControlResult, for the shape conventions they share.
+ALL_CONTROL = {**CONTROL, "mc_control": mc_control, "n_step_sarsa": n_step_sarsa,
+               "n_step_expected_sarsa": n_step_expected_sarsa,
+               "off_policy_n_step_sarsa": off_policy_n_step_sarsa, "tree_backup": tree_backup,
+               "q_sigma": q_sigma, "sarsa_lambda": sarsa_lambda,
+               "true_online_sarsa_lambda": true_online_sarsa_lambda,
+               "watkins_q_lambda": watkins_q_lambda}
 
 
 def model(env_id, **kwargs):
@@ -313,12 +329,12 @@ def test_prediction_same_seed_same_numbers_whatever_the_threads():
     assert a.V.shape == (3, 7) and a.episode_returns.shape == (3, 50)
 
 
-@pytest.mark.parametrize("name", CONTROL)
+@pytest.mark.parametrize("name", ALL_CONTROL)
 def test_control_run_axis_follows_numpy_size_convention(name):
     """runs=None: no run axis; runs=n: a leading axis of length n, also for n = 1; run i
-    is the same whatever n."""
+    is the same whatever n (every control learner of the library)."""
     mdp = model("tabzoo/Gridworld4x4-v0")
-    learn = CONTROL[name]
+    learn = ALL_CONTROL[name]
     single = learn(mdp, episodes=30, seed=16)
     assert single.runs is None
     assert single.Q.shape == (16, 4) and single.policy.shape == (16,)

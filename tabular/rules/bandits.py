@@ -13,25 +13,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.rng import randint
+from .values import greedy_action
 
 
 @njit(cache=True, inline="always")
-def ucb_action(Q, counts, t, c, rng):
+def ucb_action(Q, counts, t, c, rng, scores):
     """Upper-confidence-bound selection (eq. 2.10): ``argmax_a Q(a) + c sqrt(ln t / N(a))``
     at time ``t >= 1``; an arm never tried (``N(a) = 0``) counts as maximising, and ties
-    are broken uniformly at random."""
-    best, best_value, ties = 0, -np.inf, 0
+    are broken uniformly at random (:func:`~tabular.rules.values.greedy_action`).
+    ``scores`` is scratch ``[k]``: it receives the upper confidence bounds."""
     log_t = np.log(t)
     for a in range(Q.shape[0]):
-        value = np.inf if counts[a] == 0 else Q[a] + c * np.sqrt(log_t / counts[a])
-        if value > best_value:
-            best, best_value, ties = a, value, 1
-        elif value == best_value:
-            ties += 1
-            if randint(rng, ties) == 0:
-                best = a
-    return best
+        scores[a] = np.inf if counts[a] == 0 else Q[a] + c * np.sqrt(log_t / counts[a])
+    return greedy_action(scores, rng)
 
 
 @njit(cache=True, inline="always")
