@@ -53,10 +53,12 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
     :class:`NGramLM`, :func:`pretrain`, :func:`sft`; the reward model
     (:func:`sample_preferences`, :func:`train_reward_model`, :class:`RewardModel`);
     the exact optimum and objective (:func:`kl_optimum`, :func:`kl_objective`,
-    :func:`sequence_kl`); :func:`dpo`, :func:`grpo` (and its RLOO and ReMax
-    variants), and :func:`reinforce`, :func:`actor_critic`, :func:`ppo` with
-    ``ref_policy=`` and the KL coefficient ``beta=``; :func:`train_pipeline` trains a
-    scenario end to end (:class:`RLHFPipeline`); best-of-N sampling and on-policy
+    :func:`sequence_kl`); :func:`dpo` (and IPO), :func:`iterated_dpo` (online, on
+    comparisons sampled from the current policy), :func:`kto` (unpaired labels; its
+    optimum :func:`kto_optimum`), :func:`grpo` (and its RLOO and ReMax variants), and
+    :func:`reinforce`, :func:`actor_critic`, :func:`ppo` with ``ref_policy=`` and the KL
+    coefficient ``beta=``; :func:`train_pipeline` trains a scenario end to end
+    (:class:`RLHFPipeline`); best-of-N sampling and on-policy
     distillation in :mod:`tabular.rlhf`.
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
@@ -121,8 +123,11 @@ from .rlhf import (
     RLHFPipeline,
     dpo,
     grpo,
+    iterated_dpo,
     kl_objective,
     kl_optimum,
+    kto,
+    kto_optimum,
     sample_preferences,
     sequence_kl,
     train_pipeline,
@@ -146,7 +151,8 @@ __all__ = [
     "RewardModel", "SoftmaxPolicy", "TabularMDP", "actor_critic", "average_reward_solve",
     "batch_prediction", "bellman_expectation", "bellman_optimality", "double_q_learning",
     "dpo", "dyna_q", "dyna_q_plus", "epsilon_greedy_bandit", "expected_sarsa",
-    "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "kl_objective", "kl_optimum",
+    "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "iterated_dpo",
+    "kl_objective", "kl_optimum", "kto", "kto_optimum",
     "mc_control", "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa",
     "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
     "optimal_actions", "policy_evaluation", "policy_iteration", "ppo", "pretrain",

@@ -432,6 +432,39 @@ RLHF_ROWS = [
      "loss must be 'sigmoid' or 'ipo'"),
     ("dpo beta 0", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
                                        beta=0.0), ValueError, "beta"),
+    ("kto feedback malformed", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello")], beta=0.1), ValueError,
+     "feedback 0 is ('Say hello.', 'hello')"),
+    ("kto desirable not a bool", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "yes")], beta=0.1), ValueError,
+     "desirable must be True or False"),
+    ("kto unknown prompt", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say bye.", "hello", True)], beta=0.1), ValueError,
+     "prompt 'Say bye.' is not"),
+    ("kto kl_samples 0", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, kl_samples=0),
+     ValueError, "kl_samples"),
+    ("kto lambda_u NaN", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, lambda_u=NAN),
+     ValueError, "lambda_u"),
+    ("kto runs 0", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, runs=0),
+     ValueError, "runs"),
+    ("kto_optimum beta 1", lambda: tabular.kto_optimum(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=1.0), ValueError,
+     "beta must be in (0, 1)"),
+    ("kto_optimum only undesirable", lambda: tabular.kto_optimum(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", False)], beta=0.5), ValueError,
+     "no response to prompt 'Say hello.'"),
+    ("iterated_dpo rounds 0", lambda: tabular.iterated_dpo(
+        TOKENS, TOKEN_POLICY, beta=0.5, rounds=0), ValueError, "rounds"),
+    ("iterated_dpo pairs 1.5", lambda: tabular.iterated_dpo(
+        TOKENS, TOKEN_POLICY, beta=0.5, pairs=1.5), ValueError, "pairs"),
+    ("iterated_dpo loss", lambda: tabular.iterated_dpo(
+        TOKENS, TOKEN_POLICY, beta=0.5, loss="hinge"), ValueError,
+     "loss must be 'sigmoid' or 'ipo'"),
+    ("iterated_dpo beta NaN", lambda: tabular.iterated_dpo(TOKENS, TOKEN_POLICY, beta=NAN),
+     ValueError, "beta"),
     ("sequence_kl ref shape", lambda: tabular.sequence_kl(
         TOKENS.to_mdp(), TOKEN_POLICY, np.ones((2, 2))), ValueError, "ref_policy"),
     ("kl_objective beta NaN", lambda: tabular.kl_objective(

@@ -4,7 +4,10 @@
   probabilities, expected return, sequence KL, the RLHF objective) and the closed-form
   optimum ``pi*(y|x) ∝ pi_ref(y|x) exp(r(x, y) / beta)``;
 - :mod:`~tabular.rlhf.reward_model` -- the Bradley-Terry reward model;
-- :mod:`~tabular.rlhf.preference` -- direct preference methods (DPO);
+- :mod:`~tabular.rlhf.preference` -- direct preference methods (DPO, IPO, iterated DPO
+  on comparisons sampled from the current policy: :func:`iterated_dpo`);
+- :mod:`~tabular.rlhf.kto` -- KTO on unpaired desirable/undesirable labels (:func:`kto`)
+  and its optimum on the tree (:func:`kto_optimum`);
 - :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
 - :mod:`~tabular.rlhf.best_of_n` -- best-of-N sampling, its exact distribution and KL;
 - :mod:`~tabular.rlhf.distillation` -- on-policy distillation toward a teacher;
@@ -29,8 +32,9 @@ from .exact import (
     visit_probabilities,
 )
 from .group import group_relative_advantages, grpo
+from .kto import KTOOptimum, KTOResult, kto, kto_optimum
 from .pipeline import Frontier, FrontierPoint, RLHFPipeline, ScenarioData, train_pipeline
-from .preference import DPOResult, dpo, response_path
+from .preference import DPOResult, IteratedDPOResult, dpo, iterated_dpo, response_path
 from .reward_model import (
     RewardModel,
     bradley_terry_loss,
@@ -39,10 +43,11 @@ from .reward_model import (
 )
 
 __all__ = [
-    "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "KLOptimum", "RLHFPipeline",
-    "RewardModel", "ScenarioData", "best_of_n", "bradley_terry_loss", "distill", "dpo",
-    "ending_probabilities", "expected_return", "group_relative_advantages", "grpo",
-    "kl_objective", "kl_optimum", "path_returns", "response_distribution", "response_path",
+    "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
+    "KTOOptimum", "KTOResult", "RLHFPipeline", "RewardModel", "ScenarioData", "best_of_n",
+    "bradley_terry_loss", "distill", "dpo", "ending_probabilities", "expected_return",
+    "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
+    "kto_optimum", "path_returns", "response_distribution", "response_path",
     "sample_preferences", "sequence_kl", "train_pipeline", "train_reward_model",
     "visit_probabilities",
 ]

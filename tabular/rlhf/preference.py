@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..checks import check_positive, check_positive_int
-from ..pg_setup import check_no_overflow
+from ..kernels.rollout import episode_buffers, sample_episode
+from ..pg_setup import check_no_overflow, setup
 from ..policy import SoftmaxPolicy, as_softmax_policy
+from ..results import RunsResult, shared, with_run_axis
 from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
-from .reward_model import log_sigmoid, preference_records, sigmoid
+from .reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 
 
 class Paths(NamedTuple):
@@ -55,6 +57,23 @@ def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarr
         ids = ids + (env.eos_id,)
     states = np.array([env.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
     return states, np.array(ids, dtype=np.int64)
+
+
+def possible_paths(env, texts, log_probs: dict, method: str) -> dict:
+    """``{(prompt, response): (states, actions)}`` (:func:`response_path`) of the distinct
+    ``texts``, each checked to have positive probability under every policy of
+    ``log_probs`` (``{name: [S, A] log-probabilities}``); an error names the response,
+    the policy and ``method``."""
+    paths = {}
+    for x, y in texts:
+        if (x, y) not in paths:
+            s, a = paths[(x, y)] = response_path(env, x, y)
+            for name, lp in log_probs.items():
+                if not np.isfinite(lp[s, a]).all():
+                    raise ValueError(f"response {y!r} to prompt {x!r} has probability 0 "
+                                     f"under {name} (a masked token); {method} needs it "
+                                     "possible")
+    return paths
 
 
 @njit(cache=True, inline="always")
@@ -124,6 +143,28 @@ def _dpo_descent(logits, row_of_state, data, p, history):
             ascend(logits[r], grad[r], p.alpha)
 
 
+@dataclass(frozen=True, eq=False)
+class SoftmaxRunsResult(RunsResult):
+    """Trained logits ``[R, A]`` (``[runs, R, A]`` with ``runs=n``) and the policy's
+    ``row_of_state`` ``[S]`` (shared by the runs); ``policy`` is the trained
+    :class:`~tabular.SoftmaxPolicy` of a single-run result (``run(i).policy`` of a
+    multi-run one)."""
+
+    logits: np.ndarray
+    row_of_state: np.ndarray = shared()
+
+    @property
+    def runs(self) -> int | None:
+        return None if self.logits.ndim == 2 else self.logits.shape[0]
+
+    @property
+    def policy(self) -> SoftmaxPolicy:
+        if self.runs is not None:
+            raise ValueError(f"this result holds {self.runs} runs: pick one with "
+                             "result.run(i).policy")
+        return SoftmaxPolicy(self.logits.copy(), self.row_of_state.copy())
+
+
 @dataclass
 class DPOResult:
     """What :func:`dpo` returns.
@@ -180,16 +221,9 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
     policy = as_softmax_policy(mdp, policy, greedy=False)
     ref = policy if ref_policy is None else as_softmax_policy(mdp, ref_policy, "ref_policy")
     prefs = preference_records(preferences)
-    policy_lp, ref_lp = policy.log_probs(), ref.log_probs()
-    paths = {}  # (prompt, response) -> (states, actions), each checked once
-    for _, x, yw, yl in prefs:
-        for y in (yw, yl):
-            if (x, y) not in paths:
-                s, a = paths[(x, y)] = response_path(env, x, y)
-                for name, lp in (("policy", policy_lp), ("ref_policy", ref_lp)):
-                    if not np.isfinite(lp[s, a]).all():
-                        raise ValueError(f"response {y!r} to prompt {x!r} has probability 0 "
-                                         f"under {name} (a masked token); DPO needs it possible")
+    ref_lp = ref.log_probs()
+    paths = possible_paths(env, [(x, y) for _, x, yw, yl in prefs for y in (yw, yl)],
+                           {"policy": policy.log_probs(), "ref_policy": ref_lp}, "DPO")
     data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], ref_lp),
                        _paths([paths[(x, yl)] for _, x, _, yl in prefs], ref_lp),
                        np.array([c for c, _, _, _ in prefs]))
@@ -211,3 +245,158 @@ def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], ref_log_probs: np.nda
         states[i, : len(s)], actions[i, : len(a)] = s, a
     ref = np.array([ref_log_probs[s, a].sum() for s, a in paths])
     return Paths(states, actions, lengths, ref)
+
+
+# ------------------------------------------------------------- iterated DPO
+class IteratedDPOParams(NamedTuple):
+    """:func:`iterated_dpo` as its kernel reads it (:class:`DPOParams`' fields first)."""
+
+    beta: float
+    steps: int
+    alpha: float
+    ipo: bool
+    rounds: int
+    pairs: int
+
+
+class IteratedDPOOutputs(NamedTuple):
+    """What the iterated-DPO kernel fills, each with a leading run axis: the ``logits``
+    (trained in place), the ``loss`` ``[rounds, steps]`` and the number of compared
+    ``pairs`` of each round (``[rounds]``; a pair of identical responses is no
+    comparison)."""
+
+    logits: np.ndarray
+    loss: np.ndarray
+    pairs: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def _sample_response(model, rollout, theta, rng, path, seen, dones, dist, prompt):
+    """Sample a response of ``pi = softmax(theta)``, to ``prompt`` when ``prompt >= 0``
+    (other prompts drawn are drawn again: the response distribution given the prompt);
+    returns its length and its return."""
+    while True:
+        T, R = sample_episode(model, rollout, theta, rng, path, seen, dones, dist)
+        if prompt < 0 or path[0, 0] == prompt:
+            return T, R
+
+
+@njit(cache=True, inline="always")
+def _store_path(path, T, rollout, i, out):
+    """Row ``i`` of the :class:`Paths` ``out``: the states and tokens of a sampled
+    response and its log-probability under the reference."""
+    out.lengths[i] = T
+    total = 0.0
+    for t in range(T):
+        out.states[i, t], out.actions[i, t] = path[0, t], path[1, t]
+        total += rollout.ref_log_probs[rollout.ref_row[path[0, t]], path[1, t]]
+    out.ref_log_probs[i] = total
+
+
+@njit(cache=True)
+def _iterated_dpo_run(model, rollout, p, rng, theta, loss, pairs):
+    """One run: each round samples ``p.pairs`` pairs of responses to a shared prompt from
+    the current policy, labels each by Bradley-Terry on the two returns, and takes
+    ``p.steps`` DPO steps on them from where the policy stands."""
+    A, L, M = theta.shape[1], rollout.max_steps, p.pairs
+    path, seen, dones, dist = episode_buffers(2, L, A)
+    winners = Paths(np.zeros((M, L), dtype=np.int64), np.zeros((M, L), dtype=np.int64),
+                    np.zeros(M, dtype=np.int64), np.zeros(M))
+    losers = Paths(np.zeros((M, L), dtype=np.int64), np.zeros((M, L), dtype=np.int64),
+                   np.zeros(M, dtype=np.int64), np.zeros(M))
+    counts = np.zeros(M)
+    data = Preferences(winners, losers, counts)
+    for r in range(p.rounds):
+        for i in range(M):
+            T0, R0 = _sample_response(model, rollout, theta, rng, path[0], seen[0], dones[0],
+                                      dist, -1)
+            T1, R1 = _sample_response(model, rollout, theta, rng, path[1], seen[1], dones[1],
+                                      dist, path[0, 0, 0])
+            same = T0 == T1 and path[0, 0, T0] == path[1, 0, T1] and (
+                path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
+            counts[i] = 0.0 if same else 1.0
+            w = 0 if bradley_terry_wins(rng, R0, R1) else 1
+            _store_path(path[w], T0 if w == 0 else T1, rollout, i, winners)
+            _store_path(path[1 - w], T1 if w == 0 else T0, rollout, i, losers)
+        pairs[r] = counts.sum()
+        if pairs[r] > 0:
+            _dpo_descent(theta, rollout.row_of_state, data, p, loss[r])
+
+
+@njit(cache=True, parallel=True)
+def _iterated_dpo(model, rollout, p, rng_states, out):
+    logits, loss, pairs = out.logits, out.loss, out.pairs
+    for run in prange(rng_states.shape[0]):
+        _iterated_dpo_run(model, rollout, p, rng_states[run].copy(), logits[run], loss[run],
+                          pairs[run])
+
+
+@dataclass(frozen=True, eq=False)
+class IteratedDPOResult(SoftmaxRunsResult):
+    """What :func:`iterated_dpo` returns: the trained ``logits`` and ``row_of_state`` (see
+    :class:`SoftmaxRunsResult`), the DPO ``loss`` of every step of every round
+    (``[rounds, steps]``; 0 in a round without a comparison) and the number of
+    comparisons of each round, ``pairs`` (``[rounds]``); a leading run axis with
+    ``runs=n``."""
+
+    loss: np.ndarray
+    pairs: np.ndarray
+
+
+def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
+                 steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid", ref_policy=None,
+                 seed: int | None = 0, runs: int | None = None) -> IteratedDPOResult:
+    """Iterated (online) DPO: preferences sampled from the current policy and labelled by
+    the reward, round after round (Xiong et al., 2024; Guo et al., 2024).
+
+    Each round draws ``pairs`` prompts, two responses to each from the current policy,
+    and labels the pair by the Bradley-Terry model on the two responses' returns (the
+    reward the MDP pays: a gold reward, or a reward model's score): the first wins with
+    probability ``sigma(R_1 - R_2)``. Two identical responses are no comparison. Then
+    :func:`dpo`'s ``steps`` full-batch steps run on the round's comparisons, from where
+    the policy stands, toward the fixed ``ref_policy``. Since the labels follow
+    Bradley-Terry on the MDP's reward, DPO's target on every compared pair is the
+    KL-regularised optimum ``pi*`` of that reward (:func:`~tabular.rlhf.kl_optimum`); the
+    rounds move the comparisons to where the policy now puts its mass.
+
+    Parameters
+    ----------
+    mdp : the token MDP (an ``envs.TokenMDP`` or its :class:`~tabular.TabularMDP`); its
+        reward labels the pairs.
+    policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` (its rows are
+        trained) or an ``[S, A]`` matrix of probabilities.
+    beta : the KL coefficient (> 0), required.
+    rounds : rounds of sampling and training (>= 1), default 4.
+    pairs : comparisons sampled per round (>= 1), default 64.
+    steps : DPO's gradient steps per round, default 200.
+    alpha : DPO's step size (> 0), default 1.0.
+    loss : ``"sigmoid"`` (default: DPO's) or ``"ipo"``, as in :func:`dpo`.
+    ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
+    seed : seed of the sampling streams (``None``: fresh entropy), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
+        streams and a leading run axis.
+
+    Returns an :class:`IteratedDPOResult`. ``rounds=k`` with the same seed gives the
+    first ``k`` rounds of any longer call.
+    """
+    beta = check_positive("beta", beta)
+    if loss not in ("sigmoid", "ipo"):
+        raise ValueError(f"loss must be 'sigmoid' or 'ipo', got {loss!r}")
+    rounds = check_positive_int("rounds", rounds)
+    pairs = check_positive_int("pairs", pairs)
+    steps = check_positive_int("steps", steps)
+    alpha = check_positive("alpha", alpha)
+    mdp = getattr(mdp, "unwrapped", mdp)
+    mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
+    start = as_softmax_policy(mdp, policy, greedy=False)
+    su = setup(mdp, start, start if ref_policy is None else ref_policy, beta, None, 1.0,
+               rounds, None, runs, seed)
+    n = su.rng_states.shape[0]
+    out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
+                             np.zeros((n, rounds)))
+    _iterated_dpo(su.mdp.arrays, su.rollout,
+                  IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs),
+                  su.rng_states, out)
+    check_no_overflow(out.logits, "logits")
+    return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
+                             with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs))

@@ -188,6 +188,13 @@ def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
     return RewardModel({k: float(v) for k, v in table.items()}, loss)
 
 
+@njit(cache=True, inline="always")
+def bradley_terry_wins(rng, score_i, score_j):
+    """Whether ``i`` wins one simulated comparison with ``j``: with probability
+    ``sigma(r_i - r_j)`` (Bradley and Terry, 1952)."""
+    return uniform(rng) < sigmoid(score_i - score_j)
+
+
 @njit(cache=True)
 def _sample_bradley_terry(scores, n, rng):
     """``wins[i, j]``: how often ``i`` beat ``j`` in ``n`` comparisons of uniformly drawn
@@ -198,7 +205,7 @@ def _sample_bradley_terry(scores, n, rng):
         i = randint(rng, k)
         j = randint(rng, k - 1)
         j += j >= i
-        if uniform(rng) < sigmoid(scores[i] - scores[j]):
+        if bradley_terry_wins(rng, scores[i], scores[j]):
             wins[i, j] += 1
         else:
             wins[j, i] += 1
