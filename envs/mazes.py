@@ -9,7 +9,9 @@
 
 :func:`maze` builds a layout's :class:`~envs.GridWorld`; :func:`changing_maze` builds
 the two models of a maze whose walls change, on one numbering of the states, for
-the ``switch=(step, other_mdp)`` of the planning learners (:mod:`tabular.dyna`).
+the ``switch=(step, other_mdp)`` of the planning learners (:mod:`tabular.dyna`);
+:func:`finer_maze` draws a layout at a finer resolution (Example 8.4's mazes);
+:func:`greedy_steps` walks a learned ``Q``'s greedy path to the goal.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tabular import TabularMDP
+from tabular.checks import check_positive_int
 
 from .gridworld import GridWorld
 from .layout import as_text, layout_text, parse_layout
@@ -70,6 +73,23 @@ def maze(layout) -> GridWorld:
     return GridWorld(layout, step_reward=0.0, goal_reward=1.0)
 
 
+def finer_maze(layout, factor: int) -> str:
+    """The layout ``layout`` drawn ``factor`` times finer: every cell becomes a
+    ``factor x factor`` block of the same kind, except that the start ``S`` and the
+    goal ``G`` stay single cells, at the top-left corner of their blocks (the rest of
+    those blocks is open floor). Example 8.4 compares the planners on the Dyna maze
+    drawn this way (47 open cells at ``factor = 1``, ``47 factor^2`` in general)."""
+    factor = check_positive_int("factor", factor)
+    grid = parse_layout(layout_text(layout))
+    fine = np.repeat(np.repeat(grid, factor, axis=0), factor, axis=1)
+    for mark in (b"S", b"G"):
+        code = mark[0]
+        rows, cols = np.nonzero(grid == code)
+        fine[fine == code] = ord(".")
+        fine[rows * factor, cols * factor] = code
+    return as_text(fine)
+
+
 def changing_maze(before, after) -> tuple[TabularMDP, TabularMDP]:
     """``(mdp_before, mdp_after)``: the models of a maze whose walls change from layout
     ``before`` to layout ``after`` (two layouts of the same size that differ only in
@@ -105,3 +125,17 @@ def _blocked(mdp: TabularMDP, states: np.ndarray) -> TabularMDP:
                       np.where(into, 0.0, mdp.reward), mdp.done & ~into, mdp.start,
                       state_labels=mdp.state_labels, action_names=mdp.action_names,
                       grid_shape=mdp.grid_shape, state_cells=mdp.state_cells)
+
+
+def greedy_steps(mdp: TabularMDP, Q: np.ndarray, limit: int) -> int | None:
+    """The steps from the start to the end of the episode when following ``argmax_a
+    Q(s, a)`` (first maximiser) in the deterministic maze ``mdp``, or ``None`` if the
+    episode has not ended after ``limit`` steps (the greedy policy loops or is long)."""
+    s = int(np.argmax(mdp.start))
+    policy = np.asarray(Q).argmax(axis=1)
+    for n in range(1, check_positive_int("limit", limit) + 1):
+        a = policy[s]
+        if mdp.done[s, a, 0]:
+            return n
+        s = int(mdp.next_state[s, a, 0])
+    return None

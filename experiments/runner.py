@@ -72,6 +72,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "batch_walk",
     "n_step_walk",
     "dyna_maze",
+    "prioritized_sweeping",
     "expected_vs_sample",
     "trajectory_sampling",
     "lambda_walk",

@@ -19,7 +19,15 @@ from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the tabzoo/ envs)
 from envs import GridWorld
-from envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, maze
+from envs.mazes import (
+    BLOCKING_MAZE,
+    DYNA_MAZE,
+    SHORTCUT_MAZE,
+    changing_maze,
+    finer_maze,
+    greedy_steps,
+    maze,
+)
 from tabular import TabularMDP, policy_evaluation, q_learning, value_iteration
 from tabular.dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
 from tabular.kernels.planning import (
@@ -50,19 +58,6 @@ def start_state(mdp):
     return int(np.flatnonzero(mdp.start)[0])
 
 
-def greedy_path_length(mdp, Q, limit=200):
-    """Steps from the start to the end of the episode following ``argmax Q`` in a
-    deterministic maze; ``None`` if the greedy policy never gets there."""
-    s = start_state(mdp)
-    policy = Q.argmax(axis=1)
-    for n in range(1, limit + 1):
-        a = policy[s]
-        if mdp.done[s, a, 0]:
-            return n
-        s = mdp.next_state[s, a, 0]
-    return None
-
-
 def value_scale(mdp, gamma):
     return max(np.abs(mdp.reward[mdp.prob > 0]).max(), 1e-12) / (1.0 - gamma)
 
@@ -77,12 +72,25 @@ def test_the_mazes_are_the_books():
     assert maze(DYNA_MAZE).grid_shape == (6, 9) and DYNA.n_states == 6 * 9 - 7
     vi = value_iteration(DYNA, GAMMA)
     np.testing.assert_allclose(vi.V[start_state(DYNA)], GAMMA**13, rtol=1e-12)
-    assert greedy_path_length(DYNA, vi.Q) == 14
+    assert greedy_steps(DYNA, vi.Q, 200) == 14
     for layouts, lengths in ((BLOCKING_MAZE, (10, 16)), (SHORTCUT_MAZE, (16, 10))):
         before, after = changing_maze(*layouts)
         assert before.n_states == after.n_states == 6 * 9 - 7  # one numbering for both
         for mdp, length in zip((before, after), lengths, strict=True):
-            assert greedy_path_length(mdp, value_iteration(mdp, GAMMA).Q) == length
+            assert greedy_steps(mdp, value_iteration(mdp, GAMMA).Q, 200) == length
+
+
+@pytest.mark.parametrize("factor", [1, 2, 3])
+def test_finer_mazes_scale_the_dyna_maze(factor):
+    """Example 8.4's mazes: ``47 factor^2`` states (every cell a block of open cells or
+    walls, one start, one goal), and the shortest path ``14 factor`` steps long."""
+    layout = finer_maze(DYNA_MAZE, factor)
+    if factor == 1:
+        assert layout.split() == DYNA_MAZE.split()
+    assert layout.count("S") == layout.count("G") == 1
+    mdp = maze(layout).to_mdp()
+    assert mdp.n_states == 47 * factor**2
+    assert greedy_steps(mdp, value_iteration(mdp, GAMMA).Q, 1000) == 14 * factor
 
 
 def test_changing_maze_refuses_layouts_that_differ_in_more_than_walls():
@@ -143,7 +151,7 @@ def test_every_planner_reaches_the_optimum_of_the_dyna_maze(name):
                          planning_steps=10, runs=8, seed=23, **kwargs)
     live = ~DYNA.done.all(axis=(1, 2))  # the goal's actions are never taken
     for Q in res.Q:
-        assert greedy_path_length(DYNA, Q) == 14
+        assert greedy_steps(DYNA, Q, 200) == 14
         np.testing.assert_allclose(policy_evaluation(DYNA, Q.argmax(axis=1), GAMMA).V,
                                    vi.V, atol=1e-12)
         np.testing.assert_allclose(Q[live], vi.Q[live],
@@ -239,7 +247,7 @@ def test_dyna_q_plus_finds_the_shortcut_and_dyna_q_does_not():
         assert late_length(plain.episode_lengths[i]) > 16
         assert reward_by(plus.episode_lengths[i], 6000) > reward_by(plain.episode_lengths[i],
                                                                      6000)
-        assert greedy_path_length(after, plain.Q[i]) == 16
+        assert greedy_steps(after, plain.Q[i], 200) == 16
 
 
 def test_the_blocked_path_is_relearned():
@@ -256,7 +264,7 @@ def test_the_blocked_path_is_relearned():
     for learn, kwargs in ((dyna_q, {}), (dyna_q_plus, {"kappa": 1e-4})):
         res = learn(before, planning_steps=10, gamma=GAMMA, alpha=1.0, epsilon=0.1,
                     episodes=300, switch=(1000, after), runs=8, seed=28, **kwargs)
-        paths = [greedy_path_length(after, Q) for Q in res.Q]
+        paths = [greedy_steps(after, Q, 200) for Q in res.Q]
         assert None not in paths, learn.__name__
         assert paths.count(16) > len(paths) // 2, learn.__name__
 
@@ -277,7 +285,7 @@ def test_prioritized_sweeping_needs_far_fewer_updates_than_dyna_q():
             res = learn(DYNA, planning_steps=5, gamma=GAMMA, alpha=1.0, epsilon=0.1,
                         episodes=k, runs=runs, seed=29)
             for i in range(runs):
-                if found[i] == np.inf and greedy_path_length(DYNA, res.Q[i]) == 14:
+                if found[i] == np.inf and greedy_steps(DYNA, res.Q[i], 200) == 14:
                     found[i] = res.episode_updates[i].sum()
         needed[learn.__name__] = np.median(found)
     assert np.isfinite(needed["prioritized_sweeping"])

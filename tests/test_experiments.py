@@ -402,6 +402,16 @@ def test_lambda_check_wants_accumulating_traces_to_blow_up(shared_dir):
     assert any("blow up" in f for f in failures)
 
 
+def test_prioritized_sweeping_check_wants_fewer_updates_than_dyna_q(shared_dir):
+    numbers = quick_numbers(shared_dir, "prioritized_sweeping")
+    check = runner.load("prioritized_sweeping").check
+    assert check(numbers) == []
+    level = {**numbers, "prioritized_sweeping": numbers["dyna_q"]}
+    assert any("2/3 of Dyna-Q" in f for f in check(level))
+    stalled = {**numbers, "prioritized_sweeping": np.full_like(numbers["dyna_q"], np.inf)}
+    assert any("did not find the path" in f for f in check(stalled))
+
+
 def test_dyna_check_wants_planning_to_pay(shared_dir):
     numbers = quick_numbers(shared_dir, "dyna_maze")
     assert runner.load("dyna_maze").check(numbers) == []
