@@ -1,6 +1,7 @@
 """Process against outcome rewards on the running example: the same exact optimum, and how
 fast REINFORCE gets there when every token is credited against the reference's
-expectation (potential-based process rewards)."""
+expectation (potential-based process rewards), with the exact prefix values or with a
+process reward model fitted to Monte Carlo step labels."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import numpy as np
 
 from envs import load_scenario
 from tabular import reinforce
-from tabular.rlhf import kl_objective, kl_optimum, train_pipeline
-from tabular.rlhf.process import prefix_values, process_rewards
+from tabular.rlhf import kl_objective, kl_optimum, train_pipeline, visit_probabilities
+from tabular.rlhf.process import fit_process_reward_model, prefix_values, process_rewards
 
 from . import style
 
-REWARDS = ("outcome", "process")
+REWARDS = ("outcome", "process", "fitted PRM")
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,11 @@ class Config:
     alpha: float = 0.5
     """REINFORCE's step size."""
     seed: int = 0
-    """Seed of the runs' random streams (both rewards see the same seeds)."""
+    """Seed of the runs' random streams (every reward sees the same seeds)."""
+    prm_responses: int = 200
+    """Sampled responses whose prefixes label the fitted process reward model."""
+    prm_completions: int = 4
+    """Completions (Monte Carlo labels) per prefix."""
 
     @classmethod
     def quick(cls) -> Config:
@@ -44,11 +49,17 @@ class Config:
 def run(config: Config, executor) -> dict:
     ex = train_pipeline(load_scenario())
     mdp, ref = ex.mdp, ex.reference
-    shaped = process_rewards(mdp, prefix_values(mdp, ref))
+    gold = prefix_values(mdp, ref)
+    prm = fit_process_reward_model(mdp, ref, responses=config.prm_responses,
+                                   completions=config.prm_completions, seed=config.seed)
+    mu = visit_probabilities(mdp, ref)
+    prm_error = np.sqrt(np.sum(mu * (prm.values - gold) ** 2) / mu.sum())
+    models = (mdp, process_rewards(mdp, gold), process_rewards(mdp, prm.values))
     optimum = kl_optimum(mdp, ref, config.beta)
-    moved = np.abs(kl_optimum(shaped, ref, config.beta).endings - optimum.endings).max()
+    moved = max(np.abs(kl_optimum(m, ref, config.beta).endings - optimum.endings).max()
+                for m in models[1:])
     gaps = np.empty((len(REWARDS), len(config.checkpoints), config.runs))
-    for i, model in enumerate((mdp, shaped)):
+    for i, model in enumerate(models):
         for j, episodes in enumerate(config.checkpoints):  # a run's start is its own
             result = reinforce(model, ref, ref_policy=ref, beta=config.beta,
                                episodes=episodes, alpha=config.alpha, seed=config.seed,
@@ -57,7 +68,8 @@ def run(config: Config, executor) -> dict:
                                                        config.beta)
                           for r in range(config.runs)]
     return {"rewards": np.array(REWARDS), "checkpoints": np.array(config.checkpoints),
-            "gaps": gaps, "optimum_moved": np.array(moved)}
+            "gaps": gaps, "optimum_moved": np.array(moved), "prm_error": np.array(prm_error),
+            "prm_labels": np.array(prm.labels.sum())}
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
@@ -76,7 +88,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_yscale("log")
     ax.set_xlabel("episodes")
     ax.set_ylabel("J(pi*) - J(pi), exact\n(median; band: quartiles)")
-    ax.set_title(f"{results['gaps'].shape[2]} runs, the same optimum for both")
+    ax.set_title(f"{results['gaps'].shape[2]} runs, the same optimum for all; fitted PRM: "
+                 f"{int(results['prm_labels'])} step labels", fontsize=9)
     ax.legend()
     return [style.save(fig, out_dir / "process_rewards.png")]
 
@@ -84,13 +97,18 @@ def plot(results: dict, out_dir, config: Config) -> list:
 def check(results: dict) -> list[str]:
     """Potential-based process rewards leave the optimum where it is and, by crediting
     each token against the reference's expectation, close the gap several times faster
-    than the outcome reward from a few hundred episodes on."""
+    than the outcome reward from a few hundred episodes on; so does a process reward
+    model fitted to Monte Carlo step labels, whose prefix values are off by a few
+    hundredths."""
     failures = []
     if not float(results["optimum_moved"]) < 1e-12:
         failures.append(f"the process rewards moved the optimum by {results['optimum_moved']}")
-    outcome, process = np.median(results["gaps"], axis=2)
+    outcome, process, fitted = np.median(results["gaps"], axis=2)
     late = results["checkpoints"] >= 1000
-    if not (process[late] * 2 < outcome[late]).all():
-        failures.append(f"median gaps with process rewards {np.round(process, 4)} are not "
-                        f"half those with the outcome reward {np.round(outcome, 4)}")
+    for name, gaps in (("process rewards", process), ("the fitted PRM", fitted)):
+        if not (gaps[late] * 2 < outcome[late]).all():
+            failures.append(f"median gaps with {name} {np.round(gaps, 4)} are not half those "
+                            f"with the outcome reward {np.round(outcome, 4)}")
+    if not float(results["prm_error"]) < 0.1:
+        failures.append(f"the fitted PRM is off the prefix values by {results['prm_error']:.3f}")
     return failures

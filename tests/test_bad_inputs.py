@@ -21,7 +21,7 @@ from envs.mazes import changing_maze
 from experiments import runner
 from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
-from tabular.rlhf.process import process_rewards
+from tabular.rlhf.process import fit_process_reward_model, process_rewards
 
 NAN, INF = math.nan, math.inf
 
@@ -447,6 +447,9 @@ RLHF_ROWS = [
     ("kto lambda_u NaN", lambda: tabular.kto(
         TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, lambda_u=NAN),
      ValueError, "lambda_u"),
+    ("kto steps 0", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, steps=0),
+     ValueError, "steps"),
     ("kto runs 0", lambda: tabular.kto(
         TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, runs=0),
      ValueError, "runs"),
@@ -482,6 +485,15 @@ RLHF_ROWS = [
     ("process_rewards not a tree", lambda: process_rewards(
         TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.zeros(2)),
         np.zeros(2)), ValueError, "tree MDP"),
+    ("fit_process_reward_model responses 0", lambda: fit_process_reward_model(
+        TOKENS.to_mdp(), TOKEN_POLICY, responses=0), ValueError, "responses"),
+    ("fit_process_reward_model completions 1.5", lambda: fit_process_reward_model(
+        TOKENS.to_mdp(), TOKEN_POLICY, completions=1.5), ValueError, "completions"),
+    ("fit_process_reward_model runs 0", lambda: fit_process_reward_model(
+        TOKENS.to_mdp(), TOKEN_POLICY, runs=0), ValueError, "runs"),
+    ("fit_process_reward_model not a tree", lambda: fit_process_reward_model(
+        TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.zeros(2)),
+        np.full((2, 1), 1.0)), ValueError, "tree MDP"),
     ("best_of_n n 0", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 0), ValueError,
      "n must be an integer >= 1"),
     ("best_of_n reward shape", lambda: best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 2,

@@ -79,8 +79,17 @@ def sample_episode(model, rollout, theta, rng, path, seen, dones, dist):
     rewards as the model pays them (``-inf`` for a trap). ``dist[0]`` and ``dist[1]``
     are scratch (they end holding pi and log pi of the last state that acted).
     """
+    path[0, 0] = sample_start(model, rng)
+    return continue_episode(model, rollout, theta, rng, path, seen, dones, dist)
+
+
+@njit(cache=True, inline="always")
+def continue_episode(model, rollout, theta, rng, path, seen, dones, dist):
+    """:func:`sample_episode` from the state given in ``path[0, 0]`` instead of a start
+    drawn from the model: a completion of a prefix, or another response to the same
+    prompt."""
     probs, log_probs = dist[0], dist[1]
-    s = sample_start(model, rng)
+    s = path[0, 0]
     env_return = 0.0
     T = rollout.max_steps
     for t in range(rollout.max_steps):

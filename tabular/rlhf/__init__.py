@@ -11,6 +11,9 @@
 - :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
 - :mod:`~tabular.rlhf.best_of_n` -- best-of-N sampling, its exact distribution and KL;
 - :mod:`~tabular.rlhf.distillation` -- on-policy distillation toward a teacher;
+- :mod:`~tabular.rlhf.process` -- potential-based process rewards
+  (:func:`process_rewards`, :func:`prefix_values`) and a process reward model fitted to
+  Monte Carlo step labels (:func:`fit_process_reward_model`);
 - :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
   reward model: :func:`train_pipeline`) and measured against the exact optimum.
 
@@ -35,6 +38,12 @@ from .group import group_relative_advantages, grpo
 from .kto import KTOOptimum, KTOResult, kto, kto_optimum
 from .pipeline import Frontier, FrontierPoint, RLHFPipeline, ScenarioData, train_pipeline
 from .preference import DPOResult, IteratedDPOResult, dpo, iterated_dpo, response_path
+from .process import (
+    ProcessRewardModel,
+    fit_process_reward_model,
+    prefix_values,
+    process_rewards,
+)
 from .reward_model import (
     RewardModel,
     bradley_terry_loss,
@@ -44,10 +53,11 @@ from .reward_model import (
 
 __all__ = [
     "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
-    "KTOOptimum", "KTOResult", "RLHFPipeline", "RewardModel", "ScenarioData", "best_of_n",
-    "bradley_terry_loss", "distill", "dpo", "ending_probabilities", "expected_return",
+    "KTOOptimum", "KTOResult", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
+    "ScenarioData", "best_of_n", "bradley_terry_loss", "distill", "dpo",
+    "ending_probabilities", "expected_return", "fit_process_reward_model",
     "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
-    "kto_optimum", "path_returns", "response_distribution", "response_path",
-    "sample_preferences", "sequence_kl", "train_pipeline", "train_reward_model",
-    "visit_probabilities",
+    "kto_optimum", "path_returns", "prefix_values", "process_rewards",
+    "response_distribution", "response_path", "sample_preferences", "sequence_kl",
+    "train_pipeline", "train_reward_model", "visit_probabilities",
 ]

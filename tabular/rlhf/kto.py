@@ -235,6 +235,7 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
     beta = check_positive("beta", beta)
     lambda_d = check_positive("lambda_d", lambda_d)
     lambda_u = check_positive("lambda_u", lambda_u)
+    steps = check_positive_int("steps", steps)
     alpha = check_positive("alpha", alpha)
     kl_samples = check_positive_int("kl_samples", kl_samples)
     mdp = getattr(env, "unwrapped", env).to_mdp()

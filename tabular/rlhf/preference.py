@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..checks import check_positive, check_positive_int
-from ..kernels.rollout import episode_buffers, sample_episode
+from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
 from ..pg_setup import check_no_overflow, setup
 from ..policy import SoftmaxPolicy, as_softmax_policy
 from ..results import RunsResult, shared, with_run_axis
@@ -271,17 +271,6 @@ class IteratedDPOOutputs(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _sample_response(model, rollout, theta, rng, path, seen, dones, dist, prompt):
-    """Sample a response of ``pi = softmax(theta)``, to ``prompt`` when ``prompt >= 0``
-    (other prompts drawn are drawn again: the response distribution given the prompt);
-    returns its length and its return."""
-    while True:
-        T, R = sample_episode(model, rollout, theta, rng, path, seen, dones, dist)
-        if prompt < 0 or path[0, 0] == prompt:
-            return T, R
-
-
-@njit(cache=True, inline="always")
 def _store_path(path, T, rollout, i, out):
     """Row ``i`` of the :class:`Paths` ``out``: the states and tokens of a sampled
     response and its log-probability under the reference."""
@@ -308,10 +297,11 @@ def _iterated_dpo_run(model, rollout, p, rng, theta, loss, pairs):
     data = Preferences(winners, losers, counts)
     for r in range(p.rounds):
         for i in range(M):
-            T0, R0 = _sample_response(model, rollout, theta, rng, path[0], seen[0], dones[0],
-                                      dist, -1)
-            T1, R1 = _sample_response(model, rollout, theta, rng, path[1], seen[1], dones[1],
-                                      dist, path[0, 0, 0])
+            T0, R0 = sample_episode(model, rollout, theta, rng, path[0], seen[0], dones[0],
+                                    dist)
+            path[1, 0, 0] = path[0, 0, 0]  # the second response answers the same prompt
+            T1, R1 = continue_episode(model, rollout, theta, rng, path[1], seen[1], dones[1],
+                                      dist)
             same = T0 == T1 and path[0, 0, T0] == path[1, 0, T1] and (
                 path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
             counts[i] = 0.0 if same else 1.0

@@ -10,18 +10,33 @@ and neither does any policy's KL or ranking. What changes is the credit: with
 ``Phi(s) = E_ref[R | s]``, the value of a prefix under a reference policy (a process
 reward model that scores partial responses), the return from step ``t`` on is
 ``R - Phi(s_t)``: each token is judged against what was expected before it.
+
+A process reward model is fitted from step-level labels
+(:func:`fit_process_reward_model`), as Math-Shepherd labels the steps of sampled
+solutions (Wang et al., 2024): each prefix of a sampled response is completed several
+times by a policy, and the mean outcome of its completions labels it, an unbiased
+estimate of the prefix's value ``E_pi[R | s]``. The tabular model is the mean label of
+each prefix (the least-squares fit of one number per prefix), so it tends to
+:func:`prefix_values` as the labels grow; used as the potential, any fit keeps the
+optimum where it is, and a better fit gives better credit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit, prange
 
-from ..checks import policy_matrix
+from ..checks import check_positive_int, policy_matrix
 from ..dp import policy_evaluation
 from ..graph import tree_edges
+from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
 from ..mdp import as_mdp
+from ..pg_setup import setup
+from ..results import RunsResult, with_run_axis
 
 
 def prefix_values(mdp, policy) -> np.ndarray:
@@ -45,3 +60,108 @@ def process_rewards(mdp, potential) -> object:
     after = np.where(mdp.done, 0.0, phi[mdp.next_state])
     bonus = np.where(mdp.prob > 0.0, after - phi[:, None, None], 0.0)
     return dataclasses.replace(mdp, reward=mdp.reward + bonus)
+
+
+class StepLabelParams(NamedTuple):
+    """:func:`fit_process_reward_model`'s sampling as its kernel reads it."""
+
+    responses: int
+    completions: int
+
+
+@njit(cache=True)
+def _step_labels_run(model, rollout, p, rng, theta, totals, counts):
+    """One run: ``p.responses`` responses sampled from the policy; every prefix ``s_t``
+    they pass through is completed ``p.completions`` times, each completion's return
+    from ``s_t`` on added to ``totals[s_t]`` (a Monte Carlo label of its value)."""
+    paths, seen, dones, dist = episode_buffers(2, rollout.max_steps, theta.shape[1])
+    for _ in range(p.responses):
+        T, _ = sample_episode(model, rollout, theta, rng, paths[0], seen[0], dones[0], dist)
+        for t in range(T):
+            s = paths[0, 0, t]
+            for _ in range(p.completions):
+                paths[1, 0, 0] = s
+                _, label = continue_episode(model, rollout, theta, rng, paths[1], seen[1],
+                                            dones[1], dist)
+                totals[s] += label
+                counts[s] += 1
+
+
+@njit(cache=True, parallel=True)
+def _step_labels(model, rollout, p, rng_states, theta, totals, counts):
+    for run in prange(rng_states.shape[0]):
+        _step_labels_run(model, rollout, p, rng_states[run].copy(), theta, totals[run],
+                         counts[run])
+
+
+@dataclass(frozen=True, eq=False)
+class ProcessRewardModel(RunsResult):
+    """A tabular process reward model: one value per prefix, fitted from step labels.
+
+    Attributes
+    ----------
+    values : ``[S]`` (``[runs, S]``): the mean label of each prefix; a prefix never
+        labelled takes its nearest labelled ancestor's value (so a step into it earns
+        no process reward), 0 without one. :func:`process_rewards` takes it as the
+        potential.
+    labels : ``[S]`` (``[runs, S]``): how many completions labelled each prefix.
+    """
+
+    values: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def runs(self) -> int | None:
+        return None if self.values.ndim == 1 else self.values.shape[0]
+
+
+def fit_process_reward_model(mdp, policy, *, responses: int = 100, completions: int = 4,
+                             reward_floor: float | None = None, seed: int | None = 0,
+                             runs: int | None = None) -> ProcessRewardModel:
+    """Fit a process reward model to Monte Carlo step labels (Wang et al., 2024).
+
+    Samples ``responses`` responses from ``policy``; each prefix they pass through is
+    completed ``completions`` times by ``policy``, and each completion's outcome (its
+    return from the prefix on) is a label of the prefix. The model is the mean label
+    of each prefix, an unbiased estimate of ``E_pi[R | s]`` (:func:`prefix_values`)
+    whose error shrinks like one over the square root of its labels.
+
+    Parameters
+    ----------
+    mdp : the token MDP (a tree, e.g. ``env.to_mdp()``) paying the outcome reward.
+    policy : the policy that samples and completes (a :class:`~tabular.SoftmaxPolicy`
+        or an ``[S, A]`` matrix of probabilities), e.g. the reference.
+    responses : sampled responses whose prefixes are labelled (>= 1), default 100.
+    completions : completions per prefix (>= 1), default 4.
+    reward_floor : label with ``max(r, reward_floor)`` (required when the MDP can pay
+        ``-inf``), default ``None``.
+    seed : seed of the sampling streams (``None``: fresh entropy), default 0.
+    runs : ``None`` (default): one model; ``n``: ``n`` models fitted to independent
+        labels, with a leading run axis.
+
+    Returns a :class:`ProcessRewardModel`.
+    """
+    responses = check_positive_int("responses", responses)
+    completions = check_positive_int("completions", completions)
+    mdp = as_mdp(mdp)
+    su = setup(mdp, policy, None, 0.0, reward_floor, 1.0, responses, None, runs, seed)
+    parent = _tree_parents(mdp)
+    n = su.rng_states.shape[0]
+    totals, counts = np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states))
+    _step_labels(mdp.arrays, su.rollout, StepLabelParams(su.episodes, completions),
+                 su.rng_states, su.policy.logits, totals, counts)
+    values = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
+    labelled = counts > 0
+    known = labelled | (parent == np.arange(mdp.n_states))  # a root without labels: 0
+    while not known.all():  # each pass reaches one level deeper into the tree
+        values = np.where(known, values, values[:, parent])
+        known = known | known[:, parent]
+    return ProcessRewardModel(with_run_axis(values, runs), with_run_axis(counts, runs))
+
+
+def _tree_parents(mdp) -> np.ndarray:
+    """``[S]``: the parent of each state of a tree MDP (a root is its own parent)."""
+    parent = np.arange(mdp.n_states)
+    s, a, k = tree_edges(mdp)
+    parent[mdp.next_state[s, a, k]] = s
+    return parent
