@@ -93,8 +93,9 @@ class TokenMDP(ModelEnv):
     * ``default_reward``: the reward of a response a mapping ``reward`` does not list;
       default 0.
     * ``max_states``: the largest prefix tree the env will enumerate (default
-      100,000); a bigger tree is refused, counted in closed form or on the grammar's
-      trie, before anything is allocated.
+      100,000); a bigger tree is refused, counted in closed form or level by level on
+      the grammar, before anything of the model's size is allocated. The tree is built
+      with arrays, a level at a time (10^5 states in about a second).
     * ``render_mode``: ``"ansi"`` or ``None`` (default).
 
     ## Version History
@@ -137,8 +138,8 @@ class TokenMDP(ModelEnv):
         self.token_id = {t: i for i, t in enumerate(self.vocab)}
         self.eos_id = self.token_id[eos]
         self.prompt_tokens = tuple(self.encode(p, f"prompt {p!r}") for p in self.prompts)
-        self._tries = None if allowed is None else [
-            _trie([self.encode(r, f"grammar response {r!r}") + (self.eos_id,) for r in rs])
+        self._grammar = None if allowed is None else [
+            [self.encode(r, f"grammar response {r!r}") + (self.eos_id,) for r in rs]
             for rs in allowed]
         self._reward = _reward_function(reward, self.default_reward)
 
@@ -151,7 +152,6 @@ class TokenMDP(ModelEnv):
             raise ValueError(f"prompt_probs must be a distribution over the {len(self.prompts)} "
                              f"prompts, got {prompt_probs!r}")
 
-        self._check_size()
         super().__init__(self._enumerate(), render_mode)
 
     # ----------------------------------------------------------------- text
@@ -173,25 +173,48 @@ class TokenMDP(ModelEnv):
     def legal_tokens(self, prompt: int, response: tuple[int, ...]) -> tuple[int, ...]:
         """Token ids the grammar allows after ``response`` (token ids) to prompt number
         ``prompt``."""
-        if self._tries is None:
-            return tuple(range(len(self.vocab)))
-        node = self._tries[prompt]
-        for tok in response:
-            node = node[tok]
-        return tuple(sorted(node))
+        return tuple(int(a) for a in np.flatnonzero(self.legal[self.state_of(prompt,
+                                                                              response)]))
 
-    def _ends(self, response: tuple[int, ...]) -> bool:
-        return (bool(response) and response[-1] == self.eos_id) or len(response) >= self.max_len
-
-    def _check_size(self) -> None:
-        """Refuse a tree larger than ``max_states`` before building it."""
-        if self._tries is None:  # every token everywhere: a closed form
-            A, L = len(self.vocab), self.max_len
+    def _levels(self) -> list[np.ndarray]:
+        """The prefix tree level by level, without a loop per state: ``levels[d]`` holds the
+        keys ``parent * B + token + 1`` (``B = A + 1``; the prompt number at depth 0) of
+        its prefixes of ``d`` tokens, sorted, so that numbering the levels in order is
+        breadth-first with each parent's children in token order. The size is checked
+        against ``max_states`` before anything of size ``S x A`` is allocated."""
+        A, L, P = len(self.vocab), self.max_len, len(self.prompts)
+        B = A + 1
+        levels = [np.arange(P, dtype=np.int64)]
+        if self._grammar is None:  # every token everywhere: the size in closed form first
             open_prefixes = sum((A - 1) ** k for k in range(L))  # no eos, shorter than L
             finished = sum((A - 1) ** k for k in range(L - 1)) + A * (A - 1) ** (L - 1)
-            total = len(self.prompts) * (open_prefixes + finished)
-        else:
-            total = sum(_trie_size(t, 0, self.max_len) for t in self._tries)
+            self._refuse_above(P * (open_prefixes + finished))
+            for d in range(L):  # every prefix not ended by eos grows by every token
+                ended = (levels[-1] % B - 1 == self.eos_id) & (d > 0)
+                levels.append((np.flatnonzero(~ended)[:, None] * B + np.arange(1, B)).ravel())
+            return levels
+        # every grammar response, its tokens padded with -1, and the prompt it answers
+        seqs = [(p, seq) for p, rs in enumerate(self._grammar) for seq in rs]
+        owner = np.array([p for p, _ in seqs], dtype=np.int64)
+        tokens = np.full((len(seqs), L), -1, dtype=np.int64)
+        for i, (_, seq) in enumerate(seqs):
+            seq = seq[:L]
+            tokens[i, : len(seq)] = seq
+        node = owner  # each response's prefix node in the current level
+        total = P
+        for d in range(L):
+            longer = tokens[:, d] >= 0
+            keys = node[longer] * B + tokens[longer, d] + 1
+            level, inverse = np.unique(keys, return_inverse=True)
+            total += len(level)
+            self._refuse_above(total)
+            node = np.full(len(seqs), -1, dtype=np.int64)
+            node[longer] = inverse
+            levels.append(level)
+        return levels
+
+    def _refuse_above(self, total: int) -> None:
+        """Refuse a tree larger than ``max_states`` before building it."""
         if total > self.max_states:
             raise ValueError(f"the prefix tree has {total} states, more than max_states="
                              f"{self.max_states}; shorten max_len (={self.max_len}), shrink "
@@ -199,54 +222,70 @@ class TokenMDP(ModelEnv):
                              "raise max_states")
 
     def _enumerate(self) -> TabularMDP:
-        """Number the prefix tree breadth-first and build its exact model (``K = 1``)."""
-        prompt_of, response_of = [], []
-        frontier = [(p, ()) for p in range(len(self.prompts))]
-        while frontier:
-            nxt = []
-            for p, resp in frontier:
-                prompt_of.append(p)
-                response_of.append(resp)
-                if not self._ends(resp):
-                    nxt.extend((p, resp + (a,)) for a in self.legal_tokens(p, resp))
-            frontier = nxt
-        self.state_prompt = np.asarray(prompt_of, dtype=np.int64)
-        self.state_response = tuple(response_of)
-        pairs = zip(prompt_of, response_of, strict=True)
-        self._state_id = {(p, r): s for s, (p, r) in enumerate(pairs)}
-        S, A = len(prompt_of), len(self.vocab)
+        """Number the prefix tree breadth-first and build its exact model (``K = 1``), with
+        arrays: one pass per level, one Python call per finished response (its reward)."""
+        levels = self._levels()
+        A, B, P = len(self.vocab), len(self.vocab) + 1, len(self.prompts)
+        offsets = np.cumsum([0] + [len(level) for level in levels])
+        S = int(offsets[-1])
         self.n_states = S
-        self.terminal = np.array([self._ends(r) for r in response_of])
+        parent = np.arange(S, dtype=np.int64)
+        token = np.full(S, -1, dtype=np.int64)
+        depth = np.zeros(S, dtype=np.int64)
+        for d in range(1, len(levels)):
+            ids = np.arange(offsets[d], offsets[d + 1])
+            parent[ids] = levels[d] // B + offsets[d - 1]
+            token[ids] = levels[d] % B - 1
+            depth[ids] = d
+        prompt = np.arange(S, dtype=np.int64)
+        for d in range(1, len(levels)):
+            ids = np.arange(offsets[d], offsets[d + 1])
+            prompt[ids] = prompt[parent[ids]]
+        self.state_prompt = prompt
+        self._parent, self._token = parent, token
+        self.terminal = (token == self.eos_id) | (depth >= self.max_len)
+        texts = self._texts = _texts(self.prompts, self.vocab, parent, token, self.eos_id)
+        child = np.arange(P, S)
+        s, a = parent[child], token[child]
         self.legal = np.zeros((S, A), dtype=bool)
+        self.legal[s, a] = True
         next_state = np.repeat(np.arange(S)[:, None], A, axis=1)
-        reward = np.zeros((S, A))
+        next_state[s, a] = child
         done = np.ones((S, A), dtype=bool)
-        for s, (p, resp) in enumerate(zip(prompt_of, response_of, strict=True)):
-            if self.terminal[s]:
-                continue  # a finished response: every action stays put, pays 0, ends
-            reward[s, :] = self.illegal_reward
-            for a in self.legal_tokens(p, resp):
-                child = resp + (a,)
-                self.legal[s, a] = True
-                next_state[s, a] = self._state_id[(p, child)]
-                done[s, a] = self._ends(child)
-                reward[s, a] = self.reward(p, child) if done[s, a] else 0.0
+        done[s, a] = self.terminal[child]
+        reward = np.where(self.terminal[:, None], 0.0, np.full((S, A), self.illegal_reward))
+        reward[s, a] = 0.0
+        ends = child[self.terminal[child]]
+        reward[parent[ends], token[ends]] = [
+            self._score(int(prompt[c]), texts[c]) for c in ends]
         start = np.zeros(S)
-        start[: len(self.prompts)] = self.prompt_probs
+        start[:P] = self.prompt_probs
+        labels = tuple(f"{self.prompts[p]} | {t}" + (" <eos>" if tok == self.eos_id else "")
+                       for p, t, tok in zip(prompt.tolist(), texts, token.tolist(),
+                                            strict=True))
         return TabularMDP(next_state[:, :, None], np.ones((S, A, 1)), reward[:, :, None],
-                          done[:, :, None], start, state_labels=self._labels(),
+                          done[:, :, None], start, state_labels=labels,
                           action_names=self.vocab)
 
-    def _labels(self) -> tuple[str, ...]:
-        """``"prompt | response"`` of each state, ``" <eos>"`` marking a finished one."""
-        return tuple(f"{self.prompts[p]} | {self.decode(r)}" + (" <eos>" if r and
-                     r[-1] == self.eos_id else "")
-                     for p, r in zip(self.state_prompt, self.state_response, strict=True))
+    def response_ids(self, s: int) -> tuple[int, ...]:
+        """The response token ids of state ``s`` (its path from the prompt)."""
+        ids = []
+        while self._token[s] >= 0:
+            ids.append(int(self._token[s]))
+            s = self._parent[s]
+        return tuple(reversed(ids))
+
+    @property
+    def state_response(self) -> tuple[tuple[int, ...], ...]:
+        """The response token ids of each state, a tuple per state."""
+        return tuple(self.response_ids(s) for s in range(self.n_states))
 
     def reward(self, prompt: int, response: tuple[int, ...]) -> float:
         """``r(x, y)`` of a finished ``response`` (token ids) to prompt number ``prompt``,
         as the reward function says (NaN and ``+inf`` refused)."""
-        text = self.decode(response)
+        return self._score(prompt, self.decode(response))
+
+    def _score(self, prompt: int, text: str) -> float:
         return _reward_value(f"the reward of prompt {self.prompts[prompt]!r}, response "
                              f"{text!r}", self._reward(self.prompts[prompt], text))
 
@@ -255,11 +294,14 @@ class TokenMDP(ModelEnv):
         or token ids; default: the empty response, the prompt's root)."""
         p = self.prompts.index(prompt) if isinstance(prompt, str) else int(prompt)
         ids = self.encode(response) if isinstance(response, str) else tuple(response)
-        try:
-            return self._state_id[(p, ids)]
-        except KeyError:
-            raise KeyError(f"response {self.decode(ids)!r} to prompt {self.prompts[p]!r} is "
-                           "not a state of this token MDP (grammar or max_len)") from None
+        s = p
+        next_state = self.to_mdp().next_state
+        for tok in ids:
+            if self.terminal[s] or not self.legal[s, tok]:
+                raise KeyError(f"response {self.decode(ids)!r} to prompt {self.prompts[p]!r} "
+                               "is not a state of this token MDP (grammar or max_len)")
+            s = int(next_state[s, tok, 0])
+        return s
 
     def final_state(self, prompt: int | str, response: str) -> int:
         """The terminal state of a complete ``response`` (text) to ``prompt`` (number or
@@ -271,11 +313,11 @@ class TokenMDP(ModelEnv):
 
     def context(self, s: int) -> tuple[int, ...]:
         """The whole token sequence of state ``s``: prompt tokens, then response tokens."""
-        return self.prompt_tokens[self.state_prompt[s]] + self.state_response[s]
+        return self.prompt_tokens[self.state_prompt[s]] + self.response_ids(s)
 
     def text(self, s: int) -> str:
         """The decoded response of state ``s`` (without ``eos``)."""
-        return self.decode(self.state_response[s])
+        return self._texts[s]
 
     @property
     def state_labels(self) -> tuple[str, ...]:
@@ -287,7 +329,7 @@ class TokenMDP(ModelEnv):
         s = self.s
         return {"prob": prob, "prompt": self.prompts[self.state_prompt[s]],
                 "response": self.text(s),
-                "tokens": tuple(self.vocab[i] for i in self.state_response[s]),
+                "tokens": tuple(self.vocab[i] for i in self.response_ids(s)),
                 "legal": self.legal[s].copy()}
 
     def render_text(self) -> str:
@@ -295,7 +337,7 @@ class TokenMDP(ModelEnv):
         s = self.s
         if s is None:
             return "(not reset)\n"
-        end = " <eos>" if self.state_response[s][-1:] == (self.eos_id,) else ""
+        end = " <eos>" if self._token[s] == self.eos_id else ""
         return f"User: {self.prompts[self.state_prompt[s]]}\nAssistant: {self.text(s)}{end}\n"
 
 
@@ -318,20 +360,14 @@ def _grammar_per_prompt(grammar, prompts) -> list[list[str]] | None:
     return per_prompt
 
 
-def _trie(sequences) -> dict:
-    root: dict = {}
-    for seq in sequences:
-        node = root
-        for tok in seq:
-            node = node.setdefault(tok, {})
-    return root
-
-
-def _trie_size(node: dict, depth: int, max_len: int) -> int:
-    """States under a trie node: itself plus every continuation up to ``max_len`` tokens."""
-    if depth >= max_len or not node:
-        return 1
-    return 1 + sum(_trie_size(child, depth + 1, max_len) for child in node.values())
+def _texts(prompts, vocab, parent, token, eos_id) -> list[str]:
+    """The decoded response of every state, each its parent's text plus its token (the
+    rule of :func:`tabular.lm.detokenize`; ``eos`` adds nothing)."""
+    texts = [""] * len(parent)
+    for c in range(len(prompts), len(parent)):  # parents come first
+        t, tok = texts[parent[c]], token[c]
+        texts[c] = t if tok == eos_id else detokenize([t, vocab[tok]])
+    return texts
 
 
 def _reward_value(name: str, value) -> float:
