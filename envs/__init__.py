@@ -14,7 +14,9 @@
   exact models);
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
-  corpus) and :meth:`Scenario.env` builds its token MDP.
+  corpus) and :meth:`Scenario.env` builds its token MDP; :func:`load_grammar_scenario`
+  reads a bigger one (:class:`GrammarScenario`: several prompts, responses from a
+  grammar, a tree of 10^5 prefixes, sampled comparisons).
 """
 
 from .base import ModelEnv
@@ -24,7 +26,7 @@ from .gridworld import GridWorld
 from .pickups import PickupGridWorld
 from .racetrack import Racetrack
 from .registration import register_builtins, register_gridworld
-from .scenarios import Scenario, load_scenario
+from .scenarios import GrammarScenario, Scenario, load_grammar_scenario, load_scenario
 from .sutton_barto import (
     CliffWalking,
     Gambler,
@@ -38,10 +40,10 @@ from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
 __all__ = [
-    "Blackjack", "CarRental", "CliffWalking", "Gambler", "GridWorld", "Gridworld4x4",
-    "Gridworld5x5", "ModelEnv", "PickupGridWorld", "RandomWalk", "Scenario", "ShortCorridor",
-    "TokenMDP", "TrapTreasure", "WindyGridworld", "load_scenario", "register_builtins",
-    "register_gridworld",
+    "Blackjack", "CarRental", "CliffWalking", "Gambler", "GrammarScenario", "GridWorld",
+    "Gridworld4x4", "Gridworld5x5", "ModelEnv", "PickupGridWorld", "RandomWalk", "Scenario",
+    "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
+    "load_scenario", "register_builtins", "register_gridworld",
 ]
 
 register_builtins()

@@ -474,6 +474,8 @@ RLHF_ROWS = [
         TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, NAN), ValueError, "beta"),
     ("train_pipeline not a scenario", lambda: tabular.train_pipeline("capital"), TypeError,
      "scenario"),
+    ("load_grammar_scenario unknown", lambda: envs.load_grammar_scenario("no_such_scenario"),
+     FileNotFoundError, "no_such_scenario.txt"),
     ("distill learner", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY,
                                         learner="dpo"), ValueError, "learner must be one of"),
     ("distill beta", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, beta=2.0),

@@ -48,6 +48,13 @@ class ScenarioData(Protocol):
     winner, loser)`` comparisons; ``env(reward=None)``: the token MDP of the scenario
     (an ``envs.TokenMDP``), paying the gold reward when ``reward`` is ``None``, else
     ``reward(prompt, response)``.
+
+    A scenario of several prompts (e.g. ``envs.GrammarScenario``) gives ``prompts``
+    instead of ``prompt``, ``replies`` and ``correct``, and names the prompt in each row:
+    ``(count, prompt, reply)`` demonstrations, ``(count, prompt, winner, loser)``
+    comparisons; its reward model's scores average 0 over the compared responses of
+    each prompt (:meth:`RLHFPipeline.answer_distribution` and
+    :meth:`RLHFPipeline.correct_rate` need a single prompt).
     """
 
     prompt: str
@@ -204,7 +211,9 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     -------
     An :class:`RLHFPipeline`. The same arguments give the same models, bit for bit.
     """
-    missing = [name for name in ("env", "n", "corpus", "prompt", "sft", "preferences", "replies")
+    single = ("prompt", "replies")
+    missing = [name for name in ("env", "n", "corpus", "sft", "preferences",
+                                 *(() if hasattr(scenario, "prompts") else single))
                if not hasattr(scenario, name)]
     if missing:
         raise TypeError(f"scenario must provide the ScenarioData fields; "
@@ -212,10 +221,13 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     gold_env = scenario.env()
     base = pretrain(NGramLM.create(gold_env.vocab, scenario.n), scenario.corpus,
                     epochs=pretrain_epochs, alpha=alpha, seed=seed).lm
-    tuned = sft(base, [(c, scenario.prompt, y) for c, y in scenario.sft],
+    x = getattr(scenario, "prompt", None)  # rows name their prompt when there are several
+    tuned = sft(base, [row if len(row) == 3 else (row[0], x, row[1]) for row in scenario.sft],
                 epochs=sft_epochs, alpha=alpha, seed=seed).lm
-    rm = train_reward_model([(c, scenario.prompt, w, lo) for c, w, lo in scenario.preferences],
-                            reference=[(scenario.prompt, y) for y in scenario.replies],
+    rm = train_reward_model([row if len(row) == 4 else (row[0], x, *row[1:])
+                             for row in scenario.preferences],
+                            reference=None if hasattr(scenario, "prompts")
+                            else [(x, y) for y in scenario.replies],
                             steps=reward_steps)
     env = scenario.env(reward=rm.score)
     return RLHFPipeline(scenario, base, tuned, rm, env, gold_env, env.to_mdp(),
