@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_finite, check_nonnegative, check_positive_int
-from .kernels.rng import next_normal, normal, seed_states
+from .kernels.rng import normal, seed_states
 from .kernels.sampling import sample_softmax
 from .results import RunsResult, check_runs, with_run_axis
 from .rules.bandits import incremental_mean, ucb_action
@@ -105,7 +105,6 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
     counts = np.zeros(k, dtype=np.int64)
     probs = np.empty(k)  # the softmax (gradient bandit) or the UCB scores
     average = 0.0  # the gradient bandit's baseline R-bar
-    spare, have_spare = 0.0, False  # the second normal of the last Box-Muller pair
     for t in range(p.steps):
         if method == EPSILON_GREEDY:
             a = epsilon_greedy_action(estimates, schedule_value(epsilon, t + 1), rng)
@@ -113,8 +112,7 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
             a = ucb_action(estimates, counts, t + 1, p.c, rng, probs)
         else:
             a = sample_softmax(estimates, probs, rng)
-        noise, spare, have_spare = next_normal(rng, spare, have_spare)
-        reward = means[a] + testbed.reward_sd * noise
+        reward = means[a] + testbed.reward_sd * normal(rng)
         if t == 0 or testbed.walk_sd > 0.0:  # the best arm moves only on a drifting testbed
             best = means[0]
             for b in range(1, k):
@@ -132,8 +130,7 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
                                          schedule_value(alpha, counts[a]))
         if testbed.walk_sd > 0.0:
             for b in range(k):
-                noise, spare, have_spare = next_normal(rng, spare, have_spare)
-                means[b] += testbed.walk_sd * noise
+                means[b] += testbed.walk_sd * normal(rng)
 
 
 @njit(cache=True, parallel=True)

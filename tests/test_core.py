@@ -68,6 +68,17 @@ def test_categorical_and_randint_frequencies():
     np.testing.assert_allclose(ints / n, 1 / 7, atol=0.006)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.one_of(st.none(), st.integers(0, 2**140)), runs=st.integers(1, 40))
+def test_seed_states_are_numpys_spawned_seed_sequences(seed, runs):
+    """The vectorised states are those of ``SeedSequence(seed).spawn(runs)``, word for
+    word (seeds of one to five 32-bit words; ``None``: fresh OS entropy)."""
+    entropy = np.random.SeedSequence(seed).entropy
+    children = np.random.SeedSequence(entropy).spawn(runs)
+    expected = np.array([c.generate_state(4, dtype=np.uint64) for c in children])
+    np.testing.assert_array_equal(seed_states(entropy, runs), expected)
+
+
 def test_seed_states_rejects_bad_runs():
     with pytest.raises(ValueError, match="runs"):
         seed_states(0, 0)
