@@ -17,7 +17,8 @@ Average reward and finite horizons (:mod:`tabular.average_reward`,
 :mod:`tabular.differential`)
     :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
     of a unichain policy), :func:`finite_horizon` (backward induction);
-    :func:`differential_sarsa` learns the average reward from samples (section 10.3).
+    :func:`differential_sarsa` (section 10.3) and :func:`r_learning` (Schwartz, 1993)
+    learn the average reward from samples.
 
 Bandits (:mod:`tabular.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
@@ -88,7 +89,7 @@ from .bellman import (
     soft_policy,
     terminating_greedy_policy,
 )
-from .differential import DifferentialResult, differential_sarsa
+from .differential import DifferentialResult, differential_sarsa, r_learning
 from .dp import (
     ConvergenceError,
     policy_evaluation,
@@ -156,7 +157,7 @@ __all__ = [
     "mc_control", "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa",
     "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
     "optimal_actions", "policy_evaluation", "policy_iteration", "ppo", "pretrain",
-    "prioritized_sweeping", "q_from_v", "q_learning", "q_sigma", "reinforce",
+    "prioritized_sweeping", "q_from_v", "q_learning", "q_sigma", "r_learning", "reinforce",
     "relative_value_iteration", "sample_preferences", "sarsa", "sarsa_lambda", "seed_states",
     "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy", "soft_value_iteration",
     "td0", "td_lambda", "terminating_greedy_policy", "train_pipeline", "train_reward_model",

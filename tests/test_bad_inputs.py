@@ -557,18 +557,28 @@ AVERAGE_REWARD_ROWS = [
         CHAIN, 3, terminal_values=np.array([NAN, 0.0])), ValueError, "terminal_values[0]"),
 ]
 AVERAGE_REWARD_ROWS += [
-    ("differential_sarsa episodic", lambda: tabular.differential_sarsa(CHAIN), ValueError,
-     "continuing task"),
-    ("differential_sarsa steps", lambda: tabular.differential_sarsa(APART, steps=0),
-     ValueError, "steps must be an integer >= 1"),
-    ("differential_sarsa alpha_average", lambda: tabular.differential_sarsa(
-        APART, alpha_average=NAN), ValueError, "alpha_average"),
-    ("differential_sarsa epsilon", lambda: tabular.differential_sarsa(APART, epsilon=2.0),
-     ValueError, "epsilon"),
-    ("differential_sarsa epsilon_block", lambda: tabular.differential_sarsa(
-        APART, epsilon_block=0), ValueError, "epsilon_block"),
-    ("differential_sarsa seed", lambda: tabular.differential_sarsa(APART, seed=-1),
-     ValueError, "seed"),
+    row for name in ("differential_sarsa", "r_learning") for row in (
+        (f"{name} episodic", lambda name=name: getattr(tabular, name)(CHAIN), ValueError,
+         f"{name} needs a continuing task"),
+        (f"{name} reward -inf", lambda name=name: getattr(tabular, name)(TRAP), ValueError,
+         "continuing task with finite rewards"),
+        (f"{name} steps", lambda name=name: getattr(tabular, name)(APART, steps=0),
+         ValueError, "steps must be an integer >= 1"),
+        (f"{name} alpha_average", lambda name=name: getattr(tabular, name)(
+            APART, alpha_average=NAN), ValueError, "alpha_average"),
+        (f"{name} alpha", lambda name=name: getattr(tabular, name)(APART, alpha=0.0),
+         ValueError, "alpha"),
+        (f"{name} epsilon", lambda name=name: getattr(tabular, name)(APART, epsilon=2.0),
+         ValueError, "epsilon"),
+        (f"{name} epsilon_block", lambda name=name: getattr(tabular, name)(
+            APART, epsilon_block=0), ValueError, "epsilon_block"),
+        (f"{name} initial_Q NaN", lambda name=name: getattr(tabular, name)(
+            APART, initial_Q=NAN), ValueError, "initial_Q"),
+        (f"{name} seed", lambda name=name: getattr(tabular, name)(APART, seed=-1),
+         ValueError, "seed"),
+        (f"{name} runs", lambda name=name: getattr(tabular, name)(APART, runs=0),
+         ValueError, "runs"),
+    )
 ]
 PLANNING_ROWS = [
     ("uniform_expected_updates updates 0", lambda: tabular.uniform_expected_updates(

@@ -1,4 +1,5 @@
-"""Differential SARSA (section 10.3) against the exact average-reward solutions."""
+"""Differential SARSA (section 10.3) and R-learning against the exact average-reward
+solutions."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabular import TabularMDP, average_reward_solve, relative_value_iteration
-from tabular.differential import differential_sarsa
+from tabular.differential import differential_sarsa, r_learning
 from tabular.schedules import inverse
 from tabular.testing import random_mdp
 
@@ -46,18 +47,36 @@ def test_the_greedy_policy_earns_the_optimal_gain_and_rbar_tracks_the_behaviour(
     np.testing.assert_allclose(result.average_reward, result.reward_rate, atol=0.05 * scale)
 
 
-def test_same_seed_same_numbers_and_shapes():
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 2**16))
+def test_r_learning_finds_the_optimal_gain_off_policy(seed):
+    """R-learning's ``Rbar`` estimates the greedy policy's gain, not the behaviour's: it
+    ends near the optimal gain ``rho*`` (relative value iteration) although the
+    behaviour explores (epsilon = 0.2), and its greedy policy earns ``rho*``."""
+    mdp = communicating_mdp(seed)
+    best = relative_value_iteration(mdp).rho
+    result = r_learning(mdp, steps=200_000, alpha=0.05, alpha_average=0.01, epsilon=0.2,
+                        runs=4, seed=seed)
+    gains = [average_reward_solve(mdp, result.run(i).policy).rho for i in range(4)]
+    scale = np.abs(mdp.reward).max()
+    assert np.median(gains) >= best - 0.05 * scale
+    assert np.abs(np.median(result.average_reward) - best) < 0.05 * scale
+
+
+@pytest.mark.parametrize("learn", [differential_sarsa, r_learning])
+def test_same_seed_same_numbers_and_shapes(learn):
     mdp = random_mdp(np.random.default_rng(0), 5, 2, 2, done_rate=0.0)
-    a = differential_sarsa(mdp, steps=5000, runs=3, seed=4)
-    b = differential_sarsa(mdp, steps=5000, runs=3, seed=4)
+    a = learn(mdp, steps=5000, runs=3, seed=4)
+    b = learn(mdp, steps=5000, runs=3, seed=4)
     np.testing.assert_array_equal(a.Q, b.Q)
-    single = differential_sarsa(mdp, steps=5000, seed=4)
+    single = learn(mdp, steps=5000, seed=4)
     assert single.Q.shape == (5, 2) and single.runs is None
     np.testing.assert_array_equal(single.Q, a.Q[0])
     assert a.average_reward.shape == (3,) and (a.reward_rate != 0.0).any()
 
 
-def test_episodic_tasks_are_refused():
+@pytest.mark.parametrize("learn", [differential_sarsa, r_learning])
+def test_episodic_tasks_are_refused(learn):
     mdp = random_mdp(np.random.default_rng(0), 5, 2, 2, done_rate=0.3)
     with pytest.raises(ValueError, match="continuing task"):
-        differential_sarsa(mdp)
+        learn(mdp)
