@@ -1,6 +1,7 @@
 """The racetrack: Sutton & Barto 2nd ed., Exercise 5.12 (Figure 5.5), with its exact model.
 
-A layout (``envs/layouts/racetrack_1.txt`` is the book's left track) uses ``#`` for
+A layout (``envs/layouts/racetrack_1.txt`` and ``racetrack_2.txt`` are the book's left
+and right tracks) uses ``#`` for
 outside the track, ``.`` for track, ``S`` for the start line and ``F`` for the
 finish line; the car drives up (towards row 0) and right (towards the last column).
 
@@ -50,7 +51,8 @@ class Racetrack(ModelEnv):
     state per track cell and legal velocity, and at most ``2 * (start cells)``
     outcomes per action (action applied or noise, each either one next state or a
     uniformly random start cell after a crash). The book's left track has 7,158
-    states (298 cells), 9 actions and 12 outcome slots.
+    states (298 cells), 9 actions and 12 outcome slots; its right track 12,383 states
+    (515 cells), 9 actions and 46 outcome slots.
     Attributes: ``chars`` (``uint8 [H, W]``), ``grid_shape``, ``state_cells``
     (``int64 [S, 2]``), ``state_velocity`` (``int64 [S, 2]``, ``(vx, vy)``),
     ``state_index`` (``int64 [H, W, V, V]``, the state of a cell and velocity, -1 where
@@ -78,7 +80,8 @@ class Racetrack(ModelEnv):
 
     ## Arguments
     * ``layout``: the track (text, rows, a ``.txt`` path or the name of a file in
-      ``envs/layouts/``; default ``"racetrack_1"``, Figure 5.5 left).
+      ``envs/layouts/``; default ``"racetrack_1"``, Figure 5.5 left; ``"racetrack_2"``
+      is its right track).
     * ``noise``: the probability in ``[0, 1]`` that both increments are zero (default
       0.1, the book's).
     * ``max_speed``: the largest velocity component (default 4: the book's "less than 5").

@@ -115,6 +115,22 @@ def test_optimal_policy_finishes_without_noise(start_cell):
     assert (V[mdp.start > 0] > -20.0).all()
 
 
+def test_the_right_track_of_figure_5_5():
+    """The second track: 30 x 32 cells, a start line of 23 cells along the bottom and a
+    finish line of 9 along the right edge; every noise-free optimal drive finishes."""
+    env = Racetrack("racetrack_2")
+    assert env.chars.shape == (30, 32)
+    assert len(env.start_cells) == 23 and (env.chars[:, -1] == ord("F")).sum() == 9
+    mdp = env.to_mdp()
+    np.testing.assert_allclose(mdp.prob.sum(axis=2), 1.0, atol=1e-12)
+    best = value_iteration(mdp, 1.0)
+    assert -20.0 < float(mdp.start @ best.V) < -5.0
+    quiet = Racetrack("racetrack_2", noise=0.0)
+    for start_cell in range(23):
+        _, _, finished = quiet.trajectory(best.policy, start_cell)
+        assert finished
+
+
 def test_noise_free_model_is_deterministic_off_crashes():
     mdp = Racetrack(noise=0.0).to_mdp()
     kept = DRIVING[:, None] & (ENV.outcome != CRASHED)
