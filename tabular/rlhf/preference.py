@@ -271,15 +271,16 @@ class IteratedDPOOutputs(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _store_path(path, T, rollout, i, out):
-    """Row ``i`` of the :class:`Paths` ``out``: the states and tokens of a sampled
-    response and its log-probability under the reference."""
-    out.lengths[i] = T
+def _store_path(path, T, rollout, i, states, actions, lengths, ref_log_probs):
+    """Row ``i`` of a :class:`Paths`' arrays: the states and tokens of a sampled response
+    and its log-probability under the reference. (Plain arrays: numba may drop writes
+    made through a record's fields.)"""
+    lengths[i] = T
     total = 0.0
     for t in range(T):
-        out.states[i, t], out.actions[i, t] = path[0, t], path[1, t]
+        states[i, t], actions[i, t] = path[0, t], path[1, t]
         total += rollout.ref_log_probs[rollout.ref_row[path[0, t]], path[1, t]]
-    out.ref_log_probs[i] = total
+    ref_log_probs[i] = total
 
 
 @njit(cache=True)
@@ -289,12 +290,13 @@ def _iterated_dpo_run(model, rollout, p, rng, theta, loss, pairs):
     ``p.steps`` DPO steps on them from where the policy stands."""
     A, L, M = theta.shape[1], rollout.max_steps, p.pairs
     path, seen, dones, dist = episode_buffers(2, L, A)
-    winners = Paths(np.zeros((M, L), dtype=np.int64), np.zeros((M, L), dtype=np.int64),
-                    np.zeros(M, dtype=np.int64), np.zeros(M))
-    losers = Paths(np.zeros((M, L), dtype=np.int64), np.zeros((M, L), dtype=np.int64),
-                   np.zeros(M, dtype=np.int64), np.zeros(M))
+    states = np.zeros((2, M, L), dtype=np.int64)  # winners', then losers'
+    actions = np.zeros((2, M, L), dtype=np.int64)
+    lengths = np.zeros((2, M), dtype=np.int64)
+    ref_log_probs = np.zeros((2, M))
     counts = np.zeros(M)
-    data = Preferences(winners, losers, counts)
+    data = Preferences(Paths(states[0], actions[0], lengths[0], ref_log_probs[0]),
+                       Paths(states[1], actions[1], lengths[1], ref_log_probs[1]), counts)
     for r in range(p.rounds):
         for i in range(M):
             T0, R0 = sample_episode(model, rollout, theta, rng, path[0], seen[0], dones[0],
@@ -306,8 +308,9 @@ def _iterated_dpo_run(model, rollout, p, rng, theta, loss, pairs):
                 path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
             counts[i] = 0.0 if same else 1.0
             w = 0 if bradley_terry_wins(rng, R0, R1) else 1
-            _store_path(path[w], T0 if w == 0 else T1, rollout, i, winners)
-            _store_path(path[1 - w], T1 if w == 0 else T0, rollout, i, losers)
+            for side, j in ((0, w), (1, 1 - w)):  # the winner's row, then the loser's
+                _store_path(path[j], T0 if j == 0 else T1, rollout, i, states[side],
+                            actions[side], lengths[side], ref_log_probs[side])
         pairs[r] = counts.sum()
         if pairs[r] > 0:
             _dpo_descent(theta, rollout.row_of_state, data, p, loss[r])
