@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 
 from envs import load_scenario
 from envs.token import TokenMDP
-from tabular import SoftmaxPolicy, actor_critic, ppo, reinforce, soft_value_iteration
+from tabular import (
+    SoftmaxPolicy,
+    TabularMDP,
+    actor_critic,
+    ppo,
+    reinforce,
+    soft_value_iteration,
+)
 from tabular.rlhf import (
     bradley_terry_loss,
     dpo,
@@ -22,6 +29,7 @@ from tabular.rlhf import (
     sample_preferences,
     sequence_kl,
     train_reward_model,
+    visit_probabilities,
 )
 from tabular.rlhf.pipeline import train_pipeline
 from tabular.rlhf.reward_model import sigmoid
@@ -292,6 +300,18 @@ def test_exact_sums_on_the_prefix_tree(ex):
     assert expected_return(ex.mdp, ex.reference) == pytest.approx(
         sum(p * rm.score(ex.scenario.prompt, y) for y, p in dist.items()), abs=1e-12)
     assert sequence_kl(ex.mdp, ex.reference, ex.reference) == 0.0
+
+
+def test_exact_sums_refuse_a_state_reached_by_two_paths():
+    """Sums pushed down a tree level by level need one path to each state: two
+    transitions into state 3 are an error that names it."""
+    P = {0: {0: [(1.0, 1, 0.0, False)], 1: [(1.0, 2, 0.0, False)]},
+         1: {0: [(1.0, 3, 0.0, False)], 1: [(1.0, 1, 0.0, True)]},
+         2: {0: [(1.0, 3, 0.0, False)], 1: [(1.0, 2, 0.0, True)]},
+         3: {0: [(1.0, 3, 1.0, True)], 1: [(1.0, 3, 0.0, True)]}}
+    dag = TabularMDP.from_transitions(P, start=[1.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="state 3 is reached by 2 transitions"):
+        visit_probabilities(dag, np.full((4, 2), 0.5))
 
 
 def test_dpo_refuses_a_response_the_policy_cannot_produce(ex):
