@@ -4,10 +4,13 @@ Reported, from one run of this process:
 
 - compile time of each learner's kernels from an empty numba cache, and the
   same call with the cache warm (each in a fresh subprocess);
-- environment steps per second of REINFORCE, actor-critic (lambda = 0 and 0.9)
-  and PPO on one thread, and of REINFORCE with 4 runs on 1 and 2 threads;
+- environment steps per second of REINFORCE, actor-critic (lambda = 0 and 0.9),
+  PPO and TRPO on one thread, and of REINFORCE with 4 runs on 1 and 2 threads;
 - the ratio to the REINFORCE loop a user would otherwise write: Python over
-  ``gymnasium.make(...).step`` with a NumPy softmax policy, same update rule.
+  ``gymnasium.make(...).step`` with a NumPy softmax policy, same update rule;
+- episodes per second of TRPO against PPO (batches of 8 episodes, PPO's 4 epochs
+  against TRPO's conjugate gradient and line search), on the gridworld and on the
+  RLHF running example (the token MDP with the KL penalty to SFT), one thread.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import numpy as np
 
 import envs  # noqa: F401  (registers tabzoo/*)
 from benchmarks.timing import compile_seconds, steps_per_second
-from tabular import actor_critic, ppo, reinforce
+from envs import load_scenario
+from tabular import actor_critic, ppo, reinforce, trpo
+from tabular.rlhf.pipeline import train_pipeline
 
 GAMMA = 0.9
 ALPHA = 0.1
@@ -28,7 +33,7 @@ ENV_ID = "tabzoo/Gridworld4x4-v0"
 SETUP = ("import gymnasium as gym, envs; from tabular import {name} as f; "
          f"mdp = gym.make('{ENV_ID}').unwrapped.to_mdp()")
 CALLS = {"reinforce": "episodes=2", "actor_critic": "episodes=2",
-         "ppo": "iterations=1, episodes_per_batch=2"}
+         "ppo": "iterations=1, episodes_per_batch=2", "trpo": "iterations=1, episodes_per_batch=2"}
 
 
 def python_reinforce(env, episodes: int, seed: int = 0) -> int:
@@ -64,6 +69,14 @@ def python_reinforce(env, episodes: int, seed: int = 0) -> int:
     return steps
 
 
+def episodes_per_second(run) -> float:
+    """Episodes per second of ``run()`` (a learner call), timed on its second call."""
+    run()
+    t = time.perf_counter()
+    result = run()
+    return result.episode_lengths.size / (time.perf_counter() - t)
+
+
 def main() -> None:
     for name, args in CALLS.items():
         cold, warm = compile_seconds(SETUP.format(name=name), f"f(mdp, gamma=0.9, {args})")
@@ -80,6 +93,7 @@ def main() -> None:
         "actor-critic GAE(0.9)": lambda: actor_critic(mdp, gamma=GAMMA, episodes=200_000,
                                                       lam=0.9),
         "ppo": lambda: ppo(mdp, gamma=GAMMA, iterations=25_000, episodes_per_batch=8),
+        "trpo": lambda: trpo(mdp, gamma=GAMMA, iterations=25_000, episodes_per_batch=8),
     }
     rates = {name: steps_per_second(run) for name, run in learners.items()}
     numba.set_num_threads(threads)
@@ -93,6 +107,19 @@ def main() -> None:
     for name, rate in rates.items():
         print(f"{name:>27}: {rate:12,.0f} steps/s on 1 thread "
               f"({rate / python_rate:6,.0f}x the Python loop)")
+
+    numba.set_num_threads(1)
+    ex = train_pipeline(load_scenario())
+    tasks = {"gridworld": dict(mdp=mdp, gamma=GAMMA),
+             "RLHF example": dict(mdp=ex.mdp, policy=ex.reference, ref_policy=ex.reference,
+                                  beta=1.0)}
+    for name, task in tasks.items():
+        rate = {f.__name__: episodes_per_second(
+            lambda f=f, task=task: f(**task, iterations=25_000, episodes_per_batch=8))
+            for f in (ppo, trpo)}
+        print(f"{name:>27}: ppo {rate['ppo']:10,.0f} episodes/s, trpo {rate['trpo']:10,.0f} "
+              f"episodes/s ({rate['trpo'] / rate['ppo']:.2f}x), 1 thread")
+    numba.set_num_threads(threads)
 
     for n in (1, 2):
         numba.set_num_threads(min(n, threads))

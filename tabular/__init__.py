@@ -48,7 +48,9 @@ Learning from samples
       :func:`uniform_expected_updates`, :func:`trajectory_sampling` on
       :func:`branching_task` tasks (section 8.6);
     - policy gradients, a :class:`PolicyGradientResult` of a :class:`SoftmaxPolicy`:
-      :func:`reinforce`, :func:`actor_critic`, :func:`ppo`.
+      :func:`reinforce`, :func:`actor_critic`, :func:`ppo` (clipped or adaptive KL,
+      minibatches) and :func:`trpo` (a :class:`TrustRegionResult`, with the KL of every
+      step).
 
 RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
     :class:`NGramLM`, :func:`pretrain`, :func:`sft`; the reward model
@@ -57,8 +59,8 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
     :func:`sequence_kl`); :func:`dpo` (and IPO), :func:`iterated_dpo` (online, on
     comparisons sampled from the current policy), :func:`kto` (unpaired labels; its
     optimum :func:`kto_optimum`), :func:`grpo` (and its RLOO and ReMax variants), and
-    :func:`reinforce`, :func:`actor_critic`, :func:`ppo` with ``ref_policy=`` and the KL
-    coefficient ``beta=``; :func:`train_pipeline` trains a scenario end to end
+    :func:`reinforce`, :func:`actor_critic`, :func:`ppo`, :func:`trpo` with ``ref_policy=``
+    and the KL coefficient ``beta=``; :func:`train_pipeline` trains a scenario end to end
     (:class:`RLHFPipeline`); best-of-N sampling and on-policy
     distillation in :mod:`tabular.rlhf`.
 
@@ -118,7 +120,7 @@ from .nstep import (
 )
 from .pg import actor_critic, ppo, reinforce
 from .policy import SoftmaxPolicy
-from .results import ControlResult, PolicyGradientResult, PredictionResult
+from .results import ControlResult, PolicyGradientResult, PredictionResult, TrustRegionResult
 from .rlhf import (
     RewardModel,
     RLHFPipeline,
@@ -143,13 +145,15 @@ from .traces import (
     true_online_td_lambda,
     watkins_q_lambda,
 )
+from .trust_region import trpo
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "MDPError",
     "NGramLM", "PlanningResult", "PolicyGradientResult", "PredictionResult", "RLHFPipeline",
-    "RewardModel", "SoftmaxPolicy", "TabularMDP", "actor_critic", "average_reward_solve",
+    "RewardModel", "SoftmaxPolicy", "TabularMDP", "TrustRegionResult",
+    "actor_critic", "average_reward_solve",
     "batch_prediction", "bellman_expectation", "bellman_optimality", "double_q_learning",
     "dpo", "dyna_q", "dyna_q_plus", "epsilon_greedy_bandit", "expected_sarsa",
     "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "iterated_dpo",
@@ -161,6 +165,6 @@ __all__ = [
     "relative_value_iteration", "sample_preferences", "sarsa", "sarsa_lambda", "seed_states",
     "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy", "soft_value_iteration",
     "td0", "td_lambda", "terminating_greedy_policy", "train_pipeline", "train_reward_model",
-    "tree_backup", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "tree_backup", "trpo", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
     "value_iteration", "watkins_q_lambda",
 ]

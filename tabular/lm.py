@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .checks import check_positive, check_positive_int
-from .kernels.rng import categorical, randint, seed_states
+from .kernels.rng import categorical, seed_states, shuffle
 from .policy import SoftmaxPolicy
 from .rules.policy_gradient import log_softmax, policy_gradient_step, softmax
 
@@ -245,9 +245,7 @@ def _maximum_likelihood_sgd(logits, data, p, rng):
     total_steps = p.epochs * N
     step = 0
     for epoch in range(p.epochs):
-        for i in range(N - 1, 0, -1):  # Fisher-Yates shuffle of the visiting order
-            j = randint(rng, i + 1)
-            order[i], order[j] = order[j], order[i]
+        shuffle(rng, order)
         loss = 0.0
         for i in range(N):
             e = order[i]

@@ -4,11 +4,15 @@
   optional learned baseline (13.4);
 - :func:`actor_critic` -- one-step actor-critic (13.5) and its GAE(lambda)
   generalisation (Schulman et al., 2016);
-- :func:`ppo` -- the clipped surrogate objective with several epochs per batch,
-  GAE and an entropy bonus (Schulman et al., 2017).
+- :func:`ppo` -- the clipped surrogate objective or the adaptive KL penalty, several
+  epochs of minibatch steps per batch, GAE, advantage normalisation, a value loss and
+  an entropy bonus (Schulman et al., 2017).
 
-All three train a :class:`~tabular.SoftmaxPolicy` ``pi(a|s) = softmax(theta[row(s)])``
-with any ``row_of_state`` map (one row per state: a tabular softmax; one row for all
+TRPO, the trust-region method PPO simplifies, is :func:`tabular.trpo`
+(:mod:`tabular.trust_region`); PPO and TRPO learn from the same batches
+(:mod:`tabular.kernels.episode_batch`). All of them train a
+:class:`~tabular.SoftmaxPolicy` ``pi(a|s) = softmax(theta[row(s)])`` with any
+``row_of_state`` map (one row per state: a tabular softmax; one row for all
 states: the short corridor of S&B Example 13.1; n-gram contexts: the token MDP).
 States that share a row share its logits, and their gradients add up. Every update
 is :func:`~tabular.rules.policy_gradient.log_prob_grad` (S&B eq. 13.9) scaled by
@@ -53,7 +57,8 @@ Conventions:
 - **Masked actions** (``-inf`` logits, a grammar) have probability 0 and
   gradient 0, and stay ``-inf``. No kernel produces a NaN.
 
-Every learner returns a :class:`~tabular.results.PolicyGradientResult`: ``logits``
+Every learner returns a :class:`~tabular.results.PolicyGradientResult` (PPO's, a
+:class:`~tabular.results.TrustRegionResult`, adds statistics per batch): ``logits``
 (``[R, A]``, or ``[runs, R, A]`` with ``runs=n``), the shared ``row_of_state``, ``V``
 (the critic or baseline, ``None`` without one), ``episode_returns`` and
 ``episode_lengths``; ``.policy`` is the trained ``SoftmaxPolicy`` of a single-run
@@ -62,20 +67,39 @@ result (``res.run(i).policy`` of a multi-run one).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from .checks import check_nonnegative, check_positive_int, check_unit_interval
+from .checks import (
+    check_flag,
+    check_nonnegative,
+    check_number,
+    check_positive,
+    check_positive_int,
+    check_unit_interval,
+)
+from .kernels.episode_batch import (
+    batch_buffers,
+    batch_kl,
+    collect_batch,
+    release_rows,
+    save_rows,
+)
+from .kernels.rng import shuffle
 from .kernels.rollout import episode_buffers, sample_episode
 from .mdp import TabularMDP
 from .pg_setup import setup, step_size
-from .results import PolicyGradientResult
+from .results import PolicyGradientResult, TrustRegionResult
 from .rules.policy_gradient import (
+    adaptive_kl_coef,
     ascend,
     clipped_surrogate_weight,
     grad_entropy,
+    group_relative_advantages,
+    kl_grad,
     log_prob_grad,
     log_softmax,
     policy_gradient_step,
@@ -106,8 +130,14 @@ class ActorCriticParams(NamedTuple):
     lam: float
 
 
+CLIP, ADAPTIVE_KL = 0, 1
+OBJECTIVES = {"clip": CLIP, "adaptive_kl": ADAPTIVE_KL}
+
+
 class PPOParams(NamedTuple):
-    """:func:`ppo` as its kernel reads it."""
+    """:func:`ppo` as its kernel reads it (``objective`` as the constants above;
+    ``joint_critic``: the critic steps on ``value_coef L^VF`` with ``alpha``, else on its
+    own with ``alpha_value``)."""
 
     gamma: float
     iterations: int
@@ -118,6 +148,13 @@ class PPOParams(NamedTuple):
     alpha: np.ndarray
     alpha_value: np.ndarray
     entropy_coef: float
+    minibatches: int
+    normalise: bool
+    joint_critic: bool
+    value_coef: float
+    objective: int
+    kl_target: float
+    kl_coef: float
 
 
 # --------------------------------------------------------------------- kernels
@@ -186,61 +223,93 @@ def _actor_critic(model, params, rollout, rng_states, out):
 
 
 @njit(cache=True)
-def _ppo_run(model, p, rollout, rng, theta, V, returns, lengths):
-    """One run of PPO-clip (Schulman et al., 2017, Algorithm 1, with tabular actor and critic).
+def _ppo_run(model, p, rollout, rng, out, run):
+    """One run of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and critic).
 
-    Each iteration samples ``M`` episodes with the current policy, then runs
-    ``epochs`` full-batch ascent steps on
-    ``(1/M) sum_episodes sum_t [L^CLIP_t + entropy_coef H(pi(.|s_t))]``;
-    in each epoch the critic steps once per sample towards ``A_t + V_old(s_t)``.
+    Each iteration samples ``M`` episodes with the current policy ``pi_old``; then, for
+    ``epochs`` epochs, it shuffles the samples (with more than one minibatch) and takes
+    one ascent step per minibatch on its estimate of
+    ``(1/M) sum_episodes sum_t [L_t + entropy_coef H(pi(.|s_t)) - value_coef L^VF_t]``
+    (eq. 9), ``L_t`` the clipped surrogate (eq. 7) or the KL-penalised one (eq. 8).
+    A separate critic instead steps once per sample towards ``A_t + V_old(s_t)``.
     """
-    A, M, L = theta.shape[1], p.episodes_per_batch, rollout.max_steps
-    row_of_state, clip, entropy_coef = rollout.row_of_state, p.clip, p.entropy_coef
-    paths, seen, dones, dist = episode_buffers(M, L, A)
-    probs, log_probs = dist[0], dist[1]
-    adv, targets, values = np.empty((M, L)), np.empty((M, L)), np.empty((M, L + 1))
-    T = np.empty(M, dtype=np.int64)
+    theta, V = out.logits[run], out.V[run]
+    A, M, row_of_state = theta.shape[1], p.episodes_per_batch, rollout.row_of_state
+    entropy_coef = p.entropy_coef
+    batch = batch_buffers(M, rollout.max_steps, theta.shape[0], A)
+    adv = batch.advantages
+    capacity = adv.shape[0]
+    grad, old = np.zeros((capacity, A)), np.empty((capacity, A))
+    raw, order = np.empty(capacity), np.empty(capacity, dtype=np.int64)
+    value_grad = np.zeros(V.shape[0])
+    dist = np.empty((3, A))
+    probs, log_probs, old_probs = dist[0], dist[1], dist[2]
     entropy_grad = np.zeros(A)
-    batch_grad = np.empty_like(theta)
+    kl_coef = p.kl_coef
     for it in range(p.iterations):
+        N, n_rows = collect_batch(model, p, rollout, theta, V, rng, batch)
         for m in range(M):
-            T[m], returns[it * M + m] = sample_episode(model, rollout, theta, rng, paths[m],
-                                                       seen[m], dones[m], dist)
-            lengths[it * M + m] = T[m]
-            for t in range(T[m] + 1):
-                values[m, t] = V[paths[m, 0, t]]
-            gae(seen[m, 0, :T[m]], values[m, :T[m] + 1], dones[m, :T[m]], p.gamma, p.lam,
-                adv[m])
-            for t in range(T[m]):
-                targets[m, t] = adv[m, t] + values[m, t]
+            out.returns[run, it * M + m], out.lengths[run, it * M + m] = (batch.returns[m],
+                                                                          batch.lengths[m])
+        if p.normalise:
+            for k in range(N):
+                raw[k] = adv[k]
+            group_relative_advantages(raw[:N], True, adv[:N])
+        save_rows(theta, batch, n_rows, old)
         step = schedule_value(p.alpha, it + 1)
         step_value = schedule_value(p.alpha_value, it + 1)
+        K = min(p.minibatches, N)
+        for k in range(N):
+            order[k] = k
         for _ in range(p.epochs):
-            batch_grad[:] = 0.0
-            for m in range(M):
-                states, actions, old_log_pi, adv_m = paths[m, 0], paths[m, 1], seen[m, 1], adv[m]
-                for t in range(T[m]):
-                    s, a = states[t], actions[t]
+            if K > 1:
+                shuffle(rng, order[:N])
+            for j in range(K):
+                lo, hi = j * N // K, (j + 1) * N // K
+                scale = M * (hi - lo) / N  # the minibatch estimates the batch average
+                for k in order[lo:hi]:
+                    s, a = batch.states[k], batch.actions[k]
                     row = row_of_state[s]
+                    i = batch.slot[row]
                     log_softmax(theta[row], log_probs)
-                    weight = clipped_surrogate_weight(np.exp(log_probs[a] - old_log_pi[t]),
-                                                      adv_m[t], clip)
+                    ratio = np.exp(log_probs[a] - batch.old_log_pi[k])
+                    if p.objective == CLIP:
+                        weight = clipped_surrogate_weight(ratio, adv[k], p.clip)
+                    else:
+                        weight = ratio * adv[k]  # d(rho A) = rho A d log pi
+                        softmax(old[i], old_probs)
                     softmax(theta[row], probs)
                     if entropy_coef > 0.0:
                         grad_entropy(probs, log_probs, entropy_grad)
-                    for b in range(A):  # d (L^CLIP_t + c H_t) / d theta[row], over the batch
-                        batch_grad[row, b] += (weight * log_prob_grad(probs, a, b)
-                                               + entropy_coef * entropy_grad[b]) / M
-                    V[s] = update_toward(V[s], targets[m, t], step_value)
-            for row in range(theta.shape[0]):
-                ascend(theta[row], batch_grad[row], step)
+                    for b in range(A):  # d (L_t + c H_t) / d theta[row]
+                        term = weight * log_prob_grad(probs, a, b) + entropy_coef * entropy_grad[b]
+                        if p.objective == ADAPTIVE_KL:
+                            term -= kl_coef * kl_grad(old_probs, probs, b)
+                        grad[i, b] += term / scale
+                    if p.joint_critic:  # d(-c (V - target)^2) / dV
+                        value_grad[s] += 2.0 * p.value_coef * (batch.targets[k] - V[s]) / scale
+                    else:
+                        V[s] = update_toward(V[s], batch.targets[k], step_value)
+                for i in range(n_rows):
+                    ascend(theta[batch.rows[i]], grad[i], step)
+                    grad[i] = 0.0
+                if p.joint_critic:
+                    for k in order[lo:hi]:
+                        s = batch.states[k]
+                        V[s] += step * value_grad[s]
+                        value_grad[s] = 0.0
+        out.step_kl[run, it] = batch_kl(old, theta, batch, n_rows, M, dist)
+        if p.objective == ADAPTIVE_KL:
+            out.kl_coef[run, it] = kl_coef
+            kl_coef = adaptive_kl_coef(kl_coef, out.step_kl[run, it], p.kl_target)
+        release_rows(batch, n_rows)
 
 
 @njit(cache=True, parallel=True)
 def _ppo(model, params, rollout, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _ppo_run(model, params, rollout, rng_states[run].copy(), out.logits[run], out.V[run],
-                 out.returns[run], out.lengths[run])
+        _ppo_run(model, params, rollout, rng_states[run].copy(), out,
+                  np.int64(run))  # prange's index is unsigned: one signature
 
 
 # ------------------------------------------------------------------ front end
@@ -338,20 +407,46 @@ def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: 
 
 
 def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 100,
-        episodes_per_batch: int = 8, epochs: int = 4, clip: float = 0.2, lam: float = 0.95,
-        alpha=0.5, alpha_value=0.1, entropy_coef: float = 0.0, ref_policy=None,
-        beta: float = 0.0, reward_floor: float | None = None,
+        episodes_per_batch: int = 8, epochs: int = 4, minibatches: int = 1,
+        objective: str = "clip", clip: float = 0.2, kl_target: float = 0.01,
+        kl_coef: float = 1.0, lam: float = 0.95, normalise: bool = False, alpha=0.5,
+        alpha_value=None, value_coef: float | None = None, entropy_coef: float = 0.0,
+        ref_policy=None, beta: float = 0.0, reward_floor: float | None = None,
         max_steps: int | None = None, seed: int | None = 0,
-        runs: int | None = None) -> PolicyGradientResult:
-    """Proximal policy optimisation with the clipped surrogate (Schulman et al., 2017).
+        runs: int | None = None) -> TrustRegionResult:
+    """Proximal policy optimisation (Schulman et al., 2017), clipped or with an adaptive
+    KL penalty.
 
-    ``iterations`` times: sample ``M = episodes_per_batch`` episodes with the
-    current policy ``pi_old``, compute GAE(``lam``) advantages ``A_t`` with the
-    current critic, then ``epochs`` times take one full-batch ascent step of size
-    ``alpha`` on ``(1/M) sum_episodes sum_t [L^CLIP_t + entropy_coef H(pi(.|s_t))]``,
-    ``L^CLIP_t = min(rho_t A_t, clip(rho_t, 1 - clip, 1 + clip) A_t)`` (eq. 7),
-    ``rho_t = pi(a_t|s_t) / pi_old(a_t|s_t)``; in each epoch the critic steps once
-    per sample towards ``A_t + V_old(s_t)``.
+    ``iterations`` times: sample ``M = episodes_per_batch`` episodes with the current
+    policy ``pi_old`` and compute GAE(``lam``) advantages ``A_t`` with the current
+    critic (divided into ``(A_t - mean) / std`` over the batch when ``normalise``);
+    then, ``epochs`` times, split the batch's samples into ``minibatches`` parts (in an
+    order shuffled afresh each epoch, from the run's stream, when there are several)
+    and take one ascent step
+    of size ``alpha`` per part on its estimate of the batch objective
+    ``(1/M) sum_episodes sum_t [L_t + entropy_coef H(pi(.|s_t)) - value_coef L^VF_t]``
+    (eq. 9; a part of ``n`` of the batch's ``N`` samples is weighted ``N / n``), with
+    ``rho_t = pi(a_t|s_t) / pi_old(a_t|s_t)`` and
+
+    - ``objective="clip"``: ``L_t = min(rho_t A_t, clip(rho_t, 1 - clip, 1 + clip) A_t)``
+      (eq. 7);
+    - ``objective="adaptive_kl"``: ``L_t = rho_t A_t - c KL(pi_old(.|s_t) || pi(.|s_t))``
+      (eq. 8), and after the epochs the coefficient ``c`` (from ``kl_coef``) is halved
+      when the update's KL ``d < kl_target / 1.5`` and doubled when
+      ``d > 1.5 kl_target`` (section 4). ``d`` is the result's ``step_kl``, measured per
+      episode like the objective: on a token MDP, an estimate of the KL between the
+      response distributions of ``pi_old`` and ``pi``. The steps are plain gradient
+      steps, and the penalty's curvature grows with ``c``: a ``kl_target`` small for
+      ``alpha`` drives ``c`` up until the steps overshoot (on the running example at
+      ``beta = 0.5``, ``kl_target = 0.003`` with ``alpha = 0.5`` takes ``c`` to 64 and
+      the policy collapses to a deterministic one; 0.01 converges).
+
+    The critic is tabular: by default it learns on its own, one step of ``alpha_value``
+    per sample and epoch towards ``A_t + V_old(s_t)``; with ``value_coef`` it is part of
+    the objective above, ``L^VF_t = (V(s_t) - A_t - V_old(s_t))^2``, and steps with the
+    policy (the paper's shared-network form). The defaults (one full-batch step per
+    epoch, clipped, no normalisation, separate critic) give the numbers of the
+    full-batch clipped algorithm, bit for bit.
 
     Parameters
     ----------
@@ -360,31 +455,56 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
         ``None``, 1000, 0, ``None``).
     iterations : number of batches, default 100.
     episodes_per_batch : ``M``, default 8.
-    epochs : ascent steps per batch, default 4.
-    clip : the clip range ``epsilon`` in ``(0, 1)``, default 0.2.
+    epochs : passes over each batch, default 4.
+    minibatches : ascent steps per epoch, each on one part of the batch's samples
+        (at most one part per sample), default 1 (full batch).
+    objective : ``"clip"`` (default) or ``"adaptive_kl"``.
+    clip : the clip range ``epsilon`` in ``(0, 1)``, default 0.2 (``"clip"`` only).
+    kl_target : ``d_targ`` of ``"adaptive_kl"`` (> 0), default 0.01.
+    kl_coef : the initial penalty coefficient of ``"adaptive_kl"`` (> 0), default 1.0;
+        a KL to the previous policy, not ``beta``'s KL to ``ref_policy``.
     lam : the GAE parameter in ``[0, 1]``, default 0.95.
+    normalise : normalise the advantages over each batch, default False.
     alpha : the policy's step size (number or schedule over iterations), default 0.5.
-    alpha_value : the critic's step size in ``(0, 1]`` (schedule over iterations),
-        default 0.1.
+    alpha_value : the separate critic's step size in ``(0, 1]`` (schedule over
+        iterations), default ``None``: 0.1; not with ``value_coef``.
+    value_coef : ``c_1``, the weight (> 0) of the critic's squared error in the
+        objective, default ``None`` (a separate critic).
     entropy_coef : weight of the entropy bonus (>= 0), default 0.0.
 
     Returns
     -------
-    A :class:`~tabular.results.PolicyGradientResult` as in :func:`reinforce`, of
-    ``iterations * episodes_per_batch`` episodes, with ``V`` the critic.
+    A :class:`~tabular.results.TrustRegionResult`: a
+    :class:`~tabular.results.PolicyGradientResult` as in :func:`reinforce`, of
+    ``iterations * episodes_per_batch`` episodes, with ``V`` the critic, plus per
+    iteration ``step_kl`` and (``"adaptive_kl"``) ``kl_coef``, the coefficient used.
     """
     su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma,
                check_positive_int("iterations", iterations)
                * check_positive_int("episodes_per_batch", episodes_per_batch),
                max_steps, runs, seed)
-    clip = float(clip)
+    clip = check_number("clip", clip)
     if not 0.0 < clip < 1.0:
         raise ValueError(f"clip must be in (0, 1), got {clip}")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
+    if value_coef is not None and alpha_value is not None:
+        raise ValueError("alpha_value and value_coef exclude each other: the critic steps "
+                         "on its own with alpha_value, or with the policy's alpha on "
+                         "value_coef times its squared error")
+    joint = value_coef is not None
     params = PPOParams(su.gamma, int(iterations), int(episodes_per_batch),
                        check_positive_int("epochs", epochs), clip,
                        check_unit_interval("lam", lam), step_size("alpha", alpha),
-                       step_size("alpha_value", alpha_value, 1.0),
-                       check_nonnegative("entropy_coef", entropy_coef))
-    out = su.outputs()
+                       step_size("alpha_value", 0.1 if alpha_value is None else alpha_value,
+                                 1.0),
+                       check_nonnegative("entropy_coef", entropy_coef),
+                       check_positive_int("minibatches", minibatches),
+                       check_flag("normalise", normalise), joint,
+                       check_positive("value_coef", value_coef) if joint else 0.0,
+                       OBJECTIVES[objective], check_positive("kl_target", kl_target),
+                       check_positive("kl_coef", kl_coef))
+    out = su.batch_outputs(int(iterations), kl_coef=True)  # one kernel type for both objectives
     _ppo(su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    return su.result(out)
+    result = su.trust_region_result(out)
+    return result if objective == "adaptive_kl" else replace(result, kl_coef=None)

@@ -1,27 +1,29 @@
-"""The checks in front of the policy-gradient kernels, shared by :mod:`tabular.pg` and
-:func:`tabular.rlhf.grpo`: every error names the parameter.
+"""The checks in front of the policy-gradient kernels, shared by :mod:`tabular.pg`,
+:func:`tabular.trpo` and :func:`tabular.rlhf.grpo`: every error names the parameter.
 
 :func:`setup` validates what all these learners take (the MDP, the starting policy,
 the KL penalty, the reward floor, ``gamma``, the episode counts, ``runs`` and
 ``seed``) and returns it in the form the kernels read
 (:class:`~tabular.kernels.rollout.Rollout`, one xoshiro stream per run);
 :meth:`Setup.outputs` allocates a kernel's outputs and :meth:`Setup.result` turns
-them into a :class:`~tabular.results.PolicyGradientResult`.
+them into a :class:`~tabular.results.PolicyGradientResult` (:meth:`Setup.batch_outputs`
+and :meth:`Setup.trust_region_result` for PPO and TRPO, with statistics per batch).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from .checks import check_gamma, check_nonnegative, check_number
+from .kernels.episode_batch import TrustRegionOutputs
 from .kernels.rng import seed_states
 from .kernels.rollout import PolicyGradientOutputs, Rollout
 from .learning import check_episode_args, per_run
 from .mdp import MAX_REWARD, TabularMDP, as_mdp
 from .policy import SoftmaxPolicy, as_softmax_policy
-from .results import PolicyGradientResult, with_run_axis
+from .results import PolicyGradientResult, TrustRegionResult, with_run_axis
 from .schedules import as_schedule
 
 #: The step limit of a policy-gradient episode when neither the call nor the model (its
@@ -113,6 +115,25 @@ class Setup:
                                      np.zeros((n, self.mdp.n_states)) if value else None,
                                      np.zeros((n, self.episodes)),
                                      np.zeros((n, self.episodes), dtype=np.int64))
+
+    def batch_outputs(self, iterations: int, kl_coef: bool = False,
+                      backtracks: bool = False) -> TrustRegionOutputs:
+        """:meth:`outputs` with a critic, plus the per-iteration step statistics of PPO
+        and TRPO (``kl_coef`` and ``backtracks`` only when asked for)."""
+        base = self.outputs()
+        n = base.logits.shape[0]
+        return TrustRegionOutputs(*base, np.zeros((n, iterations)),
+                                  np.zeros((n, iterations)) if kl_coef else None,
+                                  np.zeros((n, iterations), dtype=np.int64) if backtracks
+                                  else None)
+
+    def trust_region_result(self, out: TrustRegionOutputs) -> TrustRegionResult:
+        """The public result of :meth:`batch_outputs` once a kernel filled them."""
+        base = self.result(PolicyGradientOutputs(out.logits, out.V, out.returns, out.lengths))
+        stats = {name: with_run_axis(getattr(out, name), self.runs)
+                 for name in ("step_kl", "kl_coef", "backtracks")}
+        return TrustRegionResult(**{f.name: getattr(base, f.name) for f in fields(base)},
+                                 **stats)
 
     def result(self, out: PolicyGradientOutputs, value: bool = True) -> PolicyGradientResult:
         """The public result (``V`` only with ``value``), without a run axis when

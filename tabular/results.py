@@ -139,3 +139,22 @@ class PolicyGradientResult(LearningResult):
             raise ValueError(f"this result holds {self.runs} runs: pick one with "
                              "result.run(i).policy")
         return SoftmaxPolicy(self.logits.copy(), self.row_of_state.copy())
+
+
+@dataclass(frozen=True, eq=False)
+class TrustRegionResult(PolicyGradientResult):
+    """A softmax policy trained by a learner that bounds each policy update (PPO, TRPO),
+    with statistics of its updates, one per iteration (``[iterations]`` or ``[runs,
+    iterations]``).
+
+    ``step_kl``: the KL divergence the iteration's update moved the policy, averaged
+    over the batch's samples per episode, ``(1/M) sum_t KL(pi_old(.|s_t) ||
+    pi_new(.|s_t))``; ``kl_coef``: the coefficient of PPO's adaptive KL penalty used in
+    the iteration (``None`` for the clipped objective and TRPO); ``backtracks`` (int64):
+    the halvings of TRPO's step before the line search accepted it, ``-1`` when it
+    accepted none and the policy stayed (``None`` for PPO).
+    """
+
+    step_kl: np.ndarray | None = None
+    kl_coef: np.ndarray | None = None
+    backtracks: np.ndarray | None = None

@@ -207,6 +207,7 @@ LEARNERS = {
     "reinforce": lambda **kw: tabular.reinforce(CHAIN, **kw),
     "actor_critic": lambda **kw: tabular.actor_critic(CHAIN, **kw),
     "ppo": lambda **kw: tabular.ppo(CHAIN, **kw),
+    "trpo": lambda **kw: tabular.trpo(CHAIN, **kw),
     "grpo": lambda **kw: tabular.grpo(CHAIN, **kw),
     "offline_lambda_return": lambda policy=UNIFORM, **kw: tabular.offline_lambda_return(
         CHAIN, policy, **kw),
@@ -221,8 +222,9 @@ LEARNERS = {
 }
 PREDICTION = {"td0", "mc_prediction", "offline_lambda_return", "td_lambda",
               "true_online_td_lambda", "off_policy_mc_prediction"}
-NO_ALPHA = {"off_policy_mc_prediction"}  # sample averages (eqs. 5.5, 5.6): no step size
-PG = {"reinforce", "actor_critic", "ppo", "grpo"}
+NO_ALPHA = {"off_policy_mc_prediction",  # sample averages (eqs. 5.5, 5.6): no step size
+            "trpo"}  # the trust region sizes the policy's step
+PG = {"reinforce", "actor_critic", "ppo", "trpo", "grpo"}
 NO_GAMMA = {"grpo"}  # a whole-response return: no discount, no value estimate
 
 
@@ -295,6 +297,45 @@ def learner_rows():
     yield ("ppo epochs", lambda: tabular.ppo(CHAIN, epochs=0), ValueError, "epochs")
     yield ("ppo entropy_coef", lambda: tabular.ppo(CHAIN, entropy_coef=NAN), ValueError,
            "entropy_coef")
+    yield ("ppo minibatches", lambda: tabular.ppo(CHAIN, minibatches=0), ValueError,
+           "minibatches must be an integer >= 1")
+    yield ("ppo objective", lambda: tabular.ppo(CHAIN, objective="kl"), ValueError,
+           "objective must be one of ['adaptive_kl', 'clip']")
+    yield ("ppo kl_target", lambda: tabular.ppo(CHAIN, kl_target=NAN), ValueError,
+           "kl_target must be a finite number > 0")
+    yield ("ppo kl_coef", lambda: tabular.ppo(CHAIN, kl_coef=0.0), ValueError,
+           "kl_coef must be a finite number > 0")
+    yield ("ppo normalise", lambda: tabular.ppo(CHAIN, normalise="yes"), ValueError,
+           "normalise must be True or False")
+    yield ("ppo value_coef", lambda: tabular.ppo(CHAIN, value_coef=NAN), ValueError,
+           "value_coef must be a finite number > 0")
+    yield ("ppo value_coef and alpha_value", lambda: tabular.ppo(
+        CHAIN, value_coef=0.5, alpha_value=0.1), ValueError,
+        "alpha_value and value_coef exclude each other")
+    yield ("ppo clip text", lambda: tabular.ppo(CHAIN, clip="0.2"), ValueError,
+           "clip must be a number")
+    yield ("trpo max_kl 0", lambda: tabular.trpo(CHAIN, max_kl=0.0), ValueError,
+           "max_kl must stay in (0.0, 1000000.0]")
+    yield ("trpo max_kl NaN", lambda: tabular.trpo(CHAIN, max_kl=NAN), ValueError,
+           "max_kl must be a finite number")
+    yield ("trpo max_kl text", lambda: tabular.trpo(CHAIN, max_kl="0.01"), ValueError,
+           "max_kl must be a number or a tabular.schedules.Schedule")
+    yield ("trpo cg_iterations", lambda: tabular.trpo(CHAIN, cg_iterations=0), ValueError,
+           "cg_iterations must be an integer >= 1")
+    yield ("trpo cg_iterations huge", lambda: tabular.trpo(CHAIN, cg_iterations=10**9),
+           ValueError, "cg_iterations must be at most 10,000")
+    yield ("trpo line_search_steps", lambda: tabular.trpo(CHAIN, line_search_steps=2.5),
+           ValueError, "line_search_steps must be an integer >= 1")
+    yield ("trpo line_search_steps huge", lambda: tabular.trpo(CHAIN, line_search_steps=2000),
+           ValueError, "line_search_steps must be at most 1,075")
+    yield ("trpo lam", lambda: tabular.trpo(CHAIN, lam=NAN), ValueError,
+           "lam must be in [0, 1]")
+    yield ("trpo iterations", lambda: tabular.trpo(CHAIN, iterations=0), ValueError,
+           "iterations must be an integer >= 1")
+    yield ("trpo episodes_per_batch", lambda: tabular.trpo(CHAIN, episodes_per_batch=0),
+           ValueError, "episodes_per_batch must be an integer >= 1")
+    yield ("trpo -inf reward without floor", lambda: tabular.trpo(TRAP), ValueError,
+           "pass reward_floor")
     yield ("grpo group_size", lambda: tabular.grpo(CHAIN, group_size=1), ValueError,
            "group_size")
     yield ("grpo advantage", lambda: tabular.grpo(CHAIN, advantage="ppo"), ValueError,

@@ -22,9 +22,10 @@ from tabular import (
     ppo,
     reinforce,
     soft_value_iteration,
+    trpo,
     value_iteration,
 )
-from tabular.schedules import inverse
+from tabular.schedules import exponential, inverse
 from tabular.testing import acyclic_mdps, gammas, mdps
 
 LEARNERS = {
@@ -33,14 +34,18 @@ LEARNERS = {
     "actor-critic": (actor_critic, dict(alpha=0.1, alpha_value=0.2)),
     "actor-critic GAE(0.9)": (actor_critic, dict(alpha=0.1, alpha_value=0.2, lam=0.9)),
     "ppo": (ppo, dict(alpha=0.4, alpha_value=0.2, episodes_per_batch=8)),
+    "ppo minibatches": (ppo, dict(alpha=0.1, alpha_value=0.2, episodes_per_batch=8,
+                                  minibatches=4)),
+    "trpo": (trpo, dict(max_kl=exponential(0.02, 0.99), alpha_value=0.2,
+                        episodes_per_batch=8)),
 }
 
 
 def train(name, mdp, policy=None, episodes=1000, **options):
-    """Run a learner for about ``episodes`` episodes (PPO: in batches of 8)."""
+    """Run a learner for about ``episodes`` episodes (PPO, TRPO: in batches of 8)."""
     learner, defaults = LEARNERS[name]
     kwargs = {**defaults, **options}
-    if learner is ppo:
+    if learner in (ppo, trpo):
         kwargs["iterations"] = max(1, episodes // kwargs["episodes_per_batch"])
     else:
         kwargs["episodes"] = episodes
@@ -354,7 +359,10 @@ def test_kl_penalty_alone_keeps_or_returns_the_policy_to_the_reference(name):
     At pi = ref the shaped reward is 0 on every step (up to rounding of the two
     log-softmax computations), so a policy that starts there stays there, and the
     gradient noise vanishes near it: the runs started far away converge to ref
-    itself (measured error < 1e-3; we allow 0.01).
+    itself (measured error < 1e-3; we allow 0.01). Not so TRPO: it scales whatever
+    direction the batch gives to a KL near its limit, so it ends as close as its last
+    limits allow (0.02 * 0.99^i, 1.3e-4 at the end: measured error 0.0195 in state 2,
+    which the far start rarely visits; we allow 0.04).
     """
     tree = two_step_tree([0, 0, 0, 0])
     stay = train(name, tree, REF, episodes=500, ref_policy=REF, beta=0.5, runs=2, seed=5)
@@ -362,7 +370,8 @@ def test_kl_penalty_alone_keeps_or_returns_the_policy_to_the_reference(name):
                                atol=1e-12)
     result = train(name, tree, FAR, episodes=4000, ref_policy=REF, beta=0.5, runs=4, seed=5)
     for pi in run_policies(result):
-        np.testing.assert_allclose(pi.probs()[:3], REF.probs()[:3], atol=0.01)
+        np.testing.assert_allclose(pi.probs()[:3], REF.probs()[:3],
+                                   atol=0.04 if name == "trpo" else 0.01)
 
 
 @pytest.mark.parametrize("name", LEARNERS)
@@ -451,6 +460,103 @@ def test_ppo_clip_bounds_the_move_on_one_batch(clip):
     ratio = runs[0].policy.probs()[0, 0] / 0.5
     assert 1 + clip <= ratio <= (1 + clip) * np.exp(0.04)
     np.testing.assert_array_equal(runs[0].logits, runs[1].logits)  # stuck: the objective is flat
+
+
+# ------------------------------------------------- PPO's variants, by hand
+def three_armed_bandit():
+    """Arms 0, 1, 2 pay 1, 2, 4: an episode's return names the arm it pulled."""
+    P = {0: {a: [(1.0, 1, float(2**a), True)] for a in range(3)},
+         1: {a: [(1.0, 1, 0.0, True)] for a in range(3)}}
+    return TabularMDP.from_transitions(P, start=np.array([1.0, 0.0]))
+
+
+def batch_gradient(result, advantages):
+    """``(1/M) sum_k A_k (e_{a_k} - pi)`` at the uniform policy, the arms read off the
+    returns."""
+    arms = np.log2(result.episode_returns).astype(int)
+    return (advantages[:, None] * (np.eye(3)[arms] - 1 / 3)).mean(axis=0)
+
+
+@pytest.mark.parametrize("normalise", [False, True])
+def test_ppo_one_epoch_by_hand(normalise):
+    """One batch of 8 pulls from uniform logits, a zero critic and lam = 1: the advantage
+    is the reward (``(r - mean) / std`` over the batch when normalised), the ratio is 1,
+    so the one full-batch step is ``alpha (1/M) sum_k A_k (e_{a_k} - pi)``."""
+    res = ppo(three_armed_bandit(), iterations=1, episodes_per_batch=8, epochs=1, alpha=0.3,
+              lam=1.0, normalise=normalise, seed=5)
+    r = res.episode_returns
+    adv = (r - r.mean()) / r.std() if normalise else r
+    assert r.std() > 0
+    np.testing.assert_allclose(res.logits[0], 0.3 * batch_gradient(res, adv), rtol=1e-13,
+                               atol=1e-15)
+
+
+def test_value_coef_steps_the_critic_on_its_squared_error():
+    """With ``value_coef = c`` the critic is in the objective, ``-c (V(s_t) - target_t)^2``
+    per sample, averaged per episode and ascended with the policy's ``alpha``: from 0,
+    one epoch moves ``V(s_0)`` by ``alpha 2 c mean_k(r_k)``; the policy's step is as
+    without it."""
+    bandit = three_armed_bandit()
+    common = dict(iterations=1, episodes_per_batch=8, epochs=1, alpha=0.3, lam=1.0, seed=5)
+    joint = ppo(bandit, value_coef=0.25, **common)
+    alone = ppo(bandit, **common)
+    assert joint.V[0] == pytest.approx(0.3 * 2 * 0.25 * joint.episode_returns.mean(),
+                                       rel=1e-13)
+    np.testing.assert_array_equal(joint.logits, alone.logits)
+    with pytest.raises(ValueError, match="alpha_value and value_coef exclude each other"):
+        ppo(bandit, value_coef=0.5, alpha_value=0.1)
+
+
+def test_minibatches_split_the_full_batch_step():
+    """16 one-step episodes in 4 minibatches of 4: each minibatch's step estimates the
+    batch gradient (its 4 samples weighted 16/4), and the four estimates sum to 4 times
+    the batch gradient whatever the shuffled order. With tiny steps (the objective is
+    then linear) one epoch of 4 minibatch steps of ``alpha`` is one full-batch step of
+    ``4 alpha`` to first order; ``minibatches`` beyond the number of samples gives one
+    sample per step; the order is drawn from the run's stream, so the same seed gives
+    the same numbers."""
+    bandit = three_armed_bandit()
+    common = dict(iterations=1, episodes_per_batch=16, epochs=1, seed=2)
+    split = ppo(bandit, minibatches=4, alpha=1e-6, **common)
+    whole = ppo(bandit, minibatches=1, alpha=4e-6, **common)
+    np.testing.assert_array_equal(split.episode_returns, whole.episode_returns)
+    first_order = dict(rtol=0, atol=1e-4 * np.abs(whole.logits).max())  # moves of ~1e-5
+    np.testing.assert_allclose(split.logits, whole.logits, **first_order)
+    one_each = ppo(bandit, minibatches=10**6, alpha=1e-6, **common)
+    np.testing.assert_allclose(one_each.logits, 4 * whole.logits, **first_order)
+    many = dict(iterations=20, episodes_per_batch=8, epochs=3, minibatches=3, alpha=0.3)
+    again = [ppo(slippery_gridworld(), gamma=0.9, seed=4, **many) for _ in range(2)]
+    np.testing.assert_array_equal(again[0].logits, again[1].logits)
+    np.testing.assert_array_equal(again[0].V, again[1].V)
+
+
+@pytest.mark.parametrize("objective", ["clip", "adaptive_kl"])
+def test_step_kl_is_the_kl_between_consecutive_policies(objective):
+    """On a bandit every episode visits its one state once, so the batch KL per episode
+    is the KL between consecutive policies at that state, recomputed here from runs of
+    1, 2, ... iterations (run i draws the same numbers whatever comes after)."""
+    bandit = three_armed_bandit()
+    kw = dict(episodes_per_batch=8, epochs=4, alpha=0.5, objective=objective, seed=1)
+    runs = [ppo(bandit, iterations=i, **kw) for i in range(1, 7)]
+    policies = [np.full(3, 1 / 3)] + [r.policy.probs()[0] for r in runs]
+    kl = [np.sum(p * np.log(p / q)) for p, q in zip(policies[:-1], policies[1:], strict=True)]
+    np.testing.assert_allclose(runs[-1].step_kl, kl, rtol=1e-9)
+    assert (runs[-1].kl_coef is None) == (objective == "clip")
+
+
+def test_adaptive_kl_coefficient_follows_the_rule():
+    """Schulman et al. (2017), section 4: after each batch the coefficient halves when the
+    update's KL ``d < d_targ / 1.5`` and doubles when ``d > 1.5 d_targ``. Checked at every
+    iteration of 8 runs on the gridworld, where both happen."""
+    res = ppo(slippery_gridworld(), gamma=0.9, iterations=40, objective="adaptive_kl",
+              kl_target=0.02, kl_coef=0.5, runs=8, seed=3)
+    coef, d = res.kl_coef, res.step_kl
+    assert np.all(coef[:, 0] == 0.5)
+    expected = np.where(d[:, :-1] > 1.5 * 0.02, 2 * coef[:, :-1],
+                        np.where(d[:, :-1] < 0.02 / 1.5, coef[:, :-1] / 2, coef[:, :-1]))
+    np.testing.assert_array_equal(coef[:, 1:], expected)
+    ratios = coef[:, 1:] / coef[:, :-1]
+    assert (ratios == 2).any() and (ratios == 0.5).any() and (ratios == 1).any()
 
 
 # ---------------------------------------------------------- reproducibility

@@ -165,6 +165,14 @@ def randint(state, n):
 
 
 @njit(cache=True, inline="always")
+def shuffle(state, a):
+    """Permute the array ``a`` in place, uniformly (Fisher-Yates, from the last entry)."""
+    for i in range(a.shape[0] - 1, 0, -1):
+        j = randint(state, i + 1)
+        a[i], a[j] = a[j], a[i]
+
+
+@njit(cache=True, inline="always")
 def categorical(state, p):
     """An index drawn from the probability vector ``p`` (inverse CDF)."""
     u = uniform(state)

@@ -17,8 +17,9 @@
 - :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
   reward model: :func:`train_pipeline`) and measured against the exact optimum.
 
-The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`
-and :func:`tabular.ppo`, used as they are with a ``ref_policy`` and ``beta``.
+The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`,
+:func:`tabular.ppo` and :func:`tabular.trpo`, used as they are with a ``ref_policy`` and
+``beta``.
 """
 
 from .best_of_n import BestOfN, best_of_n

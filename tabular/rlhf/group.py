@@ -23,7 +23,13 @@ from ..kernels.sampling import sample_start, sample_step
 from ..mdp import ModelArrays
 from ..pg_setup import setup, step_size
 from ..results import PolicyGradientResult
-from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
+from ..rules.policy_gradient import (
+    accumulate_log_prob_grad,
+    ascend,
+    group_relative_advantages,
+    log_softmax,
+    scale_by_std,
+)
 from ..schedules import schedule_value
 
 GROUP_MEAN, LEAVE_ONE_OUT, GREEDY = 0, 1, 2
@@ -42,36 +48,6 @@ class GRPOParams(NamedTuple):
     normalise: bool
     advantage: int
     aggregation: int
-
-
-@njit(cache=True, inline="always")
-def group_relative_advantages(returns, normalise, out):
-    """``out[i] = A_i = R_i - mean(R)`` over a group's ``returns``, divided by ``std(R)``
-    when ``normalise``: the critic-free advantage of GRPO (Shao et al., 2024, section
-    4.1.2). A group whose returns agree to rounding (``std <= 1e-12 (1 + |mean|)``) is
-    only centred, never divided by ~0."""
-    G = returns.shape[0]
-    mean = returns.sum() / G
-    for i in range(G):
-        out[i] = returns[i] - mean
-    if normalise:
-        scale_by_std(returns, out)
-
-
-@njit(cache=True, inline="always")
-def scale_by_std(returns, advantages):
-    """Divide ``advantages`` by the standard deviation of the group's ``returns`` (left
-    as they are when the returns agree to rounding)."""
-    G = returns.shape[0]
-    mean = returns.sum() / G
-    var = 0.0
-    for i in range(G):
-        deviation = returns[i] - mean
-        var += deviation * deviation
-    std = np.sqrt(var / G)
-    if std > 1e-12 * (1.0 + abs(mean)):
-        for i in range(G):
-            advantages[i] /= std
 
 
 @njit(cache=True, inline="always")

@@ -4,9 +4,10 @@ A tabular softmax policy keeps one row of logits ``theta[row]`` per row of a
 :class:`~tabular.SoftmaxPolicy`; every rule below acts on one such row. The
 learners compose them in their loops, so each reads like its equation: REINFORCE
 and actor-critic in :mod:`tabular.pg` (Sutton & Barto, 2nd ed., chapter 13), PPO
-with GAE (Schulman et al., 2016; 2017), GRPO and DPO in :mod:`tabular.rlhf` (Shao
-et al., 2024; Rafailov et al., 2023) and maximum-likelihood training in
-:mod:`tabular.lm`. All of them take their gradient from one rule,
+with GAE and its adaptive KL penalty (Schulman et al., 2016; 2017), TRPO's Fisher
+products (Schulman et al., 2015; :mod:`tabular.trust_region`), GRPO and DPO in
+:mod:`tabular.rlhf` (Shao et al., 2024; Rafailov et al., 2023) and
+maximum-likelihood training in :mod:`tabular.lm`. All of them take their gradient from one rule,
 :func:`log_prob_grad`, through :func:`accumulate_log_prob_grad` (``grad log pi``
 scaled by a weight) or, where a learner adds other terms to the same row (PPO's
 entropy bonus), term by term; and
@@ -132,6 +133,79 @@ def clipped_surrogate_weight(ratio, advantage, clip):
     if advantage >= 0.0:
         return ratio * advantage if ratio < 1.0 + clip else 0.0
     return ratio * advantage if ratio > 1.0 - clip else 0.0
+
+
+@njit(cache=True, inline="always")
+def kl_grad(old_probs, probs, b):
+    """``d KL(pi_old || pi) / d theta_b = pi(b) - pi_old(b)`` for ``pi = softmax(theta)``:
+    the gradient of PPO's adaptive KL penalty (Schulman et al., 2017, eq. 8)."""
+    return probs[b] - old_probs[b]
+
+
+@njit(cache=True, inline="always")
+def adaptive_kl_coef(coef, kl, kl_target):
+    """The next coefficient of PPO's adaptive KL penalty (Schulman et al., 2017, section
+    4): halved when the update's KL ``d < d_targ / 1.5``, doubled when ``d > 1.5 d_targ``,
+    kept otherwise; held within ``[1e-10, 1e10]`` so that a long run of small (or
+    large) updates can neither erase it nor overflow it (a NaN ``kl`` keeps it)."""
+    if kl < kl_target / 1.5:
+        return max(coef / 2.0, 1e-10)
+    if kl > 1.5 * kl_target:
+        return min(coef * 2.0, 1e10)
+    return coef
+
+
+@njit(cache=True, inline="always")
+def softmax_kl(old_probs, old_log_probs, log_probs):
+    """``KL(p || q) = sum_b p(b) (log p(b) - log q(b))`` of two softmax rows, from ``p``,
+    ``log p`` and ``log q``; actions with ``p(b) = 0`` (masked) contribute nothing."""
+    kl = 0.0
+    for b in range(old_probs.shape[0]):
+        if old_probs[b] > 0.0:
+            kl += old_probs[b] * (old_log_probs[b] - log_probs[b])
+    return kl
+
+
+@njit(cache=True, inline="always")
+def fisher_vector_product(probs, v, weight, out):
+    """``out = weight (diag(pi) - pi pi^T) v``: the Fisher information of a softmax row,
+    ``E_{a~pi}[grad log pi(a) grad log pi(a)^T]``, times ``v`` (the Hessian of
+    ``KL(pi || softmax(theta))`` at ``theta``; Schulman et al., 2015, appendix C)."""
+    mean = 0.0
+    for b in range(probs.shape[0]):
+        mean += probs[b] * v[b]
+    for b in range(probs.shape[0]):
+        out[b] = weight * probs[b] * (v[b] - mean)
+
+
+@njit(cache=True, inline="always")
+def group_relative_advantages(returns, normalise, out):
+    """``out[i] = A_i = R_i - mean(R)`` over a group's ``returns``, divided by ``std(R)``
+    when ``normalise``: the critic-free advantage of GRPO (Shao et al., 2024, section
+    4.1.2), and PPO's advantage normalisation over a batch. A group whose returns agree
+    to rounding (``std <= 1e-12 (1 + |mean|)``) is only centred, never divided by ~0."""
+    G = returns.shape[0]
+    mean = returns.sum() / G
+    for i in range(G):
+        out[i] = returns[i] - mean
+    if normalise:
+        scale_by_std(returns, out)
+
+
+@njit(cache=True, inline="always")
+def scale_by_std(returns, advantages):
+    """Divide ``advantages`` by the standard deviation of the group's ``returns`` (left
+    as they are when the returns agree to rounding)."""
+    G = returns.shape[0]
+    mean = returns.sum() / G
+    var = 0.0
+    for i in range(G):
+        deviation = returns[i] - mean
+        var += deviation * deviation
+    std = np.sqrt(var / G)
+    if std > 1e-12 * (1.0 + abs(mean)):
+        for i in range(G):
+            advantages[i] /= std
 
 
 @njit(cache=True, inline="always")
