@@ -56,6 +56,7 @@ from .preference import (
     _accumulate_path_grad,
     _paths,
     possible_paths,
+    rows_on_paths,
     sequence_log_prob,
 )
 from .reward_model import log_sigmoid, sigmoid
@@ -134,6 +135,7 @@ def _kto_run(model, rollout, data, p, rng, theta, loss, z0s):
     grad = np.zeros_like(theta)
     buf, probs = np.empty(A), np.empty(A)
     labels = Paths(data.states, data.actions, data.lengths, data.ref_log_probs)
+    rows = rows_on_paths(rollout.row_of_state, theta.shape[0], labels, labels)
     for step in range(p.steps):
         total = 0.0
         for _ in range(p.kl_samples):
@@ -141,7 +143,8 @@ def _kto_run(model, rollout, data, p, rng, theta, loss, z0s):
                                         dones[0], dist)
         z0 = kto_reference_point(total, p.kl_samples)  # a constant of the gradient
         z0s[step] = z0
-        grad[:] = 0.0
+        for r in rows:
+            grad[r] = 0.0
         value = 0.0
         for i in range(data.counts.shape[0]):
             log_pi = sequence_log_prob(theta, rollout.row_of_state, labels.states[i],
@@ -152,7 +155,7 @@ def _kto_run(model, rollout, data, p, rng, theta, loss, z0s):
             _accumulate_path_grad(theta, rollout.row_of_state, labels, i,
                                   data.counts[i] * slope / n, probs, grad)
         loss[step] = value
-        for r in range(theta.shape[0]):
+        for r in rows:
             ascend(theta[r], grad[r], p.alpha)
 
 

@@ -101,6 +101,19 @@ def ipo_error(log_ratio_gap, beta):
     return log_ratio_gap - 1.0 / (2.0 * beta)
 
 
+@njit(cache=True)
+def rows_on_paths(row_of_state, n_rows, paths, more):
+    """The logit rows the responses of ``paths`` and ``more`` (two :class:`Paths`) pass
+    through, in increasing order: the only rows a gradient on their log-probabilities
+    moves, so a step touches these and not the whole table."""
+    on = np.zeros(n_rows, dtype=np.bool_)
+    for data in (paths, more):
+        for i in range(data.lengths.shape[0]):
+            for t in range(data.lengths[i]):
+                on[row_of_state[data.states[i, t]]] = True
+    return np.flatnonzero(on)
+
+
 @njit(cache=True, inline="always")
 def _accumulate_path_grad(logits, row_of_state, paths, i, weight, probs, grad):
     """``grad += weight * d log pi(y_i|x) / d logits``, token by token."""
@@ -118,8 +131,10 @@ def _dpo_descent(logits, row_of_state, data, p, history):
     grad = np.zeros_like(logits)
     buf, probs = np.empty(A), np.empty(A)
     win, lose = data.winners, data.losers
+    rows = rows_on_paths(row_of_state, logits.shape[0], win, lose)
     for step in range(p.steps):
-        grad[:] = 0.0
+        for r in rows:
+            grad[r] = 0.0
         loss = 0.0
         for i in range(data.counts.shape[0]):
             lw = sequence_log_prob(logits, row_of_state, win.states[i], win.actions[i],
@@ -139,7 +154,7 @@ def _dpo_descent(logits, row_of_state, data, p, history):
             _accumulate_path_grad(logits, row_of_state, win, i, w, probs, grad)
             _accumulate_path_grad(logits, row_of_state, lose, i, -w, probs, grad)
         history[step] = loss
-        for r in range(logits.shape[0]):
+        for r in rows:
             ascend(logits[r], grad[r], p.alpha)
 
 
