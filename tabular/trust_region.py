@@ -30,6 +30,20 @@ started from 0 stays there, so no damping is needed: the exact solution is the
 tabular natural gradient ``x_r = g_r / (n_r / M pi_r)`` up to a constant per row
 (Kakade, 2001). The critic steps once per sample after the policy's update, towards
 ``A_t + V_old(s_t)``, as PPO's does in each epoch.
+
+The constraint is an estimate: its expectation over the batch is
+``E_{pi_old}[sum_t KL(pi_old(.|s_t) || pi(.|s_t))]``, on a token MDP the KL between the
+two policies' distributions over whole responses (:func:`tabular.rlhf.sequence_kl`).
+
+Why a KL limit: Theorem 1 of the paper bounds the true return ``eta`` of the new
+policy by the surrogate ``L_pi(pi_new) = eta(pi) + sum_s rho_pi(s) sum_a pi_new(a|s)
+A_pi(s, a)``: ``eta(pi_new) >= L_pi(pi_new) - C max_s KL(pi(.|s) || pi_new(.|s))`` with
+``C = 4 eps gamma / (1 - gamma)^2``, ``eps = max |A_pi|``. For the undiscounted token
+MDP (at most ``H`` decisions) that constant is infinite; the paper's Lemma 3 summed
+over ``t < H`` instead gives ``|eta(pi_new) - L_pi(pi_new)| <= 4 eps (alpha H - 1 +
+(1 - alpha)^H) <= 2 eps H (H - 1) max_s KL`` (``alpha`` the largest total variation
+between the two policies in a state; ``1 - (1 - alpha)^t <= t alpha`` and
+``alpha^2 <= KL``). Both are checked exactly in ``tests/test_trpo.py``.
 """
 
 from __future__ import annotations
