@@ -136,12 +136,12 @@ def relative_value_iteration(mdp: TabularMDP, *, tol: float = 1e-8, max_iter: in
     max_iter = check_positive_int("max_iter", max_iter)
     strict = check_flag("strict", strict)
     _check_continuing(mdp, "relative_value_iteration")
-    plan = kernels.planning_arrays(mdp, 1.0)
+    model = mdp.arrays
     h = np.zeros(mdp.n_states + 1)  # with the sentinel, held at 0 (padding points there)
     Th = np.zeros_like(h)
     history = []
     for _ in range(max_iter):
-        kernels.optimality_sweep(plan, h, 1.0, Th)
+        kernels.optimality_sweep(model, h, 1.0, Th)
         gap = Th[:-1] - h[:-1]
         low, high = gap.min(), gap.max()
         history.append(high - low)
@@ -152,7 +152,7 @@ def relative_value_iteration(mdp: TabularMDP, *, tol: float = 1e-8, max_iter: in
     if not converged and strict:
         raise ConvergenceError(_not_converged_message(max_iter, tol, history))
     rho = float(0.5 * (low + high))
-    Q = kernels.q_table(plan, h, 1.0) - rho
+    Q = kernels.q_table(model, h, 1.0) - rho
     return RelativeValueIterationResult(rho, h[:-1], Q, greedy_policy(Q), np.array(history),
                                         converged, len(history), "sync")
 
@@ -177,7 +177,7 @@ def average_reward_solve(mdp: TabularMDP, policy) -> AverageRewardResult:
     if S > EXACT_MAX_STATES:
         raise ValueError(f"average_reward_solve solves a dense {S}x{S} system; above "
                          f"{EXACT_MAX_STATES} states use relative_value_iteration")
-    next_state, prob, reward, _, _ = mdp.arrays
+    next_state, prob, reward = mdp.next_state, mdp.prob, mdp.reward
     weight = pi[:, :, None] * prob  # probability of (a, k) in s under pi
     _check_unichain(mdp, next_state, weight > 0.0)
     r_pi = (weight * reward).sum(axis=(1, 2))
@@ -219,9 +219,9 @@ def finite_horizon(mdp: TabularMDP, horizon: int, *, gamma: float = 1.0,
     V[horizon] = 0.0 if terminal_values is None else check_values(mdp, terminal_values,
                                                                   "terminal_values")
     policy = np.empty((horizon, S), dtype=np.int64)
-    plan = kernels.planning_arrays(mdp, gamma)
+    model = mdp.arrays
     for t in range(horizon - 1, -1, -1):
-        Q = kernels.q_table(plan, with_end(V[t + 1]), gamma)
+        Q = kernels.q_table(model, with_end(V[t + 1]), gamma)
         policy[t] = greedy_policy(Q)
         V[t] = Q.max(axis=1)
     return FiniteHorizonResult(V, policy, "backward_induction")

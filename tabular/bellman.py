@@ -42,7 +42,7 @@ def single_thread_when_small(func):
     @functools.wraps(func)
     def wrapper(mdp, *args, **kwargs):
         mdp = as_mdp(mdp)
-        if mdp.prob.size >= PARALLEL_MIN_OUTCOMES:
+        if mdp.n_states * mdp.n_actions * mdp.n_outcomes >= PARALLEL_MIN_OUTCOMES:
             return func(mdp, *args, **kwargs)
         before = numba.get_num_threads()
         numba.set_num_threads(1)
@@ -114,7 +114,8 @@ def check_q(Q) -> np.ndarray:
     Q = np.asarray(Q, dtype=np.float64)
     if Q.ndim != 2 or 0 in Q.shape:
         raise ValueError(f"Q must be [S, A] with S, A >= 1, got shape {Q.shape}")
-    bad = ~(Q < np.inf) & ~(Q == -np.inf)  # NaN fails both tests
+    bad = ~(Q < np.inf)  # NaN fails this test and the next (one [S, A] temporary at a time)
+    bad &= Q != -np.inf
     if bad.any():
         s, a = np.argwhere(bad)[0]
         raise ValueError(f"Q[{s}, {a}] is {Q[s, a]} (NaN and +inf are not action values)")
@@ -123,7 +124,7 @@ def check_q(Q) -> np.ndarray:
 
 def greedy_policy(Q) -> np.ndarray:
     """``argmax_a Q[s, a]`` per state (eq. 4.9), the lowest index among ties: int64 ``[S]``."""
-    return check_q(Q).argmax(axis=1).astype(np.int64)
+    return check_q(Q).argmax(axis=1).astype(np.int64, copy=False)
 
 
 def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
@@ -155,7 +156,7 @@ def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarr
     States where no optimal action can guarantee termination keep ``argmax``.
     """
     mdp = as_mdp(mdp)
-    next_state, prob, _, done, _ = mdp.arrays
+    next_state, prob, done = mdp.next_state, mdp.prob, mdp.done
     if np.shape(Q) != prob.shape[:2]:
         raise ValueError(f"Q must have shape {prob.shape[:2]} (states, actions), "
                          f"got {np.shape(Q)}")
@@ -206,21 +207,21 @@ def iterate(mdp, name, kernel, method, extra, gamma, tol, max_iter, V0, strict):
     rule or ``max_iter``: ``(V, history, converged)``.
 
     ``name`` names the solver in errors; ``kernel`` is a sweep of
-    :mod:`tabular.kernels.dp` for ``method`` (a ``"sync"`` kernel writes into a second
-    buffer, the two swap each sweep; an ``"inplace"`` one overwrites ``V``), called with
+    :mod:`tabular.kernels.dp` for ``method`` (an ``"inplace"`` kernel overwrites ``V``;
+    the others write into a second buffer, the two swap each sweep), called with
     the extra arguments ``extra`` after ``gamma``. At ``max_iter`` it raises
     :class:`ConvergenceError` if ``strict``, else returns ``converged=False``."""
     V0 = np.zeros(mdp.n_states) if V0 is None else check_values(mdp, V0, "V0")
-    plan = kernels.planning_arrays(mdp, gamma)
+    model = mdp.arrays
     threshold = stopping_threshold(tol, gamma)
     V = with_end(V0)
-    spare = np.zeros(mdp.n_states + 1) if method == "sync" else None
+    spare = None if method == "inplace" else np.zeros(mdp.n_states + 1)
     history = []
     for _ in range(max_iter):
         if spare is None:
-            residual = kernel(plan, V, gamma, *extra)
+            residual = kernel(model, V, gamma, *extra)
         else:
-            residual = kernel(plan, V, gamma, *extra, spare)
+            residual = kernel(model, V, gamma, *extra, spare)
             V, spare = spare, V
         history.append(residual)
         if residual < threshold:
@@ -270,13 +271,13 @@ def with_end(V) -> np.ndarray:
 
 def q_table(mdp, V, gamma: float) -> np.ndarray:
     """``Q [S, A]`` of values ``V [S]`` (already checked)."""
-    return kernels.q_table(kernels.planning_arrays(mdp, gamma), with_end(V), gamma)
+    return kernels.q_table(mdp.arrays, with_end(V), gamma)
 
 
 def apply_once(kernel, mdp, V, gamma: float, *extra) -> np.ndarray:
     """One synchronous sweep of ``kernel`` on ``V [S]``: the operator applied once."""
     out = np.zeros(mdp.n_states + 1)
-    kernel(kernels.planning_arrays(mdp, gamma), with_end(V), gamma, *extra, out)
+    kernel(mdp.arrays, with_end(V), gamma, *extra, out)
     return out[:-1]
 
 

@@ -12,7 +12,10 @@ Sweep methods, one vocabulary for every solver: ``"sync"`` computes each sweep
 from the previous vector (Jacobi, eq. 4.5 / 4.10 for all states at once, run in
 parallel on large models); ``"inplace"`` overwrites the vector state by state,
 in state order, so later states already see new values (section 4.1's in-place
-algorithm, Gauss-Seidel); ``"exact"`` (policy evaluation) solves the linear
+algorithm, Gauss-Seidel); ``"blocked"`` (value iteration) runs Gauss-Seidel inside
+fixed blocks of states and the blocks in parallel, each reading the others' values of
+the previous sweep (block Jacobi: Gauss-Seidel's fewer sweeps on several threads, the
+same numbers on any number of them); ``"exact"`` (policy evaluation) solves the linear
 system (:mod:`tabular.exact_solve`). Every result records its ``method``.
 
 The discount ``gamma`` is required by every solver (no default: the answer
@@ -63,9 +66,6 @@ __all__ = ["ConvergenceError", "PolicyEvaluationResult", "PolicyIterationResult"
            "SoftValueIterationResult", "ValueIterationResult", "optimal_actions",
            "policy_evaluation", "policy_iteration", "soft_value_iteration", "value_iteration"]
 
-SWEEPS = ("sync", "inplace")
-
-
 @dataclass(frozen=True, eq=False)
 class ValueIterationResult:
     """What :func:`value_iteration` returns.
@@ -75,8 +75,8 @@ class ValueIterationResult:
     ``Q``, int64 ``[S]`` (:func:`~tabular.terminating_greedy_policy` when
     ``gamma == 1``); ``history``: the sup-norm residual ``||V_{k+1} - V_k||_inf`` of
     each sweep; ``converged``: the stopping rule held (``False`` only with
-    ``strict=False``); ``iterations``: the number of sweeps; ``method``: ``"sync"``
-    or ``"inplace"``.
+    ``strict=False``); ``iterations``: the number of sweeps; ``method``: ``"sync"``,
+    ``"inplace"`` or ``"blocked"``.
     """
 
     V: np.ndarray
@@ -161,7 +161,8 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     ``mdp``: the model; ``gamma``: the discount in ``[0, 1]``, required; ``tol``
     (default ``1e-8``): for ``gamma < 1`` the returned ``V`` satisfies
     ``||V - v*||_inf <= tol``, for ``gamma == 1`` the last residual is below ``tol``;
-    ``method`` (default ``"sync"``): ``"sync"`` or ``"inplace"`` sweeps; ``max_iter``
+    ``method`` (default ``"sync"``): ``"sync"``, ``"inplace"`` or ``"blocked"`` sweeps
+    (the module docstring says what each does); ``max_iter``
     (default 100000): the sweep limit; ``V0`` (default ``None``: zeros): the start
     values ``[S]``; ``strict`` (default ``True``): raise :class:`ConvergenceError` at
     ``max_iter``, or with ``False`` return the last iterate with ``converged=False``.
@@ -170,7 +171,8 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     """
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
     kernel = _pick(method, {"sync": kernels.optimality_sweep,
-                            "inplace": kernels.optimality_sweep_inplace})
+                            "inplace": kernels.optimality_sweep_inplace,
+                            "blocked": kernels.optimality_sweep_blocks})
     V, history, converged = iterate(mdp, "value_iteration", kernel, method, (), gamma, tol,
                                     max_iter, V0, strict)
     Q = q_table(mdp, V, gamma)
@@ -311,13 +313,13 @@ def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter, strict):
 def _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter,
                                strict):
     threshold = stopping_threshold(tol, gamma)
-    plan = kernels.planning_arrays(mdp, gamma)
+    model = mdp.arrays
     V = np.zeros(mdp.n_states + 1)  # with the end sentinel
     values = []
     improvements = 0
     out = np.zeros_like(V)
     for _ in range(max_iter):
-        Q = kernels.q_table(plan, V, gamma)
+        Q = kernels.q_table(model, V, gamma)
         greedy_V = Q.max(axis=1)
         improved = _improve(Q, policy, tie_tol)
         improvements += int(not np.array_equal(improved, policy))
@@ -328,7 +330,7 @@ def _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, ma
                                          "modified", eval_sweeps)
         pi = np.eye(mdp.n_actions)[policy]
         for _ in range(eval_sweeps):
-            kernels.expectation_sweep(plan, V, gamma, pi, out)
+            kernels.expectation_sweep(model, V, gamma, pi, out)
             V, out = out, V
         values.append(V[:-1].copy())
     if strict:
@@ -372,7 +374,7 @@ def _pick(method, kernels_by_name, exact=False):
     if exact and method == "exact":
         return None
     if method not in kernels_by_name:
-        options = ", ".join(repr(m) for m in (("exact",) if exact else ()) + SWEEPS)
+        options = ", ".join(repr(m) for m in (("exact",) if exact else ()) + tuple(kernels_by_name))
         hint = " (Gauss-Seidel is 'inplace')" if method == "gauss-seidel" else ""
         raise ValueError(f"method must be one of {options}, got {method!r}{hint}")
     return kernels_by_name[method]

@@ -42,7 +42,7 @@ def policy_values(mdp, pi, gamma: float, policy_name: str = "policy") -> np.ndar
     if S > EXACT_MAX_STATES:
         raise ValueError(f"method='exact' solves a dense {S}x{S} system; above "
                          f"{EXACT_MAX_STATES} states use method='sync' (or eval_sweeps=k)")
-    next_state, prob, reward, done, _ = mdp.arrays
+    next_state, prob, reward, done = mdp.next_state, mdp.prob, mdp.reward, mdp.done
     weight = pi[:, :, None] * prob  # probability of (a, k) in s under pi
     taken = weight > 0.0
     r_pi = (weight * np.where(taken, reward, 0.0)).sum(axis=(1, 2))  # no 0 * -inf

@@ -19,9 +19,8 @@ Every ``evaluate_every`` updates, both record how good the greedy policy of ``Q`
 value of the start distribution, computed from the model (the y-axis of Figure
 8.8). :func:`branching_task` builds the random tasks of that figure.
 
-The expected update reads the model through
-:func:`tabular.kernels.dp.planning_arrays`, the records of the DP sweeps, and is
-the sweeps' own :func:`~tabular.kernels.dp.q_value` on ``V(s) = max_a Q(s, a)``,
+The expected update reads the model as the DP sweeps do, and is the sweeps' own
+:func:`~tabular.kernels.dp.q_value` on ``V(s) = max_a Q(s, a)``,
 which each update keeps current; trajectories are simulated through
 :func:`~tabular.kernels.sampling.sample_step` and
 :func:`~tabular.kernels.sampling.sample_start`. The trajectory kernel follows the
@@ -39,7 +38,7 @@ from numba import njit, prange
 
 from .bellman import ConvergenceError
 from .checks import check_gamma, check_positive_int, check_unit_interval
-from .kernels.dp import planning_arrays, q_value
+from .kernels.dp import q_value
 from .kernels.evaluation import EVALUATION_TOL, MAX_EVALUATION_STEPS, start_value
 from .kernels.rng import seed_states
 from .kernels.sampling import sample_start, sample_step
@@ -127,12 +126,11 @@ class CurveOutputs(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _expected_update(plan, Q, V, gamma, s, a):
+def _expected_update(model, Q, V, gamma, s, a):
     """``Q(s, a) <- sum_k p_k [r_k + gamma max_a' Q(s'_k, a')]``, the expected update of
     section 8.5 (value iteration's, eq. 4.10, for one pair), then ``V(s) = max_a Q(s, a)``
     (``V`` ``[S + 1]`` ends with the sentinel 0 of :mod:`tabular.kernels.dp`)."""
-    successor, prob, reward = plan
-    Q[s, a] = q_value(successor, prob, reward, V, gamma, s, a)
+    Q[s, a] = q_value(model, V, gamma, s, a)
     V[s] = max_value(Q[s])
 
 
@@ -146,7 +144,7 @@ def _state_values(Q):
 
 
 @njit(cache=True, inline="always")
-def _evaluate(plan, Q, params, policy, values, left, e):
+def _evaluate(model, Q, params, policy, values, left, e):
     """Evaluation ``e``: the value of the start distribution under the greedy policy of
     ``Q`` (argmax, lowest action on ties). ``policy`` holds the greedy policy of
     evaluation ``e - 1`` and receives this one; an unchanged policy keeps its value."""
@@ -157,13 +155,13 @@ def _evaluate(plan, Q, params, policy, values, left, e):
             changed = True
             policy[s] = a
     if changed:
-        values[e], left[e] = start_value(plan, policy, params.gamma, params.start)
+        values[e], left[e] = start_value(model, policy, params.gamma, params.start)
     else:
         values[e], left[e] = values[e - 1], left[e - 1]
 
 
 @njit(cache=True)
-def _uniform_expected_updates(plan, params, out):
+def _uniform_expected_updates(model, params, out):
     """Expected updates of every pair in turn, ``(0, 0), (0, 1), ..., (S-1, A-1), (0, 0),
     ...``, in place; the greedy policy evaluated at each count of ``evaluate_at``."""
     Q, values, left = out.Q[0], out.values[0], out.left[0]
@@ -175,14 +173,14 @@ def _uniform_expected_updates(plan, params, out):
     made = 0
     for e in range(params.evaluate_at.shape[0]):
         while made < params.evaluate_at[e]:
-            _expected_update(plan, Q, V, params.gamma, x // n_actions, x % n_actions)
+            _expected_update(model, Q, V, params.gamma, x // n_actions, x % n_actions)
             x = x + 1 if x + 1 < n_pairs else 0
             made += 1
-        _evaluate(plan, Q, params, policy, values, left, e)
+        _evaluate(model, Q, params, policy, values, left, e)
 
 
 @njit(cache=True, inline="always")
-def _trajectory_run(model, plan, params, rng, Q, values, left):
+def _trajectory_run(model, params, rng, Q, values, left):
     """One run of trajectory sampling: on-policy episodes of epsilon-greedy in ``Q``, each
     step an expected update of the pair taken (section 8.6)."""
     epsilon = read_schedule(params.epsilon)
@@ -195,7 +193,7 @@ def _trajectory_run(model, plan, params, rng, Q, values, left):
     for e in range(params.evaluate_at.shape[0]):
         while made < params.evaluate_at[e]:
             a = epsilon_greedy_action(Q[s], eps, rng)
-            _expected_update(plan, Q, V, params.gamma, s, a)
+            _expected_update(model, Q, V, params.gamma, s, a)
             s_next, _, is_done = sample_step(model, s, a, rng)
             made += 1
             if is_done:  # the next update starts a new episode
@@ -204,13 +202,13 @@ def _trajectory_run(model, plan, params, rng, Q, values, left):
                 s = sample_start(model, rng)
             else:
                 s = s_next
-        _evaluate(plan, Q, params, policy, values, left, e)
+        _evaluate(model, Q, params, policy, values, left, e)
 
 
 @njit(cache=True, parallel=True)
-def _trajectory_sampling(model, plan, params, rng_states, out):
+def _trajectory_sampling(model, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _trajectory_run(model, plan, params, rng_states[run].copy(), out.Q[run],
+        _trajectory_run(model, params, rng_states[run].copy(), out.Q[run],
                         out.values[run], out.left[run])
 
 
@@ -241,8 +239,7 @@ def uniform_expected_updates(mdp, *, updates: int, gamma: float = 1.0, evaluate_
     cannot be summed (an episode that does not end with ``gamma`` at or near 1).
     """
     mdp, gamma, evaluate_at, out = _setup(mdp, updates, gamma, evaluate_every, initial_Q, 1)
-    _uniform_expected_updates(planning_arrays(mdp, gamma),
-                              UniformParams(gamma, evaluate_at, mdp.start), out)
+    _uniform_expected_updates(mdp.arrays, UniformParams(gamma, evaluate_at, mdp.start), out)
     return _result(out, evaluate_at, gamma, None)
 
 
@@ -280,8 +277,7 @@ def trajectory_sampling(mdp, *, updates: int, gamma: float = 1.0, epsilon=0.1,
     mdp, gamma, evaluate_at, out = _setup(mdp, updates, gamma, evaluate_every, initial_Q,
                                           n_runs)
     params = TrajectoryParams(gamma, epsilon.params, evaluate_at, mdp.start)
-    _trajectory_sampling(mdp.arrays, planning_arrays(mdp, gamma), params,
-                         seed_states(seed, n_runs), out)
+    _trajectory_sampling(mdp.arrays, params, seed_states(seed, n_runs), out)
     return _result(out, evaluate_at, gamma, runs)
 
 

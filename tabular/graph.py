@@ -77,10 +77,9 @@ def actions_toward(next_state, marked, first_action) -> np.ndarray:
 def can_end(mdp) -> np.ndarray:
     """Bool ``[S]``: the states from which some policy ends the episode with positive
     probability (the others can only loop for ever, a problem when ``gamma = 1``)."""
-    model = mdp.arrays
-    possible = model.prob > 0.0
-    exits = (possible & model.done).any(axis=(1, 2))
-    return reaches(model.next_state, possible & ~model.done, exits)
+    possible = mdp.prob > 0.0
+    exits = (possible & mdp.done).any(axis=(1, 2))
+    return reaches(mdp.next_state, possible & ~mdp.done, exits)
 
 
 def safe_actions(mdp, gamma: float) -> np.ndarray:
@@ -91,7 +90,7 @@ def safe_actions(mdp, gamma: float) -> np.ndarray:
     the episode or lands in a state with a safe action (with ``gamma = 0`` only the
     immediate reward counts); the greatest fixed point of that rule.
     """
-    next_state, prob, reward, done, _ = mdp.arrays
+    next_state, prob, reward, done = mdp.next_state, mdp.prob, mdp.reward, mdp.done
     possible = prob > 0.0
     harmless = ~possible | (reward > -np.inf)
     settled = ~possible | done | (gamma == 0.0)

@@ -6,15 +6,22 @@ probability ``prob[s, a, k]``, pays ``reward[s, a, k]`` and ends the episode whe
 ``done[s, a, k]`` (Gymnasium's ``terminated``: no value flows from the next state,
 a target is ``r + gamma * (0 if done else V[s'])``). Padding slots have
 probability 0.
+
+The model stores these arrays compactly (:mod:`tabular.compact`: int32 successors
+that carry ``done`` in their sign, codes into tables of the distinct
+``(prob, reward)`` pairs, no probability when ``K = 1``) and hands kernels that form,
+:attr:`TabularMDP.arrays`; the wide arrays above are decoded on first read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import NamedTuple
 
 import numpy as np
+
+from . import compact
 
 PROB_TOL = 1e-9
 #: The largest magnitude of a finite reward: sums of 1e8 such rewards, discounted or
@@ -24,6 +31,8 @@ MAX_REWARD = 1e100
 #: The model's arrays and what each holds: an integer index, a real number or a flag.
 MODEL_ARRAYS = {"next_state": "index", "prob": "real", "reward": "real", "done": "flag",
                 "start": "real"}
+#: The public per-outcome arrays, decoded from the stored form on first read.
+WIDE_ARRAYS = ("next_state", "prob", "reward", "done")
 
 
 class MDPError(ValueError):
@@ -31,15 +40,44 @@ class MDPError(ValueError):
 
 
 class ModelArrays(NamedTuple):
-    """The model as one kernel argument (:attr:`TabularMDP.arrays`): the model's own
-    read-only ``next_state``, ``prob``, ``reward``, ``done`` and the cumulative start
-    distribution ``start_cdf`` ``[S]``."""
+    """The model as one kernel argument (:attr:`TabularMDP.arrays`), read-only, in the
+    stored form of :mod:`tabular.compact` and read through the accessors of
+    :mod:`tabular.kernels.model`.
 
-    next_state: np.ndarray
+    ``successor`` int32 (int64 when ``S >= 2**31``) ``[S, A, K]``: the next state
+    ``s'``, or ``-1 - s'`` when no value flows (the outcome ends the episode or has
+    probability 0); ``code``: int16 ``[S, A, K]``, the row of each outcome in the
+    float64 tables ``prob [C]`` and ``reward [C]``, or (int32) each outcome's own row
+    when they hold one row per outcome (flat, ``[S * A * K]``); ``prob`` is empty
+    when ``K = 1`` (every outcome is certain); ``start_cdf`` ``[S]``: the cumulative
+    start distribution.
+    """
+
+    successor: np.ndarray
+    code: np.ndarray | None
     prob: np.ndarray
     reward: np.ndarray
-    done: np.ndarray
     start_cdf: np.ndarray
+
+
+class _Stored:
+    """A public model array (``next_state``, ``prob``, ``reward``, ``done``): given to the
+    constructor, kept in compact form, decoded (read-only) on first read."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, mdp, owner=None):
+        if mdp is None:  # the dataclass field has no default
+            raise AttributeError(self.name)
+        if self.name not in mdp.__dict__:
+            value = compact.decode(mdp.arrays, self.name)
+            value.flags.writeable = False
+            mdp.__dict__[self.name] = value
+        return mdp.__dict__[self.name]
+
+    def __set__(self, mdp, value):
+        mdp.__dict__[self.name] = value
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +96,12 @@ class TabularMDP:
       ``terminated``: no value flows from the next state);
     - ``start`` float64 ``[S]``: the initial-state distribution.
 
+    With ``K = 1`` the probability reads back as exactly 1, and an outcome of
+    probability 0 reads back with ``done = False``: the model keeps what the
+    dynamics mean, in the compact form of :mod:`tabular.compact` (kernels read
+    :attr:`arrays`; these four arrays are decoded on first read, so a huge model
+    built with :meth:`from_arrays` never holds them unless asked).
+
     The model owns its arrays: it stores read-only copies (``state_cells`` too), so
     the caller's arrays are never modified or aliased, and nothing can change the
     model after it was validated. Any array-like of a compatible dtype is accepted.
@@ -72,10 +116,10 @@ class TabularMDP:
     The discount is not part of the model: every algorithm takes ``gamma``.
     """
 
-    next_state: np.ndarray
-    prob: np.ndarray
-    reward: np.ndarray
-    done: np.ndarray
+    next_state: np.ndarray = _Stored()
+    prob: np.ndarray = _Stored()
+    reward: np.ndarray = _Stored()
+    done: np.ndarray = _Stored()
     start: np.ndarray
     state_labels: tuple | None = field(default=None, repr=False)
     action_names: tuple | None = field(default=None, repr=False)
@@ -88,6 +132,14 @@ class TabularMDP:
                   for name, kind in MODEL_ARRAYS.items()}
         for name, value in arrays.items():
             object.__setattr__(self, name, value)
+        self._check_metadata()
+        self._validate()
+        # 0 * -inf is NaN in every expectation: a -inf reward on a padding slot (probability
+        # 0) becomes 0 in the model's own copy
+        arrays["reward"][(arrays["prob"] == 0.0) & (arrays["reward"] == -np.inf)] = 0.0
+        self._keep(compact.encode(*(arrays[name] for name in WIDE_ARRAYS)))
+
+    def _check_metadata(self) -> None:
         if self.state_labels is not None:
             object.__setattr__(self, "state_labels", tuple(self.state_labels))
         if self.action_names is not None:
@@ -100,42 +152,51 @@ class TabularMDP:
                                f"{self.max_episode_steps!r}")
             object.__setattr__(self, "max_episode_steps", int(self.max_episode_steps))
         if self.state_cells is not None:
-            arrays["state_cells"] = _model_array("state_cells", self.state_cells, "index")
-            object.__setattr__(self, "state_cells", arrays["state_cells"])
-        self._validate()
-        # 0 * -inf is NaN in every expectation: a -inf reward on a padding slot (probability
-        # 0) becomes 0 in the model's own copy
-        arrays["reward"][(arrays["prob"] == 0.0) & (arrays["reward"] == -np.inf)] = 0.0
-        start_cdf = np.cumsum(self.start)
-        for value in (*arrays.values(), start_cdf):
-            value.flags.writeable = False
-        object.__setattr__(self, "_start_cdf", start_cdf)
+            cells = _model_array("state_cells", self.state_cells, "index")
+            cells.flags.writeable = False
+            object.__setattr__(self, "state_cells", cells)
+
+    def _keep(self, stored) -> None:
+        """Keep ``stored`` ``(successor, code, prob, reward)`` read-only as the model (``code``
+        ``None``: per outcome); the wide arrays given to the constructor are dropped
+        (decoded again when read)."""
+        successor, code, prob, reward = stored
+        if code is None:  # per outcome: each outcome's code is its own (flat) row
+            code, prob, reward = compact.own_rows(successor.shape), prob.ravel(), reward.ravel()
+        self.start.flags.writeable = False
+        arrays = ModelArrays(successor, code, prob, reward, np.cumsum(self.start))
+        for value in arrays:
+            if value is not None:
+                value.flags.writeable = False
+        for name in WIDE_ARRAYS:
+            self.__dict__.pop(name, None)
+        object.__setattr__(self, "_arrays", arrays)
 
     # ------------------------------------------------------------------ sizes
     @property
     def n_states(self) -> int:
         """S, the number of states."""
-        return self.prob.shape[0]
+        return self._arrays.successor.shape[0]
 
     @property
     def n_actions(self) -> int:
         """A, the number of actions (every state has all of them)."""
-        return self.prob.shape[1]
+        return self._arrays.successor.shape[1]
 
     @property
     def n_outcomes(self) -> int:
         """K, the padded number of outcomes per state-action pair."""
-        return self.prob.shape[2]
+        return self._arrays.successor.shape[2]
 
     @property
     def arrays(self) -> ModelArrays:
-        """``(next_state, prob, reward, done, start_cdf)``: the model as kernels take it."""
-        return ModelArrays(self.next_state, self.prob, self.reward, self.done, self._start_cdf)
+        """The model as kernels take it: a :class:`ModelArrays` in the stored form."""
+        return self._arrays
 
     @property
     def start_cdf(self) -> np.ndarray:
         """Cumulative start distribution (read-only), for ``sample_start``."""
-        return self._start_cdf
+        return self._arrays.start_cdf
 
     def expected_reward(self) -> np.ndarray:
         """``r(s, a) = sum_k prob * reward`` (eq. 3.5) as a new ``[S, A]`` array (padding
@@ -165,7 +226,7 @@ class TabularMDP:
         return str(a)
 
     def __repr__(self) -> str:
-        S, A, K = self.prob.shape
+        S, A, K = self._arrays.successor.shape
         return f"TabularMDP(S={S}, A={A}, K={K})"
 
     # ------------------------------------------------------------- validation
@@ -173,7 +234,7 @@ class TabularMDP:
         return f"state {self.state_name(int(s))}, action {self.action_name(int(a))}"
 
     def _validate(self) -> None:
-        ns, p, r, d, start = self.next_state, self.prob, self.reward, self.done, self.start
+        ns, p, r, d = self.next_state, self.prob, self.reward, self.done
         if p.ndim != 3:
             raise MDPError(f"prob must have shape [S, A, K], got {p.shape}")
         for name, arr in (("next_state", ns), ("reward", r), ("done", d)):
@@ -182,8 +243,20 @@ class TabularMDP:
         S, A, K = p.shape
         if S == 0 or A == 0 or K == 0:
             raise MDPError(f"an MDP needs at least one state, action and outcome, got {p.shape}")
-        if start.shape != (S,):
-            raise MDPError(f"start must have shape [{S}], got {start.shape}")
+        self._check_sizes(S, A)
+        for name in ("prob", "reward"):
+            _check_outcomes(self, ModelArrays(None, None, p, r, None), name)
+        _check_sums(self, p)
+        bad = (ns < 0) | (ns >= S)
+        if bad.any():
+            s, a, k = np.argwhere(bad)[0]
+            raise MDPError(f"next_state {ns[s, a, k]} of outcome {k} at {self._where(s, a)} "
+                           f"is outside [0, {S})")
+        self._check_start()
+
+    def _check_sizes(self, S: int, A: int) -> None:
+        if self.start.shape != (S,):
+            raise MDPError(f"start must have shape [{S}], got {self.start.shape}")
         if self.state_labels is not None and len(self.state_labels) != S:
             raise MDPError(f"state_labels has {len(self.state_labels)} entries for {S} states")
         if self.action_names is not None and len(self.action_names) != A:
@@ -191,31 +264,12 @@ class TabularMDP:
         if self.state_cells is not None and self.state_cells.shape != (S, 2):
             raise MDPError(f"state_cells must have shape [{S}, 2], got {self.state_cells.shape}")
 
-        bad = ~(p >= 0.0) | ~(p <= 1.0 + PROB_TOL)  # NaN fails both
-        if bad.any():
-            s, a, k = np.argwhere(bad)[0]
-            raise MDPError(f"prob {float(p[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
-                           "is not a probability in [0, 1]")
-        total = p.sum(axis=2)
-        bad = np.abs(total - 1.0) > PROB_TOL
-        if bad.any():
-            s, a = np.argwhere(bad)[0]
-            raise MDPError(f"outcome probabilities at {self._where(s, a)} sum to "
-                           f"{float(total[s, a])!r}, not 1 (tolerance {PROB_TOL})")
-        bad = (ns < 0) | (ns >= S)
-        if bad.any():
-            s, a, k = np.argwhere(bad)[0]
-            raise MDPError(f"next_state {ns[s, a, k]} of outcome {k} at {self._where(s, a)} "
-                           f"is outside [0, {S})")
-        bad = ~(np.abs(r) <= MAX_REWARD) & (r != -np.inf)  # NaN fails the first test
-        if bad.any():
-            s, a, k = np.argwhere(bad)[0]
-            raise MDPError(f"reward {float(r[s, a, k])!r} of outcome {k} at {self._where(s, a)} "
-                           f"is not allowed (finite rewards are at most {MAX_REWARD:g} in "
-                           "magnitude, NaN and +inf are rejected; -inf is allowed)")
+    def _check_start(self) -> None:
+        start = self.start
         if not (np.all(start >= 0.0) and abs(start.sum() - 1.0) <= PROB_TOL):  # NaN fails
-            raise MDPError(f"start must be a probability distribution over the {S} states "
-                           f"(non-negative, summing to 1), got sum {float(start.sum())!r}")
+            raise MDPError(f"start must be a probability distribution over the "
+                           f"{start.shape[0]} states (non-negative, summing to 1), got sum "
+                           f"{float(start.sum())!r}")
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -361,6 +415,73 @@ class TabularMDP:
         return cls(next_state, prob, reward, done, start, **metadata)
 
 
+    @classmethod
+    def from_arrays(cls, successor, code, prob, reward, start=None, **metadata) -> TabularMDP:
+        """Build from the stored form (:class:`ModelArrays`, :mod:`tabular.compact`), for
+        models too large to pass through the wide arrays (a generator of a 10^8-state
+        gridworld builds these directly).
+
+        ``successor`` int ``[S, A, K]``: the next state ``s'``, or ``-1 - s'`` when the
+        outcome ends the episode; ``code`` (``None``, or int16 ``[S, A, K]``): each
+        outcome's row in the tables ``prob`` and ``reward`` (float64 ``[C]``, ``C <=
+        32768``, or any number with int32 codes); with ``code=None`` ``prob`` and
+        ``reward`` are float64 ``[S, A, K]`` (or flat), one row per outcome;
+        ``prob`` may be empty when ``K = 1``; ``start`` (default ``None``: uniform): the
+        initial-state distribution ``[S]``; ``metadata``: as in
+        :meth:`from_transitions`. The same checks as the constructor, on the stored
+        form; the model keeps its own read-only copies.
+        """
+        successor = np.asarray(successor)
+        if successor.dtype.kind not in "iu":
+            successor = _model_array("successor", successor, "index")
+        if successor.ndim != 3 or 0 in successor.shape:
+            raise MDPError(f"successor must be a non-empty [S, A, K] array, got shape "
+                           f"{successor.shape}")
+        S, A, K = successor.shape
+        mdp = cls.__new__(cls)
+        for f in fields(cls):
+            if f.default is not MISSING:
+                object.__setattr__(mdp, f.name, metadata.pop(f.name, f.default))
+        if metadata:
+            raise TypeError(f"from_arrays got unexpected keyword arguments {sorted(metadata)}")
+        start = np.full(S, 1.0 / S) if start is None else start
+        object.__setattr__(mdp, "start", _model_array("start", start, "real"))
+        mdp._check_metadata()
+        mdp._check_sizes(S, A)
+        bad = (successor < -S) | (successor >= S)
+        if bad.any():
+            s, a, k = np.argwhere(bad)[0]
+            raise MDPError(f"successor {successor[s, a, k]} of outcome {k} at "
+                           f"{mdp._where(s, a)} is outside [-{S}, {S})")
+        prob, reward = _model_array("prob", prob, "real"), _model_array("reward", reward, "real")
+        if code is not None:
+            code = _codes(code, successor.shape, reward.size)
+            shape = (reward.size,)
+        else:  # per outcome
+            shape = successor.shape
+            prob, reward = (x.reshape(shape) if x.size == successor.size else x
+                            for x in (prob, reward))
+        if reward.shape != shape or (prob.shape != shape and not (K == 1 and prob.size == 0)):
+            raise MDPError(f"prob {prob.shape} and reward {reward.shape} must have shape "
+                           f"{shape}" + (" (prob may be empty when K = 1)" if K == 1 else ""))
+        if K == 1:
+            prob = np.ones(shape)
+        check = ModelArrays(successor, code, prob, reward, None)
+        _check_outcomes(mdp, check, "prob")
+        _check_outcomes(mdp, check, "reward")
+        mdp._check_start()
+        if K > 1:
+            outcome_prob = prob if code is None else prob[code]
+            _check_sums(mdp, outcome_prob)
+        successor = successor.astype(compact.index_dtype(S))  # the model's own copy
+        if K > 1:  # no value flows from an outcome of probability 0, and it pays no -inf
+            successor = np.where((outcome_prob == 0.0) & (successor >= 0), -1 - successor,
+                                 successor).astype(successor.dtype)
+        reward[(prob == 0.0) & (reward == -np.inf)] = 0.0
+        mdp._keep((successor, code, prob[:0] if K == 1 else prob, reward))
+        return mdp
+
+
 def as_mdp(env, name: str = "mdp") -> TabularMDP:
     """A :class:`TabularMDP`, or a Gymnasium env compiled to one (its transition table
     is what the sampler draws from); anything else is a clear error naming ``name``."""
@@ -370,6 +491,52 @@ def as_mdp(env, name: str = "mdp") -> TabularMDP:
         return TabularMDP.from_gymnasium(env)
     raise TypeError(f"{name} must be a tabular.TabularMDP or a Gymnasium env with a "
                     f"transition table, got {type(env).__name__}")
+
+
+def _check_outcomes(mdp, arrays, name: str) -> None:
+    """Refuse a probability outside [0, 1] or a reward that is NaN, +inf or larger than
+    ``MAX_REWARD`` (``name`` says which), naming the first outcome that holds it
+    (``arrays``: per outcome, or tables with ``code``)."""
+    values = getattr(arrays, name)
+    if name == "prob":
+        bad = ~(values >= 0.0) | ~(values <= 1.0 + PROB_TOL)  # NaN fails both
+        what = "is not a probability in [0, 1]"
+    else:
+        bad = ~(np.abs(values) <= MAX_REWARD) & (values != -np.inf)  # NaN fails the first
+        what = (f"is not allowed (finite rewards are at most {MAX_REWARD:g} in magnitude, "
+                "NaN and +inf are rejected; -inf is allowed)")
+    if arrays.code is not None and bad.any():
+        bad = bad[arrays.code]
+    if bad.any():
+        s, a, k = np.argwhere(bad)[0]
+        value = values[s, a, k] if arrays.code is None else values[arrays.code[s, a, k]]
+        raise MDPError(f"{name} {float(value)!r} of outcome {k} at {mdp._where(s, a)} {what}")
+
+
+def _check_sums(mdp, prob) -> None:
+    """Refuse a pair whose outcome probabilities ``prob [S, A, K]`` do not sum to 1."""
+    total = prob.sum(axis=2)
+    bad = np.abs(total - 1.0) > PROB_TOL
+    if bad.any():
+        s, a = np.argwhere(bad)[0]
+        raise MDPError(f"outcome probabilities at {mdp._where(s, a)} sum to "
+                       f"{float(total[s, a])!r}, not 1 (tolerance {PROB_TOL})")
+
+
+def _codes(code, shape, n_rows: int) -> np.ndarray:
+    """``code`` as int16 ``shape`` (int32 or int64 for tables of more than ``MAX_CODES``
+    rows), each a row of tables of ``n_rows`` entries."""
+    raw = np.asarray(code)
+    if raw.dtype.kind not in "iu" or raw.shape != shape:
+        raise MDPError(f"code must be integer {list(shape)}, got {raw.dtype} {raw.shape}")
+    bad = (raw < 0) | (raw >= n_rows)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise MDPError(f"code{list(where)} = {raw[where]} is not a row of the {n_rows}-row "
+                       "prob and reward tables")
+    if n_rows <= compact.MAX_CODES:
+        return raw.astype(np.int16)
+    return raw.astype(np.int32 if n_rows < compact.INT32_STATES else np.int64)
 
 
 def _outcome(entry, where: str) -> tuple[float, tuple[int, float, bool]]:

@@ -91,6 +91,21 @@ MODEL_ROWS = [
     ("TabularMDP empty", lambda: TabularMDP(
         np.zeros((0, 1, 1)), np.ones((0, 1, 1)), np.zeros((0, 1, 1)), np.ones((0, 1, 1)),
         np.zeros(0)), MDPError, "at least one state"),
+    ("from_arrays successor out of range", lambda: TabularMDP.from_arrays(
+        np.full((1, 1, 1), 1), None, np.zeros(0), np.zeros((1, 1, 1))), MDPError,
+     "successor 1 of outcome 0 at state 0, action 0 is outside [-1, 1)"),
+    ("from_arrays code past the tables", lambda: TabularMDP.from_arrays(
+        np.zeros((1, 1, 1)), np.full((1, 1, 1), 2), np.ones(2), np.zeros(2)), MDPError,
+     "code[0, 0, 0] = 2 is not a row"),
+    ("from_arrays NaN reward in a table", lambda: TabularMDP.from_arrays(
+        np.zeros((1, 1, 1)), np.zeros((1, 1, 1), int), np.ones(1), np.array([NAN])), MDPError,
+     "reward nan of outcome 0 at state 0, action 0"),
+    ("from_arrays probabilities off 1", lambda: TabularMDP.from_arrays(
+        np.zeros((1, 1, 2)), np.array([[[0, 0]]]), np.array([0.3]), np.zeros(1)), MDPError,
+     "sum to 0.6"),
+    ("from_arrays table shapes", lambda: TabularMDP.from_arrays(
+        np.zeros((1, 1, 2)), None, np.ones(3), np.zeros(3)), MDPError,
+     "must have shape (1, 1, 2)"),
     ("from_gymnasium no table", lambda: TabularMDP.from_gymnasium(
         gym.make("CartPole-v1")), TypeError, "no transition table"),
     ("from_gymnasium fickle taxi", lambda: TabularMDP.from_gymnasium(

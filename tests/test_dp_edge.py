@@ -109,14 +109,13 @@ def test_graph_helpers_on_a_chain(trap_chain):
     chain = deterministic_mdp([[(1, 0.0, False), (0, 0.0, False)],
                                [(1, 0.0, True), (2, 0.0, False)],
                                [(2, 0.0, False), (2, 0.0, False)]])
-    model = chain.arrays
-    moves = (model.prob > 0) & ~model.done
+    moves = (chain.prob > 0) & ~chain.done
     np.testing.assert_array_equal(can_end(chain), [True, True, False])
-    np.testing.assert_array_equal(reaches(model.next_state, moves, np.array([0, 0, 1], bool)),
+    np.testing.assert_array_equal(reaches(chain.next_state, moves, np.array([0, 0, 1], bool)),
                                   [True, True, True])
-    np.testing.assert_array_equal(reaches(model.next_state, moves, np.array([1, 0, 0], bool)),
+    np.testing.assert_array_equal(reaches(chain.next_state, moves, np.array([1, 0, 0], bool)),
                                   [True, False, False])
-    np.testing.assert_array_equal(actions_toward(model.next_state, moves, np.array([-1, 0, -1])),
+    np.testing.assert_array_equal(actions_toward(chain.next_state, moves, np.array([-1, 0, -1])),
                                   [0, 0, -1])
     np.testing.assert_array_equal(safe_actions(trap_chain, 0.9), [1, 0, 0])
     # state 0: a0 ends with -inf, a1 pays 0 into state 1, where every action pays -inf
@@ -248,7 +247,8 @@ def test_every_result_records_its_method(trap_chain):
 
 
 @pytest.mark.parametrize("solver, valid", [
-    (lambda m, method: value_iteration(m, 0.9, method=method), "'sync', 'inplace'"),
+    (lambda m, method: value_iteration(m, 0.9, method=method),
+     "'sync', 'inplace', 'blocked'"),
     (lambda m, method: soft_value_iteration(m, 0.9, 1.0, method=method), "'sync', 'inplace'"),
     (lambda m, method: policy_evaluation(m, np.array([1, 0, 0]), 0.9, method=method),
      "'exact', 'sync', 'inplace'"),

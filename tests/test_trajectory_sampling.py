@@ -25,7 +25,6 @@ from tabular.expected_updates import (
     trajectory_sampling,
     uniform_expected_updates,
 )
-from tabular.kernels.dp import planning_arrays
 from tabular.testing import acyclic_mdps, gammas, mdps
 
 PROPERTY = settings(max_examples=15, deadline=None, derandomize=True,
@@ -212,9 +211,9 @@ def test_branching_task_follows_section_8_6():
     assert branching_task(5, 5, seed=0).next_state[:, :, :5].min() == 0
 
 
-def test_planning_arrays_of_a_branching_task_point_endings_to_the_sentinel():
-    plan = planning_arrays(branching_task(10, 2, seed=0), 1.0)
-    assert (plan.successor[:, :, 2] == 10).all() and (plan.successor[:, :, :2] < 10).all()
+def test_the_ending_outcome_of_a_branching_task_is_stored_with_the_end_sign():
+    successor = branching_task(10, 2, seed=0).arrays.successor
+    assert (successor[:, :, 2] < 0).all() and (successor[:, :, :2] >= 0).all()
 
 
 # --------------------------------------------------------------------- bad inputs

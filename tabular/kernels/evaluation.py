@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .model import n_outcomes, outcome_prob, outcome_reward, value_index
+
 #: The evaluation of a greedy policy sums its expected rewards step by step until the
 #: (discounted) probability that its episode is still running is at most this.
 EVALUATION_TOL = 1e-10
@@ -20,22 +22,21 @@ MAX_EVALUATION_STEPS = 1_000_000
 
 
 @njit(cache=True)
-def _policy_rows(plan, policy, gamma):
+def _policy_rows(model, policy, gamma):
     """A deterministic ``policy`` (int ``[S]``) as one row per state: ``(r_pi [S],
     successor [S, K], weight [S, K])``, its expected reward and each outcome's next state
     (the sentinel ``S`` when the episode ends) with ``gamma p``."""
-    successor, prob, reward = plan
-    n_states, n_outcomes = policy.shape[0], prob.shape[2]
+    n_states, K = policy.shape[0], n_outcomes(model)
     r_pi = np.zeros(n_states)
-    rows = np.empty((n_states, n_outcomes), dtype=np.int64)
-    weight = np.empty((n_states, n_outcomes))
+    rows = np.empty((n_states, K), dtype=np.int64)
+    weight = np.empty((n_states, K))
     for s in range(n_states):
         a = policy[s]
-        for k in range(n_outcomes):
-            p = prob[s, a, k]
+        for k in range(K):
+            p = outcome_prob(model, s, a, k)
             if p > 0.0:  # no 0 * -inf from padding
-                r_pi[s] += p * reward[s, a, k]
-            rows[s, k] = successor[s, a, k]
+                r_pi[s] += p * outcome_reward(model, s, a, k)
+            rows[s, k] = value_index(model, s, a, k)
             weight[s, k] = gamma * p
     return r_pi, rows, weight
 
@@ -54,7 +55,7 @@ def _move_on(s, mass, next_mass, r_pi, successor, weight):
 
 
 @njit(cache=True)
-def start_value(plan, policy, gamma, start):
+def start_value(model, policy, gamma, start):
     """``(value, left)``: ``value = sum_t gamma^t sum_s P(S_t = s) r_pi(s)``, the expected
     discounted return from the start distribution ``start`` under the deterministic
     ``policy`` (int ``[S]``), i.e. ``sum_s start(s) v_pi(s)`` (eq. 3.12, summed forwards
@@ -67,7 +68,7 @@ def start_value(plan, policy, gamma, start):
     states are reached only those are visited (a deterministic chain costs one state per
     step); once many are, every state is swept.
     """
-    r_pi, successor, weight = _policy_rows(plan, policy, gamma)
+    r_pi, successor, weight = _policy_rows(model, policy, gamma)
     n_states = policy.shape[0]
     mass = np.zeros(n_states + 1)  # the last entry, the sentinel, is the ended episodes
     next_mass = np.zeros(n_states + 1)

@@ -12,13 +12,15 @@ import numpy as np
 from numba import njit
 
 from ..rules.policy_gradient import softmax
+from .model import n_outcomes, outcome_prob, outcome_reward, outcome_state
 from .rng import categorical, uniform
 
 
 @njit(cache=True, inline="always")
 def sample_step(model, s, a, rng):
     """Sample one transition ``(s', r, done)`` of ``(s, a)`` from ``model`` (a
-    :class:`~tabular.mdp.ModelArrays`) by inverse CDF.
+    :class:`~tabular.mdp.ModelArrays`, read through :mod:`tabular.kernels.model`) by
+    inverse CDF.
 
     The only door through which learning kernels reach the dynamics. It draws one
     uniform number per call and scans all K outcomes without an early exit: the
@@ -30,13 +32,14 @@ def sample_step(model, s, a, rng):
     acc = 0.0
     k = 0
     found = False
-    for j in range(model.prob.shape[2]):
-        p = model.prob[s, a, j]
+    for j in range(n_outcomes(model)):
+        p = outcome_prob(model, s, a, j)
         live = (p > 0.0) & (not found)
         acc += p
         k = j if live else k
         found = found | (live & (u < acc))
-    return model.next_state[s, a, k], model.reward[s, a, k], model.done[s, a, k]
+    where = outcome_state(model, s, a, k)
+    return where[0], outcome_reward(model, s, a, k), where[1]
 
 
 @njit(cache=True, inline="always")

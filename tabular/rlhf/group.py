@@ -17,10 +17,10 @@ import numpy as np
 from numba import njit, prange
 
 from ..checks import check_positive_int
+from ..kernels.model import with_start
 from ..kernels.optional import floor, kl_penalised
 from ..kernels.rollout import episode_buffers, sample_episode
 from ..kernels.sampling import sample_start, sample_step
-from ..mdp import ModelArrays
 from ..pg_setup import setup, step_size
 from ..results import PolicyGradientResult
 from ..rules.policy_gradient import (
@@ -94,7 +94,7 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
         s0 = sample_start(model, rng)
         for s in range(S):  # the group shares its prompt
             prompt_cdf[s] = 1.0 if s >= s0 else 0.0
-        group = ModelArrays(model.next_state, model.prob, model.reward, model.done, prompt_cdf)
+        group = with_start(model, prompt_cdf)
         for i in range(G):
             T[i], returns[it * G + i] = sample_episode(group, rollout, theta, rng, paths[i],
                                                        seen[i], dones[i], dist)

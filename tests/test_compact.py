@@ -1,0 +1,116 @@
+"""The stored form of a model (:mod:`tabular.compact`): chosen from the arrays, exact,
+and read the same way by every kernel, so results do not depend on it bit for bit."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tabular import (
+    TabularMDP,
+    compact,
+    policy_evaluation,
+    q_from_v,
+    q_learning,
+    soft_value_iteration,
+    value_iteration,
+)
+from tabular.kernels import dp as kernels
+from tabular.testing import gammas, mdps, random_mdp
+
+PROPERTY = settings(max_examples=30, deadline=None)
+
+
+def wide(mdp: TabularMDP) -> TabularMDP:
+    """``mdp`` stored wide: float64 probability and reward per outcome (no codes)."""
+    stored = compact.encode(mdp.next_state, mdp.prob, mdp.reward, mdp.done, "wide")
+    return TabularMDP.from_arrays(*stored, mdp.start)
+
+
+def assert_same_bits(x, y):
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    assert x.shape == y.shape
+    np.testing.assert_array_equal(x.view(np.uint64), y.view(np.uint64))
+
+
+@PROPERTY
+@given(mdps(traps=True), gammas(), st.integers(0, 2**16))
+def test_compact_and_wide_forms_give_the_same_bits(mdp, gamma, seed):
+    twin = wide(mdp)
+    assert mdp.arrays.code.dtype == np.int16 and twin.arrays.code.dtype == np.int32
+    for method in ("sync", "inplace"):
+        ours, theirs = (value_iteration(m, gamma, method=method) for m in (mdp, twin))
+        for name in ("V", "Q", "history"):
+            assert_same_bits(getattr(ours, name), getattr(theirs, name))
+        np.testing.assert_array_equal(ours.policy, theirs.policy)
+    rng = np.random.default_rng(seed)
+    pi = rng.dirichlet(np.ones(mdp.n_actions), mdp.n_states)
+    assert_same_bits(*(policy_evaluation(m, pi, gamma, method="sync").V for m in (mdp, twin)))
+    assert_same_bits(*(soft_value_iteration(m, gamma, 0.5).V for m in (mdp, twin)))
+    V = np.where(rng.random(mdp.n_states) < 0.1, -np.inf, rng.normal(size=mdp.n_states))
+    assert_same_bits(*(q_from_v(m, V, gamma) for m in (mdp, twin)))
+    runs = [q_learning(m, gamma=gamma, episodes=20, max_steps=30, seed=seed, runs=2)
+            for m in (mdp, twin)]
+    assert_same_bits(runs[0].Q, runs[1].Q)
+    assert_same_bits(runs[0].episode_returns, runs[1].episode_returns)
+
+
+@PROPERTY
+@given(mdps(traps=True))
+def test_the_stored_form_gives_back_the_models_arrays(mdp):
+    rebuilt = TabularMDP(mdp.next_state, mdp.prob, mdp.reward, mdp.done, mdp.start)
+    assert rebuilt.arrays.successor.dtype == np.int32
+    for name in ("next_state", "prob", "reward", "done"):
+        given_, stored = getattr(mdp, name), getattr(rebuilt, name)
+        assert given_.dtype == stored.dtype and not stored.flags.writeable
+        np.testing.assert_array_equal(given_.view(np.uint8), stored.view(np.uint8))
+    again = TabularMDP.from_arrays(*rebuilt.arrays[:4], mdp.start)
+    np.testing.assert_array_equal(again.arrays.successor, rebuilt.arrays.successor)
+    for name in ("next_state", "prob", "reward", "done"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(mdp, name))
+
+
+def test_what_the_constructor_keeps_reads_back_as_given():
+    # outcome 1 of (0, 0) has probability 0: it reads back with done False, reward 0
+    # (its -inf cannot meet a 0); -0.0 keeps its sign; K = 1 reads back probability 1
+    next_state = np.array([[[1, 0]], [[1, 1]]])
+    prob = np.array([[[1.0, 0.0]], [[0.5, 0.5]]])
+    reward = np.array([[[-0.0, -np.inf]], [[0.0, 2.0]]])
+    done = np.array([[[False, True]], [[True, False]]])
+    mdp = TabularMDP(next_state, prob, reward, done, [1.0, 0.0])
+    np.testing.assert_array_equal(mdp.done, [[[False, False]], [[True, False]]])
+    assert np.signbit(mdp.reward[0, 0, 0]) and mdp.reward[0, 0, 1] == 0.0
+    np.testing.assert_array_equal(mdp.next_state, next_state)
+    np.testing.assert_array_equal(mdp.arrays.successor, [[[1, -1]], [[-2, 1]]])
+    certain = TabularMDP(np.zeros((1, 1, 1)), np.full((1, 1, 1), 1 - 1e-10),
+                         np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), [1.0])
+    assert certain.arrays.prob.size == 0 and certain.prob[0, 0, 0] == 1.0
+
+
+def test_the_layout_is_chosen_from_the_arrays():
+    frozen = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1", map_name="8x8"))
+    cliff = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
+    assert frozen.arrays.code.dtype == np.int16 and frozen.arrays.prob.ndim == 1
+    assert cliff.arrays.prob.size == 0  # K = 1: no probability stored
+    np.testing.assert_array_equal(np.sort(cliff.arrays.reward), [-100.0, -1.0])
+    # 40,000 distinct rewards: more pairs than int16 codes, so per-outcome float64
+    many = TabularMDP(np.zeros((20_000, 1, 2)), np.full((20_000, 1, 2), 0.5),
+                      np.arange(40_000.0).reshape(20_000, 1, 2), np.zeros((20_000, 1, 2)),
+                      np.full(20_000, 1 / 20_000))
+    assert many.arrays.code.dtype == np.int32 and many.arrays.reward.shape == (40_000,)
+    np.testing.assert_array_equal(many.arrays.code.ravel(), np.arange(40_000))
+    assert compact.index_dtype(2**31 - 1) == np.int32
+    assert compact.index_dtype(2**31) == np.int64
+
+
+def test_64_bit_successors_read_the_same():
+    mdp = random_mdp(np.random.default_rng(0), 40, 3, 3, done_rate=0.2, trap_rate=0.05)
+    narrow = mdp.arrays
+    broad = narrow._replace(successor=narrow.successor.astype(np.int64))
+    V = np.append(np.random.default_rng(1).normal(size=40), 0.0)
+    out32, out64 = np.zeros(41), np.zeros(41)
+    kernels.optimality_sweep(narrow, V, 0.9, out32)
+    kernels.optimality_sweep(broad, V, 0.9, out64)
+    assert_same_bits(out32, out64)
