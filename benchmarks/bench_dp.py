@@ -9,12 +9,21 @@ Reported, from one run of this process:
 
 - compile time of the sweep kernel from an empty numba cache, and the start
   with a warm cache (each in a fresh subprocess);
-- ms per synchronous sweep on 1 and 2 threads (best of several), and per
-  in-place (Gauss-Seidel) sweep (sequential);
-- achieved bandwidth: the bytes a sweep must touch (successor, prob and reward
-  once, V read once, the new V written once) / time, against a NumPy copy of a
-  large array measured in the same run (read + write bytes / time); the one-off
-  cost of deriving ``successor`` from ``next_state`` and ``done`` is printed too;
+- bytes per state per sweep of the wide form the sweeps read before the compact
+  model (int64 successors, float64 probability and reward per outcome: 112 bytes
+  for a deterministic state, 304 for a slippery one, V read and written included)
+  and of the stored form (:mod:`tabular.compact`);
+- ms per synchronous sweep on 1 and 2 threads (best of several, in ``REPEATS``
+  rounds that alternate the two forms: the range over rounds is printed) of the
+  wide form (:func:`wide_sweep`, the sweep as it was) and of the stored form (the
+  library's sweep), the ratio, and that both give the same bits; per in-place
+  (Gauss-Seidel) sweep (sequential) and per blocked sweep (``method="blocked"``);
+- achieved bandwidth: the bytes a sweep must touch (the model once, V read once,
+  the new V written once) / time, against a NumPy copy of a large array measured
+  in the same run (read + write bytes / time);
+- sweeps and seconds of whole solves with ``"sync"``, ``"inplace"`` and
+  ``"blocked"`` sweeps, on a gridworld whose goal is the last state and on one
+  whose goal is the first (the order in which in-place sweeps carry values);
 - the ratio to mdptoolbox-hiive's Bellman operator (``ValueIteration``'s
   per-sweep work, ``_bellmanOperator``, on scipy.sparse matrices built
   directly) on the same V, after checking that both sweeps give the same
@@ -45,11 +54,11 @@ import time
 
 import numba
 import numpy as np
+from numba import njit, prange
 
 from benchmarks.timing import compile_seconds
 from tabular import TabularMDP, bellman_optimality, value_iteration
 from tabular.kernels import dp as kernels
-from tabular.kernels.dp import planning_arrays  # what every DP function hands its kernels
 
 N = 1000
 GAMMA = 0.99
@@ -57,10 +66,12 @@ MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])  # up, right, down, left
 # Tolerance of the whole solves compared with mdpsolver: ||V - V*||_inf <= 2 on values
 # down to -100 takes 390 sweeps, which keeps mdpsolver's four solves near a minute.
 VI_TOL = 2.0
+REPEATS = 3  # rounds of the wide / stored comparison (the machine is shared)
 
 
-def gridworld(n: int, slippery: bool) -> TabularMDP:
-    """The open ``n x n`` gridworld as a :class:`TabularMDP` (goal = the last state)."""
+def gridworld(n: int, slippery: bool, goal_first: bool = False) -> TabularMDP:
+    """The open ``n x n`` gridworld as a :class:`TabularMDP` (goal = the last state, or
+    the first with ``goal_first``)."""
     S = n * n
     row, col = np.divmod(np.arange(S), n)
     directions = np.arange(4)[:, None] + (np.array([0, 1, 3]) if slippery else np.array([0]))
@@ -71,12 +82,38 @@ def gridworld(n: int, slippery: bool) -> TabularMDP:
     K = d.shape[1]
     prob = np.full(next_state.shape, 1.0 / K)
     reward = np.full(next_state.shape, -1.0)
-    goal = S - 1
+    goal = 0 if goal_first else S - 1
     next_state[goal], reward[goal] = goal, 0.0  # the goal is absorbing and free
     done = next_state == goal
     start = np.zeros(S)
-    start[0] = 1.0
+    start[S - 1 - goal] = 1.0
     return TabularMDP(next_state, prob, reward, done, start)
+
+
+def wide_arrays(mdp: TabularMDP) -> tuple:
+    """``(successor, prob, reward)`` as the sweeps read them before the compact model:
+    int64 successors pointing to the end sentinel ``S`` where no value flows, float64
+    probability and reward per outcome."""
+    flows = ~mdp.done & (mdp.prob > 0.0)
+    return np.where(flows, mdp.next_state, mdp.n_states), mdp.prob.copy(), mdp.reward.copy()
+
+
+@njit(cache=True, parallel=True)
+def wide_sweep(wide, V, gamma, out):
+    """The synchronous value-iteration sweep over :func:`wide_arrays`, as it was before
+    the compact model (the baseline of the bytes-per-sweep comparison)."""
+    successor, prob, reward = wide
+    residual = 0.0
+    for s in prange(prob.shape[0]):
+        best = -np.inf
+        for a in range(prob.shape[1]):
+            q = 0.0
+            for k in range(prob.shape[2]):
+                q += prob[s, a, k] * (reward[s, a, k] + gamma * V[successor[s, a, k]])
+            best = max(best, q)
+        out[s] = best
+        residual = max(residual, kernels.distance(best, V[s]))
+    return residual
 
 
 def toolbox_model(mdp: TabularMDP):
@@ -109,35 +146,56 @@ def copy_bandwidth(nbytes: int = 512 * 2**20) -> float:
 
 COMPILE_SETUP = """
 import numpy as np
+from tabular import TabularMDP
 from tabular.kernels import dp as k
-ns = np.zeros((2, 2, 1), np.int64); p = np.ones((2, 2, 1)); plan = k.PlanningArrays(ns, p, -p)
+m = TabularMDP(np.zeros((2, 2, 1)), np.ones((2, 2, 1)), -np.ones((2, 2, 1)),
+               np.zeros((2, 2, 1)), [1.0, 0.0]).arrays
 """
-COMPILE_CALL = "k.optimality_sweep(plan, np.zeros(3), 0.9, np.zeros(3))"
+COMPILE_CALL = "k.optimality_sweep(m, np.zeros(3), 0.9, np.zeros(3))"
 
 
-def sweep_bytes(plan) -> int:
-    return sum(a.nbytes for a in plan) + 2 * (plan.successor.shape[0] + 1) * 8
+def sweep_bytes(arrays) -> int:
+    """Bytes a sweep moves: the model's arrays once, V read once and written once."""
+    S = arrays[0].shape[0]
+    return sum(a.nbytes for a in arrays[:4] if a is not None) + 2 * (S + 1) * 8
 
 
-def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
+def sweep_ms(sweep, model, V, out, threads: int) -> float:
+    """Best ms per sweep of ``sweep(model, V, GAMMA, out)`` on ``threads`` threads."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        return 1e3 * best_seconds(lambda: sweep(model, V, GAMMA, out), 10)
+    finally:
+        numba.set_num_threads(before)
+
+
+def bench_model(mdp: TabularMDP, copy_bw: float) -> dict:
+    """Per-sweep times of the wide form and of the stored form (``REPEATS`` alternating
+    rounds, ``ms_*`` the best and ``range_*`` the range of the rounds' bests), their
+    bytes and bandwidth, and mdptoolbox's Bellman operator."""
     from hiive.mdptoolbox.mdp import MDP, ValueIteration
 
-    t = time.perf_counter()
-    plan = planning_arrays(mdp, GAMMA)
-    row = {"model": name, "K": mdp.n_outcomes, "ms_prepare": 1e3 * (time.perf_counter() - t)}
+    wide, model = wide_arrays(mdp), mdp.arrays
     rng = np.random.default_rng(0)
     V = np.append(rng.uniform(-100.0, 0.0, mdp.n_states), 0.0)  # + the end sentinel
     V[-2] = 0.0  # the goal: both formulations agree on it
-    out = np.zeros_like(V)
-    threads_before = numba.get_num_threads()
-    for threads in (1, 2):
-        numba.set_num_threads(threads)
-        row[f"ms_{threads}t"] = 1e3 * best_seconds(
-            lambda: kernels.optimality_sweep(plan, V, GAMMA, out), 10)
-    numba.set_num_threads(threads_before)
+    out, out_wide = np.zeros_like(V), np.zeros_like(V)
+    kernels.optimality_sweep(model, V, GAMMA, out)
+    wide_sweep(wide, V, GAMMA, out_wide)
+    row = {"same_bits": np.array_equal(out.view(np.uint64), out_wide.view(np.uint64))}
+    rounds = {f"{form}_{t}t": [] for form in ("wide", "ours") for t in (1, 2)}
+    for _ in range(REPEATS):
+        for threads in (1, 2):
+            rounds[f"wide_{threads}t"].append(sweep_ms(wide_sweep, wide, V, out, threads))
+            rounds[f"ours_{threads}t"].append(
+                sweep_ms(kernels.optimality_sweep, model, V, out, threads))
+    for key, times in rounds.items():
+        row[f"ms_{key}"], row[f"range_{key}"] = min(times), (min(times), max(times))
     W = V.copy()
     row["ms_gs"] = 1e3 * best_seconds(
-        lambda: kernels.optimality_sweep_inplace(plan, W, GAMMA), 3)
+        lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3)
+    row["ms_blocked"] = sweep_ms(kernels.optimality_sweep_blocks, model, V, out, 2)
 
     P, R = toolbox_model(mdp)
     # ValueIteration's constructor also bounds the iteration count, which takes seconds
@@ -145,15 +203,64 @@ def bench_model(name: str, mdp: TabularMDP, copy_bw: float) -> dict:
     vi = ValueIteration.__new__(ValueIteration)
     MDP.__init__(vi, P, R, GAMMA, epsilon=0.01, max_iter=1000, skip_check=True)
     row["ms_toolbox"] = 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5)
-    kernels.optimality_sweep(plan, V, GAMMA, out)
+    kernels.optimality_sweep(model, V, GAMMA, out)
     row["max_diff"] = float(np.max(np.abs(vi._bellmanOperator(V[:-1])[1] - out[:-1])))
-    nbytes = sweep_bytes(plan)
-    for threads in (1, 2):
-        bw = nbytes / (row[f"ms_{threads}t"] / 1e3)
-        row[f"bw_{threads}t"] = bw
-        row[f"bw_frac_{threads}t"] = bw / copy_bw
-    row["mb"] = nbytes / 1e6
+    S = mdp.n_states
+    row["bytes_wide"], row["bytes_ours"] = sweep_bytes(wide) / S, sweep_bytes(model) / S
+    for form in ("wide", "ours"):
+        for threads in (1, 2):
+            bw = row[f"bytes_{form}"] * S / (row[f"ms_{form}_{threads}t"] / 1e3)
+            row[f"copy_{form}_{threads}t"] = bw / copy_bw
     return row
+
+
+def print_sweep_table(copy_bw: float) -> None:
+    print(f"{N}x{N} gridworld, {N * N:,} states, 4 actions, gamma {GAMMA}; numba threads "
+          f"available: {numba.config.NUMBA_NUM_THREADS}; load average "
+          f"{os.getloadavg()[0]:.1f} (timings are only meaningful on an idle machine).\n"
+          f"ms per synchronous sweep: best of 10, in {REPEATS} rounds alternating the wide "
+          "form (int64 successor, float64 prob and reward: the sweep before the compact "
+          "model) and ours (tabular.compact); [range of the rounds' bests]; x = wide / ours; "
+          "%copy = bytes moved / s against the NumPy copy.")
+    for name, slippery in (("deterministic", False), ("slippery K=3", True)):
+        t = time.perf_counter()
+        mdp = gridworld(N, slippery)
+        build = time.perf_counter() - t
+        r = bench_model(mdp, copy_bw)
+        print(f"{name}: bytes per state per sweep {r['bytes_wide']:.0f} wide -> "
+              f"{r['bytes_ours']:.0f} ours ({r['bytes_wide'] / r['bytes_ours']:.2f}x fewer); "
+              f"same bits: {r['same_bits']}; model built in {build:.1f} s", flush=True)
+        for threads in (1, 2):
+            wide, ours = r[f"ms_wide_{threads}t"], r[f"ms_ours_{threads}t"]
+            lo_w, hi_w = r[f"range_wide_{threads}t"]
+            lo_o, hi_o = r[f"range_ours_{threads}t"]
+            print(f"  {threads} thread(s): wide {wide:7.2f} ms [{lo_w:.2f}-{hi_w:.2f}]  ours "
+                  f"{ours:7.2f} ms [{lo_o:.2f}-{hi_o:.2f}]  x {wide / ours:4.2f} "
+                  f"[{lo_w / hi_o:.2f}-{hi_w / lo_o:.2f}]  %copy wide "
+                  f"{100 * r[f'copy_wide_{threads}t']:4.0f}%  ours "
+                  f"{100 * r[f'copy_ours_{threads}t']:4.0f}%  mdptoolbox "
+                  f"{r['ms_toolbox']:.0f} ms = {r['ms_toolbox'] / ours:5.1f}x ours", flush=True)
+        print(f"  in-place sweep (1 thread) {r['ms_gs']:.1f} ms, blocked sweep (2 threads) "
+              f"{r['ms_blocked']:.2f} ms; mdptoolbox max|diff| {r['max_diff']:.1e}", flush=True)
+        del mdp
+
+
+def print_methods_table(n: int = 300, tol: float = 1e-6) -> None:
+    """Sweeps and seconds of whole solves with each sweep method (2 threads where they
+    run in parallel; ``"inplace"`` is sequential)."""
+    print(f"\nWhole solves to tol {tol:g} on the {n}x{n} deterministic gridworld: sweeps "
+          "(seconds) of each method")
+    print(f"{'goal':<8}" + "".join(f"{m:>20}" for m in ("sync", "inplace", "blocked")))
+    for goal_first in (False, True):
+        mdp = gridworld(n, False, goal_first)
+        cells = []
+        for method in ("sync", "inplace", "blocked"):
+            value_iteration(mdp, GAMMA, tol=1.0, method=method)  # compile outside the timing
+            t = time.perf_counter()
+            res = value_iteration(mdp, GAMMA, tol=tol, method=method)
+            cells.append(f"{res.iterations} ({time.perf_counter() - t:.2f} s)")
+        print(f"{'first' if goal_first else 'last':<8}" + "".join(f"{c:>20}" for c in cells),
+              flush=True)
 
 
 def mdpsolver_model(mdp: TabularMDP):
@@ -265,26 +372,8 @@ def main() -> None:
     copy_bw = copy_bandwidth()
     print(f"NumPy copy of 512 MiB on one thread: {copy_bw / 1e9:.1f} GB/s moved (read + "
           f"write; {copy_bw / 2e9:.1f} GB/s copied); %copy below compares bytes moved")
-    print(f"{N}x{N} gridworld, {N * N:,} states, 4 actions, gamma {GAMMA}; "
-          f"numba threads available: {numba.config.NUMBA_NUM_THREADS}; load average "
-          f"{os.getloadavg()[0]:.1f} (timings are only meaningful on an idle machine)")
-    header = (f"{'model':<14}{'MB/sweep':>9}{'1 thr ms':>10}{'2 thr ms':>10}{'inpl. ms':>9}"
-              f"{'GB/s 1t':>9}{'GB/s 2t':>9}{'%copy 1t':>10}{'%copy 2t':>10}"
-              f"{'toolbox ms':>12}{'x 1t':>7}{'x 2t':>7}{'max|diff|':>11}")
-    print(header)
-    for name, slippery in (("deterministic", False), ("slippery K=3", True)):
-        t = time.perf_counter()
-        mdp = gridworld(N, slippery)
-        build = time.perf_counter() - t
-        r = bench_model(name, mdp, copy_bw)
-        print(f"{name:<14}{r['mb']:>9.0f}{r['ms_1t']:>10.2f}{r['ms_2t']:>10.2f}"
-              f"{r['ms_gs']:>9.1f}{r['bw_1t'] / 1e9:>9.1f}{r['bw_2t'] / 1e9:>9.1f}"
-              f"{100 * r['bw_frac_1t']:>9.0f}%{100 * r['bw_frac_2t']:>9.0f}%"
-              f"{r['ms_toolbox']:>12.1f}{r['ms_toolbox'] / r['ms_1t']:>7.1f}"
-              f"{r['ms_toolbox'] / r['ms_2t']:>7.1f}{r['max_diff']:>11.1e}"
-              f"   (model built in {build:.1f} s, successor array in "
-              f"{r['ms_prepare']:.0f} ms)", flush=True)
-        del mdp
+    print_sweep_table(copy_bw)
+    print_methods_table()
     print_mdpsolver_table()
 
 
