@@ -58,7 +58,11 @@ def _tree_levels(mdp) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 def visit_probabilities(mdp, policy) -> np.ndarray:
     """``mu [S]``: the probability that an episode under ``policy`` passes through each
     state of the tree MDP ``mdp``."""
-    pi = policy_matrix(mdp, policy)
+    return _visits(mdp, policy_matrix(mdp, policy))
+
+
+def _visits(mdp, pi) -> np.ndarray:
+    """:func:`visit_probabilities` of a checked ``[S, A]`` policy matrix ``pi``."""
     mu = mdp.start.copy()
     for s, a, k in _tree_levels(mdp):
         mu[mdp.next_state[s, a, k]] += mu[s] * pi[s, a] * mdp.prob[s, a, k]
@@ -74,7 +78,7 @@ def ending_probabilities(mdp, policy) -> np.ndarray:
     """
     pi = policy_matrix(mdp, policy)
     ends = np.where(mdp.done, mdp.prob, 0.0).sum(axis=2)
-    return visit_probabilities(mdp, pi)[:, None] * pi * ends
+    return _visits(mdp, pi)[:, None] * pi * ends
 
 
 def response_distribution(env, policy) -> dict[tuple[str, str], float]:
@@ -100,7 +104,7 @@ def expected_return(mdp, policy) -> float:
     ``mdp``, exactly."""
     pi = policy_matrix(mdp, policy)
     r = mdp.expected_reward()
-    mu = visit_probabilities(mdp, pi)
+    mu = _visits(mdp, pi)
     return float(np.sum(mu[:, None] * np.where(pi > 0.0, pi * r, 0.0)))
 
 
@@ -109,7 +113,7 @@ def sequence_kl(mdp, policy, ref_policy) -> float:
     and ``ref_policy`` on the tree MDP ``mdp`` (``inf`` when ``policy`` produces
     something ``ref_policy`` never would)."""
     pi, q = policy_matrix(mdp, policy), policy_matrix(mdp, ref_policy, "ref_policy")
-    mu = visit_probabilities(mdp, pi)
+    mu = _visits(mdp, pi)
     on = (pi > 0.0) & (mu[:, None] > 0.0)
     if (on & (q == 0.0)).any():
         return np.inf
