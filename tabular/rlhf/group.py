@@ -89,6 +89,9 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
     T = np.empty(G, dtype=np.int64)
     shaped, advantage = np.empty(G), np.empty(G)
     direction, grad = np.zeros_like(theta), np.empty(theta.shape[1])
+    # the rows the group's tokens pass through: the only ones a step moves
+    touched = np.zeros(theta.shape[0], dtype=np.bool_)
+    rows = np.empty(G * rollout.max_steps, dtype=np.int64)
     prompt_cdf = np.empty(S)
     for it in range(p.iterations):
         s0 = sample_start(model, rng)
@@ -112,7 +115,7 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
             if p.normalise:
                 scale_by_std(shaped, advantage)
         tokens = T.sum()
-        direction[:] = 0.0
+        n_rows = 0
         for i in range(G):
             weight = advantage[i]  # per response summed over its tokens ("sum")
             if p.aggregation == SEQUENCE:
@@ -121,13 +124,20 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
                 weight *= G / tokens
             for t in range(T[i]):
                 row = rollout.row_of_state[paths[i, 0, t]]
+                if not touched[row]:
+                    touched[row] = True
+                    rows[n_rows] = row
+                    n_rows += 1
                 grad[:] = 0.0  # this token's weighted grad log pi(a_t|s_t)
                 accumulate_log_prob_grad(theta[row], paths[i, 1, t], weight, dist[0], grad)
                 for b in range(grad.shape[0]):
                     direction[row, b] += grad[b] / G
         step = schedule_value(p.alpha, it + 1)
-        for row in range(theta.shape[0]):
+        for j in range(n_rows):
+            row = rows[j]
             ascend(theta[row], direction[row], step)
+            direction[row] = 0.0
+            touched[row] = False
 
 
 @njit(cache=True, parallel=True)
