@@ -5,12 +5,13 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test experiments experiments-quick bench lint clean clean-cache
+.PHONY: test experiments experiments-quick bench bench-huge lint warm clean clean-cache
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
+	$(PY) -m tabular.warm > /dev/null
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -24,6 +25,15 @@ experiments-quick: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+# Value iteration on 10^8 states (minutes, ~9 GiB): never part of `make bench`.
+bench-huge: $(STAMP)
+	$(PY) -m benchmarks huge
+
+# Compile the main entry points' kernels into numba's on-disk cache (done once after
+# installing), so that a first call loads them instead of compiling.
+warm: $(STAMP)
+	$(PY) -m tabular.warm
 
 lint: $(STAMP)
 	$(PY) -m ruff check tabular envs experiments tests benchmarks

@@ -11,7 +11,10 @@ Reported, from one run of this process:
 - the same for SARSA, expected SARSA, TD(0) and on-policy MC control on
   ``CliffWalking-v1`` (target >= 100x), plus double Q-learning and MC prediction;
 - n-step TD (n = 3) on ``CliffWalking-v1``;
-- Q-learning with 8 runs on 1 and 2 threads (target close to 2x).
+- Q-learning with 8 runs on 1 and 2 threads (target close to 2x);
+- with ``BENCH_BASELINE=/path/to/an/old/tree``, Q-learning (CliffWalking, FrozenLake
+  8x8), SARSA and REINFORCE against that version of the library
+  (:mod:`benchmarks.baseline`).
 
 Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thread,
 ``CliffWalking-v1`` unless named; measured on the 2-vCPU machine kind):
@@ -29,12 +32,14 @@ Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thr
 
 from __future__ import annotations
 
+import os
 import time
 
 import gymnasium as gym
 import numba
 import numpy as np
 
+from benchmarks.baseline import compare_learners
 from benchmarks.timing import compile_seconds, steps_per_second
 from tabular import (
     TabularMDP,
@@ -221,6 +226,8 @@ def main() -> None:
     numba.set_num_threads(threads)
     if len(rates) == 2:
         print(f"{'speed-up of 2 threads over 1':>44}: {rates[2] / rates[1]:14.2f}x")
+    if os.environ.get("BENCH_BASELINE"):
+        compare_learners(os.environ["BENCH_BASELINE"])
 
 
 if __name__ == "__main__":

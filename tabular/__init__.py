@@ -2,12 +2,15 @@
 
 The model
     :class:`TabularMDP` (padded ``[S, A, K]`` arrays and a start distribution; from
-    a Gymnasium env, a dense ``P[s, a, s']`` or a transition table), :class:`MDPError`.
+    a Gymnasium env, a dense ``P[s, a, s']``, a transition table or the stored form,
+    :meth:`TabularMDP.from_arrays`), :class:`MDPError`; stored compactly and chosen
+    automatically (:mod:`tabular.compact`: int32 successors carrying ``done``, codes
+    into the distinct ``(prob, reward)`` pairs, no probability when ``K = 1``).
 
 Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
     :func:`policy_evaluation`, :func:`value_iteration`, :func:`policy_iteration`,
     :func:`soft_value_iteration` (``method="sync" | "inplace" | "exact"`` where it
-    applies, ``strict=`` on every iterative solver, :class:`ConvergenceError`); the
+    applies, and ``"blocked"`` for value iteration: Gauss-Seidel in parallel blocks; ``strict=`` on every iterative solver, :class:`ConvergenceError`); the
     Bellman operators :func:`bellman_expectation`, :func:`bellman_optimality`,
     :func:`soft_bellman_optimality`, :func:`q_from_v`; the policies they read off,
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
