@@ -31,13 +31,35 @@ def tree_edges(mdp):
     return s, a, k
 
 
+def tree_levels(mdp) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The continuing transitions ``(s, a, k)`` of the tree MDP ``mdp``, one group per
+    depth of ``s``, from the roots down: a state's own transition in comes a group
+    before its transitions out, so a quantity pushed down (or, in reverse, summed up)
+    the tree takes one vectorised step per level."""
+    s, a, k = tree_edges(mdp)
+    child = mdp.next_state[s, a, k]
+    into = np.bincount(child, minlength=mdp.n_states)
+    if (into > 1).any():
+        x = int(np.argmax(into > 1))
+        raise ValueError(f"state {mdp.state_name(x)} is reached by {into[x]} transitions: "
+                         "exact sequence sums need a tree MDP (one path to each state)")
+    parent = np.arange(mdp.n_states)
+    parent[child] = s
+    # pointer jumping: each pass doubles how far up every state has counted its depth
+    depth, up = (parent != np.arange(mdp.n_states)).astype(np.int64), parent
+    while (up != up[up]).any():
+        depth, up = depth + depth[up], up[up]
+    level = depth[s]
+    order = np.argsort(level, kind="stable")
+    cuts = np.flatnonzero(np.diff(level[order])) + 1
+    return [(s[i], a[i], k[i]) for i in np.split(order, cuts)] if s.size else []
+
+
 def tree_roots(mdp) -> np.ndarray:
     """``[S]``: the root (prompt state) each state of a tree MDP descends from."""
     root = np.arange(mdp.n_states)
-    s, a, k = tree_edges(mdp)
-    order = np.argsort(s, kind="stable")
-    for s_, a_, k_ in zip(s[order], a[order], k[order], strict=True):
-        root[mdp.next_state[s_, a_, k_]] = root[s_]
+    for s, a, k in tree_levels(mdp):
+        root[mdp.next_state[s, a, k]] = root[s]
     return root
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import check_positive_int, policy_matrix
-from ..graph import tree_roots
+from ..graph import tree_levels, tree_roots
 from .exact import ending_probabilities, path_returns
 
 
@@ -91,12 +91,12 @@ def token_policy(mdp, endings, fallback) -> np.ndarray:
     """``[S, A]``: the policy of the tree MDP ``mdp`` whose responses are distributed as
     ``endings``, ``pi(a|s) = (endings[s, a] + M(s')) / M(s)`` with ``M`` the mass of the
     responses below a state; ``fallback`` where ``M(s) = 0``."""
-    continues = ~mdp.done[:, :, 0] & (mdp.next_state[:, :, 0] != np.arange(mdp.n_states)[:, None])
     through = endings.copy()  # [S, A]: the mass of the responses through (s, a)
-    below = np.zeros(mdp.n_states)
-    for s in range(mdp.n_states - 1, -1, -1):  # children have larger ids (breadth-first)
-        through[s, continues[s]] += below[mdp.next_state[s, continues[s], 0]]
-        below[s] = through[s].sum()
+    below = through.sum(axis=1)  # final for the states without continuations
+    for s, a, k in reversed(tree_levels(mdp)):  # the deepest level first
+        through[s, a] += below[mdp.next_state[s, a, k]]
+        parents = np.unique(s)
+        below[parents] = through[parents].sum(axis=1)
     pi = fallback.copy()
     reached = below > 0.0
     pi[reached] = through[reached] / below[reached, None]

@@ -28,31 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import check_positive, policy_matrix
-from ..graph import tree_edges, tree_roots
-
-
-def _tree_levels(mdp) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The continuing transitions ``(s, a, k)`` of the tree MDP ``mdp``, one group per
-    depth of ``s``, from the roots down: a state's own transition in comes a group
-    before its transitions out, so a quantity pushed down the tree takes one
-    vectorised step per level."""
-    s, a, k = tree_edges(mdp)
-    child = mdp.next_state[s, a, k]
-    into = np.bincount(child, minlength=mdp.n_states)
-    if (into > 1).any():
-        x = int(np.argmax(into > 1))
-        raise ValueError(f"state {mdp.state_name(x)} is reached by {into[x]} transitions: "
-                         "exact sequence sums need a tree MDP (one path to each state)")
-    parent = np.arange(mdp.n_states)
-    parent[child] = s
-    # pointer jumping: each pass doubles how far up every state has counted its depth
-    depth, up = (parent != np.arange(mdp.n_states)).astype(np.int64), parent
-    while (up != up[up]).any():
-        depth, up = depth + depth[up], up[up]
-    level = depth[s]
-    order = np.argsort(level, kind="stable")
-    cuts = np.flatnonzero(np.diff(level[order])) + 1
-    return [(s[i], a[i], k[i]) for i in np.split(order, cuts)] if s.size else []
+from ..graph import tree_levels, tree_roots
 
 
 def visit_probabilities(mdp, policy) -> np.ndarray:
@@ -64,7 +40,7 @@ def visit_probabilities(mdp, policy) -> np.ndarray:
 def _visits(mdp, pi) -> np.ndarray:
     """:func:`visit_probabilities` of a checked ``[S, A]`` policy matrix ``pi``."""
     mu = mdp.start.copy()
-    for s, a, k in _tree_levels(mdp):
+    for s, a, k in tree_levels(mdp):
         mu[mdp.next_state[s, a, k]] += mu[s] * pi[s, a] * mdp.prob[s, a, k]
     return mu
 
@@ -135,7 +111,7 @@ def path_returns(mdp) -> np.ndarray:
     """``[S, A]``: the return of the whole path of the tree MDP ``mdp`` that ends by
     taking ``a`` in ``s`` (rewards before ``s`` plus the expected reward of ``(s, a)``)."""
     before = np.zeros(mdp.n_states)
-    for s, a, k in _tree_levels(mdp):
+    for s, a, k in tree_levels(mdp):
         before[mdp.next_state[s, a, k]] = before[s] + mdp.reward[s, a, k]
     return before[:, None] + mdp.expected_reward()
 
