@@ -85,6 +85,7 @@ from .kernels.episode_batch import (
     batch_buffers,
     batch_kl,
     collect_batch,
+    record_episodes,
     release_rows,
     save_rows,
 )
@@ -223,85 +224,95 @@ def _actor_critic(model, params, rollout, rng_states, out):
 
 
 @njit(cache=True)
-def _ppo_run(model, p, rollout, rng, out, run):
-    """One run of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and critic).
+def _ppo_epochs(p, row_of_state, theta, V, batch, work, sizes, rng):
+    """The epochs of PPO's iteration ``it`` on a collected batch of ``N`` samples in
+    ``n_rows`` rows, ``sizes = (N, n_rows, it, kl_coef)``; returns the update's batch KL.
 
-    Each iteration samples ``M`` episodes with the current policy ``pi_old``; then, for
-    ``epochs`` epochs, it shuffles the samples (with more than one minibatch) and takes
+    For ``epochs`` epochs: shuffle the samples (with more than one minibatch) and take
     one ascent step per minibatch on its estimate of
     ``(1/M) sum_episodes sum_t [L_t + entropy_coef H(pi(.|s_t)) - value_coef L^VF_t]``
-    (eq. 9), ``L_t`` the clipped surrogate (eq. 7) or the KL-penalised one (eq. 8).
-    A separate critic instead steps once per sample towards ``A_t + V_old(s_t)``.
+    (eq. 9), ``L_t`` the clipped surrogate (eq. 7) or the KL-penalised one (eq. 8); a
+    separate critic instead steps once per sample towards ``A_t + V_old(s_t)``. Its
+    argument types do not depend on the model or the rollout, so it compiles once for
+    all of them.
     """
-    theta, V = out.logits[run], out.V[run]
-    A, M, row_of_state = theta.shape[1], p.episodes_per_batch, rollout.row_of_state
-    entropy_coef = p.entropy_coef
-    batch = batch_buffers(M, rollout.max_steps, theta.shape[0], A)
-    adv = batch.advantages
-    capacity = adv.shape[0]
-    grad, old = np.zeros((capacity, A)), np.empty((capacity, A))
-    raw, order = np.empty(capacity), np.empty(capacity, dtype=np.int64)
-    value_grad = np.zeros(V.shape[0])
-    dist = np.empty((3, A))
+    N, n_rows, it, kl_coef = sizes
+    grad, old, raw, order, value_grad, dist, entropy_grad = work
     probs, log_probs, old_probs = dist[0], dist[1], dist[2]
-    entropy_grad = np.zeros(A)
+    A, M, entropy_coef, adv = theta.shape[1], p.episodes_per_batch, p.entropy_coef, \
+        batch.advantages
+    if p.normalise:
+        for k in range(N):
+            raw[k] = adv[k]
+        group_relative_advantages(raw[:N], True, adv[:N])
+    save_rows(theta, batch, n_rows, old)
+    step = schedule_value(p.alpha, it + 1)
+    step_value = schedule_value(p.alpha_value, it + 1)
+    K = min(p.minibatches, N)
+    for k in range(N):
+        order[k] = k
+    for _ in range(p.epochs):
+        if K > 1:
+            shuffle(rng, order[:N])
+        for j in range(K):
+            lo, hi = j * N // K, (j + 1) * N // K
+            scale = M * (hi - lo) / N  # the minibatch estimates the batch average
+            for k in order[lo:hi]:
+                s, a = batch.states[k], batch.actions[k]
+                row = row_of_state[s]
+                i = batch.slot[row]
+                log_softmax(theta[row], log_probs)
+                ratio = np.exp(log_probs[a] - batch.old_log_pi[k])
+                if p.objective == CLIP:
+                    weight = clipped_surrogate_weight(ratio, adv[k], p.clip)
+                else:
+                    weight = ratio * adv[k]  # d(rho A) = rho A d log pi
+                    softmax(old[i], old_probs)
+                softmax(theta[row], probs)
+                if entropy_coef > 0.0:
+                    grad_entropy(probs, log_probs, entropy_grad)
+                for b in range(A):  # d (L_t + c H_t) / d theta[row]
+                    term = weight * log_prob_grad(probs, a, b) + entropy_coef * entropy_grad[b]
+                    if p.objective == ADAPTIVE_KL:
+                        term -= kl_coef * kl_grad(old_probs, probs, b)
+                    grad[i, b] += term / scale
+                if p.joint_critic:  # d(-c (V - target)^2) / dV
+                    value_grad[s] += 2.0 * p.value_coef * (batch.targets[k] - V[s]) / scale
+                else:
+                    V[s] = update_toward(V[s], batch.targets[k], step_value)
+            for i in range(n_rows):
+                ascend(theta[batch.rows[i]], grad[i], step)
+                grad[i] = 0.0
+            if p.joint_critic:
+                for k in order[lo:hi]:
+                    s = batch.states[k]
+                    V[s] += step * value_grad[s]
+                    value_grad[s] = 0.0
+    return batch_kl(old, theta, batch, n_rows, M, dist)
+
+
+@njit(cache=True)
+def _ppo_run(model, p, rollout, rng, out, run):
+    """One run of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and critic):
+    each iteration samples ``M`` episodes with the current policy ``pi_old``, then runs
+    :func:`_ppo_epochs`; the adaptive KL coefficient moves after each iteration."""
+    theta, V = out.logits[run], out.V[run]
+    A, M = theta.shape[1], p.episodes_per_batch
+    batch = batch_buffers(M, rollout.max_steps, theta.shape[0], A)
+    capacity = batch.states.shape[0]
+    work = (np.zeros((capacity, A)), np.empty((capacity, A)), np.empty(capacity),
+            np.empty(capacity, dtype=np.int64), np.zeros(V.shape[0]), np.empty((3, A)),
+            np.zeros(A))
     kl_coef = p.kl_coef
     for it in range(p.iterations):
-        N, n_rows = collect_batch(model, p, rollout, theta, V, rng, batch)
-        for m in range(M):
-            out.returns[run, it * M + m], out.lengths[run, it * M + m] = (batch.returns[m],
-                                                                          batch.lengths[m])
-        if p.normalise:
-            for k in range(N):
-                raw[k] = adv[k]
-            group_relative_advantages(raw[:N], True, adv[:N])
-        save_rows(theta, batch, n_rows, old)
-        step = schedule_value(p.alpha, it + 1)
-        step_value = schedule_value(p.alpha_value, it + 1)
-        K = min(p.minibatches, N)
-        for k in range(N):
-            order[k] = k
-        for _ in range(p.epochs):
-            if K > 1:
-                shuffle(rng, order[:N])
-            for j in range(K):
-                lo, hi = j * N // K, (j + 1) * N // K
-                scale = M * (hi - lo) / N  # the minibatch estimates the batch average
-                for k in order[lo:hi]:
-                    s, a = batch.states[k], batch.actions[k]
-                    row = row_of_state[s]
-                    i = batch.slot[row]
-                    log_softmax(theta[row], log_probs)
-                    ratio = np.exp(log_probs[a] - batch.old_log_pi[k])
-                    if p.objective == CLIP:
-                        weight = clipped_surrogate_weight(ratio, adv[k], p.clip)
-                    else:
-                        weight = ratio * adv[k]  # d(rho A) = rho A d log pi
-                        softmax(old[i], old_probs)
-                    softmax(theta[row], probs)
-                    if entropy_coef > 0.0:
-                        grad_entropy(probs, log_probs, entropy_grad)
-                    for b in range(A):  # d (L_t + c H_t) / d theta[row]
-                        term = weight * log_prob_grad(probs, a, b) + entropy_coef * entropy_grad[b]
-                        if p.objective == ADAPTIVE_KL:
-                            term -= kl_coef * kl_grad(old_probs, probs, b)
-                        grad[i, b] += term / scale
-                    if p.joint_critic:  # d(-c (V - target)^2) / dV
-                        value_grad[s] += 2.0 * p.value_coef * (batch.targets[k] - V[s]) / scale
-                    else:
-                        V[s] = update_toward(V[s], batch.targets[k], step_value)
-                for i in range(n_rows):
-                    ascend(theta[batch.rows[i]], grad[i], step)
-                    grad[i] = 0.0
-                if p.joint_critic:
-                    for k in order[lo:hi]:
-                        s = batch.states[k]
-                        V[s] += step * value_grad[s]
-                        value_grad[s] = 0.0
-        out.step_kl[run, it] = batch_kl(old, theta, batch, n_rows, M, dist)
+        N, n_rows = collect_batch(model, rollout, theta, V, rng, batch, p.gamma, p.lam)
+        record_episodes(batch, out.returns[run], out.lengths[run], it)
+        kl = _ppo_epochs(p, rollout.row_of_state, theta, V, batch, work,
+                         (N, n_rows, it, kl_coef), rng)
+        out.step_kl[run, it] = kl
         if p.objective == ADAPTIVE_KL:
             out.kl_coef[run, it] = kl_coef
-            kl_coef = adaptive_kl_coef(kl_coef, out.step_kl[run, it], p.kl_target)
+            kl_coef = adaptive_kl_coef(kl_coef, kl, p.kl_target)
         release_rows(batch, n_rows)
 
 

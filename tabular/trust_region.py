@@ -58,6 +58,7 @@ from .kernels.episode_batch import (
     batch_buffers,
     batch_kl,
     collect_batch,
+    record_episodes,
     release_rows,
     restore_rows,
     save_rows,
@@ -177,51 +178,62 @@ def _move(theta, rows, old, direction, fraction, n_rows):
 
 
 @njit(cache=True)
+def _trpo_step(p, row_of_state, theta, V, batch, work, sizes):
+    """TRPO's iteration ``it`` on a collected batch of ``N`` samples in ``n_rows`` rows
+    (``sizes = (N, n_rows, it)``): the natural gradient by conjugate gradient, the step
+    that meets the KL limit by line search, then the critic. Returns ``(KL of the
+    accepted step, backtracks)``, ``(0, -1)`` when no step passed. Its argument types do
+    not depend on the model or the rollout, so it compiles once for all of them."""
+    N, n_rows, it = sizes
+    old, old_probs, g, x, cg_work, weights, dist = work
+    M = p.episodes_per_batch
+    save_rows(theta, batch, n_rows, old)
+    for i in range(n_rows):
+        softmax(old[i], old_probs[i])
+        weights[i] = batch.counts[i] / M
+        g[i] = 0.0
+    for k in range(N):  # g = (1/M) sum_t A_t grad log pi(a_t|s_t)
+        i = batch.slot[row_of_state[batch.states[k]]]
+        accumulate_log_prob_grad(old[i], batch.actions[k], batch.advantages[k] / M, dist[0],
+                                 g[i])
+    conjugate_gradient(old_probs, weights, g, n_rows, p.cg_iterations, x, cg_work)
+    fisher_product(old_probs, weights, x, n_rows, cg_work[0])
+    curvature = _dot(x, cg_work[0], n_rows)  # x^T F x
+    max_kl = schedule_value(p.max_kl, it + 1)
+    step_kl, backtracks = 0.0, -1
+    if curvature > 0.0:
+        full = np.sqrt(2.0 * max_kl / curvature)  # (1/2) s^2 x^T F x = max_kl
+        for k in range(p.line_search_steps):
+            _move(theta, batch.rows, old, x, full * 0.5 ** k, n_rows)
+            kl = batch_kl(old, theta, batch, n_rows, M, dist)
+            if kl <= max_kl and surrogate_gain(theta, batch, N, M, row_of_state,
+                                                 dist[0]) > 0.0:
+                step_kl, backtracks = kl, k
+                break
+    if backtracks < 0:  # no step passed: the policy stays
+        restore_rows(theta, batch, n_rows, old)
+    step_value = schedule_value(p.alpha_value, it + 1)
+    for k in range(N):
+        s = batch.states[k]
+        V[s] = update_toward(V[s], batch.targets[k], step_value)
+    return step_kl, backtracks
+
+
+@njit(cache=True)
 def _trpo_run(model, p, rollout, rng, out, run):
-    """One run of TRPO: per iteration a batch, the natural gradient by conjugate
-    gradient, the step that meets the KL limit by line search, then the critic."""
+    """One run of TRPO: per iteration a batch of ``M`` episodes, then :func:`_trpo_step`."""
     theta, V = out.logits[run], out.V[run]
-    A, M, row_of_state = theta.shape[1], p.episodes_per_batch, rollout.row_of_state
-    batch = batch_buffers(M, rollout.max_steps, theta.shape[0], A)
+    A = theta.shape[1]
+    batch = batch_buffers(p.episodes_per_batch, rollout.max_steps, theta.shape[0], A)
     capacity = batch.states.shape[0]
-    old, old_probs = np.empty((capacity, A)), np.empty((capacity, A))
-    g, x, work = np.empty((capacity, A)), np.empty((capacity, A)), np.empty((3, capacity, A))
-    weights = np.empty(capacity)
-    dist = np.empty((3, A))
+    work = (np.empty((capacity, A)), np.empty((capacity, A)), np.empty((capacity, A)),
+            np.empty((capacity, A)), np.empty((3, capacity, A)), np.empty(capacity),
+            np.empty((3, A)))
     for it in range(p.iterations):
-        N, n_rows = collect_batch(model, p, rollout, theta, V, rng, batch)
-        for m in range(M):
-            out.returns[run, it * M + m], out.lengths[run, it * M + m] = (batch.returns[m],
-                                                                          batch.lengths[m])
-        save_rows(theta, batch, n_rows, old)
-        for i in range(n_rows):
-            softmax(old[i], old_probs[i])
-            weights[i] = batch.counts[i] / M
-            g[i] = 0.0
-        for k in range(N):  # g = (1/M) sum_t A_t grad log pi(a_t|s_t)
-            i = batch.slot[row_of_state[batch.states[k]]]
-            accumulate_log_prob_grad(old[i], batch.actions[k], batch.advantages[k] / M,
-                                     dist[0], g[i])
-        conjugate_gradient(old_probs, weights, g, n_rows, p.cg_iterations, x, work)
-        fisher_product(old_probs, weights, x, n_rows, work[0])
-        curvature = _dot(x, work[0], n_rows)  # x^T F x
-        out.step_kl[run, it], out.backtracks[run, it] = 0.0, -1
-        max_kl = schedule_value(p.max_kl, it + 1)
-        if curvature > 0.0:
-            full = np.sqrt(2.0 * max_kl / curvature)  # (1/2) s^2 x^T F x = max_kl
-            for k in range(p.line_search_steps):
-                _move(theta, batch.rows, old, x, full * 0.5 ** k, n_rows)
-                kl = batch_kl(old, theta, batch, n_rows, M, dist)
-                if kl <= max_kl and surrogate_gain(theta, batch, N, M, row_of_state,
-                                                     dist[0]) > 0.0:
-                    out.step_kl[run, it], out.backtracks[run, it] = kl, k
-                    break
-        if out.backtracks[run, it] < 0:  # no step passed: the policy stays
-            restore_rows(theta, batch, n_rows, old)
-        step_value = schedule_value(p.alpha_value, it + 1)
-        for k in range(N):
-            s = batch.states[k]
-            V[s] = update_toward(V[s], batch.targets[k], step_value)
+        N, n_rows = collect_batch(model, rollout, theta, V, rng, batch, p.gamma, p.lam)
+        record_episodes(batch, out.returns[run], out.lengths[run], it)
+        out.step_kl[run, it], out.backtracks[run, it] = _trpo_step(
+            p, rollout.row_of_state, theta, V, batch, work, (N, n_rows, it))
         release_rows(batch, n_rows)
 
 

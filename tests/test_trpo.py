@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from envs import load_scenario
 from envs.token import TokenMDP
 from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation, ppo, trpo
-from tabular.rlhf import kl_objective, sequence_kl, visit_probabilities
+from tabular.rlhf import kl_objective, kl_optimum, sequence_kl, visit_probabilities
 from tabular.rlhf.pipeline import train_pipeline
 from tabular.schedules import exponential
 from tabular.testing import acyclic_mdps, gammas, mdps
@@ -295,6 +295,7 @@ def test_learners_reach_the_kl_regularised_optimum(ex, name):
         res = fn(ex.mdp, ex.reference, ref_policy=ex.reference, beta=beta, seed=0, runs=4,
                  **kwargs)
         best = kl_objective(ex.mdp, star, ex.reference, beta)
+        assert best == pytest.approx(kl_optimum(ex.mdp, ex.reference, beta).value, abs=1e-10)
         for i in range(4):
             pi = res.run(i).policy
             gap = best - kl_objective(ex.mdp, pi, ex.reference, beta)

@@ -87,24 +87,23 @@ def batch_buffers(episodes, max_steps, n_rows, n_actions):
 
 
 @njit(cache=True)
-def collect_batch(model, p, rollout, theta, V, rng, batch):
-    """Sample ``p.episodes_per_batch`` episodes of ``softmax(theta)`` and fill ``batch``;
+def collect_batch(model, rollout, theta, V, rng, batch, gamma, lam):
+    """Sample as many episodes of ``softmax(theta)`` as ``batch`` holds and fill it;
     returns ``(N, n_rows)``, the numbers of samples and of distinct rows visited.
 
-    Advantages are GAE(``p.lam``) with discount ``p.gamma`` and the critic ``V`` as it is
+    Advantages are GAE(``lam``) with discount ``gamma`` and the critic ``V`` as it is
     now (Schulman et al., 2016, eq. 16); an episode cut at ``max_steps`` bootstraps from
     ``V`` at the state where it stopped.
     """
     path, seen, dones, values = batch.path, batch.seen, batch.dones, batch.values
     N, n_rows = 0, 0
-    for m in range(p.episodes_per_batch):
+    for m in range(batch.returns.shape[0]):
         T, batch.returns[m] = sample_episode(model, rollout, theta, rng, path, seen, dones,
                                              batch.dist)
         batch.lengths[m] = T
         for t in range(T + 1):
             values[t] = V[path[0, t]]
-        gae(seen[0, :T], values[:T + 1], dones[:T], p.gamma, p.lam,
-            batch.advantages[N:N + T])
+        gae(seen[0, :T], values[:T + 1], dones[:T], gamma, lam, batch.advantages[N:N + T])
         for t in range(T):
             k = N + t
             s = path[0, t]
@@ -119,6 +118,16 @@ def collect_batch(model, p, rollout, theta, V, rng, batch):
             batch.counts[batch.slot[row]] += 1.0
         N += T
     return N, n_rows
+
+
+@njit(cache=True)
+def record_episodes(batch, returns, lengths, iteration):
+    """Copy the batch's episode returns and lengths into a run's outputs, as episodes
+    ``iteration * M, ..., iteration * M + M - 1``."""
+    M = batch.returns.shape[0]
+    for m in range(M):
+        returns[iteration * M + m], lengths[iteration * M + m] = (batch.returns[m],
+                                                                  batch.lengths[m])
 
 
 @njit(cache=True)
