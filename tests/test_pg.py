@@ -491,6 +491,31 @@ def test_ppo_one_epoch_by_hand(normalise):
                                atol=1e-15)
 
 
+def test_one_minibatch_is_full_batch_ppo_clip_written_out():
+    """``minibatches=1`` (the default) is PPO-clip with full-batch epochs (Schulman et al.,
+    2017, Algorithm 1), written out here in NumPy: one batch of 16 pulls, then 6 ascent
+    steps of ``alpha`` on ``(1/M) sum_k min(rho_k A_k, clip(rho_k) A_k)``, whose gradient
+    is ``rho_k A_k (e_{a_k} - pi)`` where the unclipped term is the smaller one and 0
+    elsewhere. With ``alpha = 2`` the ratios pass ``1 + clip`` within the epochs, so the
+    clipping is exercised."""
+    res = ppo(three_armed_bandit(), iterations=1, episodes_per_batch=16, epochs=6, alpha=2.0,
+              lam=1.0, clip=0.2, minibatches=1, seed=7)
+    arms = np.log2(res.episode_returns).astype(int)
+    adv = res.episode_returns  # a zero critic and lam = 1
+    theta, old = np.zeros(3), np.full(3, 1 / 3)
+    clipped = 0
+    for _ in range(6):
+        pi = np.exp(theta - theta.max())
+        pi /= pi.sum()
+        ratio = pi[arms] / old[arms]
+        live = np.where(adv >= 0, ratio < 1.2, ratio > 0.8)
+        clipped += (~live).sum()
+        weight = np.where(live, ratio * adv, 0.0)
+        theta = theta + 2.0 * (weight[:, None] * (np.eye(3)[arms] - pi)).mean(axis=0)
+    assert clipped > 0
+    np.testing.assert_allclose(res.logits[0], theta, rtol=1e-12, atol=1e-12)
+
+
 def test_value_coef_steps_the_critic_on_its_squared_error():
     """With ``value_coef = c`` the critic is in the objective, ``-c (V(s_t) - target_t)^2``
     per sample, averaged per episode and ascended with the policy's ``alpha``: from 0,
