@@ -32,6 +32,7 @@ from .sutton_barto import (
     Gambler,
     Gridworld4x4,
     Gridworld5x5,
+    MaximizationBias,
     RandomWalk,
     ShortCorridor,
     WindyGridworld,
@@ -41,9 +42,9 @@ from .trap_treasure import TrapTreasure
 
 __all__ = [
     "Blackjack", "CarRental", "CliffWalking", "Gambler", "GrammarScenario", "GridWorld",
-    "Gridworld4x4", "Gridworld5x5", "ModelEnv", "PickupGridWorld", "RandomWalk", "Scenario",
-    "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
-    "load_scenario", "register_builtins", "register_gridworld",
+    "Gridworld4x4", "Gridworld5x5", "MaximizationBias", "ModelEnv", "PickupGridWorld",
+    "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld",
+    "load_grammar_scenario", "load_scenario", "register_builtins", "register_gridworld",
 ]
 
 register_builtins()

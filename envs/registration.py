@@ -30,6 +30,7 @@ BUILTINS = {
     "WindyGridworld-v0": ("envs.sutton_barto:WindyGridworld", 10_000),
     "CliffWalking-v0": ("envs.sutton_barto:CliffWalking", 10_000),
     "ShortCorridor-v0": ("envs.sutton_barto:ShortCorridor", 1_000),
+    "MaximizationBias-v0": ("envs.sutton_barto:MaximizationBias", 100),
     "TokenMDP-v0": ("envs.token:TokenMDP", 1_000),
     "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", 1_000),
     "CarRental-v0": ("envs.car_rental:CarRental", 1_000),

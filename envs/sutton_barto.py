@@ -374,3 +374,80 @@ class ShortCorridor(ModelEnv):
         return TabularMDP(next_state, prob, reward, done, start,
                           state_labels=["first", "switched", "third", "goal"],
                           action_names=["left", "right"])
+
+
+class MaximizationBias(ModelEnv):
+    """Example 6.7 (Figure 6.5): maximization bias.
+
+    ## Description
+    From state A, ``left`` leads to B and ``right`` ends the episode, both with reward
+    0. From B, each of the ``n_b_actions`` actions ends the episode with a reward of
+    mean -0.1 and variance 1, so going left is worth -0.1: right is optimal, yet
+    Q-learning's ``max`` over B's noisy estimates makes left look good early on.
+
+    The book's reward is ``N(-0.1, 1)``; here it is the two-point distribution
+    ``-0.1 +- 1`` with probability 1/2 each, which keeps its mean and variance exactly
+    (the model's outcomes carry fixed rewards, so a planner sees the true expectations).
+
+    ## Action Space
+    ``Discrete(n_b_actions)``. In A only 0 = left and 1 = right are available; in B
+    all are. ``action_mask`` (bool ``[2, n_b_actions]``) says which, and the info dict
+    carries the current state's row as ``info["action_mask"]`` (Gymnasium's
+    convention, as in Taxi). As in Gymnasium, ``step`` accepts every action of the
+    space: an unavailable action of A acts as ``right``, in the env and in the model
+    (where such copies change no maximum, so planning gives the true values). Give
+    the mask to a learner (``q_learning(..., action_mask=env.action_mask)``) so that
+    it never explores one: Figure 6.5 counts left among two actions, not ten.
+
+    ## Observation Space
+    ``Discrete(2)``: 0 = A, 1 = B.
+
+    ## Starting State
+    A.
+
+    ## Rewards
+    0 for A's actions; ``-0.1 + 1`` or ``-0.1 - 1`` (probability 1/2 each) for B's.
+
+    ## Episode End
+    Termination: ``right`` from A, or any action from B. Truncation:
+    ``tabzoo/MaximizationBias-v0`` is registered with ``max_episode_steps=100``.
+
+    ## Arguments
+    * ``n_b_actions``: the actions available in B, at least 2 (default 10, the
+      book's reference code's "many").
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version.
+    """
+
+    LEFT, RIGHT = 0, 1
+
+    def __init__(self, n_b_actions=10, render_mode=None):
+        self.n_b_actions = check_positive_int("n_b_actions", n_b_actions)
+        if self.n_b_actions < 2:
+            raise ValueError(f"n_b_actions must be at least 2 (A has two actions), got "
+                             f"{n_b_actions!r}")
+        self.action_mask = np.ones((2, self.n_b_actions), dtype=bool)
+        self.action_mask[0, 2:] = False
+        self.action_mask.flags.writeable = False
+        super().__init__(self.model(), render_mode)
+
+    def model(self) -> TabularMDP:
+        """The exact model: two outcomes per action (B's two rewards)."""
+        n = self.n_b_actions
+        next_state = np.zeros((2, n, 2), dtype=np.int64)
+        next_state[0, self.LEFT] = 1
+        prob = np.zeros((2, n, 2))
+        prob[0, :, 0] = 1.0
+        prob[1] = 0.5
+        reward = np.zeros((2, n, 2))
+        reward[1] = [-0.1 + 1.0, -0.1 - 1.0]
+        done = np.ones((2, n, 2), dtype=bool)
+        done[0, self.LEFT] = False
+        names = ["left", "right", *(f"b{a}" for a in range(2, n))]
+        return TabularMDP(next_state, prob, reward, done, np.array([1.0, 0.0]),
+                          state_labels=["A", "B"], action_names=names)
+
+    def _info(self, prob: float) -> dict:
+        return {"prob": prob, "action_mask": self.action_mask[self.s].copy()}

@@ -78,6 +78,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "lambda_walk",
     "windy_gridworld",
     "cliff_walking",
+    "maximization_bias",
     "short_corridor",
     "trap_treasure",
     "frozenlake",

@@ -124,3 +124,26 @@ def _sizes(mdp):
         S, A = mdp
         return int(S), int(A), str
     return mdp.n_states, mdp.n_actions, mdp.state_name
+
+
+def check_action_mask(mdp, action_mask) -> np.ndarray | None:
+    """``action_mask`` as a read-only bool ``[S, A]`` array (``None`` stays ``None``); a
+    ``ValueError`` naming the problem (and the state with no available action)."""
+    if action_mask is None:
+        return None
+    mask = np.asarray(action_mask)
+    shape = (mdp.n_states, mdp.n_actions)
+    if mask.shape != shape:
+        raise ValueError(f"action_mask must have shape {shape} (states, actions), got "
+                         f"{mask.shape}")
+    if mask.dtype != np.bool_:
+        if not (np.issubdtype(mask.dtype, np.integer) and np.isin(mask, (0, 1)).all()):
+            raise ValueError(f"action_mask must be bool (or 0/1), got dtype {mask.dtype}")
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    closed = ~mask.any(axis=1)
+    if closed.any():
+        s = int(np.flatnonzero(closed)[0])
+        raise ValueError(f"action_mask leaves state {mdp.state_name(s)} no available action "
+                         f"({int(closed.sum())} such state(s))")
+    mask.flags.writeable = False
+    return mask

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .checks import check_gamma, check_positive_int, policy_matrix
+from .checks import check_action_mask, check_gamma, check_positive_int, policy_matrix
 from .kernels.optional import row, store
 from .kernels.rng import categorical, seed_states, uniform
 from .kernels.sampling import sample_start, sample_step
@@ -78,7 +78,9 @@ class TDControlParams(NamedTuple):
 
     ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
     of each pair; ``epsilon``: exploration schedule ``float64[4]`` over episodes;
-    ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    ``episodes``: episodes per run; ``max_steps``: step limit per episode;
+    ``action_mask``: bool ``[S, A]``, the actions available in each state, or ``None``
+    (all of them).
     """
 
     gamma: float
@@ -86,6 +88,7 @@ class TDControlParams(NamedTuple):
     epsilon: np.ndarray
     episodes: int
     max_steps: int
+    action_mask: np.ndarray | None = None
 
 
 class DoubleQOutputs(NamedTuple):
@@ -203,33 +206,35 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
 def _td_control_run(method, model, params, rng, Q, returns, lengths):
     """One run of SARSA, expected SARSA or Q-learning (the boxes of sections 6.4-6.6).
     ``method`` is a constant of each driver, so the other methods' branches compile away."""
-    gamma, max_steps = params.gamma, params.max_steps
+    gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q.shape, dtype=np.int64)
     probs_buf = np.zeros(Q.shape[1])
     for episode in range(params.episodes):
         eps = schedule_value(epsilon, episode + 1)
         s = sample_start(model, rng)
-        a = epsilon_greedy_action(Q[s], eps, rng)
+        a = epsilon_greedy_action(Q[s], eps, rng, row(mask, s))
         total = 0.0
         steps = 0
         while True:
             steps += 1
             s_next, r, is_done = sample_step(model, s, a, rng)
             total += r
+            legal_next = row(mask, s_next)
             if method == SARSA:
-                a_next = epsilon_greedy_action(Q[s_next], eps, rng)
+                a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
                 target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
             elif method == EXPECTED_SARSA:
-                target = expected_sarsa_target(r, gamma, Q[s_next], eps, probs_buf, is_done)
+                target = expected_sarsa_target(r, gamma, Q[s_next], eps, probs_buf, is_done,
+                                               legal_next)
             else:
-                target = q_learning_target(r, gamma, Q[s_next], is_done)
+                target = q_learning_target(r, gamma, Q[s_next], is_done, legal_next)
             visits[s, a] += 1
             Q[s, a] = update_toward(Q[s, a], target, schedule_value(alpha, visits[s, a]))
             if is_done or steps == max_steps:
                 break
             if method != SARSA:
-                a_next = epsilon_greedy_action(Q[s_next], eps, rng)
+                a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
             s, a = s_next, a_next
         returns[episode] = total
         lengths[episode] = steps
@@ -259,7 +264,7 @@ def _q_learning(model, params, rng_states, out):
 @njit(cache=True, inline="always")
 def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
     """One run of double Q-learning (the box of section 6.7)."""
-    gamma, max_steps = params.gamma, params.max_steps
+    gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q1.shape, dtype=np.int64)
     q_sum = np.zeros(Q1.shape[1])
@@ -272,19 +277,18 @@ def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
             steps += 1
             for b in range(q_sum.shape[0]):
                 q_sum[b] = Q1[s, b] + Q2[s, b]
-            a = epsilon_greedy_action(q_sum, eps, rng)
+            a = epsilon_greedy_action(q_sum, eps, rng, row(mask, s))
             s_next, r, is_done = sample_step(model, s, a, rng)
             total += r
             visits[s, a] += 1
             step = schedule_value(alpha, visits[s, a])
+            legal_next = row(mask, s_next)
             if uniform(rng) < 0.5:
-                Q1[s, a] = update_toward(
-                    Q1[s, a], double_q_target(r, gamma, Q1[s_next], Q2[s_next], is_done, rng),
-                    step)
+                Q1[s, a] = update_toward(Q1[s, a], double_q_target(
+                    r, gamma, Q1[s_next], Q2[s_next], is_done, rng, legal_next), step)
             else:
-                Q2[s, a] = update_toward(
-                    Q2[s, a], double_q_target(r, gamma, Q2[s_next], Q1[s_next], is_done, rng),
-                    step)
+                Q2[s, a] = update_toward(Q2[s, a], double_q_target(
+                    r, gamma, Q2[s_next], Q1[s_next], is_done, rng, legal_next), step)
             if Q1[s, a] == -np.inf or Q2[s, a] == -np.inf:  # exact, so true of both tables
                 Q1[s, a] = -np.inf
                 Q2[s, a] = -np.inf
@@ -302,9 +306,11 @@ def _double_q(model, params, rng_states, out):
                       out.returns[run], out.lengths[run])
 
 
-def control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q):
+def control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
+                  action_mask=None):
     """A TD control learner's model, run count, params and outputs, arguments checked
-    (shared by the one-step methods here and the trace methods of :mod:`tabular.traces`)."""
+    (shared by the one-step methods here and the trace methods of :mod:`tabular.traces`,
+    which take no ``action_mask``)."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
@@ -313,15 +319,26 @@ def control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial
     out = control_outputs(
         initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
         episodes)
-    params = TDControlParams(gamma, alpha.params, epsilon.params, episodes, max_steps)
+    params = TDControlParams(gamma, alpha.params, epsilon.params, episodes, max_steps,
+                             check_action_mask(mdp, action_mask))
     return mdp, n_runs, params, out
 
 
+def illegal_to_minus_inf(Q, action_mask):
+    """``Q`` with the pairs ``action_mask`` forbids at ``-inf`` (they are never taken,
+    so their estimates are meaningless; ``-inf`` keeps them out of ``max`` and
+    ``argmax``), in place."""
+    if action_mask is not None:
+        Q[..., ~action_mask] = -np.inf
+    return Q
+
+
 def _td_control(driver, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-                max_steps) -> ControlResult:
+                max_steps, action_mask) -> ControlResult:
     mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
-                                              epsilon, initial_Q)
+                                              epsilon, initial_Q, action_mask)
     driver(mdp.arrays, params, seed_states(seed, n_runs), out)
+    illegal_to_minus_inf(out.Q, params.action_mask)
     return control_result(out, runs)
 
 
@@ -342,6 +359,10 @@ _CONTROL_ARGS = """
     max_steps : the step limit per episode (a cut episode still bootstraps from the
         state reached), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
+    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
+        ``action_mask``; at least one per state), default ``None``: all of them. The
+        learner never takes, explores or bootstraps from an unavailable action, and its
+        ``Q`` is ``-inf``.
 
     Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``{q_note};
     ``policy``, its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
@@ -365,9 +386,9 @@ def _control_doc(summary: str, q_note: str = ""):
 """)
 def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
           initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-          max_steps: int | None = None) -> ControlResult:
+          max_steps: int | None = None, action_mask=None) -> ControlResult:
     return _td_control(_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-                       max_steps)
+                       max_steps, action_mask)
 
 
 @_control_doc("""Expected SARSA (section 6.6): the target ``R + gamma sum_a pi(a|S') Q(S', a)``
@@ -375,9 +396,9 @@ def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.
 """)
 def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                    initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-                   max_steps: int | None = None) -> ControlResult:
+                   max_steps: int | None = None, action_mask=None) -> ControlResult:
     return _td_control(_expected_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
-                       runs, max_steps)
+                       runs, max_steps, action_mask)
 
 
 @_control_doc("""Q-learning, off-policy TD control (section 6.5): the target ``R + gamma
@@ -385,9 +406,9 @@ def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, e
 """)
 def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-               max_steps: int | None = None) -> ControlResult:
+               max_steps: int | None = None, action_mask=None) -> ControlResult:
     return _td_control(_q_learning, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
-                       runs, max_steps)
+                       runs, max_steps, action_mask)
 
 
 @_control_doc("""Double Q-learning (eq. 6.10, section 6.7): with probability 1/2 update
@@ -396,10 +417,12 @@ def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsil
 """, q_note=" (the mean\n    ``(Q1 + Q2) / 2`` of the two tables)")
 def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
                       epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
-                      runs: int | None = None, max_steps: int | None = None) -> ControlResult:
+                      runs: int | None = None, max_steps: int | None = None,
+                      action_mask=None) -> ControlResult:
     mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
-                                              epsilon, initial_Q)
+                                              epsilon, initial_Q, action_mask)
     tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
     _double_q(mdp.arrays, params, seed_states(seed, n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
+    illegal_to_minus_inf(Q, params.action_mask)
     return control_result(ControlOutputs(Q, out.returns, out.lengths), runs)

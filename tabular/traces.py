@@ -382,8 +382,9 @@ def _control(driver, mdp, lam, trace, gamma, episodes, alpha, epsilon, initial_Q
     lam = check_unit_interval("lam", lam)
     mdp, n_runs, td_params, out = control_setup(mdp, gamma, episodes, runs, max_steps,
                                                  alpha, epsilon, initial_Q)
-    driver(mdp.arrays, LambdaControlParams(lam, trace, *td_params), seed_states(seed, n_runs),
-           out)
+    params = LambdaControlParams(lam, trace, td_params.gamma, td_params.alpha,
+                                 td_params.epsilon, td_params.episodes, td_params.max_steps)
+    driver(mdp.arrays, params, seed_states(seed, n_runs), out)
     return control_result(out, runs)
 
 

@@ -195,6 +195,10 @@ CONTROL_BAD = EPISODES_BAD + [
     ({"epsilon": 1.5}, "epsilon"), ({"epsilon": NAN}, "epsilon"),
     ({"initial_Q": NAN}, "initial_Q must be finite"),
     ({"initial_Q": np.zeros((3, 3))}, "initial_Q must be a number or an array")]
+MASK_BAD = [({"action_mask": np.ones((3, 1), dtype=bool)}, "action_mask must have shape (2, 1)"),
+            ({"action_mask": np.full((2, 1), NAN)}, "action_mask must be bool (or 0/1)"),
+            ({"action_mask": np.array([[True], [False]])},
+             "action_mask leaves state 1 no available action")]
 PG_BAD = [({"beta": -1.0}, "beta must be a finite number >= 0"),
           ({"beta": NAN}, "beta must be a finite number >= 0"),
           ({"beta": 0.5}, "beta > 0 needs a ref_policy"),
@@ -241,12 +245,13 @@ NO_ALPHA = {"off_policy_mc_prediction",  # sample averages (eqs. 5.5, 5.6): no s
             "trpo"}  # the trust region sizes the policy's step
 PG = {"reinforce", "actor_critic", "ppo", "trpo", "grpo"}
 NO_GAMMA = {"grpo"}  # a whole-response return: no discount, no value estimate
+MASKED = {"sarsa", "expected_sarsa", "q_learning", "double_q_learning"}  # take action_mask
 
 
 def learner_rows():
     for name, call in LEARNERS.items():
         bad = SHARED_BAD + (PG_BAD if name in PG else PREDICTION_BAD if name in PREDICTION
-                            else CONTROL_BAD)
+                            else CONTROL_BAD) + (MASK_BAD if name in MASKED else [])
         for kwargs, fragment in bad:
             if name in NO_GAMMA and ("gamma" in kwargs or "alpha_value" in kwargs):
                 continue
@@ -439,6 +444,10 @@ ENV_ROWS = [
     ("GridWorld bad cell", lambda: GridWorld("S?G"), ValueError, "row 0, column 1"),
     ("register_gridworld bad layout", lambda: envs.register_gridworld("x/Bad-v0", "S?G"),
      ValueError, "row 0, column 1"),
+    ("MaximizationBias n_b_actions 1", lambda: envs.MaximizationBias(1), ValueError,
+     "n_b_actions must be at least 2"),
+    ("MaximizationBias n_b_actions text", lambda: envs.MaximizationBias("10"), ValueError,
+     "n_b_actions must be an integer >= 1"),
 ]
 
 

@@ -219,19 +219,21 @@ def test_trap_treasure_cells_outside_or_on_walls_raise():
 
 # ------------------------------------------------------------------ replay
 def replay(env, mdp, steps, seed):
-    """Random actions through the real env; every transition must be one of the model's."""
+    """Random actions through the real env (among those its ``info["action_mask"]``
+    allows, when it has one); every transition must be one of the model's."""
     rng = np.random.default_rng(seed)
-    s, _ = env.reset(seed=seed)
+    s, info = env.reset(seed=seed)
     assert mdp.start[s] > 0
     for _ in range(steps):
-        a = int(rng.integers(mdp.n_actions))
-        nxt, r, terminated, truncated, _ = env.step(a)
+        allowed = np.flatnonzero(info.get("action_mask", np.ones(mdp.n_actions, dtype=bool)))
+        a = int(rng.choice(allowed))
+        nxt, r, terminated, truncated, info = env.step(a)
         match = ((mdp.prob[s, a] > 0) & (mdp.next_state[s, a] == nxt)
                  & (mdp.reward[s, a] == r) & (mdp.done[s, a] == terminated))
         assert match.any(), f"{env.spec.id}: ({s}, {a}) -> ({nxt}, {r}, {terminated}) not in model"
         s = nxt
         if terminated or truncated:
-            s, _ = env.reset()
+            s, info = env.reset()
             assert mdp.start[s] > 0
 
 

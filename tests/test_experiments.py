@@ -402,6 +402,16 @@ def test_lambda_check_wants_accumulating_traces_to_blow_up(shared_dir):
     assert any("blow up" in f for f in failures)
 
 
+def test_maximization_bias_check_wants_q_learning_biased_and_double_q_not(shared_dir):
+    numbers = quick_numbers(shared_dir, "maximization_bias")
+    check = runner.load("maximization_bias").check
+    assert check(numbers) == []
+    unbiased = {**numbers, "q_learning": numbers["double_q_learning"]}
+    assert any("maximization bias" in f for f in check(unbiased))
+    biased = {**numbers, "double_q_learning": numbers["q_learning"]}
+    assert any("Double Q-learning's % left ends" in f for f in check(biased))
+
+
 def test_prioritized_sweeping_check_wants_fewer_updates_than_dyna_q(shared_dir):
     numbers = quick_numbers(shared_dir, "prioritized_sweeping")
     check = runner.load("prioritized_sweeping").check

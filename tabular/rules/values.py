@@ -6,14 +6,92 @@ only when a sampled target is ``-inf``, which happens only when an outcome of
 positive probability leads to ``-inf``; the true expectation then *is* ``-inf``,
 so a ``-inf`` estimate is absorbing (:func:`td_error` returns 0 for it), and the
 products ``0 * -inf`` of zero discounts or zero probabilities count as 0.
+
+Action selection and the targets take an optional ``legal`` row (bool ``[A]``, the
+actions available in the state, as in Gymnasium's ``action_mask``): ``None`` means
+every action, and compiles to the unmasked code.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..kernels.rng import randint, uniform
+
+# --------------------------------------------------------------------- legal actions
+
+
+def is_legal(legal, a):
+    """Whether action ``a`` is available: ``legal[a]``, or True when ``legal`` is None."""
+
+
+def random_legal_action(legal, n_actions, rng):
+    """A uniformly random available action among ``n_actions`` (rejection sampling on
+    ``legal``; one draw when ``legal`` is None)."""
+
+
+def first_legal(legal):
+    """The first available action (0 when ``legal`` is None)."""
+
+
+def count_legal(legal, n_actions):
+    """The number of available actions among ``n_actions``."""
+
+
+def _absent(legal):
+    return isinstance(legal, types.NoneType | types.Omitted)
+
+
+@overload(is_legal)
+def _is_legal(legal, a):
+    if _absent(legal):
+        return lambda legal, a: True
+    return lambda legal, a: legal[a]
+
+
+@overload(random_legal_action)
+def _random_legal_action(legal, n_actions, rng):
+    if _absent(legal):
+        return lambda legal, n_actions, rng: randint(rng, n_actions)
+
+    def impl(legal, n_actions, rng):
+        while True:
+            a = randint(rng, n_actions)
+            if legal[a]:
+                return a
+
+    return impl
+
+
+@overload(first_legal)
+def _first_legal(legal):
+    if _absent(legal):
+        return lambda legal: 0
+
+    def impl(legal):
+        a = 0
+        while not legal[a]:
+            a += 1
+        return a
+
+    return impl
+
+
+@overload(count_legal)
+def _count_legal(legal, n_actions):
+    if _absent(legal):
+        return lambda legal, n_actions: n_actions
+
+    def impl(legal, n_actions):
+        n = 0
+        for a in range(n_actions):
+            n += legal[a]
+        return n
+
+    return impl
+
 
 # --------------------------------------------------------------------- arithmetic
 
@@ -53,11 +131,12 @@ def update_toward(estimate, target, step):
 
 
 @njit(cache=True, inline="always")
-def max_value(q_row):
-    """``max_a q_row[a]``."""
-    best = q_row[0]
-    for a in range(1, q_row.shape[0]):
-        if q_row[a] > best:
+def max_value(q_row, legal=None):
+    """``max_a q_row[a]`` over the legal actions."""
+    first = first_legal(legal)
+    best = q_row[first]
+    for a in range(first + 1, q_row.shape[0]):
+        if is_legal(legal, a) and q_row[a] > best:
             best = q_row[a]
     return best
 
@@ -66,13 +145,15 @@ def max_value(q_row):
 
 
 @njit(cache=True, inline="always")
-def greedy_action(q_row, rng):
-    """``argmax_a q_row[a]``, ties broken uniformly at random (reservoir sampling: a
-    random number is drawn only when a tie is met)."""
-    best = 0
-    best_value = q_row[0]
+def greedy_action(q_row, rng, legal=None):
+    """``argmax_a q_row[a]`` over the legal actions, ties broken uniformly at random
+    (reservoir sampling: a random number is drawn only when a tie is met)."""
+    best = first_legal(legal)
+    best_value = q_row[best]
     ties = 1
-    for a in range(1, q_row.shape[0]):
+    for a in range(best + 1, q_row.shape[0]):
+        if not is_legal(legal, a):
+            continue
         value = q_row[a]
         if value > best_value:
             best, best_value, ties = a, value, 1
@@ -84,29 +165,31 @@ def greedy_action(q_row, rng):
 
 
 @njit(cache=True, inline="always")
-def epsilon_greedy_action(q_row, epsilon, rng):
-    """With probability ``epsilon`` a uniformly random action, else a greedy one
+def epsilon_greedy_action(q_row, epsilon, rng, legal=None):
+    """With probability ``epsilon`` a uniformly random legal action, else a greedy one
     (section 2.2; the random action may be the greedy one)."""
     if epsilon > 0.0 and uniform(rng) < epsilon:
-        return randint(rng, q_row.shape[0])
-    return greedy_action(q_row, rng)
+        return random_legal_action(legal, q_row.shape[0], rng)
+    return greedy_action(q_row, rng, legal)
 
 
 @njit(cache=True, inline="always")
-def epsilon_greedy_probs(q_row, epsilon, out):
+def epsilon_greedy_probs(q_row, epsilon, out, legal=None):
     """``out[a] = epsilon / A + (1 - epsilon) [a greedy] / #greedy``: the probabilities
-    with which :func:`epsilon_greedy_action` picks each action (section 5.4)."""
+    with which :func:`epsilon_greedy_action` picks each action (section 5.4); with
+    ``legal``, ``A`` counts the legal actions and an illegal one has probability 0."""
     n_actions = q_row.shape[0]
-    best_value = q_row[0]
-    for a in range(1, n_actions):
-        if q_row[a] > best_value:
-            best_value = q_row[a]
+    n_legal = count_legal(legal, n_actions)
+    best_value = max_value(q_row, legal)
     ties = 0
     for a in range(n_actions):
-        if q_row[a] == best_value:
+        if is_legal(legal, a) and q_row[a] == best_value:
             ties += 1
     for a in range(n_actions):
-        out[a] = epsilon / n_actions
+        if not is_legal(legal, a):
+            out[a] = 0.0
+            continue
+        out[a] = epsilon / n_legal
         if q_row[a] == best_value:
             out[a] += (1.0 - epsilon) / ties
 
@@ -129,19 +212,19 @@ def sarsa_target(reward, gamma, q_next_row, next_action, done):
 
 
 @njit(cache=True, inline="always")
-def q_learning_target(reward, gamma, q_next_row, done):
-    """``R + gamma max_a Q(S', a)`` (eq. 6.8)."""
-    return td_target(reward, gamma, max_value(q_next_row), done)
+def q_learning_target(reward, gamma, q_next_row, done, legal=None):
+    """``R + gamma max_a Q(S', a)`` (eq. 6.8), the max over the actions legal in ``S'``."""
+    return td_target(reward, gamma, max_value(q_next_row, legal), done)
 
 
 @njit(cache=True, inline="always")
-def expected_sarsa_target(reward, gamma, q_next_row, epsilon, probs_buf, done):
+def expected_sarsa_target(reward, gamma, q_next_row, epsilon, probs_buf, done, legal=None):
     """``R + gamma sum_a pi(a|S') Q(S', a)`` with pi epsilon-greedy in Q (eq. 6.9)."""
-    epsilon_greedy_probs(q_next_row, epsilon, probs_buf)
+    epsilon_greedy_probs(q_next_row, epsilon, probs_buf, legal)
     return td_target(reward, gamma, expectation(probs_buf, q_next_row), done)
 
 
 @njit(cache=True, inline="always")
-def double_q_target(reward, gamma, q_select_row, q_eval_row, done, rng):
+def double_q_target(reward, gamma, q_select_row, q_eval_row, done, rng, legal=None):
     """``R + gamma Q2(S', argmax_a Q1(S', a))`` (eq. 6.10): one table picks, the other values."""
-    return td_target(reward, gamma, q_eval_row[greedy_action(q_select_row, rng)], done)
+    return td_target(reward, gamma, q_eval_row[greedy_action(q_select_row, rng, legal)], done)
