@@ -10,8 +10,9 @@ The model
 Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
     :func:`policy_evaluation`, :func:`value_iteration`, :func:`policy_iteration`,
     :func:`soft_value_iteration` (``method="sync" | "inplace" | "exact"`` where it
-    applies, and ``"blocked"`` for value iteration: Gauss-Seidel in parallel blocks; ``strict=`` on every iterative solver, :class:`ConvergenceError`); the
-    Bellman operators :func:`bellman_expectation`, :func:`bellman_optimality`,
+    applies, and ``"blocked"`` for value iteration: Gauss-Seidel in parallel blocks;
+    ``strict=`` on every iterative solver, :class:`ConvergenceError`); the Bellman
+    operators :func:`bellman_expectation`, :func:`bellman_optimality`,
     :func:`soft_bellman_optimality`, :func:`q_from_v`; the policies they read off,
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
