@@ -302,9 +302,28 @@ def test_exact_sums_on_the_prefix_tree(ex):
     assert sequence_kl(ex.mdp, ex.reference, ex.reference) == 0.0
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31))
+def test_endings_of_a_softmax_policy_sum_its_logits_like_its_matrix(seed):
+    """The kernel that sums a SoftmaxPolicy's response distribution straight from its
+    logits (rows shared between states, masked tokens) agrees with the sum over its
+    probability matrix, and the distribution sums to 1."""
+    env, mdp, _ = random_token_mdp(seed, n_prompts=3)
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(5, len(env.vocab))) * 3
+    logits[rng.random(logits.shape) < 0.2] = -np.inf
+    logits[:, 0] = np.where(np.isinf(logits).all(axis=1), 0.0, logits[:, 0])
+    policy = SoftmaxPolicy(logits, rng.integers(0, 5, size=env.n_states))
+    ends = ending_probabilities(mdp, policy)
+    np.testing.assert_allclose(ends, ending_probabilities(mdp, policy.probs()), rtol=1e-13,
+                               atol=1e-16)
+    assert ends.sum() == pytest.approx(1.0, abs=1e-12)
+
+
 def test_exact_sums_refuse_a_state_reached_by_two_paths():
     """Sums pushed down a tree level by level need one path to each state: two
-    transitions into state 3 are an error that names it."""
+    transitions into state 3 are an error that names it; so is a step back to an earlier
+    state, also where a softmax policy's responses are summed from its logits."""
     P = {0: {0: [(1.0, 1, 0.0, False)], 1: [(1.0, 2, 0.0, False)]},
          1: {0: [(1.0, 3, 0.0, False)], 1: [(1.0, 1, 0.0, True)]},
          2: {0: [(1.0, 3, 0.0, False)], 1: [(1.0, 2, 0.0, True)]},
@@ -312,6 +331,11 @@ def test_exact_sums_refuse_a_state_reached_by_two_paths():
     dag = TabularMDP.from_transitions(P, start=[1.0, 0.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="state 3 is reached by 2 transitions"):
         visit_probabilities(dag, np.full((4, 2), 0.5))
+    back = TabularMDP.from_transitions({**P, 2: {0: [(1.0, 1, 0.0, False)],
+                                                 1: [(1.0, 2, 0.0, True)]}},
+                                       start=[1.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="leads back to an earlier state"):
+        ending_probabilities(back, SoftmaxPolicy.tabular(4, 2))
 
 
 def test_dpo_refuses_a_response_the_policy_cannot_produce(ex):

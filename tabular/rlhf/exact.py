@@ -26,9 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..checks import check_positive, policy_matrix
 from ..graph import tree_levels, tree_roots
+from ..kernels.model import n_outcomes, outcome_prob, outcome_state
+from ..policy import SoftmaxPolicy, as_softmax_policy
+from ..rules.policy_gradient import softmax
 
 
 def visit_probabilities(mdp, policy) -> np.ndarray:
@@ -45,13 +49,51 @@ def _visits(mdp, pi) -> np.ndarray:
     return mu
 
 
+@njit(cache=True)
+def _softmax_endings(model, logits, row_of_state, start, out):
+    """``out [S, A]``: :func:`ending_probabilities` of the softmax policy ``(logits,
+    row_of_state)``, in one pass over the states in order (numbered forwards, a state has
+    all its probability before its turn), no ``[S, A]`` temporary; returns the first
+    reached state with a continuing transition backwards (-1: none)."""
+    S, A = out.shape
+    mu = start.copy()
+    pi = np.empty(A)
+    for s in range(S):
+        if mu[s] == 0.0:
+            continue
+        softmax(logits[row_of_state[s]], pi)
+        for a in range(A):
+            w = mu[s] * pi[a]
+            for k in range(n_outcomes(model)):
+                p = outcome_prob(model, s, a, k)
+                if w == 0.0 or p == 0.0:
+                    continue
+                nxt, done = outcome_state(model, s, a, k)
+                if done:
+                    out[s, a] += w * p
+                elif nxt <= s:
+                    return s
+                else:
+                    mu[nxt] += w * p
+    return -1
+
+
 def ending_probabilities(mdp, policy) -> np.ndarray:
     """``[S, A]``: the probability that an episode of ``mdp`` under ``policy`` ends by
     taking ``a`` in ``s``.
 
     In a token MDP each finished response is one ending ``(s, a)``, so this is the
-    exact distribution over responses (plus forbidden-token endings).
+    exact distribution over responses (plus forbidden-token endings). A
+    :class:`~tabular.SoftmaxPolicy` is summed by a kernel straight from its logits.
     """
+    if isinstance(policy, SoftmaxPolicy):
+        policy = as_softmax_policy(mdp, policy)  # checks that it covers the MDP
+        out = np.zeros((mdp.n_states, mdp.n_actions))
+        back = _softmax_endings(mdp.arrays, policy.logits, policy.row_of_state, mdp.start,
+                                out)
+        if back >= 0:
+            tree_levels(mdp)  # raises, naming the transition
+        return out
     pi = policy_matrix(mdp, policy)
     ends = np.where(mdp.done, mdp.prob, 0.0).sum(axis=2)
     return _visits(mdp, pi)[:, None] * pi * ends
