@@ -181,8 +181,9 @@ def kl_optimum(mdp, ref_policy, beta: float) -> KLOptimum:
     if (mdp.prob[:, :, 0] < 1.0).any():
         raise ValueError("kl_optimum enumerates responses of a deterministic token MDP; "
                          "use tabular.soft_value_iteration for stochastic MDPs")
-    q = policy_matrix(mdp, ref_policy, "ref_policy")
-    ref_ends = ending_probabilities(mdp, q)
+    ref_ends = ending_probabilities(mdp, as_softmax_policy(mdp, ref_policy, "ref_policy")
+                                    if isinstance(ref_policy, SoftmaxPolicy)
+                                    else policy_matrix(mdp, ref_policy, "ref_policy"))
     R = path_returns(mdp)
     roots = np.flatnonzero(mdp.start > 0.0)
     root_of = tree_roots(mdp)
