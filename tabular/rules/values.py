@@ -44,6 +44,10 @@ def _absent(legal):
     return isinstance(legal, types.NoneType | types.Omitted)
 
 
+# Plain overloads (LLVM inlines them): inlined at numba's IR level they made numba 0.68
+# miscompile the Dyna kernels (an index out of bounds).
+
+
 @overload(is_legal)
 def _is_legal(legal, a):
     if _absent(legal):
