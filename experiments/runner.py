@@ -84,6 +84,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "frozenlake",
     "token_rlhf",
     "process_rewards",
+    "rlhf_leaderboard",
     "speed",
 )
 

@@ -428,3 +428,30 @@ def test_dyna_check_wants_planning_to_pay(shared_dir):
     no_planning = {**numbers, "lengths": np.broadcast_to(numbers["lengths"][:1],
                                                          numbers["lengths"].shape)}
     assert any("planning" in f for f in runner.load("dyna_maze").check(no_planning))
+
+
+def test_leaderboard_check_states_each_learners_gap(shared_dir):
+    """The quick leaderboard passes its checks; a learner that stops short at the checked
+    budget, IPO landing on pi*, a gap that is not beta KL(pi || pi*) and a best-of-N KL
+    above log N - (N-1)/N each fail them."""
+    check = runner.load("rlhf_leaderboard").check
+    numbers = quick_numbers(shared_dir, "rlhf_leaderboard")
+    assert check(numbers) == []
+    methods, betas = list(numbers["methods"]), numbers["betas"][:, None, None, None]
+    j = list(numbers["capital_budgets"]).index(1024)
+
+    def with_gap(method, value):
+        gap = numbers["capital_gap"].copy()
+        gap[0, methods.index(method), j] = value
+        return {**numbers, "capital_gap": gap, "capital_kl_opt": gap / betas}
+
+    assert any("PPO's mean gap" in f for f in check(with_gap("PPO", 0.2)))
+    assert any("IPO's mean gap" in f for f in check(with_gap("IPO", 1e-3)))
+    assert check(with_gap("PPO", 0.5 * numbers["capital_gap"][0, methods.index("PPO"), j]))\
+        == []
+    skewed = {**numbers, "capital_kl_opt": numbers["capital_kl_opt"] * 1.01}
+    assert any("beta KL" in f for f in check(skewed))
+    loose = numbers["capital_bon_kl"].copy()
+    loose[-1] = numbers["capital_bon_kl_bound"][-1] + 0.1
+    assert any("best-of-N's exact KL" in f
+               for f in check({**numbers, "capital_bon_kl": loose}))
