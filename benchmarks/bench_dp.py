@@ -247,20 +247,25 @@ def print_sweep_table(copy_bw: float) -> None:
 
 def print_methods_table(n: int = 300, tol: float = 1e-6) -> None:
     """Sweeps and seconds of whole solves with each sweep method (2 threads where they
-    run in parallel; ``"inplace"`` is sequential)."""
+    run in parallel; ``"inplace"`` is sequential), from ``V0 = 0`` (above ``v*``: the
+    bad news travels one state per sweep whatever the order) and from
+    ``V0 = -1 / (1 - gamma)`` (below: the goal's good news travels along the sweep
+    order, so the goal's place matters)."""
     print(f"\nWhole solves to tol {tol:g} on the {n}x{n} deterministic gridworld: sweeps "
           "(seconds) of each method")
-    print(f"{'goal':<8}" + "".join(f"{m:>20}" for m in ("sync", "inplace", "blocked")))
+    print(f"{'goal':<7}{'V0':>6}" + "".join(f"{m:>18}" for m in ("sync", "inplace", "blocked")))
     for goal_first in (False, True):
         mdp = gridworld(n, False, goal_first)
-        cells = []
-        for method in ("sync", "inplace", "blocked"):
-            value_iteration(mdp, GAMMA, tol=1.0, method=method)  # compile outside the timing
-            t = time.perf_counter()
-            res = value_iteration(mdp, GAMMA, tol=tol, method=method)
-            cells.append(f"{res.iterations} ({time.perf_counter() - t:.2f} s)")
-        print(f"{'first' if goal_first else 'last':<8}" + "".join(f"{c:>20}" for c in cells),
-              flush=True)
+        for start in (0.0, -1.0 / (1.0 - GAMMA)):
+            V0 = np.full(mdp.n_states, start)
+            cells = []
+            for method in ("sync", "inplace", "blocked"):
+                value_iteration(mdp, GAMMA, tol=1.0, method=method)  # compile outside timing
+                t = time.perf_counter()
+                res = value_iteration(mdp, GAMMA, tol=tol, method=method, V0=V0)
+                cells.append(f"{res.iterations} ({time.perf_counter() - t:.2f} s)")
+            print(f"{'first' if goal_first else 'last':<7}{start:>6.0f}"
+                  + "".join(f"{c:>18}" for c in cells), flush=True)
 
 
 def mdpsolver_model(mdp: TabularMDP):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .model import n_outcomes, outcome_prob, outcome_reward, value_index
+from .model import n_outcomes, outcome, value_index
 
 #: A blocked sweep splits the states into this many blocks (fewer if there are fewer
 #: states): a fixed partition, never the thread count, so its numbers are the same on
@@ -65,9 +65,8 @@ def q_value(model, V, gamma, s, a, new=None, lo=0):
     (``new``, ``lo``: the values a blocked sweep reads, see :func:`value_at`)."""
     q = 0.0
     for k in range(n_outcomes(model)):
-        q += outcome_prob(model, s, a, k) * (
-            outcome_reward(model, s, a, k)
-            + discounted(gamma, value_at(V, value_index(model, s, a, k), new, lo, s)))
+        p, r = outcome(model, s, a, k)
+        q += p * (r + discounted(gamma, value_at(V, value_index(model, s, a, k), new, lo, s)))
     return q
 
 

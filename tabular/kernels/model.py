@@ -60,6 +60,15 @@ def outcome_prob(model, s, a, k):
 
 
 @njit(cache=True, inline="always")
+def outcome(model, s, a, k):
+    """``(p, r)`` of outcome ``k`` of ``(s, a)``, its row read once (``p = 1`` when
+    ``K = 1``: nothing is read)."""
+    row = outcome_row(model, s, a, k)
+    p = 1.0 if model.successor.shape[2] == 1 else model.prob[row]
+    return p, model.reward[row]
+
+
+@njit(cache=True, inline="always")
 def outcome_reward(model, s, a, k):
     """The reward of outcome ``k`` of ``(s, a)``."""
     return model.reward[outcome_row(model, s, a, k)]
