@@ -67,8 +67,10 @@ def best_of_n(mdp, policy, n: int, reward=None) -> BestOfN:
     root_of = tree_roots(mdp)
     endings = np.zeros_like(ends)
     kl = 0.0
+    produced = np.nonzero(ends > 0.0)
     for root in np.flatnonzero(mdp.start > 0.0):
-        s, a = np.nonzero((root_of[:, None] == root) & (ends > 0.0))
+        mine = root_of[produced[0]] == root
+        s, a = produced[0][mine], produced[1][mine]
         p = ends[s, a] / mdp.start[root]
         order = np.argsort(scores[s, a], kind="stable")
         levels, first = np.unique(scores[s, a][order], return_index=True)

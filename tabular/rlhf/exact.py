@@ -189,11 +189,12 @@ def kl_optimum(mdp, ref_policy, beta: float) -> KLOptimum:
     root_of = tree_roots(mdp)
     endings = np.zeros_like(ref_ends)
     value = 0.0
+    s, a = np.nonzero(ref_ends > 0.0)  # the reference's responses
     for root in roots:
-        mask = (root_of[:, None] == root) & (ref_ends > 0.0)
-        logw = np.log(ref_ends[mask]) + R[mask] / beta
+        mine = root_of[s] == root
+        logw = np.log(ref_ends[s[mine], a[mine]]) + R[s[mine], a[mine]] / beta
         m = logw.max()
         log_z = m + np.log(np.exp(logw - m).sum())
-        endings[mask] = mdp.start[root] * np.exp(logw - log_z)
+        endings[s[mine], a[mine]] = mdp.start[root] * np.exp(logw - log_z)
         value += mdp.start[root] * beta * (log_z - np.log(mdp.start[root]))
     return KLOptimum(endings, float(value))
