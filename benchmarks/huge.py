@@ -3,7 +3,7 @@
 
 The model comes from :func:`envs.open_grid.open_grid_mdp` (deterministic, 4 actions,
 -1 per move, the goal in the far corner ends the episode), stored compactly (int32
-signed successors and int16 reward codes: 24 bytes per state), and is solved by
+signed successors and uint16 reward codes: 24 bytes per state), and is solved by
 :func:`tabular.value_iteration` at gamma 0.99 to ``tol = 1e-6`` on every numba
 thread. Reported, from one run of this process: the copy bandwidth of NumPy
 (measured first, in the same run), the build time, seconds per sweep (a few timed

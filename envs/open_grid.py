@@ -4,7 +4,7 @@
 layout of an open ``height x width`` grid with the start ``S`` in the top-left corner
 and the goal ``G`` in the bottom-right one (``tests/test_open_grid.py`` checks that
 they are identical), but generated a block of rows at a time with NumPy, directly
-as int32 signed successors and int16 codes into the table of the three rewards (a
+as int32 signed successors and uint16 codes into the table of the three rewards (a
 move, entering the goal, the goal's own loop): :mod:`tabular.compact`'s form, with
 no wide array and no per-cell label. A 10,000 x 10,000 grid (10^8 states, 4
 actions) costs 2.4 GB (``benchmarks/huge.py`` solves it).
@@ -48,7 +48,7 @@ def open_grid_mdp(height: int, width: int, *, step_reward: float = -1.0,
     table = np.unique(rewards.view(np.uint64))
     step_code, goal_code, loop_code = np.searchsorted(table, rewards.view(np.uint64))
     successor = np.empty((S, 4, 1), dtype=index_dtype(S))
-    code = np.empty((S, 4, 1), dtype=np.int16)
+    code = np.empty((S, 4, 1), dtype=np.uint16)
     goal = S - 1
     for top in range(0, height, ROWS_PER_BLOCK):
         states = np.arange(top * width, min(top + ROWS_PER_BLOCK, height) * width)

@@ -10,11 +10,13 @@ chosen automatically from the arrays, moves 6 (a :class:`~tabular.mdp.ModelArray
   ``s'``, or ``-1 - s'`` when no value flows from it: the outcome ends the episode or
   has probability 0 (padding). The ``done`` flag lives in the sign, so there is no
   ``done`` array, and ``s'`` is kept, so nothing is lost.
-- ``code``: int16, the row of the outcome's ``(prob, reward)`` pair in two float64
+- ``code``: uint16, the row of the outcome's ``(prob, reward)`` pair in two float64
   tables ``prob [C]`` and ``reward [C]``, when the model has at most ``MAX_CODES``
   distinct pairs (told apart by their bits, so ``-0.0`` stays ``-0.0``); otherwise
-  the tables hold one row per outcome and ``code`` (int32, int64 past ``2**31``
-  outcomes) is each outcome's own row, ``(s A + a) K + k`` (the wide form).
+  the tables hold one row per outcome and ``code`` (uint32, uint64 past ``2**32``
+  outcomes) is each outcome's own row, ``(s A + a) K + k`` (the wide form). Codes
+  are unsigned so that numba indexes the tables without a test for negative
+  indices: a slippery sweep ran 1.9x faster than with int16 codes.
 - ``K = 1``: every outcome is certain; ``prob`` is empty and never read.
 
 Every number a kernel reads is the one the wide form holds, bit for bit, so results
@@ -26,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-#: The most distinct ``(prob, reward)`` pairs a model stores as int16 codes.
-MAX_CODES = 2**15
+#: The most distinct ``(prob, reward)`` pairs a model stores as uint16 codes.
+MAX_CODES = 2**16
 #: Models with fewer states store their successors as int32.
 INT32_STATES = 2**31
 #: The layouts: ``"compact"`` (the default, chosen from the arrays) and ``"wide"``
@@ -61,7 +63,7 @@ def encode(next_state, prob, reward, done, layout: str = "compact") -> tuple:
         if joint.size > MAX_CODES:
             return successor, None, _certain(prob, K), reward.ravel().copy()
     p_rows, r_rows = np.divmod(joint, r_table.size)
-    return (successor, code.astype(np.int16).reshape(prob.shape),
+    return (successor, code.astype(np.uint16).reshape(prob.shape),
             _certain(p_table[p_rows].view(np.float64), K), r_table[r_rows].view(np.float64))
 
 
@@ -79,10 +81,10 @@ def decode(arrays, name: str) -> np.ndarray:
 
 
 def own_rows(shape) -> np.ndarray:
-    """The codes of per-outcome tables: each outcome's flat index, int32 (int64 past
-    ``2**31`` outcomes)."""
+    """The codes of per-outcome tables: each outcome's flat index, uint32 (uint64 past
+    ``2**32`` outcomes)."""
     n = int(np.prod(shape))
-    return np.arange(n, dtype=np.int32 if n < INT32_STATES else np.int64).reshape(shape)
+    return np.arange(n, dtype=np.uint32 if n < 2**32 else np.uint64).reshape(shape)
 
 
 def _certain(prob, K):

@@ -46,8 +46,8 @@ class ModelArrays(NamedTuple):
 
     ``successor`` int32 (int64 when ``S >= 2**31``) ``[S, A, K]``: the next state
     ``s'``, or ``-1 - s'`` when no value flows (the outcome ends the episode or has
-    probability 0); ``code``: int16 ``[S, A, K]``, the row of each outcome in the
-    float64 tables ``prob [C]`` and ``reward [C]``, or (int32) each outcome's own row
+    probability 0); ``code``: uint16 ``[S, A, K]``, the row of each outcome in the
+    float64 tables ``prob [C]`` and ``reward [C]``, or (uint32) each outcome's own row
     when they hold one row per outcome (flat, ``[S * A * K]``); ``prob`` is empty
     when ``K = 1`` (every outcome is certain); ``start_cdf`` ``[S]``: the cumulative
     start distribution.
@@ -422,9 +422,9 @@ class TabularMDP:
         gridworld builds these directly).
 
         ``successor`` int ``[S, A, K]``: the next state ``s'``, or ``-1 - s'`` when the
-        outcome ends the episode; ``code`` (``None``, or int16 ``[S, A, K]``): each
+        outcome ends the episode; ``code`` (``None``, or uint16 ``[S, A, K]``): each
         outcome's row in the tables ``prob`` and ``reward`` (float64 ``[C]``, ``C <=
-        32768``, or any number with int32 codes); with ``code=None`` ``prob`` and
+        65536``, or any number with uint32 codes); with ``code=None`` ``prob`` and
         ``reward`` are float64 ``[S, A, K]`` (or flat), one row per outcome;
         ``prob`` may be empty when ``K = 1``; ``start`` (default ``None``: uniform): the
         initial-state distribution ``[S]``; ``metadata``: as in
@@ -524,8 +524,8 @@ def _check_sums(mdp, prob) -> None:
 
 
 def _codes(code, shape, n_rows: int) -> np.ndarray:
-    """``code`` as int16 ``shape`` (int32 or int64 for tables of more than ``MAX_CODES``
-    rows), each a row of tables of ``n_rows`` entries."""
+    """``code`` as uint16 ``shape`` (uint32 or uint64 for tables of more than
+    ``MAX_CODES`` rows), each a row of tables of ``n_rows`` entries."""
     raw = np.asarray(code)
     if raw.dtype.kind not in "iu" or raw.shape != shape:
         raise MDPError(f"code must be integer {list(shape)}, got {raw.dtype} {raw.shape}")
@@ -535,8 +535,8 @@ def _codes(code, shape, n_rows: int) -> np.ndarray:
         raise MDPError(f"code{list(where)} = {raw[where]} is not a row of the {n_rows}-row "
                        "prob and reward tables")
     if n_rows <= compact.MAX_CODES:
-        return raw.astype(np.int16)
-    return raw.astype(np.int32 if n_rows < compact.INT32_STATES else np.int64)
+        return raw.astype(np.uint16)
+    return raw.astype(np.uint32 if n_rows <= 2**32 else np.uint64)
 
 
 def _outcome(entry, where: str) -> tuple[float, tuple[int, float, bool]]:

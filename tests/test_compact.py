@@ -41,7 +41,7 @@ def assert_same_bits(x, y):
 @given(mdps(traps=True), gammas(), st.integers(0, 2**16))
 def test_compact_and_wide_forms_give_the_same_bits(mdp, gamma, seed):
     twin = wide(mdp)
-    assert mdp.arrays.code.dtype == np.int16 and twin.arrays.code.dtype == np.int32
+    assert mdp.arrays.code.dtype == np.uint16 and twin.arrays.code.dtype == np.uint32
     for method in ("sync", "inplace"):
         ours, theirs = (value_iteration(m, gamma, method=method) for m in (mdp, twin))
         for name in ("V", "Q", "history"):
@@ -105,15 +105,15 @@ def test_what_the_constructor_keeps_reads_back_as_given():
 def test_the_layout_is_chosen_from_the_arrays():
     frozen = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1", map_name="8x8"))
     cliff = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
-    assert frozen.arrays.code.dtype == np.int16 and frozen.arrays.prob.ndim == 1
+    assert frozen.arrays.code.dtype == np.uint16 and frozen.arrays.prob.ndim == 1
     assert cliff.arrays.prob.size == 0  # K = 1: no probability stored
     np.testing.assert_array_equal(np.sort(cliff.arrays.reward), [-100.0, -1.0])
-    # 40,000 distinct rewards: more pairs than int16 codes, so per-outcome float64
-    many = TabularMDP(np.zeros((20_000, 1, 2)), np.full((20_000, 1, 2), 0.5),
-                      np.arange(40_000.0).reshape(20_000, 1, 2), np.zeros((20_000, 1, 2)),
-                      np.full(20_000, 1 / 20_000))
-    assert many.arrays.code.dtype == np.int32 and many.arrays.reward.shape == (40_000,)
-    np.testing.assert_array_equal(many.arrays.code.ravel(), np.arange(40_000))
+    # 70,000 distinct rewards: more pairs than uint16 codes, so per-outcome float64
+    many = TabularMDP(np.zeros((35_000, 1, 2)), np.full((35_000, 1, 2), 0.5),
+                      np.arange(70_000.0).reshape(35_000, 1, 2), np.zeros((35_000, 1, 2)),
+                      np.full(35_000, 1 / 35_000))
+    assert many.arrays.code.dtype == np.uint32 and many.arrays.reward.shape == (70_000,)
+    np.testing.assert_array_equal(many.arrays.code.ravel(), np.arange(70_000))
     assert compact.index_dtype(2**31 - 1) == np.int32
     assert compact.index_dtype(2**31) == np.int64
 

@@ -34,7 +34,8 @@ def value_index(model, s, a, k):
     """Where outcome ``k`` of ``(s, a)`` reads its next value in ``V [S + 1]``: ``s'``, or
     the end sentinel ``S`` when no value flows (it ends the episode or is padding)."""
     nxt = np.int64(model.successor[s, a, k])
-    return nxt + (nxt < 0) * (end_index(model) - nxt)  # no branch: one block
+    # no branch (one block), and unsigned: numba then indexes V without a negative test
+    return np.uint64(nxt + (nxt < 0) * (end_index(model) - nxt))
 
 
 @njit(cache=True, inline="always")
@@ -47,8 +48,9 @@ def outcome_state(model, s, a, k):
 
 @njit(cache=True, inline="always")
 def outcome_row(model, s, a, k):
-    """The row of outcome ``k`` of ``(s, a)`` in the ``prob`` and ``reward`` tables."""
-    return np.int64(model.code[s, a, k])
+    """The row of outcome ``k`` of ``(s, a)`` in the ``prob`` and ``reward`` tables (an
+    unsigned code: numba indexes the tables without a test for negative indices)."""
+    return model.code[s, a, k]
 
 
 @njit(cache=True, inline="always")
