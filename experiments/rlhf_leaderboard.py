@@ -52,6 +52,7 @@ from tabular.rlhf import (
     train_pipeline,
 )
 from tabular.rlhf.best_of_n import token_policy
+from tabular.rlhf.reward_model import sigmoid
 from tabular.schedules import inverse
 
 from . import style
@@ -100,10 +101,9 @@ class Task(NamedTuple):
     ex: RLHFPipeline
     returns: np.ndarray
     """``[S, A]``: the reward-model score of the response ending with ``(s, a)``."""
-    ref_endings: np.ndarray
-    """``[S, A]``: ``P_SFT(x, y)`` of each response."""
     draws: tuple
-    """The responses of the SFT model: ``(s, a, prompt, p)`` arrays, by prompt."""
+    """The responses of the SFT model, sorted by prompt: ``(s, a, prompt, p)`` arrays,
+    each ending ``(s, a)``, its prompt and its probability ``P_SFT(x, y)``."""
 
 
 @functools.cache
@@ -116,7 +116,7 @@ def task(scenario: str) -> Task:
     prompt = ex.env.state_prompt[s]
     order = np.argsort(prompt, kind="stable")
     s, a, prompt = s[order], a[order], prompt[order]
-    return Task(ex, path_returns(ex.mdp), ref_endings, (s, a, prompt, ref_endings[s, a]))
+    return Task(ex, path_returns(ex.mdp), (s, a, prompt, ref_endings[s, a]))
 
 
 @functools.cache
@@ -164,10 +164,6 @@ def measure(scenario: str, beta: float, policy) -> tuple[float, float, float, fl
 
 
 # ------------------------------------------------------------- data from the SFT model
-def sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
 def draw(t: Task, u, prompts=None) -> np.ndarray:
     """Responses of the SFT model by inversion of uniforms ``u``: indices into
     ``t.draws``, from the joint ``P(x, y)``, or from ``P(y | x)`` of ``prompts``."""
@@ -216,11 +212,10 @@ def labels(t: Task, n: int, rng) -> list[tuple[int, str, str, bool]]:
     ``sigma(r_RM(x, y))``, as ``(count, prompt, response, desirable)``."""
     u = rng.random((n, 2))
     s, a, _, _ = t.draws
-    drawn = draw(t, u[:, 0])
-    good = u[:, 1] < sigmoid(t.returns[s[drawn], a[drawn]])
+    r = t.returns[s, a]
     counts: dict = {}
-    for i, g in zip(drawn, good, strict=True):
-        key = (*response(t, i), bool(g))
+    for i, v in zip(draw(t, u[:, 0]), u[:, 1], strict=True):
+        key = (*response(t, i), bool(v < sigmoid(r[i])))
         counts[key] = counts.get(key, 0) + 1
     return [(c, x, y, g) for (x, y, g), c in counts.items()]
 
@@ -239,8 +234,8 @@ limit leaves every step at that KL, sampling noise included, so the policy stops
 converging (0.01 leaves a gap of about 0.01 on the running example). TRPO's
 advantages are Monte Carlo returns minus the critic (``lam = 1``): its natural gradient
 undoes the visit weighting of the plain one, so a rarely visited prefix moves by its
-biased GAE(0.95) advantage in full, and at ``beta = 2`` half the runs stall at a gap of
-0.047."""
+biased GAE(0.95) advantage in full, and at ``beta = 2`` 4 of 8 runs stalled at a gap
+of 0.047."""
 
 
 def _runs(result, runs: int) -> list:
@@ -354,7 +349,8 @@ ALPHA = {"REINFORCE": 0.05, "Actor-critic": 0.5, "PPO": 0.5, "GRPO": 0.5, "disti
 PREFERENCE_STEPS = 200
 #: Iterated DPO's rounds, and its steps in each (its kernel steps through every sampled
 #: pair, repeats included, so its cost grows with the budget: 4 x 25 steps, where 4 x 50
-#: would double it for a gap about 1.5 times smaller at 4,096 responses).
+#: would double it for a gap 1.5 times smaller at beta = 0.5 and 4,096 responses, about
+#: the same at beta = 2).
 ROUNDS, ROUND_STEPS = 4, 25
 
 
