@@ -222,7 +222,9 @@ def labels(t: Task, n: int, rng) -> list[tuple[int, str, str, bool]]:
 
 # ------------------------------------------------------------------- the learners
 GROUP = 8
-"""Responses per GRPO / RLOO / ReMax group."""
+"""Responses per GRPO / RLOO / ReMax group (``grpo``'s defaults otherwise: token terms
+summed per response; GRPO's advantages divided by the group's standard deviation, RLOO's
+and ReMax's not)."""
 BATCH = 8
 """Episodes per PPO / TRPO batch."""
 KL_TARGET = 0.03
