@@ -40,7 +40,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(factors=(1, 2, 3), runs=6)
+        return cls(factors=(1, 2), runs=8)
 
     def __post_init__(self):
         object.__setattr__(self, "factors", tuple(int(f) for f in self.factors))

@@ -34,7 +34,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(episodes=(10_000, 30_000, 100_000, 300_000))
+        return cls(tracks=("racetrack_1",), episodes=(10_000, 30_000, 100_000, 300_000))
 
     def __post_init__(self):
         object.__setattr__(self, "episodes", tuple(int(n) for n in self.episodes))
