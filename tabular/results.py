@@ -117,6 +117,15 @@ class ControlResult(LearningResult):
         return self.Q.argmax(axis=-1)
 
 
+def trained_policy(result) -> SoftmaxPolicy:
+    """The :class:`~tabular.SoftmaxPolicy` of a single-run result's ``logits`` and
+    ``row_of_state`` (copies); a multi-run result names ``result.run(i).policy``."""
+    if result.runs is not None:
+        raise ValueError(f"this result holds {result.runs} runs: pick one with "
+                         "result.run(i).policy")
+    return SoftmaxPolicy(result.logits.copy(), result.row_of_state.copy())
+
+
 @dataclass(frozen=True, eq=False)
 class PolicyGradientResult(LearningResult):
     """A trained softmax policy.
@@ -135,10 +144,7 @@ class PolicyGradientResult(LearningResult):
 
     @property
     def policy(self) -> SoftmaxPolicy:
-        if self.runs is not None:
-            raise ValueError(f"this result holds {self.runs} runs: pick one with "
-                             "result.run(i).policy")
-        return SoftmaxPolicy(self.logits.copy(), self.row_of_state.copy())
+        return trained_policy(self)
 
 
 @dataclass(frozen=True, eq=False)

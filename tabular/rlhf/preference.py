@@ -13,7 +13,7 @@ from ..checks import check_positive, check_positive_int
 from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
 from ..pg_setup import check_no_overflow, setup
 from ..policy import SoftmaxPolicy, as_softmax_policy
-from ..results import RunsResult, shared, with_run_axis
+from ..results import RunsResult, shared, trained_policy, with_run_axis
 from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
 from .reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 
@@ -174,10 +174,7 @@ class SoftmaxRunsResult(RunsResult):
 
     @property
     def policy(self) -> SoftmaxPolicy:
-        if self.runs is not None:
-            raise ValueError(f"this result holds {self.runs} runs: pick one with "
-                             "result.run(i).policy")
-        return SoftmaxPolicy(self.logits.copy(), self.row_of_state.copy())
+        return trained_policy(self)
 
 
 @dataclass
