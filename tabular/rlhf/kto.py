@@ -59,7 +59,7 @@ from .preference import (
     rows_on_paths,
     sequence_log_prob,
 )
-from .reward_model import log_sigmoid, sigmoid
+from .reward_model import counted_record, log_sigmoid, sigmoid
 
 
 class Feedback(NamedTuple):
@@ -184,11 +184,7 @@ def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
     count is a finite number > 0, the texts are strings, ``desirable`` a bool."""
     records = []
     for i, label in enumerate(feedback):
-        if isinstance(label, str) or not hasattr(label, "__len__") or len(label) not in (3, 4):
-            raise ValueError(f"feedback {i} is {label!r}, not (prompt, response, desirable) "
-                             "or (count, prompt, response, desirable)")
-        count, x, y, good = label if len(label) == 4 else (1, *label)
-        count = check_positive(f"the count of feedback {i}", count)
+        count, x, y, good = counted_record(label, i, "feedback", "prompt, response, desirable")
         if not (isinstance(x, str) and isinstance(y, str)):
             raise ValueError(f"feedback {i} ({x!r}, {y!r}) must hold a prompt and a response "
                              "as strings")

@@ -86,17 +86,23 @@ def _indices(name: str, values, n: int) -> np.ndarray:
     return raw.astype(np.int64)
 
 
+def counted_record(item, i: int, name: str, fields: str) -> tuple:
+    """``(count, *fields)`` of record ``i``, given as ``(*fields)`` (count 1) or ``(count,
+    *fields)`` (three fields); a ``ValueError`` naming ``name`` and ``i`` otherwise, or
+    when the count is not a finite number > 0."""
+    if isinstance(item, str) or not hasattr(item, "__len__") or len(item) not in (3, 4):
+        raise ValueError(f"{name} {i} is {item!r}, not ({fields}) or (count, {fields})")
+    count, *rest = item if len(item) == 4 else (1, *item)
+    return (check_positive(f"the count of {name} {i}", count), *rest)
+
+
 def preference_records(preferences) -> list[tuple[float, str, str, str]]:
     """``(count, prompt, y_w, y_l)`` of each preference, given as ``(prompt, y_w, y_l)``
     (count 1) or ``(count, prompt, y_w, y_l)``: a count is a finite number > 0 (a
     weight), the texts are strings, and a response is never compared with itself."""
     records = []
     for i, pref in enumerate(preferences):
-        if isinstance(pref, str) or not hasattr(pref, "__len__") or len(pref) not in (3, 4):
-            raise ValueError(f"preference {i} is {pref!r}, not (prompt, y_w, y_l) or "
-                             "(count, prompt, y_w, y_l)")
-        count, x, yw, yl = pref if len(pref) == 4 else (1, *pref)
-        count = check_positive(f"the count of preference {i}", count)
+        count, x, yw, yl = counted_record(pref, i, "preference", "prompt, y_w, y_l")
         if not all(isinstance(text, str) for text in (x, yw, yl)):
             raise ValueError(f"preference {i} ({x!r}, {yw!r}, {yl!r}) must hold strings")
         if yw == yl:
