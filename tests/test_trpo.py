@@ -59,7 +59,8 @@ def test_conjugate_gradient_finds_the_tabular_natural_gradient(n_rows, A, seed):
     np.testing.assert_allclose(x / scale, centred / scale, atol=1e-8)
     Fx = np.empty_like(x)
     fisher_product(probs, weights, x, n_rows, Fx)
-    np.testing.assert_allclose(Fx, g, atol=1e-10 * (np.abs(g).max() + 1e-300))
+    # ||F_r|| <= w_r, so x's error above (1e-8 scale) bounds the residual F x - g
+    np.testing.assert_allclose(Fx, g, atol=2e-8 * scale * weights.max())
 
 
 def test_one_step_on_a_bandit_is_the_natural_gradient_scaled_to_the_kl_limit():
