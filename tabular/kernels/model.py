@@ -34,8 +34,9 @@ def value_index(model, s, a, k):
     """Where outcome ``k`` of ``(s, a)`` reads its next value in ``V [S + 1]``: ``s'``, or
     the end sentinel ``S`` when no value flows (it ends the episode or is padding)."""
     nxt = np.int64(model.successor[s, a, k])
-    # no branch (one block), and unsigned: numba then indexes V without a negative test
-    return np.uint64(nxt + (nxt < 0) * (end_index(model) - nxt))
+    end = end_index(model)
+    # unsigned: numba then indexes V without a test for negative indices
+    return np.uint64(nxt if nxt >= 0 else end)
 
 
 @njit(cache=True, inline="always")
