@@ -1,7 +1,8 @@
 """``python -m benchmarks [NAME ...]``: run every ``bench_*`` module, or only the named ones.
 
 A name may be given with or without its ``bench_`` prefix (``dp`` or ``bench_dp``). The
-modules of ``OPT_IN`` (``huge``: value iteration on 10^8 states, minutes and ~9 GiB)
+modules of ``OPT_IN`` (``huge``: value iteration on 10^8 states, minutes and ~9 GiB;
+``compile_share``: the test suite and the quick experiments from an empty numba cache)
 run only when named.
 """
 
@@ -14,7 +15,7 @@ import sys
 import benchmarks
 
 #: Benchmarks too long or too large for ``make bench``: run only when named.
-OPT_IN = ("huge",)
+OPT_IN = ("huge", "compile_share")
 
 
 def available() -> list[str]:

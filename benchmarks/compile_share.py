@@ -1,0 +1,67 @@
+"""Compile seconds as a share of a run from an empty numba cache (opt-in:
+``python -m benchmarks compile_share`` for both, or ``python -m
+benchmarks.compile_share test`` or ``... experiments``; minutes).
+
+Runs the test suite as ``make test`` does (``pytest -n 2``) or ``python -m experiments
+--quick`` in a fresh numba cache, with every Python process timing
+its numba compilations (:mod:`benchmarks.compile_clock`); then runs it again on the cache
+the first run left behind. Reported: the wall time of each run, the compile seconds
+summed over the processes, their share of the processes' time (wall time x workers),
+and the kernels that took longest to compile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+CLOCK = pathlib.Path(__file__).with_name("compile_clock")
+RUNS = {
+    "test": ([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"], 2),
+    "experiments": ([sys.executable, "-m", "experiments", "--quick"], 1),
+}
+
+
+def timed_run(command: list[str], cache: str) -> tuple[float, float, dict]:
+    """``(wall seconds, compile seconds, {kernel: (compile seconds, compilations)})`` of
+    ``command``
+    (experiments write to a fresh directory: a rerun into the same one would skip them)."""
+    with tempfile.TemporaryDirectory() as clock_dir, tempfile.TemporaryDirectory() as out:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "COMPILE_CLOCK_DIR": clock_dir,
+               "PYTHONPATH": os.pathsep.join([str(CLOCK), os.getcwd(),
+                                              os.environ.get("PYTHONPATH", "")])}
+        if "experiments" in command:
+            command = [*command, "--out", out]
+        t = time.perf_counter()
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t
+        kernels: dict[str, tuple[float, int]] = {}
+        for path in pathlib.Path(clock_dir).glob("*.json"):
+            for name, (seconds, count) in json.loads(path.read_text())["kernels"].items():
+                before = kernels.get(name, (0.0, 0))
+                kernels[name] = (before[0] + seconds, before[1] + count)
+    return wall, sum(seconds for seconds, _ in kernels.values()), kernels
+
+
+def main(names: list[str] | None = None) -> None:
+    for name in names or list(RUNS):
+        command, workers = RUNS[name]
+        with tempfile.TemporaryDirectory() as cache:
+            cold, compiled, kernels = timed_run(command, cache)
+            warm, _, _ = timed_run(command, cache)
+        share = compiled / (cold * workers)
+        print(f"{name}: {cold:.0f} s from an empty numba cache, {warm:.0f} s warm; compile "
+              f"{compiled:.0f} s summed over {workers} process(es) = {100 * share:.0f}% of "
+              f"their time", flush=True)
+        slowest = sorted(kernels.items(), key=lambda item: -item[1][0])[:15]
+        print("  slowest to compile (seconds, compilations): " + ", ".join(
+            f"{k.split('.', 1)[1]} {s:.1f} s ({n})" for k, (s, n) in slowest), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
