@@ -7,7 +7,8 @@ Runs the test suite as ``make test`` does (``pytest -n 2``) or ``python -m exper
 its numba compilations (:mod:`benchmarks.compile_clock`); then runs it again on the cache
 the first run left behind. Reported: the wall time of each run, the compile seconds
 summed over the processes, their share of the processes' time (wall time x workers),
-and the kernels that took longest to compile.
+the seconds spent compiling what another process had compiled too, and the kernels
+that took longest to compile.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ RUNS = {
 }
 
 
-def timed_run(command: list[str], cache: str) -> tuple[float, float, dict]:
-    """``(wall seconds, compile seconds, {kernel: (compile seconds, compilations)})`` of
-    ``command``
-    (experiments write to a fresh directory: a rerun into the same one would skip them)."""
+def timed_run(command: list[str], cache: str) -> tuple[float, dict]:
+    """``(wall seconds, {kernel: [(compile seconds, argument types), ...]})`` of
+    ``command`` (experiments write to a fresh directory: a rerun into the same one
+    would skip them)."""
     with tempfile.TemporaryDirectory() as clock_dir, tempfile.TemporaryDirectory() as out:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "COMPILE_CLOCK_DIR": clock_dir,
                "PYTHONPATH": os.pathsep.join([str(CLOCK), os.getcwd(),
@@ -40,27 +41,39 @@ def timed_run(command: list[str], cache: str) -> tuple[float, float, dict]:
         t = time.perf_counter()
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - t
-        kernels: dict[str, tuple[float, int]] = {}
+        kernels: dict[str, list] = {}
         for path in pathlib.Path(clock_dir).glob("*.json"):
-            for name, (seconds, count) in json.loads(path.read_text())["kernels"].items():
-                before = kernels.get(name, (0.0, 0))
-                kernels[name] = (before[0] + seconds, before[1] + count)
-    return wall, sum(seconds for seconds, _ in kernels.values()), kernels
+            for name, compilations in json.loads(path.read_text()).items():
+                kernels.setdefault(name, []).extend(compilations)
+    return wall, kernels
+
+
+def repeated_seconds(compilations: list) -> float:
+    """The seconds of a kernel's compilations for argument types it was already compiled
+    for in another process (both missed the cache): all but the first of each type."""
+    first: dict[str, float] = {}
+    for seconds, types in compilations:
+        first.setdefault(types, seconds)
+    return sum(seconds for seconds, _ in compilations) - sum(first.values())
 
 
 def main(names: list[str] | None = None) -> None:
     for name in names or list(RUNS):
         command, workers = RUNS[name]
         with tempfile.TemporaryDirectory() as cache:
-            cold, compiled, kernels = timed_run(command, cache)
-            warm, _, _ = timed_run(command, cache)
-        share = compiled / (cold * workers)
+            cold, kernels = timed_run(command, cache)
+            warm, _ = timed_run(command, cache)
+        compiled = sum(seconds for runs in kernels.values() for seconds, _ in runs)
+        repeated = sum(repeated_seconds(runs) for runs in kernels.values())
         print(f"{name}: {cold:.0f} s from an empty numba cache, {warm:.0f} s warm; compile "
-              f"{compiled:.0f} s summed over {workers} process(es) = {100 * share:.0f}% of "
-              f"their time", flush=True)
-        slowest = sorted(kernels.items(), key=lambda item: -item[1][0])[:15]
-        print("  slowest to compile (seconds, compilations): " + ", ".join(
-            f"{k.split('.', 1)[1]} {s:.1f} s ({n})" for k, (s, n) in slowest), flush=True)
+              f"{compiled:.0f} s summed over {workers} process(es) = "
+              f"{100 * compiled / (cold * workers):.0f}% of their time ({repeated:.0f} s "
+              "compiling what another process compiled too)", flush=True)
+        slowest = sorted(kernels.items(), key=lambda item: -sum(s for s, _ in item[1]))[:15]
+        print("  slowest to compile (seconds, compilations, distinct argument types): "
+              + ", ".join(f"{k.split('.', 1)[1]} {sum(s for s, _ in runs):.1f} s "
+                          f"({len(runs)}, {len({t for _, t in runs})})"
+                          for k, runs in slowest), flush=True)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@
 A compilation is a ``numba:compile`` event: numba broadcasts it only on a cache miss, so
 loading a kernel from the on-disk cache is not counted. Nested events (a kernel
 compiling the functions it calls) count once, in the outermost. At exit each process
-writes ``{pid}.json``: its total seconds and, for each compiled kernel, its seconds
-and the number of its compilations (one per argument types).
+writes ``{pid}.json``: for each compiled kernel, the seconds and argument types of
+each of its compilations.
 """
 
 import atexit
@@ -20,7 +20,7 @@ if DIRECTORY:
 
     class CompileClock(event.Listener):
         def __init__(self):
-            self.depth, self.started, self.total, self.kernels = 0, 0.0, 0.0, {}
+            self.depth, self.started, self.kernels = 0, 0.0, {}
 
         def on_start(self, ev):
             if self.depth == 0:
@@ -31,11 +31,9 @@ if DIRECTORY:
             self.depth -= 1
             if self.depth == 0:
                 seconds = time.perf_counter() - self.started
-                self.total += seconds
                 py_func = ev.data["dispatcher"].py_func
                 name = f"{py_func.__module__}.{py_func.__qualname__}"
-                seconds_so_far, count = self.kernels.get(name, (0.0, 0))
-                self.kernels[name] = (seconds_so_far + seconds, count + 1)
+                self.kernels.setdefault(name, []).append((seconds, str(ev.data["args"])))
 
     clock = CompileClock()
     event.register("numba:compile", clock)
@@ -44,4 +42,4 @@ if DIRECTORY:
     def _write():
         path = os.path.join(DIRECTORY, f"{os.getpid()}.json")
         with open(path, "w") as f:
-            json.dump({"total": clock.total, "kernels": clock.kernels}, f)
+            json.dump(clock.kernels, f)
