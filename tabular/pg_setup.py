@@ -46,9 +46,10 @@ def step_size(name: str, value, high: float = MAX_POLICY_STEP) -> np.ndarray:
         raise ValueError(message if name in message else f"{name}: {message}") from None
 
 
-def check_reward_floor(mdp: TabularMDP, reward_floor) -> float | None:
-    """The floor the kernels apply (``None``: nothing to floor), or a clear error when
-    the MDP can pay ``-inf`` and no floor is given."""
+def check_reward_floor(mdp: TabularMDP, reward_floor) -> float:
+    """The floor the kernels apply (``-inf`` for ``None``: ``max(r, -inf) = r``, and one
+    compiled kernel serves both), or a clear error when the MDP can pay ``-inf`` and no
+    floor is given."""
     if reward_floor is None:
         pays_minus_inf = (mdp.prob > 0.0) & (mdp.reward == -np.inf)
         if pays_minus_inf.any():
@@ -59,7 +60,7 @@ def check_reward_floor(mdp: TabularMDP, reward_floor) -> float | None:
                 "infinite return: pass reward_floor=<a finite number well below the other "
                 "returns> (e.g. -10 times their scale); the learner then uses "
                 "max(r, reward_floor) (see tabular.pg for when this keeps the optimum)")
-        return None
+        return -np.inf
     floor = check_number("reward_floor", reward_floor)
     if not abs(floor) <= MAX_REWARD:  # NaN fails
         raise ValueError(f"reward_floor must be a number of magnitude at most {MAX_REWARD:g} "

@@ -40,22 +40,11 @@ def _store(array, i, value):
     return impl
 
 
-def floor(value, low):
-    """``max(value, low)``, or ``value`` when ``low`` is ``None`` (no floor)."""
-
-
 def kl_penalised(reward, log_pi, rollout, s, a):
     """``reward`` with the KL penalty of ``rollout`` folded in (a record with ``beta``,
     the reference's ``ref_log_probs [R, A]`` by row and its ``ref_row [S]``; see
     :func:`tabular.rules.policy_gradient.kl_shaped_reward`), or ``reward`` as it is when
     ``rollout.ref_log_probs`` is ``None`` (no penalty)."""
-
-
-@overload(floor)
-def _floor(value, low):
-    if isinstance(low, types.NoneType):
-        return lambda value, low: value
-    return lambda value, low: max(value, low)
 
 
 @overload(kl_penalised)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..rules.policy_gradient import log_softmax
-from .optional import floor, kl_penalised
+from .optional import kl_penalised
 from .sampling import sample_softmax, sample_start, sample_step
 
 
@@ -27,7 +27,7 @@ class Rollout(NamedTuple):
 
     ``row_of_state`` (int64 ``[S]``): the row of logits each state reads;
     ``max_steps``: the step limit of an episode; ``reward_floor``: the learner sees
-    ``max(r, reward_floor)``, or ``r`` itself when ``None``; the KL penalty
+    ``max(r, reward_floor)`` (``-inf``: ``r`` itself); the KL penalty
     ``beta (log pi(a|s) - log pi_ref(a|s))`` with the reference's log-probabilities
     ``ref_log_probs [R_ref, A]`` by row and its row map ``ref_row [S]`` (both ``None``
     for no penalty, ``beta`` then unused).
@@ -35,7 +35,7 @@ class Rollout(NamedTuple):
 
     row_of_state: np.ndarray
     max_steps: int
-    reward_floor: float | None
+    reward_floor: float
     beta: float
     ref_log_probs: np.ndarray | None
     ref_row: np.ndarray | None
@@ -99,7 +99,7 @@ def continue_episode(model, rollout, theta, rng, path, seen, dones, dist):
         s_next, r, d = sample_step(model, s, a, rng)
         env_return += r
         path[0, t], path[1, t], dones[t], seen[1, t] = s, a, d, log_probs[a]
-        seen[0, t] = kl_penalised(floor(r, rollout.reward_floor), log_probs[a], rollout, s, a)
+        seen[0, t] = kl_penalised(max(r, rollout.reward_floor), log_probs[a], rollout, s, a)
         s = s_next
         if d:
             T = t + 1

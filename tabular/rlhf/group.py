@@ -18,7 +18,7 @@ from numba import njit, prange
 
 from ..checks import check_positive_int
 from ..kernels.model import with_start
-from ..kernels.optional import floor, kl_penalised
+from ..kernels.optional import kl_penalised
 from ..kernels.rollout import episode_buffers, sample_episode
 from ..kernels.sampling import sample_start, sample_step
 from ..pg_setup import setup, step_size
@@ -72,7 +72,7 @@ def greedy_return(model, rollout, theta, s, rng, log_probs):
         log_softmax(theta[row], log_probs)
         a = np.argmax(theta[row])
         s_next, r, done = sample_step(model, s, a, rng)
-        total += kl_penalised(floor(r, rollout.reward_floor), log_probs[a], rollout, s, a)
+        total += kl_penalised(max(r, rollout.reward_floor), log_probs[a], rollout, s, a)
         s = s_next
         if done:
             break
