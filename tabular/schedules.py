@@ -36,7 +36,7 @@ _KIND_NAMES = {CONSTANT: "constant", INVERSE: "inverse", EXPONENTIAL: "exponenti
                LINEAR: "linear"}
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def schedule_value(params, n):
     """The value of schedule ``params = (kind, a, b, c)`` at count ``n >= 1``."""
     kind = int(params[0])
@@ -50,7 +50,7 @@ def schedule_value(params, n):
     return a
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_schedule(params):
     """The schedule ``params`` as a tuple ``(kind, a, b, c)`` that :func:`schedule_value`
     also takes. Read once before an episode loop, so that the loop keeps the four

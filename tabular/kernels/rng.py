@@ -4,6 +4,10 @@ Every stochastic kernel receives its randomness as a small state array instead o
 numba's global generator, so that (i) independent runs get independent streams
 spawned from one ``np.random.SeedSequence`` and (ii) the numbers a run draws do
 not depend on which thread executes it. Same seed, same numbers, bit for bit.
+
+The draws are plain jitted functions, compiled once and inlined by LLVM: inlining them
+into numba's IR (``inline="always"``) re-typed them in every kernel and cost a third
+of Q-learning's compile time for no speed.
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ def _rotl(x, k):
     return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def next_u64(state):
     """Advance the xoshiro256** state in place and return 64 random bits."""
     result = _rotl(state[1] * uint64(5), 7) * uint64(9)
@@ -102,7 +106,7 @@ def next_u64(state):
     return result
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def uniform(state):
     """A float in ``[0, 1)`` with 53 random bits."""
     return float(next_u64(state) >> uint64(11)) * _MASK53
@@ -137,6 +141,7 @@ def _normal_tail(state, negative):
             return -(_ZIG_TAIL + x) if negative else _ZIG_TAIL + x
 
 
+# inlined into numba's IR: LLVM leaves a call per draw, 10% of a bandit testbed's time
 @njit(cache=True, inline="always")
 def normal(state):
     """A standard normal draw by the ziggurat method (Marsaglia and Tsang, 2000): one
@@ -158,13 +163,13 @@ def normal(state):
             return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def randint(state, n):
     """An integer in ``[0, n)`` (Lemire-free multiply-shift on 53 bits; bias < n / 2**53)."""
     return int(uniform(state) * n)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def shuffle(state, a):
     """Permute the array ``a`` in place, uniformly (Fisher-Yates, from the last entry)."""
     for i in range(a.shape[0] - 1, 0, -1):
@@ -172,7 +177,7 @@ def shuffle(state, a):
         a[i], a[j] = a[j], a[i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def categorical(state, p):
     """An index drawn from the probability vector ``p`` (inverse CDF)."""
     u = uniform(state)
