@@ -19,10 +19,18 @@ Reported, from one run of this process:
 Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thread,
 ``CliffWalking-v1`` unless named; measured on the 2-vCPU machine kind):
 
-- the TD loops are inlined into the ``prange`` body of their runs driver: compiled as
-  a separate function, the same Q-learning loop ran 36M steps/s against 72M;
-- the Monte Carlo loops are not: inlining them more than doubled ``mc_control``'s
-  compile time from an empty cache (4.4 s to 10.1 s) for 1.45x the speed;
+- the TD loops are inlined into their runs driver, a sequential loop over the runs
+  compiled by numba's parallel pipeline with every transformation off
+  (``tabular.learning.SIMPLIFYING_PIPELINE``) and spread over threads by
+  ``tabular.learning.over_runs``: Q-learning's first call from an empty cache 6.6 s
+  -> 3.2 s against a ``prange`` driver (actor-critic 8.3 -> 4.8 s) at the same speed
+  (63.7M vs 66.2M steps/s, same bits); the plain pipeline ran the same driver at
+  17.6M steps/s (the reference counting of the rules' array views stays in its loop),
+  and as a separate function the loop ran 36M steps/s against 72M;
+- the Monte Carlo, n-step and planning loops are not inlined: inlining them more than
+  doubled ``mc_control``'s compile time from an empty cache (4.4 s to 10.1 s) for
+  1.45x the speed; their drivers keep ``prange`` (from a sequential driver
+  ``mc_control`` ran 0.82x, n-step SARSA 0.88x, Dyna-Q 0.81x);
 - SARSA, expected SARSA and Q-learning get one driver each, with the method a
   compile-time constant: about 10% faster than a run-time switch on the method;
 - n-step TD keeps its last n + 1 steps in ring buffers whose size is a power of two,

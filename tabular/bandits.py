@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .checks import check_finite, check_nonnegative, check_positive_int
 from .kernels.rng import normal, seed_states
 from .kernels.sampling import sample_softmax
+from .learning import over_runs, runs_kernel
 from .results import RunsResult, check_runs, with_run_axis
 from .rules.bandits import incremental_mean, ucb_action
 from .rules.policy_gradient import log_prob_grad
@@ -133,23 +134,23 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
                 means[b] += testbed.walk_sd * normal(rng)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _epsilon_greedy(testbed, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _bandit_run(EPSILON_GREEDY, testbed, params, rng_states[run].copy(), out.rewards[run],
                     out.optimal[run], out.estimates[run], out.means[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _ucb(testbed, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _bandit_run(UCB, testbed, params, rng_states[run].copy(), out.rewards[run],
                     out.optimal[run], out.estimates[run], out.means[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _gradient(testbed, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _bandit_run(GRADIENT, testbed, params, rng_states[run].copy(), out.rewards[run],
                     out.optimal[run], out.estimates[run], out.means[run])
 
@@ -181,7 +182,7 @@ def _bandit(driver, testbed, steps, seed, runs, *, epsilon=0.0, c=0.0, alpha=Non
         check_finite("initial", initial), bool(baseline))
     out = BanditOutputs(np.zeros((n, steps)), np.zeros((n, steps), dtype=np.bool_),
                         np.zeros((n, testbed.k)), np.zeros((n, testbed.k)))
-    driver(testbed, params, seed_states(seed, n), out)
+    over_runs(driver, testbed, params, seed_states(seed, n), out)
     return BanditResult(*(with_run_axis(x, runs) for x in out))
 
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .bellman import ConvergenceError
 from .checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from .kernels.optional import row, store
 from .kernels.rng import categorical, seed_states
 from .kernels.sampling import sample_start, sample_step
-from .learning import check_episode_args, initial_values
+from .learning import check_episode_args, initial_values, over_runs, runs_kernel
 from .mdp import as_mdp
 from .results import PredictionResult, with_run_axis
 from .rules.returns import discounted_return
@@ -120,9 +120,9 @@ def _batch_run(model, policy, p, rng, out, run):
         store(row(out.history, run), episode, V)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _batch(model, policy, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _batch_run(model, policy, params, rng_states[run].copy(), out, run)
 
 
@@ -170,7 +170,7 @@ def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
                        np.zeros((n, episodes), dtype=np.int64),
                        np.zeros((n, episodes, mdp.n_states)) if history else None,
                        np.zeros((n, episodes), dtype=np.int64))
-    _batch(mdp.arrays, policy_matrix(mdp, policy), params, seed_states(seed, n), out)
+    over_runs(_batch, mdp.arrays, policy_matrix(mdp, policy), params, seed_states(seed, n), out)
     stuck = out.sweeps >= params.max_sweeps
     if strict and stuck.any():
         run, episode = np.argwhere(stuck)[0]

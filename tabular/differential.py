@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .checks import check_positive_int
 from .kernels.rng import seed_states
 from .kernels.sampling import sample_start, sample_step
-from .learning import initial_values, per_run
+from .learning import initial_values, over_runs, per_run, runs_kernel
 from .mdp import as_mdp
 from .results import RunsResult, check_runs, with_run_axis
 from .rules.values import epsilon_greedy_action, max_value, update_toward
@@ -127,20 +127,18 @@ def _differential_run(method, model, p, rng, Q):
     return average, total / p.steps
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _differential_sarsa(model, params, rng_states, out):
-    averages, rates = out.average_reward, out.reward_rate  # numba drops writes through
-    for run in prange(rng_states.shape[0]):  # a record's field inside a parallel loop
-        averages[run], rates[run] = _differential_run(SARSA, model, params,
-                                                      rng_states[run].copy(), out.Q[run])
+    for run in range(rng_states.shape[0]):
+        out.average_reward[run], out.reward_rate[run] = _differential_run(
+            SARSA, model, params, rng_states[run].copy(), out.Q[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _r_learning(model, params, rng_states, out):
-    averages, rates = out.average_reward, out.reward_rate
-    for run in prange(rng_states.shape[0]):
-        averages[run], rates[run] = _differential_run(R_LEARNING, model, params,
-                                                      rng_states[run].copy(), out.Q[run])
+    for run in range(rng_states.shape[0]):
+        out.average_reward[run], out.reward_rate[run] = _differential_run(
+            R_LEARNING, model, params, rng_states[run].copy(), out.Q[run])
 
 
 def _learn(driver, name, mdp, steps, alpha, alpha_average, epsilon, epsilon_block,
@@ -163,7 +161,7 @@ def _learn(driver, name, mdp, steps, alpha, alpha_average, epsilon, epsilon_bloc
         check_positive_int("epsilon_block", epsilon_block))
     Q0 = initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions))
     out = DifferentialOutputs(per_run(Q0, n), np.zeros(n), np.zeros(n))
-    driver(mdp.arrays, params, seed_states(seed, n), out)
+    over_runs(driver, mdp.arrays, params, seed_states(seed, n), out)
     return DifferentialResult(*(with_run_axis(x, runs) for x in out))
 
 

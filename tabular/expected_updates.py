@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .bellman import ConvergenceError
 from .checks import check_gamma, check_positive_int, check_unit_interval
@@ -42,7 +42,7 @@ from .kernels.dp import q_value
 from .kernels.evaluation import EVALUATION_TOL, MAX_EVALUATION_STEPS, start_value
 from .kernels.rng import seed_states
 from .kernels.sampling import sample_start, sample_step
-from .learning import initial_values, per_run
+from .learning import initial_values, over_runs, per_run, runs_kernel
 from .mdp import TabularMDP, as_mdp
 from .results import RunsResult, check_runs, shared, with_run_axis
 from .rules.values import epsilon_greedy_action, max_value
@@ -205,9 +205,9 @@ def _trajectory_run(model, params, rng, Q, values, left):
         _evaluate(model, Q, params, policy, values, left, e)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _trajectory_sampling(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _trajectory_run(model, params, rng_states[run].copy(), out.Q[run],
                         out.values[run], out.left[run])
 
@@ -277,7 +277,7 @@ def trajectory_sampling(mdp, *, updates: int, gamma: float = 1.0, epsilon=0.1,
     mdp, gamma, evaluate_at, out = _setup(mdp, updates, gamma, evaluate_every, initial_Q,
                                           n_runs)
     params = TrajectoryParams(gamma, epsilon.params, evaluate_at, mdp.start)
-    _trajectory_sampling(mdp.arrays, params, seed_states(seed, n_runs), out)
+    over_runs(_trajectory_sampling, mdp.arrays, params, seed_states(seed, n_runs), out)
     return _result(out, evaluate_at, gamma, runs)
 
 

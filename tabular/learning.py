@@ -1,7 +1,7 @@
 """What the model-free learners share: argument checks, per-run tables, output records.
 
 Every learner (:mod:`tabular.td`, :mod:`tabular.mc`, :mod:`tabular.pg`) is a thin
-Python function in front of one parallel Numba kernel. The Python side checks the
+Python function in front of one Numba kernel. The Python side checks the
 arguments, builds the kernel's records and turns the filled outputs into a result
 (:mod:`tabular.results`). A kernel takes a few named records rather than loose
 arrays:
@@ -24,24 +24,30 @@ The runs driver (every learner's kernel follows it)::
     def _x_run(model, params, rng, Q, returns, lengths):
         ...  # the episode loop of one run, composed of tabular.rules
 
-    @njit(cache=True, parallel=True)
+    @runs_kernel
     def _x(model, params, rng_states, out):
-        for run in prange(rng_states.shape[0]):
+        for run in range(rng_states.shape[0]):
             _x_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
                    out.lengths[run])
 
-A per-run scalar output is returned by the run function and stored by the driver
-into an array taken out of the output record before the ``prange`` loop: numba
-drops writes made through a record's field inside a parallel loop.
+    over_runs(_x, model, params, rng_states, out)  # the runs, split over threads
 
 Drivers are module-level functions, never closures built by a factory, so that
 numba's on-disk cache serves them in a new process. A learner with several methods
 (SARSA, expected SARSA, Q-learning) has one tiny driver per method that passes its
 method as a constant, so the branches of the other methods compile away. The short
-TD and policy-gradient loops are inlined into the ``prange`` body (``inline="always"``),
-where the compiler knows that the run's arrays do not alias one another; the longer
-Monte Carlo loops are compiled as separate functions, which keeps their compile
-time from an empty cache short (:mod:`benchmarks.bench_model_free` measures both).
+TD and policy-gradient loops are inlined into the driver (``inline="always"``). A
+driver runs its runs one after another and releases the GIL; :func:`over_runs` gives
+each of numba's threads a contiguous chunk of the runs, as numba's ``prange`` would,
+without compiling a parallel loop (the larger part of a kernel's compile time).
+
+The longer Monte Carlo, n-step and planning loops are compiled as separate functions,
+which keeps their compile time from an empty cache short, and their drivers keep
+``prange``: called from numba's parallel loop, whose arguments it knows not to alias,
+they run faster than from a sequential driver (:mod:`benchmarks.bench_model_free`
+measures both). Such a driver stores a per-run scalar into an array taken out of the
+output record before the loop: numba drops writes made through a record's field
+inside a parallel loop.
 
 Run ``i`` draws only from its own stream ``rng_states[i]`` and writes only its own
 output rows, so the numbers do not depend on the thread count or on ``runs``: run
@@ -64,12 +70,65 @@ which stay finite wherever the trap can be avoided.
 
 from __future__ import annotations
 
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
+import numba
 import numpy as np
+from numba import njit
+from numba.core.errors import NumbaPerformanceWarning
 
 from .checks import check_positive_int
 from .results import ControlResult, PredictionResult, check_runs, with_run_axis
+
+# --------------------------------------------------------------------- runs driver
+
+#: numba's parallel pipeline with every parallel transformation off: its copy
+#: propagation drops the reference counting of the array views that inlined rules
+#: make, which the plain pipeline keeps in the loop (benchmarks/bench_model_free.py).
+SIMPLIFYING_PIPELINE = dict(comprehension=False, reduction=False, inplace_binop=False,
+                            setitem=False, numpy=False, stencil=False, fusion=False,
+                            prange=False)
+
+
+
+def runs_kernel(driver):
+    """``@njit`` for a runs driver: cached, compiled by :data:`SIMPLIFYING_PIPELINE`,
+    releasing the GIL so that :func:`over_runs` can run chunks of runs on threads."""
+    return njit(cache=True, nogil=True, parallel=SIMPLIFYING_PIPELINE)(driver)
+
+
+def over_runs(driver, *args) -> None:
+    """``driver(*args)``, its runs split into one contiguous chunk per thread of numba's
+    thread count (:func:`numba.get_num_threads`). The last two arguments are
+    ``rng_states`` and the output record, whose leading run axes are split; a run
+    draws from its own stream and writes only its own rows, so the numbers do not
+    depend on the split."""
+    *shared, rng_states, out = args
+    n_runs = rng_states.shape[0]
+    n_threads = min(numba.get_num_threads(), n_runs)
+    bounds = np.linspace(0, n_runs, n_threads + 1).astype(np.int64)
+    chunks = [(*shared, rng_states[a:b], runs_slice(out, n_runs, a, b))
+              for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    with warnings.catch_warnings(), ThreadPoolExecutor(max(n_threads - 1, 1)) as pool:
+        # the pipeline makes no parallel loop, which numba reports when it compiles one
+        warnings.filterwarnings("ignore", "(?s).*no transformation for parallel",
+                                NumbaPerformanceWarning)
+        others = [pool.submit(driver, *chunk) for chunk in chunks[1:]]
+        driver(*chunks[0])  # this thread runs the first chunk
+        for other in others:
+            other.result()
+
+
+def runs_slice(out: NamedTuple, n_runs: int, first: int, stop: int) -> NamedTuple:
+    """The output record of runs ``first .. stop - 1``: each array's leading run axis
+    sliced (views, so the kernel fills the caller's arrays); ``None`` stays ``None``."""
+    for name, field in zip(out._fields, out, strict=True):
+        if field is not None and field.shape[0] != n_runs:
+            raise RuntimeError(f"output {name} has no leading run axis of length {n_runs}")
+    return type(out)(*(None if field is None else field[first:stop] for field in out))
+
 
 # --------------------------------------------------------------------- arguments
 

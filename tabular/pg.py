@@ -71,7 +71,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .checks import (
     check_flag,
@@ -91,6 +91,7 @@ from .kernels.episode_batch import (
 )
 from .kernels.rng import shuffle
 from .kernels.rollout import episode_buffers, sample_episode
+from .learning import over_runs, runs_kernel
 from .mdp import TabularMDP
 from .pg_setup import setup, step_size
 from .results import PolicyGradientResult, TrustRegionResult
@@ -185,9 +186,9 @@ def _reinforce_run(model, p, rollout, rng, theta, V, returns, lengths):
             discount *= p.gamma
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _reinforce(model, params, rollout, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _reinforce_run(model, params, rollout, rng_states[run].copy(), out.logits[run],
                        out.V[run], out.returns[run], out.lengths[run])
 
@@ -216,9 +217,9 @@ def _actor_critic_run(model, p, rollout, rng, theta, V, returns, lengths):
             discount *= p.gamma
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _actor_critic(model, params, rollout, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _actor_critic_run(model, params, rollout, rng_states[run].copy(), out.logits[run],
                           out.V[run], out.returns[run], out.lengths[run])
 
@@ -316,11 +317,10 @@ def _ppo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _ppo(model, params, rollout, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _ppo_run(model, params, rollout, rng_states[run].copy(), out,
-                  np.int64(run))  # prange's index is unsigned: one signature
+    for run in range(rng_states.shape[0]):
+        _ppo_run(model, params, rollout, rng_states[run].copy(), out, run)
 
 
 # ------------------------------------------------------------------ front end
@@ -370,7 +370,7 @@ def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int
     params = ReinforceParams(su.gamma, su.episodes, step_size("alpha", alpha),
                              step_size("alpha_value", alpha_value, 1.0), bool(baseline))
     out = su.outputs()
-    _reinforce(su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_reinforce, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.result(out, value=bool(baseline))
 
 
@@ -413,7 +413,7 @@ def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: 
                                step_size("alpha_value", alpha_value, 1.0),
                                check_unit_interval("lam", lam))
     out = su.outputs()
-    _actor_critic(su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_actor_critic, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.result(out)
 
 
@@ -516,6 +516,6 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
                        check_positive("kl_coef", kl_coef))
     out = su.batch_outputs(int(iterations), kl_coef=True)  # one kernel type for both objectives
-    _ppo(su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_ppo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     result = su.trust_region_result(out)
     return result if objective == "adaptive_kl" else replace(result, kl_coef=None)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .checks import check_action_mask, check_gamma, check_positive_int, policy_matrix
 from .kernels.optional import row, store
@@ -39,8 +39,10 @@ from .learning import (
     control_outputs,
     control_result,
     initial_values,
+    over_runs,
     prediction_outputs,
     prediction_result,
+    runs_kernel,
 )
 from .mdp import as_mdp
 from .results import ControlResult, PredictionResult
@@ -148,9 +150,9 @@ def _td_prediction_run(model, policy, params, rng, V, returns, lengths, history)
         store(history, episode, V)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _td_prediction(model, policy, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _td_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
                            out.returns[run], out.lengths[run], row(out.history, run))
 
@@ -195,7 +197,7 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
                              n_runs, episodes, history)
     params = TDPredictionParams(gamma, alpha.params, n_step, episodes, max_steps)
-    _td_prediction(mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    over_runs(_td_prediction, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
     return prediction_result(out, runs)
 
 
@@ -240,23 +242,23 @@ def _td_control_run(method, model, params, rng, Q, returns, lengths):
         lengths[episode] = steps
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _sarsa(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _td_control_run(SARSA, model, params, rng_states[run].copy(), out.Q[run],
                         out.returns[run], out.lengths[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _expected_sarsa(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _td_control_run(EXPECTED_SARSA, model, params, rng_states[run].copy(), out.Q[run],
                         out.returns[run], out.lengths[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _q_learning(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _td_control_run(Q_LEARNING, model, params, rng_states[run].copy(), out.Q[run],
                         out.returns[run], out.lengths[run])
 
@@ -299,9 +301,9 @@ def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
         lengths[episode] = steps
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _double_q(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _double_q_run(model, params, rng_states[run].copy(), out.Q1[run], out.Q2[run],
                       out.returns[run], out.lengths[run])
 
@@ -337,7 +339,7 @@ def _td_control(driver, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, r
                 max_steps, action_mask) -> ControlResult:
     mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
                                               epsilon, initial_Q, action_mask)
-    driver(mdp.arrays, params, seed_states(seed, n_runs), out)
+    over_runs(driver, mdp.arrays, params, seed_states(seed, n_runs), out)
     illegal_to_minus_inf(out.Q, params.action_mask)
     return control_result(out, runs)
 
@@ -422,7 +424,7 @@ def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5
     mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
                                               epsilon, initial_Q, action_mask)
     tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
-    _double_q(mdp.arrays, params, seed_states(seed, n_runs), tables)
+    over_runs(_double_q, mdp.arrays, params, seed_states(seed, n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
     illegal_to_minus_inf(Q, params.action_mask)
     return control_result(ControlOutputs(Q, out.returns, out.lengths), runs)

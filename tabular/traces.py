@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .checks import check_gamma, check_unit_interval, policy_matrix
 from .kernels.optional import row, store
@@ -40,8 +40,10 @@ from .learning import (
     check_episode_args,
     control_result,
     initial_values,
+    over_runs,
     prediction_outputs,
     prediction_result,
+    runs_kernel,
 )
 from .mdp import as_mdp
 from .results import ControlResult, PredictionResult
@@ -180,21 +182,21 @@ def _td_lambda_run(method, model, policy, params, rng, out, run):
         store(history, episode, V)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _offline_lambda(model, policy, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _offline_run(model, policy, params, rng_states[run].copy(), out, run)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _td_lambda(model, policy, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _td_lambda_run(TD_LAMBDA, model, policy, params, rng_states[run].copy(), out, run)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _true_online_td(model, policy, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _td_lambda_run(TRUE_ONLINE, model, policy, params, rng_states[run].copy(), out, run)
 
 
@@ -218,7 +220,7 @@ def _predict(driver, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V,
     out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
                              n_runs, episodes, history)
     params = LambdaParams(lam, trace, gamma, alpha.params, episodes, max_steps)
-    driver(mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    over_runs(driver, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
     return prediction_result(out, runs)
 
 
@@ -355,23 +357,23 @@ def _control_run(method, model, params, rng, Q, returns, lengths):
         lengths[episode] = steps
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _sarsa_lambda(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _control_run(SARSA_LAMBDA, model, params, rng_states[run].copy(), out.Q[run],
                      out.returns[run], out.lengths[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _true_online_sarsa(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _control_run(TRUE_ONLINE_SARSA, model, params, rng_states[run].copy(), out.Q[run],
                      out.returns[run], out.lengths[run])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _watkins(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _control_run(WATKINS, model, params, rng_states[run].copy(), out.Q[run],
                      out.returns[run], out.lengths[run])
 
@@ -384,7 +386,7 @@ def _control(driver, mdp, lam, trace, gamma, episodes, alpha, epsilon, initial_Q
                                                  alpha, epsilon, initial_Q)
     params = LambdaControlParams(lam, trace, td_params.gamma, td_params.alpha,
                                  td_params.epsilon, td_params.episodes, td_params.max_steps)
-    driver(mdp.arrays, params, seed_states(seed, n_runs), out)
+    over_runs(driver, mdp.arrays, params, seed_states(seed, n_runs), out)
     return control_result(out, runs)
 
 

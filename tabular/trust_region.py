@@ -51,7 +51,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .checks import check_positive_int, check_unit_interval
 from .kernels.episode_batch import (
@@ -63,6 +63,7 @@ from .kernels.episode_batch import (
     restore_rows,
     save_rows,
 )
+from .learning import over_runs, runs_kernel
 from .mdp import TabularMDP
 from .pg_setup import setup, step_size
 from .results import TrustRegionResult
@@ -237,11 +238,10 @@ def _trpo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _trpo(model, params, rollout, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _trpo_run(model, params, rollout, rng_states[run].copy(), out,
-                  np.int64(run))  # prange's index is unsigned: one signature
+    for run in range(rng_states.shape[0]):
+        _trpo_run(model, params, rollout, rng_states[run].copy(), out, run)
 
 
 # ------------------------------------------------------------------ front end
@@ -297,5 +297,5 @@ def trpo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 
                         check_positive_int("line_search_steps", line_search_steps,
                                            high=MAX_LINE_SEARCH_STEPS))
     out = su.batch_outputs(int(iterations), backtracks=True)
-    _trpo(su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_trpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.trust_region_result(out)

@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..checks import check_positive_int
 from ..kernels.model import with_start
 from ..kernels.optional import kl_penalised
 from ..kernels.rollout import episode_buffers, sample_episode
 from ..kernels.sampling import sample_start, sample_step
+from ..learning import over_runs, runs_kernel
 from ..pg_setup import setup, step_size
 from ..results import PolicyGradientResult
 from ..rules.policy_gradient import (
@@ -140,9 +141,9 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
             touched[row] = False
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _grpo(model, params, rollout, rng_states, out):
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _grpo_run(model, params, rollout, rng_states[run].copy(), out.logits[run],
                   out.returns[run], out.lengths[run])
 
@@ -216,5 +217,5 @@ def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=
     params = GRPOParams(int(iterations), group_size, step_size("alpha", alpha), normalise,
                         ADVANTAGES[advantage], AGGREGATIONS[aggregation])
     out = su.outputs(value=False)
-    _grpo(su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_grpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.result(out, value=False)

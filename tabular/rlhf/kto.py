@@ -41,10 +41,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..checks import check_positive, check_positive_int
 from ..kernels.rollout import episode_buffers, sample_episode
+from ..learning import over_runs, runs_kernel
 from ..mdp import MAX_REWARD
 from ..pg_setup import check_no_overflow, setup
 from ..policy import as_softmax_policy
@@ -64,8 +65,7 @@ from .reward_model import counted_record, log_sigmoid, sigmoid
 
 class Feedback(NamedTuple):
     """``counts[i]`` labels of response ``i``, desirable when ``desirable[i]``; the
-    responses as in :class:`~tabular.rlhf.preference.Paths` (flat: a parallel loop
-    takes flat records only)."""
+    responses as in :class:`~tabular.rlhf.preference.Paths`."""
 
     states: np.ndarray
     actions: np.ndarray
@@ -159,10 +159,10 @@ def _kto_run(model, rollout, data, p, rng, theta, loss, z0s):
             ascend(theta[r], grad[r], p.alpha)
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _kto(model, rollout, data, p, rng_states, out):
     logits, loss, z0 = out.logits, out.loss, out.reference_point
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _kto_run(model, rollout, data, p, rng_states[run].copy(), logits[run], loss[run],
                  z0[run])
 
@@ -252,7 +252,7 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
     n = su.rng_states.shape[0]
     out = KTOOutputs(su.outputs(value=False).logits, np.zeros((n, su.episodes)),
                      np.zeros((n, su.episodes)))
-    _kto(su.mdp.arrays, su.rollout, data,
+    over_runs(_kto, su.mdp.arrays, su.rollout, data,
          KTOParams(beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples),
          su.rng_states, out)
     check_no_overflow(out.logits, "logits")

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..checks import check_positive, check_positive_int
 from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
+from ..learning import over_runs, runs_kernel
 from ..pg_setup import check_no_overflow, setup
 from ..policy import SoftmaxPolicy, as_softmax_policy
 from ..results import RunsResult, shared, trained_policy, with_run_axis
@@ -328,10 +329,10 @@ def _iterated_dpo_run(model, rollout, p, rng, theta, loss, pairs):
             _dpo_descent(theta, rollout.row_of_state, data, p, loss[r])
 
 
-@njit(cache=True, parallel=True)
+@runs_kernel
 def _iterated_dpo(model, rollout, p, rng_states, out):
     logits, loss, pairs = out.logits, out.loss, out.pairs
-    for run in prange(rng_states.shape[0]):
+    for run in range(rng_states.shape[0]):
         _iterated_dpo_run(model, rollout, p, rng_states[run].copy(), logits[run], loss[run],
                           pairs[run])
 
@@ -399,7 +400,7 @@ def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
-    _iterated_dpo(su.mdp.arrays, su.rollout,
+    over_runs(_iterated_dpo, su.mdp.arrays, su.rollout,
                   IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs),
                   su.rng_states, out)
     check_no_overflow(out.logits, "logits")

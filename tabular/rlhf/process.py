@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..checks import check_positive_int, policy_matrix
 from ..dp import policy_evaluation
 from ..graph import tree_edges
 from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
+from ..learning import over_runs, runs_kernel
 from ..mdp import as_mdp
 from ..pg_setup import setup
 from ..results import RunsResult, with_run_axis
@@ -87,11 +88,19 @@ def _step_labels_run(model, rollout, p, rng, theta, totals, counts):
                 counts[s] += 1
 
 
-@njit(cache=True, parallel=True)
-def _step_labels(model, rollout, p, rng_states, theta, totals, counts):
-    for run in prange(rng_states.shape[0]):
-        _step_labels_run(model, rollout, p, rng_states[run].copy(), theta, totals[run],
-                         counts[run])
+class StepLabels(NamedTuple):
+    """What the step-label kernel fills, each ``[runs, S]``: the sum of the labels of
+    each prefix and their number."""
+
+    totals: np.ndarray
+    counts: np.ndarray
+
+
+@runs_kernel
+def _step_labels(model, rollout, p, theta, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _step_labels_run(model, rollout, p, rng_states[run].copy(), theta, out.totals[run],
+                         out.counts[run])
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,9 +156,10 @@ def fit_process_reward_model(mdp, policy, *, responses: int = 100, completions: 
     su = setup(mdp, policy, None, 0.0, reward_floor, 1.0, responses, None, runs, seed)
     parent = _tree_parents(mdp)
     n = su.rng_states.shape[0]
-    totals, counts = np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states))
-    _step_labels(mdp.arrays, su.rollout, StepLabelParams(su.episodes, completions),
-                 su.rng_states, su.policy.logits, totals, counts)
+    labels = StepLabels(np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states)))
+    over_runs(_step_labels, mdp.arrays, su.rollout, StepLabelParams(su.episodes, completions),
+              su.policy.logits, su.rng_states, labels)
+    totals, counts = labels
     values = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
     labelled = counts > 0
     known = labelled | (parent == np.arange(mdp.n_states))  # a root without labels: 0
