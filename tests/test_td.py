@@ -40,6 +40,7 @@ from tabular import (
     watkins_q_lambda,
 )
 from tabular.kernels.rng import seed_states
+from tabular.learning import ControlOutputs, runs_slice
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -327,6 +328,17 @@ def test_prediction_same_seed_same_numbers_whatever_the_threads():
     np.testing.assert_array_equal(a.V, b.V)
     np.testing.assert_array_equal(a.episode_lengths, b.episode_lengths)
     assert a.V.shape == (3, 7) and a.episode_returns.shape == (3, 50)
+
+
+def test_runs_are_split_only_along_their_axis():
+    """``over_runs`` hands each thread a slice of every output's run axis; an output
+    without one would be filled wrongly, so it is refused by name."""
+    out = ControlOutputs(np.zeros((4, 3, 2)), np.zeros((4, 5)), np.zeros(5, dtype=np.int64))
+    with pytest.raises(RuntimeError, match="lengths"):
+        runs_slice(out, 4, 0, 2)
+    head = runs_slice(out._replace(lengths=np.zeros((4, 5), dtype=np.int64)), 4, 1, 3)
+    head.Q[:] = 1.0  # a view: the caller's rows 1 and 2 are filled
+    assert out.Q[1:3].all() and not out.Q[0].any() and not out.Q[3].any()
 
 
 @pytest.mark.parametrize("name", ALL_CONTROL)
