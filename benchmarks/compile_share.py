@@ -1,11 +1,12 @@
 """Compile seconds as a share of a run from an empty numba cache (opt-in:
-``python -m benchmarks compile_share`` for both, or ``python -m
-benchmarks.compile_share test`` or ``... experiments``; minutes).
+``python -m benchmarks compile_share`` for the first two, or ``python -m
+benchmarks.compile_share test``, ``... experiments`` or ``... full``; minutes).
 
-Runs the test suite as ``make test`` does (``pytest -n 2``) or ``python -m experiments
---quick`` in a fresh numba cache, with every Python process timing
-its numba compilations (:mod:`benchmarks.compile_clock`); then runs it again on the cache
-the first run left behind. Reported: the wall time of each run, the compile seconds
+Runs the test suite as ``make test`` does (``pytest -n 2``), ``python -m experiments
+--quick`` or the whole ``python -m experiments`` (``full``) in a fresh numba cache,
+with every Python process timing its numba compilations
+(:mod:`benchmarks.compile_clock`); then runs it again on the cache the first run left
+behind. Reported: the wall time of each run, the compile seconds
 summed over the processes, their share of the processes' time (wall time x workers),
 the seconds spent compiling what another process had compiled too, and the kernels
 that took longest to compile.
@@ -25,7 +26,9 @@ CLOCK = pathlib.Path(__file__).with_name("compile_clock")
 RUNS = {
     "test": ([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"], 2),
     "experiments": ([sys.executable, "-m", "experiments", "--quick"], 1),
+    "full": ([sys.executable, "-m", "experiments"], 1),
 }
+DEFAULT = ["test", "experiments"]
 
 
 def timed_run(command: list[str], cache: str) -> tuple[float, dict]:
@@ -58,7 +61,7 @@ def repeated_seconds(compilations: list) -> float:
 
 
 def main(names: list[str] | None = None) -> None:
-    for name in names or list(RUNS):
+    for name in names or DEFAULT:
         command, workers = RUNS[name]
         with tempfile.TemporaryDirectory() as cache:
             cold, kernels = timed_run(command, cache)
