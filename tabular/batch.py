@@ -17,10 +17,17 @@ from numba import njit
 
 from .bellman import ConvergenceError
 from .checks import check_gamma, check_positive, check_positive_int, policy_matrix
-from .kernels.optional import row, store
 from .kernels.rng import categorical, seed_states
 from .kernels.sampling import sample_start, sample_step
-from .learning import check_episode_args, initial_values, over_runs, runs_kernel
+from .learning import (
+    check_episode_args,
+    history_outputs,
+    history_result,
+    initial_values,
+    over_runs,
+    record_history,
+    runs_kernel,
+)
 from .mdp import as_mdp
 from .results import PredictionResult, with_run_axis
 from .rules.returns import discounted_return
@@ -46,14 +53,14 @@ class BatchParams(NamedTuple):
 
 class BatchOutputs(NamedTuple):
     """What the kernel fills, each with a leading run axis: ``V``, ``returns``, ``lengths``,
-    ``history`` (``V`` after each episode, or ``None``) and ``sweeps`` (int64
+    ``history`` (``V`` after each episode; no episodes when not asked for) and ``sweeps`` (int64
     ``[runs, episodes]``: the sweeps each batch took; ``max_sweeps`` means it did not
     converge)."""
 
     V: np.ndarray
     returns: np.ndarray
     lengths: np.ndarray
-    history: np.ndarray | None
+    history: np.ndarray
     sweeps: np.ndarray
 
 
@@ -117,7 +124,7 @@ def _batch_run(model, policy, p, rng, out, run):
             if change < p.tol:
                 break
         out.sweeps[run, episode] = sweeps
-        store(row(out.history, run), episode, V)
+        record_history(out.history[run], episode, V)
 
 
 @runs_kernel
@@ -168,7 +175,7 @@ def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
     V0 = initial_values("initial_V", initial_V, (mdp.n_states,))
     out = BatchOutputs(np.repeat(V0[None], n, axis=0), np.zeros((n, episodes)),
                        np.zeros((n, episodes), dtype=np.int64),
-                       np.zeros((n, episodes, mdp.n_states)) if history else None,
+                       history_outputs(n, episodes, mdp.n_states, history),
                        np.zeros((n, episodes), dtype=np.int64))
     over_runs(_batch, mdp.arrays, policy_matrix(mdp, policy), params, seed_states(seed, n), out)
     stuck = out.sweeps >= params.max_sweeps
@@ -181,4 +188,4 @@ def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
     return PredictionResult(episode_returns=with_run_axis(out.returns, runs),
                             episode_lengths=with_run_axis(out.lengths, runs),
                             V=with_run_axis(out.V, runs),
-                            V_history=with_run_axis(out.history, runs))
+                            V_history=history_result(out.history, runs))

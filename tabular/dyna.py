@@ -152,13 +152,14 @@ def _sweep(Q, updates, model, queue, lists, params, alpha):
 
 
 @njit(cache=True)
-def _planning_run(method, env, params, rng, Q, returns, lengths, episode_updates):
-    """One run of Dyna-Q, Dyna-Q+ or prioritized sweeping: the acting loop the boxes of
-    sections 8.2-8.4 share, then each method's learning and planning. ``method`` is a
-    constant of each driver (compiled as a literal, so the other methods' branches fold
-    away). Compiled as its own function, as the Monte Carlo loops are: inlined into the
+def _planning_run(env, params, rng, Q, returns, lengths, episode_updates):
+    """One run of Dyna-Q, Dyna-Q+ or prioritized sweeping (``params.method``): the
+    acting loop the boxes of sections 8.2-8.4 share, then each method's learning and
+    planning. The method is read at run time: one kernel serves the three, compiled
+    once. Compiled as its own function, as the Monte Carlo loops are: inlined into the
     ``prange`` body, numba 0.68 miscompiled the learned model's updates (an index out
     of bounds)."""
+    method = params.method
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     n_states, n_actions = Q.shape
     model = learned_model(n_states, n_actions, params.capacity)
@@ -201,25 +202,9 @@ def _planning_run(method, env, params, rng, Q, returns, lengths, episode_updates
 
 
 @njit(cache=True, parallel=True)
-def _dyna_q(model, switched, params, rng_states, out):
+def _planning_runs(model, switched, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _planning_run(DYNA_Q, Dynamics(model, switched, params.switch_step), params,
-                      rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
-                      out.updates[run])
-
-
-@njit(cache=True, parallel=True)
-def _dyna_q_plus(model, switched, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _planning_run(DYNA_Q_PLUS, Dynamics(model, switched, params.switch_step), params,
-                      rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
-                      out.updates[run])
-
-
-@njit(cache=True, parallel=True)
-def _prioritized_sweeping(model, switched, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _planning_run(PRIORITIZED_SWEEPING, Dynamics(model, switched, params.switch_step), params,
+        _planning_run(Dynamics(model, switched, params.switch_step), params,
                       rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
                       out.updates[run])
 
@@ -236,10 +221,10 @@ def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 
            alpha=0.5, epsilon=0.1, initial_Q=0.0, model: str = "auto", switch=None,
            seed: int | None = 0, runs: int | None = None,
            max_steps: int | None = None) -> PlanningResult:
-    return plan(_dyna_q, mdp, planning_steps=planning_steps, min_planning_steps=0,
-                 kappa=0.0, theta=0.0, model=model, switch=switch, gamma=gamma,
-                 episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
-                 seed=seed, runs=runs, max_steps=max_steps)
+    return plan(_planning_runs, DYNA_Q, mdp, planning_steps=planning_steps,
+                min_planning_steps=0, kappa=0.0, theta=0.0, model=model, switch=switch,
+                gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon,
+                initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
 
 
 @planning_doc("""Dyna-Q+ (section 8.3): Dyna-Q whose planned transitions pay ``r + kappa
@@ -256,11 +241,11 @@ def dyna_q_plus(mdp, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: flo
                 episodes: int = 500, alpha=0.5, epsilon=0.1, initial_Q=0.0,
                 model: str = "auto", switch=None, seed: int | None = 0,
                 runs: int | None = None, max_steps: int | None = None) -> PlanningResult:
-    return plan(_dyna_q_plus, mdp, planning_steps=planning_steps, min_planning_steps=0,
-                 kappa=check_nonnegative("kappa", kappa), theta=0.0, model=model,
-                 switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
-                 epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
-                 max_steps=max_steps)
+    return plan(_planning_runs, DYNA_Q_PLUS, mdp, planning_steps=planning_steps,
+                min_planning_steps=0, kappa=check_nonnegative("kappa", kappa), theta=0.0,
+                model=model, switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
+                epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                max_steps=max_steps)
 
 
 @planning_doc("""Prioritized sweeping for a deterministic environment (the box of
@@ -283,8 +268,8 @@ def prioritized_sweeping(mdp, *, planning_steps: int = 5, theta: float = 1e-4,
                          initial_Q=0.0, switch=None, seed: int | None = 0,
                          runs: int | None = None,
                          max_steps: int | None = None) -> PlanningResult:
-    return plan(_prioritized_sweeping, mdp, planning_steps=planning_steps,
-                 min_planning_steps=1, kappa=0.0, theta=check_nonnegative("theta", theta),
-                 model="last", switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
-                 epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
-                 max_steps=max_steps)
+    return plan(_planning_runs, PRIORITIZED_SWEEPING, mdp, planning_steps=planning_steps,
+                min_planning_steps=1, kappa=0.0, theta=check_nonnegative("theta", theta),
+                model="last", switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
+                epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                max_steps=max_steps)

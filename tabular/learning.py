@@ -14,9 +14,9 @@ arrays:
   :class:`tabular.td.TDControlParams`);
 - ``rng_states``, one xoshiro stream per run (:func:`tabular.kernels.rng.seed_states`);
 - the outputs, one ``NamedTuple`` of arrays with a leading run axis
-  (:class:`PredictionOutputs`, :class:`ControlOutputs`); an output the caller did
-  not ask for is ``None`` and is skipped at compile time
-  (:mod:`tabular.kernels.optional`).
+  (:class:`PredictionOutputs`, :class:`ControlOutputs`); a history the caller did
+  not ask for has no episodes (:func:`record_history`), so that one compiled kernel
+  serves both.
 
 The runs driver (every learner's kernel follows it)::
 
@@ -33,9 +33,15 @@ The runs driver (every learner's kernel follows it)::
     over_runs(_x, model, params, rng_states, out)  # the runs, split over threads
 
 Drivers are module-level functions, never closures built by a factory, so that
-numba's on-disk cache serves them in a new process. A learner with several methods
-(SARSA, expected SARSA, Q-learning) has one tiny driver per method that passes its
-method as a constant, so the branches of the other methods compile away. The short
+numba's on-disk cache serves them in a new process. Where a method's branches sit in
+the inner loop (SARSA, expected SARSA, Q-learning; the n-step and Sarsa(lambda)
+methods) each method has one tiny driver that passes it as a constant, so the other
+methods' branches compile away: read at run time they cost 5-12% of the speed. Where
+they do not (TD(lambda) and true online TD(lambda), whose steps cost ``O(S)``; the
+three planning methods, dominated by their planning updates) the method is a field
+of the parameters and one kernel, compiled once, serves them all. An optional
+argument that the inner loop reads (an action mask) is ``None`` when absent and
+compiles away (:mod:`tabular.kernels.optional`). The short
 TD and policy-gradient loops are inlined into the driver (``inline="always"``). A
 driver runs its runs one after another and releases the GIL; :func:`over_runs` gives
 each of numba's threads a contiguous chunk of the runs, as numba's ``prange`` would,
@@ -186,13 +192,14 @@ class PredictionOutputs(NamedTuple):
     ``V``: the estimate ``[n, S]`` (holding the initial values on entry);
     ``returns``: each episode's undiscounted return ``[n, episodes]``; ``lengths``: its
     number of steps (int64 ``[n, episodes]``); ``history``: ``V`` after each episode
-    ``[n, episodes, S]``, or ``None`` when not asked for.
+    ``[n, episodes, S]``, or ``[n, 0, S]`` when not asked for (one compiled kernel
+    serves both; see :func:`record_history`).
     """
 
     V: np.ndarray
     returns: np.ndarray
     lengths: np.ndarray
-    history: np.ndarray | None
+    history: np.ndarray
 
 
 class ControlOutputs(NamedTuple):
@@ -208,14 +215,32 @@ class ControlOutputs(NamedTuple):
     lengths: np.ndarray
 
 
+@njit(cache=True, inline="always")
+def record_history(history, episode, V):
+    """``history[episode] = V``, for a run that records its history (one without has
+    ``history`` of length 0)."""
+    if history.shape[0] > 0:
+        history[episode] = V
+
+
+def history_outputs(runs: int, episodes: int, n_states: int, history: bool) -> np.ndarray:
+    """Room for ``V`` after each episode of each run, ``[runs, episodes, S]``, or
+    ``[runs, 0, S]`` when ``history`` is not asked for."""
+    return np.zeros((runs, episodes if history else 0, n_states))
+
+
+def history_result(history: np.ndarray, runs: int | None) -> np.ndarray | None:
+    """The public ``V_history`` of :func:`history_outputs`: ``None`` when not asked for."""
+    return with_run_axis(history, runs) if history.shape[1] > 0 else None
+
+
 def prediction_outputs(initial_V: np.ndarray, runs: int, episodes: int,
                        history: bool) -> PredictionOutputs:
     """Outputs of ``runs`` runs starting from ``initial_V`` (``[S]``); ``history`` only
     when asked for."""
-    n_states = initial_V.shape[0]
     return PredictionOutputs(per_run(initial_V, runs), np.zeros((runs, episodes)),
                              np.zeros((runs, episodes), dtype=np.int64),
-                             np.zeros((runs, episodes, n_states)) if history else None)
+                             history_outputs(runs, episodes, initial_V.shape[0], history))
 
 
 def control_outputs(initial_Q: np.ndarray, runs: int, episodes: int) -> ControlOutputs:
@@ -229,7 +254,7 @@ def prediction_result(out: PredictionOutputs, runs: int | None) -> PredictionRes
     return PredictionResult(episode_returns=with_run_axis(out.returns, runs),
                             episode_lengths=with_run_axis(out.lengths, runs),
                             V=with_run_axis(out.V, runs),
-                            V_history=with_run_axis(out.history, runs))
+                            V_history=history_result(out.history, runs))
 
 
 def control_result(out: ControlOutputs, runs: int | None) -> ControlResult:

@@ -26,7 +26,6 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, policy_matrix
-from .kernels.optional import row, store
 from .kernels.rng import categorical, randint, seed_states
 from .kernels.sampling import sample_start, sample_step
 from .learning import (
@@ -36,6 +35,7 @@ from .learning import (
     initial_values,
     prediction_outputs,
     prediction_result,
+    record_history,
 )
 from .mdp import as_mdp
 from .results import ControlResult, PredictionResult
@@ -130,14 +130,14 @@ def _mc_prediction_run(model, policy, params, rng, V, returns, lengths, history)
             first_time[states[t]] = -1
         returns[episode] = total
         lengths[episode] = T
-        store(history, episode, V)
+        record_history(history, episode, V)
 
 
 @njit(cache=True, parallel=True)
 def _mc_prediction(model, policy, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
         _mc_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
-                           out.returns[run], out.lengths[run], row(out.history, run))
+                           out.returns[run], out.lengths[run], out.history[run])
 
 
 def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=None,

@@ -32,10 +32,15 @@ import numpy as np
 from numba import njit, prange
 
 from .checks import check_gamma, policy_matrix
-from .kernels.optional import row, store
 from .kernels.rng import categorical, seed_states
 from .kernels.sampling import sample_start, sample_step
-from .learning import check_episode_args, initial_values, prediction_outputs, prediction_result
+from .learning import (
+    check_episode_args,
+    initial_values,
+    prediction_outputs,
+    prediction_result,
+    record_history,
+)
 from .mc import SAMPLINGS, WEIGHTED
 from .mdp import as_mdp
 from .results import PredictionResult
@@ -111,14 +116,14 @@ def _off_policy_mc_run(model, policies, params, rng, V, returns, lengths, histor
             first_time[states[t]] = -1
         returns[episode] = total
         lengths[episode] = T
-        store(history, episode, V)
+        record_history(history, episode, V)
 
 
 @njit(cache=True, parallel=True)
 def _off_policy_mc(model, policies, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
         _off_policy_mc_run(model, policies, params, rng_states[run].copy(), out.V[run],
-                           out.returns[run], out.lengths[run], row(out.history, run))
+                           out.returns[run], out.lengths[run], out.history[run])
 
 
 def off_policy_mc_prediction(mdp, target_policy, behaviour_policy, *,

@@ -70,8 +70,8 @@ def check_reward_floor(mdp: TabularMDP, reward_floor) -> float:
 
 def reference(mdp: TabularMDP, policy: SoftmaxPolicy, ref_policy, beta):
     """``(beta, ref_log_probs, ref_row)`` for :class:`~tabular.kernels.rollout.Rollout`:
-    the reference's log-probabilities by row and its row map, ``None`` for both when
-    ``beta = 0`` (no penalty).
+    the reference's log-probabilities by row and its row map; when ``beta = 0`` (no
+    penalty), one row of zeros that every state reads.
 
     ``ref_policy`` takes every policy form (:func:`~tabular.policy.as_softmax_policy`)
     and is checked even when ``beta = 0``; with ``beta > 0`` it is required and must
@@ -80,11 +80,12 @@ def reference(mdp: TabularMDP, policy: SoftmaxPolicy, ref_policy, beta):
     beta = check_nonnegative("beta", beta)
     if beta > 0.0 and ref_policy is None:
         raise ValueError("beta > 0 needs a ref_policy to stay close to")
+    no_penalty = beta, np.zeros((1, mdp.n_actions)), np.zeros(mdp.n_states, dtype=np.int64)
     if ref_policy is None:
-        return beta, None, None
+        return no_penalty
     ref = as_softmax_policy(mdp, ref_policy, "ref_policy")
     if beta == 0.0:
-        return beta, None, None
+        return no_penalty
     allowed = np.isfinite(policy.logits)[policy.row_of_state]
     forbidden = ~np.isfinite(ref.logits)[ref.row_of_state]
     clash = allowed & forbidden

@@ -28,8 +28,9 @@ MODELS = ("auto", "last", "counts")
 class PlanningParams(NamedTuple):
     """Hyper-parameters of Dyna-Q, Dyna-Q+ and prioritized sweeping (a kernel argument).
 
-    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the updates
-    of each pair; ``epsilon``: exploration schedule ``float64[4]`` over episodes;
+    ``method``: which of the three (``tabular.dyna.DYNA_Q``, ...); ``gamma``: discount;
+    ``alpha``: step-size schedule ``float64[4]`` over the updates of each pair;
+    ``epsilon``: exploration schedule ``float64[4]`` over episodes;
     ``episodes``, ``max_steps``: episodes per run, step limit per episode;
     ``planning_steps``: the ``n`` of the boxes; ``counts``: the model keeps every
     outcome with its count (else the last outcome); ``capacity``: the outcomes it keeps
@@ -38,6 +39,7 @@ class PlanningParams(NamedTuple):
     the environment switches to the kernel's second model.
     """
 
+    method: int
     gamma: float
     alpha: np.ndarray
     epsilon: np.ndarray
@@ -149,9 +151,11 @@ def _counts_model(model, mdps) -> bool:
     return model == "counts"
 
 
-def plan(driver, mdp, *, planning_steps, min_planning_steps, kappa, theta, model, switch,
-          gamma, episodes, alpha, epsilon, initial_Q, seed, runs, max_steps) -> PlanningResult:
-    """Check the arguments of a planning learner, run its ``driver``, return the result."""
+def plan(driver, method, mdp, *, planning_steps, min_planning_steps, kappa, theta, model,
+         switch, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+         max_steps) -> PlanningResult:
+    """Check the arguments of a planning learner, run ``method`` with its ``driver``,
+    return the result."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
@@ -165,7 +169,7 @@ def plan(driver, mdp, *, planning_steps, min_planning_steps, kappa, theta, model
     mdps = [mdp] if other is None else [mdp, other]
     counts = _counts_model(model, mdps)
     capacity = sum(m.n_outcomes for m in mdps) if counts else 1  # distinct outcomes seen
-    params = PlanningParams(gamma, alpha.params, epsilon.params, episodes, max_steps,
+    params = PlanningParams(method, gamma, alpha.params, epsilon.params, episodes, max_steps,
                             planning_steps, counts, capacity, kappa, theta, switch_step)
     out = PlanningOutputs(Q, returns, lengths, np.zeros((n_runs, episodes), dtype=np.int64))
     driver(mdp.arrays, (mdp if other is None else other).arrays, params,

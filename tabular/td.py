@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .checks import check_action_mask, check_gamma, check_positive_int, policy_matrix
-from .kernels.optional import row, store
+from .kernels.optional import row
 from .kernels.rng import categorical, seed_states, uniform
 from .kernels.sampling import sample_start, sample_step
 from .learning import (
@@ -42,6 +42,7 @@ from .learning import (
     over_runs,
     prediction_outputs,
     prediction_result,
+    record_history,
     runs_kernel,
 )
 from .mdp import as_mdp
@@ -147,14 +148,14 @@ def _td_prediction_run(model, policy, params, rng, V, returns, lengths, history)
             t += 1
         returns[episode] = total
         lengths[episode] = T
-        store(history, episode, V)
+        record_history(history, episode, V)
 
 
 @runs_kernel
 def _td_prediction(model, policy, params, rng_states, out):
     for run in range(rng_states.shape[0]):
         _td_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
-                           out.returns[run], out.lengths[run], row(out.history, run))
+                           out.returns[run], out.lengths[run], out.history[run])
 
 
 def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,

@@ -33,7 +33,6 @@ import numpy as np
 from numba import njit
 
 from .checks import check_gamma, check_unit_interval, policy_matrix
-from .kernels.optional import row, store
 from .kernels.rng import categorical, seed_states
 from .kernels.sampling import sample_start, sample_step
 from .learning import (
@@ -43,6 +42,7 @@ from .learning import (
     over_runs,
     prediction_outputs,
     prediction_result,
+    record_history,
     runs_kernel,
 )
 from .mdp import as_mdp
@@ -69,16 +69,18 @@ from .rules.values import (
 from .schedules import as_schedule, read_schedule, schedule_value
 from .td import control_setup
 
-TD_LAMBDA, TRUE_ONLINE = 0, 1
+TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
 SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
 _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
 
 
 class LambdaParams(NamedTuple):
-    """Hyper-parameters of the prediction methods (a kernel argument): ``lam``, ``trace``
-    (``ACCUMULATING``, ``REPLACING`` or ``DUTCH``), then ``gamma``, ``alpha``, ``episodes``
-    and ``max_steps`` as in :class:`tabular.td.TDPredictionParams`."""
+    """Hyper-parameters of the prediction methods (a kernel argument): ``method``
+    (``TD_LAMBDA``, ``TRUE_ONLINE`` or ``OFFLINE``), ``lam``, ``trace`` (``ACCUMULATING``,
+    ``REPLACING`` or ``DUTCH``), then ``gamma``, ``alpha``, ``episodes`` and
+    ``max_steps`` as in :class:`tabular.td.TDPredictionParams`."""
 
+    method: int
     lam: float
     trace: int
     gamma: float
@@ -107,8 +109,8 @@ class LambdaControlParams(NamedTuple):
 def _offline_run(model, policy, params, rng, out, run):
     """One run of the offline lambda-return algorithm (eq. 12.4): the lambda-returns of
     an episode use the estimate it started with, then the updates run forwards."""
-    V, returns, lengths, history = out.V[run], out.returns[run], out.lengths[run], row(
-        out.history, run)
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    history = out.history[run]
     max_steps = params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
@@ -139,15 +141,15 @@ def _offline_run(model, policy, params, rng, out, run):
             V[s_t] = update_toward(V[s_t], G[t], schedule_value(alpha, visits[s_t]))
         returns[episode] = total
         lengths[episode] = T
-        store(history, episode, V)
+        record_history(history, episode, V)
 
 
 @njit(cache=True, inline="always")
-def _td_lambda_run(method, model, policy, params, rng, out, run):
+def _td_lambda_run(model, policy, params, rng, out, run):
     """One run of TD(lambda) (the box of section 12.2) or true online TD(lambda) (the box
-    of section 12.5). ``method`` is a constant of each driver."""
-    V, returns, lengths, history = out.V[run], out.returns[run], out.lengths[run], row(
-        out.history, run)
+    of section 12.5), ``params.method``."""
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    history = out.history[run]
     gamma, max_steps = params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
@@ -170,7 +172,7 @@ def _td_lambda_run(method, model, policy, params, rng, out, run):
             delta = td_error(td_target(r, gamma, v_next, is_done), V[s])
             decay_traces(z, gamma * params.lam)
             z[s] = visit_trace(params.trace, z[s], step_sizes[s])
-            gap = true_online_gap(V[s], v_old) if method == TRUE_ONLINE else 0.0
+            gap = true_online_gap(V[s], v_old) if params.method == TRUE_ONLINE else 0.0
             traced_update(V, z, step_sizes, delta + gap)
             V[s] -= step_sizes[s] * gap  # the -alpha (V - V_old) x_t term of eq. 12.10
             v_old = v_next
@@ -179,25 +181,18 @@ def _td_lambda_run(method, model, policy, params, rng, out, run):
             s = s_next
         returns[episode] = total
         lengths[episode] = steps
-        store(history, episode, V)
+        record_history(history, episode, V)
 
 
 @runs_kernel
-def _offline_lambda(model, policy, params, rng_states, out):
+def _lambda_prediction(model, policy, params, rng_states, out):
+    """The runs of any prediction method (read at run time: one kernel serves the
+    three, compiled once)."""
     for run in range(rng_states.shape[0]):
-        _offline_run(model, policy, params, rng_states[run].copy(), out, run)
-
-
-@runs_kernel
-def _td_lambda(model, policy, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _td_lambda_run(TD_LAMBDA, model, policy, params, rng_states[run].copy(), out, run)
-
-
-@runs_kernel
-def _true_online_td(model, policy, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _td_lambda_run(TRUE_ONLINE, model, policy, params, rng_states[run].copy(), out, run)
+        if params.method == OFFLINE:
+            _offline_run(model, policy, params, rng_states[run].copy(), out, run)
+        else:
+            _td_lambda_run(model, policy, params, rng_states[run].copy(), out, run)
 
 
 def _check_trace(trace) -> int:
@@ -208,7 +203,7 @@ def _check_trace(trace) -> int:
     return _TRACES[trace]
 
 
-def _predict(driver, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V, seed, runs,
+def _predict(method, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V, seed, runs,
              max_steps, history) -> PredictionResult:
     """Check the arguments of a prediction method, run its driver, return its result."""
     mdp = as_mdp(mdp)
@@ -219,8 +214,8 @@ def _predict(driver, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V,
     alpha = as_schedule("alpha", alpha)
     out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
                              n_runs, episodes, history)
-    params = LambdaParams(lam, trace, gamma, alpha.params, episodes, max_steps)
-    over_runs(driver, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    params = LambdaParams(method, lam, trace, gamma, alpha.params, episodes, max_steps)
+    over_runs(_lambda_prediction, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
     return prediction_result(out, runs)
 
 
@@ -269,7 +264,7 @@ def offline_lambda_return(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
                           seed: int | None = 0, runs: int | None = None,
                           max_steps: int | None = None, history: bool = False
                           ) -> PredictionResult:
-    return _predict(_offline_lambda, mdp, policy, lam, ACCUMULATING, gamma, episodes, alpha,
+    return _predict(OFFLINE, mdp, policy, lam, ACCUMULATING, gamma, episodes, alpha,
                     initial_V, seed, runs, max_steps, history)
 
 
@@ -282,7 +277,7 @@ def td_lambda(mdp, policy, *, lam: float = 0.9, trace: str = "accumulating",
               gamma: float = 1.0, episodes: int = 100, alpha=0.1, initial_V=0.0,
               seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
               history: bool = False) -> PredictionResult:
-    return _predict(_td_lambda, mdp, policy, lam, _check_trace(trace), gamma, episodes,
+    return _predict(TD_LAMBDA, mdp, policy, lam, _check_trace(trace), gamma, episodes,
                     alpha, initial_V, seed, runs, max_steps, history)
 
 
@@ -297,7 +292,7 @@ def true_online_td_lambda(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
                           seed: int | None = 0, runs: int | None = None,
                           max_steps: int | None = None, history: bool = False
                           ) -> PredictionResult:
-    return _predict(_true_online_td, mdp, policy, lam, DUTCH, gamma, episodes, alpha,
+    return _predict(TRUE_ONLINE, mdp, policy, lam, DUTCH, gamma, episodes, alpha,
                     initial_V, seed, runs, max_steps, history)
 
 

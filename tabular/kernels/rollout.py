@@ -16,8 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..rules.policy_gradient import log_softmax
-from .optional import kl_penalised
+from ..rules.policy_gradient import kl_shaped_reward, log_softmax
 from .sampling import sample_softmax, sample_start, sample_step
 
 
@@ -29,8 +28,9 @@ class Rollout(NamedTuple):
     ``max_steps``: the step limit of an episode; ``reward_floor``: the learner sees
     ``max(r, reward_floor)`` (``-inf``: ``r`` itself); the KL penalty
     ``beta (log pi(a|s) - log pi_ref(a|s))`` with the reference's log-probabilities
-    ``ref_log_probs [R_ref, A]`` by row and its row map ``ref_row [S]`` (both ``None``
-    for no penalty, ``beta`` then unused).
+    ``ref_log_probs [R_ref, A]`` by row and its row map ``ref_row [S]`` (no penalty:
+    ``beta = 0``, and one row of zeros that every state reads, so that one compiled
+    kernel serves both).
     """
 
     row_of_state: np.ndarray
@@ -51,6 +51,15 @@ class PolicyGradientOutputs(NamedTuple):
     V: np.ndarray | None
     returns: np.ndarray
     lengths: np.ndarray
+
+
+@njit(cache=True)
+def kl_penalised(reward, log_pi, rollout, s, a):
+    """``reward`` with the KL penalty of ``rollout`` (a :class:`Rollout`) folded in by
+    :func:`~tabular.rules.policy_gradient.kl_shaped_reward`: ``reward`` itself when
+    ``rollout.beta = 0``."""
+    return kl_shaped_reward(reward, log_pi, rollout.ref_log_probs[rollout.ref_row[s], a],
+                            rollout.beta)
 
 
 @njit(cache=True, inline="always")

@@ -18,8 +18,7 @@ from numba import njit
 
 from ..checks import check_positive_int
 from ..kernels.model import with_start
-from ..kernels.optional import kl_penalised
-from ..kernels.rollout import episode_buffers, sample_episode
+from ..kernels.rollout import episode_buffers, kl_penalised, sample_episode
 from ..kernels.sampling import sample_start, sample_step
 from ..learning import over_runs, runs_kernel
 from ..pg_setup import setup, step_size
