@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numba
@@ -105,6 +106,16 @@ def runs_kernel(driver):
     return njit(cache=True, nogil=True, parallel=SIMPLIFYING_PIPELINE)(driver)
 
 
+@contextmanager
+def simplifying_pipeline_quiet():
+    """Compile kernels of :data:`SIMPLIFYING_PIPELINE` without numba's report that it
+    made no parallel loop (it is not meant to)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "(?s).*no transformation for parallel",
+                                NumbaPerformanceWarning)
+        yield
+
+
 def over_runs(driver, *args) -> None:
     """``driver(*args)``, its runs split into one contiguous chunk per thread of numba's
     thread count (:func:`numba.get_num_threads`). The last two arguments are
@@ -117,10 +128,7 @@ def over_runs(driver, *args) -> None:
     bounds = np.linspace(0, n_runs, n_threads + 1).astype(np.int64)
     chunks = [(*shared, rng_states[a:b], runs_slice(out, n_runs, a, b))
               for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    with warnings.catch_warnings(), ThreadPoolExecutor(max(n_threads - 1, 1)) as pool:
-        # the pipeline makes no parallel loop, which numba reports when it compiles one
-        warnings.filterwarnings("ignore", "(?s).*no transformation for parallel",
-                                NumbaPerformanceWarning)
+    with simplifying_pipeline_quiet(), ThreadPoolExecutor(max(n_threads - 1, 1)) as pool:
         others = [pool.submit(driver, *chunk) for chunk in chunks[1:]]
         driver(*chunks[0])  # this thread runs the first chunk
         for other in others:
