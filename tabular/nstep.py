@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import literally, njit, prange
+from numba import njit, prange
 
 from .checks import check_gamma, check_positive_int, check_unit_interval
 from .kernels.rng import seed_states
@@ -64,8 +64,9 @@ SARSA, EXPECTED_SARSA, OFF_POLICY_SARSA, TREE_BACKUP, Q_SIGMA = 0, 1, 2, 3, 4
 class NStepParams(NamedTuple):
     """Hyper-parameters of the n-step control methods (a kernel argument).
 
-    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits of
-    each pair; ``epsilon``: the behaviour's exploration schedule over episodes;
+    ``method``: which of the five (:data:`SARSA` .. :data:`Q_SIGMA`); ``gamma``:
+    discount; ``alpha``: step-size schedule ``float64[4]`` over the visits of each
+    pair; ``epsilon``: the behaviour's exploration schedule over episodes;
     ``target_epsilon``: the target policy's, over episodes (the behaviour's own when
     on-policy); ``off_policy``: whether the target is a policy of its own (else it is
     the behaviour, and every ratio ``rho`` is 1); ``sigma``: the degree of sampling of
@@ -73,6 +74,7 @@ class NStepParams(NamedTuple):
     return; ``episodes``: episodes per run; ``max_steps``: step limit per episode.
     """
 
+    method: int
     gamma: float
     alpha: np.ndarray
     epsilon: np.ndarray
@@ -96,17 +98,19 @@ def _behave(q_row, eps, weigh, probs, rng):
 
 
 @njit(cache=True)
-def _n_step_run(method, model, params, rng, Q, returns, lengths):
+def _n_step_run(model, params, rng, Q, returns, lengths):
     """One run of n-step SARSA, expected SARSA, off-policy SARSA, tree backup or
-    Q(sigma) (the boxes of sections 7.2-7.6). ``method`` is a constant of each driver,
-    compiled as a literal, so the other methods' branches compile away. Like the Monte
+    Q(sigma) (``params.method``; the boxes of sections 7.2-7.6). The method is read at
+    run time: the SARSA return has a loop of its own with no branch on the method; the
+    other returns read pi at every step, which outweighs the branch. Like the Monte
     Carlo loops (:mod:`tabular.learning`) this longer loop is not inlined into the
-    drivers: that keeps its compile time from an empty cache at a third."""
-    literally(method)
-    gamma, n_step, max_steps, sigma = params.gamma, params.n_step, params.max_steps, params.sigma
+    driver."""
+    method, gamma, n_step, sigma = params.method, params.gamma, params.n_step, params.sigma
+    max_steps = params.max_steps
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     target_epsilon = read_schedule(params.target_epsilon)
     weigh = params.off_policy and (method == OFF_POLICY_SARSA or method == Q_SIGMA)
+    reads_target = weigh or method == TREE_BACKUP or method == Q_SIGMA
     visits = np.zeros(Q.shape, dtype=np.int64)
     probs = np.zeros(Q.shape[1])
     scratch = np.zeros(Q.shape[1])
@@ -149,22 +153,27 @@ def _n_step_run(method, model, params, rng, Q, returns, lengths):
                 else:
                     G = Q[states[end & mask], actions[end & mask]]
                 rho = 1.0  # rho_{tau+1:h} (eq. 7.10), over the actions G depends on
-                for k in range(end, tau, -1):  # G_{k-1:h} from G_{k:h}
-                    j = k & mask
-                    s_k, a_k = states[j], actions[j]
-                    if method == TREE_BACKUP or method == Q_SIGMA or weigh:
-                        target_probs(Q[s_k], a_k, G, target_eps, scratch, probs)  # pi(.|S_k)
-                    ratio = importance_ratio(probs[a_k], behaviour[j]) if weigh else 1.0
-                    if method == TREE_BACKUP:
-                        G = tree_backup_return(rewards[j], gamma, probs, Q[s_k], a_k, G)
-                    elif method == Q_SIGMA:
-                        sampled = control_variate_value(ratio, G, Q[s_k, a_k], expectation(
-                            probs, Q[s_k])) if weigh else G
-                        G = q_sigma_return(rewards[j], gamma, sigma, sampled, probs, Q[s_k],
-                                           a_k, G)
-                    else:
-                        G = discounted_return(rewards[j], gamma, G)
-                        rho *= ratio
+                if reads_target:  # G_{k-1:h} from G_{k:h} and pi(.|S_k), k = h .. tau + 1
+                    for k in range(end, tau, -1):
+                        j = k & mask
+                        s_k, a_k = states[j], actions[j]
+                        target_probs(Q[s_k], a_k, G, target_eps, scratch, probs)
+                        if method == TREE_BACKUP:
+                            G = tree_backup_return(rewards[j], gamma, probs, Q[s_k], a_k, G)
+                        elif method == Q_SIGMA:
+                            sampled = G
+                            if weigh:
+                                sampled = control_variate_value(
+                                    importance_ratio(probs[a_k], behaviour[j]), G,
+                                    Q[s_k, a_k], expectation(probs, Q[s_k]))
+                            G = q_sigma_return(rewards[j], gamma, sigma, sampled, probs,
+                                               Q[s_k], a_k, G)
+                        else:
+                            rho *= importance_ratio(probs[a_k], behaviour[j])
+                            G = discounted_return(rewards[j], gamma, G)
+                else:  # the SARSA return (eq. 7.4): no policy to read
+                    for k in range(end, tau, -1):
+                        G = discounted_return(rewards[k & mask], gamma, G)
                 s_tau, a_tau = states[tau & mask], actions[tau & mask]
                 visits[s_tau, a_tau] += 1
                 step = schedule_value(alpha, visits[s_tau, a_tau])
@@ -180,43 +189,15 @@ def _n_step_run(method, model, params, rng, Q, returns, lengths):
 
 
 @njit(cache=True, parallel=True)
-def _n_step_sarsa(model, params, rng_states, out):
+def _n_step_runs(model, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        _n_step_run(SARSA, model, params, rng_states[run].copy(), out.Q[run],
-                    out.returns[run], out.lengths[run])
+        _n_step_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
+                    out.lengths[run])
 
 
-@njit(cache=True, parallel=True)
-def _n_step_expected_sarsa(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _n_step_run(EXPECTED_SARSA, model, params, rng_states[run].copy(), out.Q[run],
-                    out.returns[run], out.lengths[run])
-
-
-@njit(cache=True, parallel=True)
-def _off_policy_n_step_sarsa(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _n_step_run(OFF_POLICY_SARSA, model, params, rng_states[run].copy(), out.Q[run],
-                    out.returns[run], out.lengths[run])
-
-
-@njit(cache=True, parallel=True)
-def _tree_backup(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _n_step_run(TREE_BACKUP, model, params, rng_states[run].copy(), out.Q[run],
-                    out.returns[run], out.lengths[run])
-
-
-@njit(cache=True, parallel=True)
-def _q_sigma(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _n_step_run(Q_SIGMA, model, params, rng_states[run].copy(), out.Q[run],
-                    out.returns[run], out.lengths[run])
-
-
-def _n_step_control(driver, mdp, n_step, gamma, episodes, alpha, epsilon, initial_Q, seed,
+def _n_step_control(method, mdp, n_step, gamma, episodes, alpha, epsilon, initial_Q, seed,
                     runs, max_steps, target_epsilon=None, sigma=1.0) -> ControlResult:
-    """Check the arguments, run ``driver`` and return its result."""
+    """Check the arguments, run ``method``'s runs and return their result."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
@@ -229,9 +210,9 @@ def _n_step_control(driver, mdp, n_step, gamma, episodes, alpha, epsilon, initia
     out = control_outputs(
         initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
         episodes)
-    params = NStepParams(gamma, alpha.params, epsilon.params, target.params,
+    params = NStepParams(method, gamma, alpha.params, epsilon.params, target.params,
                          target_epsilon is not None, sigma, n_step, episodes, max_steps)
-    driver(mdp.arrays, params, seed_states(seed, n_runs), out)
+    _n_step_runs(mdp.arrays, params, seed_states(seed, n_runs), out)
     return control_result(out, runs)
 
 
@@ -285,7 +266,7 @@ def _doc(summary: str, sigma: str = "", target: str = ""):
 def n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
                  alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
                  runs: int | None = None, max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(_n_step_sarsa, mdp, n_step, gamma, episodes, alpha, epsilon,
+    return _n_step_control(SARSA, mdp, n_step, gamma, episodes, alpha, epsilon,
                            initial_Q, seed, runs, max_steps)
 
 
@@ -297,7 +278,7 @@ def n_step_expected_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes:
                           alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
                           runs: int | None = None,
                           max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(_n_step_expected_sarsa, mdp, n_step, gamma, episodes, alpha,
+    return _n_step_control(EXPECTED_SARSA, mdp, n_step, gamma, episodes, alpha,
                            epsilon, initial_Q, seed, runs, max_steps)
 
 
@@ -311,7 +292,7 @@ def off_policy_n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episode
                             alpha=0.5, epsilon=0.1, target_epsilon=0.0, initial_Q=0.0,
                             seed: int | None = 0, runs: int | None = None,
                             max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(_off_policy_n_step_sarsa, mdp, n_step, gamma, episodes, alpha,
+    return _n_step_control(OFF_POLICY_SARSA, mdp, n_step, gamma, episodes, alpha,
                            epsilon, initial_Q, seed, runs, max_steps, target_epsilon)
 
 
@@ -324,7 +305,7 @@ def off_policy_n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episode
 def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
                 epsilon=0.1, target_epsilon=0.0, initial_Q=0.0, seed: int | None = 0,
                 runs: int | None = None, max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(_tree_backup, mdp, n_step, gamma, episodes, alpha, epsilon,
+    return _n_step_control(TREE_BACKUP, mdp, n_step, gamma, episodes, alpha, epsilon,
                            initial_Q, seed, runs, max_steps, target_epsilon, sigma=0.0)
 
 
@@ -343,5 +324,5 @@ def q_sigma(mdp, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
             episodes: int = 500, alpha=0.5, epsilon=0.1, target_epsilon=None, initial_Q=0.0,
             seed: int | None = 0, runs: int | None = None,
             max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(_q_sigma, mdp, n_step, gamma, episodes, alpha, epsilon,
+    return _n_step_control(Q_SIGMA, mdp, n_step, gamma, episodes, alpha, epsilon,
                            initial_Q, seed, runs, max_steps, target_epsilon, sigma)

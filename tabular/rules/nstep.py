@@ -33,7 +33,8 @@ def target_probs(q_row, action, later_return, epsilon, scratch, out):
     teach it, and a greedy pi does not follow ``A_k`` into an avoidable trap. ``scratch``:
     a buffer of ``A`` floats."""
     if later_return == -np.inf:
-        scratch[:] = q_row
+        for a in range(q_row.shape[0]):  # a slice assignment would compile numba's
+            scratch[a] = q_row[a]  # shape-mismatch message: 4 s of a first call
         scratch[action] = -np.inf
         epsilon_greedy_probs(scratch, epsilon, out)
     else:
