@@ -37,14 +37,16 @@ Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thr
   off-policy MC 0.75x. Calling ``sample_step`` instead of inlining it was no rule
   either: n-step SARSA 1.2-1.3x, n-step expected SARSA 0.7-0.85x, Q-learning 0.55x;
 - SARSA, expected SARSA and Q-learning get one driver each, with the method a
-  compile-time constant: about 10% faster than a run-time switch on the method
-  (Sarsa(lambda) 0.88x with the switch); where the switch costs nothing measurable
-  (the three planning learners; TD(lambda), true online TD(lambda) and the offline
-  lambda-return) one kernel serves the methods. The five n-step methods share one
-  kernel since the SARSA return got a loop of its own, free of the switch (best of
-  8 fresh processes against one driver per method: 0.95, 1.00, 1.01, 1.15, 0.96 on
-  CliffWalking, n = 3; with the switch inside the one loop they ran 0.92-0.94x):
-  the five compile in 10 s from an empty cache instead of 40 s;
+  compile-time constant: about 10% faster than a run-time switch on the method.
+  Elsewhere one kernel serves a family, the method read at run time, where the switch
+  costs nothing measurable: the three planning learners; TD(lambda), true online
+  TD(lambda) and the offline lambda-return; Sarsa(lambda), true online Sarsa(lambda)
+  and Watkins's Q(lambda) (best of 6 fresh processes, 0.97-1.5x one driver each; the
+  three compile in 6-7 s from an empty cache instead of 13-15 s); the five n-step
+  methods, once the SARSA return got a loop of its own, free of the switch (best of 8
+  fresh processes, CliffWalking n = 3: 0.95, 1.00, 1.01, 1.15, 0.96 of one driver
+  each; with the switch inside the one loop 0.92-0.94x; the five compile in 10 s
+  instead of 40 s);
 - n-step TD keeps its last n + 1 steps in ring buffers whose size is a power of two,
   indexed by a mask instead of a modulo: +26% steps/s for TD(0), +34% for n = 3
   (the one-shape refactor; results bit-identical).

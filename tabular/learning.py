@@ -34,13 +34,13 @@ The runs driver (every learner's kernel follows it)::
 
 Drivers are module-level functions, never closures built by a factory, so that
 numba's on-disk cache serves them in a new process. Where a method's branches sit in
-the inner loop (SARSA, expected SARSA, Q-learning; the Sarsa(lambda) methods) each
-method has one tiny driver that passes it as a constant, so the other methods'
-branches compile away: read at run time they cost 5-12% of the speed. Where they do
-not (TD(lambda) and true online TD(lambda), whose steps cost ``O(S)``; the three
-planning methods, dominated by their planning updates; the five n-step methods,
-whose SARSA return has a loop of its own) the method is a field of the parameters
-and one kernel, compiled once, serves them all. An optional
+the inner loop (SARSA, expected SARSA, Q-learning) each method has one tiny driver
+that passes it as a constant, so the other methods' branches compile away: read at
+run time they cost 5-12% of the speed. Where they do not (the TD(lambda) and
+Sarsa(lambda) methods, whose steps cost ``O(S)``; the three planning methods,
+dominated by their planning updates; the five n-step methods, whose SARSA return has
+a loop of its own) the method is a field of the parameters and one kernel, compiled
+once, serves them all. An optional
 argument that the inner loop reads (an action mask) is ``None`` when absent and
 compiles away (:mod:`tabular.kernels.optional`). The short
 TD and policy-gradient loops are inlined into the driver (``inline="always"``). A

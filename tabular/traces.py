@@ -90,9 +90,11 @@ class LambdaParams(NamedTuple):
 
 
 class LambdaControlParams(NamedTuple):
-    """Hyper-parameters of the control methods: ``lam``, ``trace``, then those of
+    """Hyper-parameters of the control methods: ``method`` (:data:`SARSA_LAMBDA`,
+    :data:`TRUE_ONLINE_SARSA` or :data:`WATKINS`), ``lam``, ``trace``, then those of
     :class:`tabular.td.TDControlParams`."""
 
+    method: int
     lam: float
     trace: int
     gamma: float
@@ -300,10 +302,11 @@ def true_online_td_lambda(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
 
 
 @njit(cache=True, inline="always")
-def _control_run(method, model, params, rng, Q, returns, lengths):
+def _control_run(model, params, rng, Q, returns, lengths):
     """One run of Sarsa(lambda), true online Sarsa(lambda) (the boxes of section 12.7) or
-    Watkins's Q(lambda) (section 12.10). ``method`` is a constant of each driver."""
-    gamma, max_steps = params.gamma, params.max_steps
+    Watkins's Q(lambda) (section 12.10), ``params.method``, read at run time: a step
+    costs ``O(S A)`` (every trace decays), the switch a few comparisons."""
+    method, gamma, max_steps = params.method, params.gamma, params.max_steps
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     n_states = Q.shape[0]
     visits = np.zeros(Q.shape, dtype=np.int64)
@@ -353,35 +356,21 @@ def _control_run(method, model, params, rng, Q, returns, lengths):
 
 
 @runs_kernel
-def _sarsa_lambda(model, params, rng_states, out):
+def _lambda_control(model, params, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _control_run(SARSA_LAMBDA, model, params, rng_states[run].copy(), out.Q[run],
-                     out.returns[run], out.lengths[run])
+        _control_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
+                     out.lengths[run])
 
 
-@runs_kernel
-def _true_online_sarsa(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _control_run(TRUE_ONLINE_SARSA, model, params, rng_states[run].copy(), out.Q[run],
-                     out.returns[run], out.lengths[run])
-
-
-@runs_kernel
-def _watkins(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _control_run(WATKINS, model, params, rng_states[run].copy(), out.Q[run],
-                     out.returns[run], out.lengths[run])
-
-
-def _control(driver, mdp, lam, trace, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+def _control(method, mdp, lam, trace, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
              max_steps) -> ControlResult:
-    """Check the arguments of a control method, run its driver, return its result."""
+    """Check the arguments of a control method, run its runs, return their result."""
     lam = check_unit_interval("lam", lam)
     mdp, n_runs, td_params, out = control_setup(mdp, gamma, episodes, runs, max_steps,
                                                  alpha, epsilon, initial_Q)
-    params = LambdaControlParams(lam, trace, td_params.gamma, td_params.alpha,
+    params = LambdaControlParams(method, lam, trace, td_params.gamma, td_params.alpha,
                                  td_params.epsilon, td_params.episodes, td_params.max_steps)
-    over_runs(driver, mdp.arrays, params, seed_states(seed, n_runs), out)
+    over_runs(_lambda_control, mdp.arrays, params, seed_states(seed, n_runs), out)
     return control_result(out, runs)
 
 
@@ -393,7 +382,7 @@ def sarsa_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating", gamma: f
                  episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
                  seed: int | None = 0, runs: int | None = None,
                  max_steps: int | None = None) -> ControlResult:
-    return _control(_sarsa_lambda, mdp, lam, _check_trace(trace), gamma, episodes, alpha,
+    return _control(SARSA_LAMBDA, mdp, lam, _check_trace(trace), gamma, episodes, alpha,
                     epsilon, initial_Q, seed, runs, max_steps)
 
 
@@ -404,7 +393,7 @@ def true_online_sarsa_lambda(mdp, *, lam: float = 0.9, gamma: float = 1.0,
                              episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
                              seed: int | None = 0, runs: int | None = None,
                              max_steps: int | None = None) -> ControlResult:
-    return _control(_true_online_sarsa, mdp, lam, DUTCH, gamma, episodes, alpha, epsilon,
+    return _control(TRUE_ONLINE_SARSA, mdp, lam, DUTCH, gamma, episodes, alpha, epsilon,
                     initial_Q, seed, runs, max_steps)
 
 
@@ -417,5 +406,5 @@ def watkins_q_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating",
                      gamma: float = 1.0, episodes: int = 500, alpha=0.1, epsilon=0.1,
                      initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
                      max_steps: int | None = None) -> ControlResult:
-    return _control(_watkins, mdp, lam, _check_trace(trace), gamma, episodes, alpha, epsilon,
+    return _control(WATKINS, mdp, lam, _check_trace(trace), gamma, episodes, alpha, epsilon,
                     initial_Q, seed, runs, max_steps)
