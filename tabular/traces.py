@@ -207,7 +207,7 @@ def _check_trace(trace) -> int:
 
 def _predict(method, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V, seed, runs,
              max_steps, history) -> PredictionResult:
-    """Check the arguments of a prediction method, run its driver, return its result."""
+    """Check the arguments of a prediction method, run its runs, return their result."""
     mdp = as_mdp(mdp)
     lam = check_unit_interval("lam", lam)
     gamma = check_gamma(gamma)
