@@ -8,6 +8,10 @@ Reported, from one run of this process:
   threads, as pulls per second;
 - the ratio of each method to the loop a user would otherwise write for it: the same
   method in Python with NumPy's generator, one pull at a time.
+
+Each method keeps a driver of its own, the method a compile-time constant: read at run
+time by one kernel (which would compile the three in one go), epsilon-greedy ran
+0.89-0.93x (best of 6 and of 10 fresh processes, 300 runs x 1000 pulls).
 """
 
 from __future__ import annotations

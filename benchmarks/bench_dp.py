@@ -40,6 +40,12 @@ Reported, from one run of this process:
   checked against ours twice: within ``2 VI_TOL`` of our result (each is within
   ``VI_TOL`` of V*), and equal, to rounding, to ours after the same number of
   sweeps plus its final pass and its shift (Puterman 1994, eq. 6.6.12).
+
+The synchronous sweeps keep ``prange``, although lowering the parallel loop is most of
+``value_iteration``'s first call from an empty cache (3.5 of 5.1 s): the same sweep as
+a plain loop over a range of states, the ranges split over threads by a Python pool,
+ran 0.7-0.85x per sweep at 10^6 states on 1 and 2 threads (also with numba's
+``noalias`` flag set through a pipeline class), same bits.
 """
 
 from __future__ import annotations

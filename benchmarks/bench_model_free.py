@@ -30,7 +30,9 @@ Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thr
 - the Monte Carlo, n-step and planning loops are not inlined: inlining them more than
   doubled ``mc_control``'s compile time from an empty cache (4.4 s to 10.1 s) for
   1.45x the speed; their drivers keep ``prange`` (from a sequential driver
-  ``mc_control`` ran 0.82x, n-step SARSA 0.88x, Dyna-Q 0.81x);
+  ``mc_control`` ran 0.82x, n-step SARSA 0.88x, Dyna-Q 0.81x; measured again for
+  the planning driver: 0.82-0.86x on CliffWalking and FrozenLake 8x8, 0.77-0.81x with
+  numba's ``noalias`` flag set through a pipeline class);
 - MC control's loop is compiled by the simplifying pipeline: 1.5-2.3x the speed of the
   plain pipeline (22M -> 51M steps/s at best in fresh processes), for 2-4 s more
   compile time; the same pipeline ran n-step SARSA 0.45x, MC prediction 0.7x and
