@@ -227,9 +227,11 @@ class ControlOutputs(NamedTuple):
 @njit(cache=True, inline="always")
 def record_history(history, episode, V):
     """``history[episode] = V``, for a run that records its history (one without has
-    ``history`` of length 0)."""
+    ``history`` of length 0). An element loop: numba compiles a slice assignment's
+    shape-mismatch message, seconds of the first compile in a process."""
     if history.shape[0] > 0:
-        history[episode] = V
+        for s in range(V.shape[0]):
+            history[episode, s] = V[s]
 
 
 def history_outputs(runs: int, episodes: int, n_states: int, history: bool) -> np.ndarray:
