@@ -111,24 +111,20 @@ from .rules.returns import discounted_returns, gae
 from .rules.values import update_toward
 from .schedules import schedule_value
 
+REINFORCE, ACTOR_CRITIC = 0, 1
 
-class ReinforceParams(NamedTuple):
-    """:func:`reinforce` as its kernel reads it (step sizes as schedule parameters)."""
 
+class EpisodeGradientParams(NamedTuple):
+    """:func:`reinforce` and :func:`actor_critic` as their kernel reads them (``method``
+    as the constants above; ``critic``: learn ``V``, REINFORCE's baseline or the critic;
+    ``lam``: actor-critic's GAE parameter; step sizes as schedule parameters)."""
+
+    method: int
     gamma: float
     episodes: int
     alpha: np.ndarray
     alpha_value: np.ndarray
-    baseline: bool
-
-
-class ActorCriticParams(NamedTuple):
-    """:func:`actor_critic` as its kernel reads it."""
-
-    gamma: float
-    episodes: int
-    alpha: np.ndarray
-    alpha_value: np.ndarray
+    critic: bool
     lam: float
 
 
@@ -162,66 +158,49 @@ class PPOParams(NamedTuple):
 # --------------------------------------------------------------------- kernels
 # Inlined runs are faster but compile slower: worth it for REINFORCE/actor-critic, not PPO.
 @njit(cache=True, inline="always")
-def _reinforce_run(model, p, rollout, rng, theta, V, returns, lengths):
-    """One run of REINFORCE (S&B 13.3), with the baseline of 13.4 when ``p.baseline``."""
+def _episode_gradient_run(model, p, rollout, rng, theta, V, returns, lengths):
+    """One run of REINFORCE (S&B 13.3, with the baseline of 13.4 when ``p.critic``) or of
+    actor-critic with GAE(lambda) advantages (13.5 when ``lam = 0``). The two share the
+    episode sampler; each has its own loop over the steps, free of the switch."""
     paths, seen, dones, dist = episode_buffers(1, rollout.max_steps, theta.shape[1])
     states, actions, rewards = paths[0, 0], paths[0, 1], seen[0, 0]
     G = np.empty(rollout.max_steps)
-    for episode in range(p.episodes):
-        T, returns[episode] = sample_episode(model, rollout, theta, rng, paths[0], seen[0],
-                                             dones[0], dist)
-        lengths[episode] = T
-        discounted_returns(rewards[:T], p.gamma, dones[0, :T], 0.0, G)
-        step = schedule_value(p.alpha, episode + 1)
-        step_value = schedule_value(p.alpha_value, episode + 1)
-        discount = 1.0  # gamma^t
-        for t in range(T):
-            s = states[t]
-            delta = G[t]
-            if p.baseline:
-                delta -= V[s]
-                V[s] = update_toward(V[s], G[t], step_value)
-            policy_gradient_step(theta[rollout.row_of_state[s]], actions[t],
-                                 step * discount * delta, dist[0])
-            discount *= p.gamma
-
-
-@runs_kernel
-def _reinforce(model, params, rollout, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _reinforce_run(model, params, rollout, rng_states[run].copy(), out.logits[run],
-                       out.V[run], out.returns[run], out.lengths[run])
-
-
-@njit(cache=True, inline="always")
-def _actor_critic_run(model, p, rollout, rng, theta, V, returns, lengths):
-    """One run of actor-critic with GAE(lambda) advantages (S&B 13.5 when ``lam = 0``)."""
-    paths, seen, dones, dist = episode_buffers(1, rollout.max_steps, theta.shape[1])
-    states, actions, rewards = paths[0, 0], paths[0, 1], seen[0, 0]
     adv, values = np.empty(rollout.max_steps), np.empty(rollout.max_steps + 1)
     for episode in range(p.episodes):
         T, returns[episode] = sample_episode(model, rollout, theta, rng, paths[0], seen[0],
                                              dones[0], dist)
         lengths[episode] = T
-        for t in range(T + 1):
-            values[t] = V[states[t]]
-        gae(rewards[:T], values[:T + 1], dones[0, :T], p.gamma, p.lam, adv)
         step = schedule_value(p.alpha, episode + 1)
         step_value = schedule_value(p.alpha_value, episode + 1)
-        discount = 1.0  # the I = gamma^t of S&B's actor-critic
-        for t in range(T):
-            s = states[t]
-            V[s] = update_toward(V[s], adv[t] + values[t], step_value)  # the lambda-return
-            policy_gradient_step(theta[rollout.row_of_state[s]], actions[t],
-                                 step * discount * adv[t], dist[0])
-            discount *= p.gamma
+        discount = 1.0  # the I = gamma^t of S&B's boxes
+        if p.method == REINFORCE:
+            discounted_returns(rewards[:T], p.gamma, dones[0, :T], 0.0, G)
+            for t in range(T):
+                s = states[t]
+                delta = G[t]
+                if p.critic:  # the baseline (eq. 13.11)
+                    delta -= V[s]
+                    V[s] = update_toward(V[s], G[t], step_value)
+                policy_gradient_step(theta[rollout.row_of_state[s]], actions[t],
+                                     step * discount * delta, dist[0])
+                discount *= p.gamma
+        else:
+            for t in range(T + 1):
+                values[t] = V[states[t]]
+            gae(rewards[:T], values[:T + 1], dones[0, :T], p.gamma, p.lam, adv)
+            for t in range(T):
+                s = states[t]
+                V[s] = update_toward(V[s], adv[t] + values[t], step_value)  # the lambda-return
+                policy_gradient_step(theta[rollout.row_of_state[s]], actions[t],
+                                     step * discount * adv[t], dist[0])
+                discount *= p.gamma
 
 
 @runs_kernel
-def _actor_critic(model, params, rollout, rng_states, out):
+def _episode_gradient(model, params, rollout, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _actor_critic_run(model, params, rollout, rng_states[run].copy(), out.logits[run],
-                          out.V[run], out.returns[run], out.lengths[run])
+        _episode_gradient_run(model, params, rollout, rng_states[run].copy(),
+                              out.logits[run], out.V[run], out.returns[run], out.lengths[run])
 
 
 @njit(cache=True)
@@ -367,10 +346,11 @@ def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int
     """
     su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
                seed)
-    params = ReinforceParams(su.gamma, su.episodes, step_size("alpha", alpha),
-                             step_size("alpha_value", alpha_value, 1.0), bool(baseline))
+    params = EpisodeGradientParams(REINFORCE, su.gamma, su.episodes, step_size("alpha", alpha),
+                                   step_size("alpha_value", alpha_value, 1.0),
+                                   bool(baseline), 0.0)
     out = su.outputs()
-    over_runs(_reinforce, su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_episode_gradient, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.result(out, value=bool(baseline))
 
 
@@ -409,11 +389,12 @@ def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: 
     """
     su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
                seed)
-    params = ActorCriticParams(su.gamma, su.episodes, step_size("alpha", alpha),
-                               step_size("alpha_value", alpha_value, 1.0),
-                               check_unit_interval("lam", lam))
+    params = EpisodeGradientParams(ACTOR_CRITIC, su.gamma, su.episodes,
+                                   step_size("alpha", alpha),
+                                   step_size("alpha_value", alpha_value, 1.0), True,
+                                   check_unit_interval("lam", lam))
     out = su.outputs()
-    over_runs(_actor_critic, su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    over_runs(_episode_gradient, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     return su.result(out)
 
 
