@@ -19,7 +19,8 @@ policy-gradient kernel its copy, but REINFORCE ran 0.64x and actor-critic 0.62x
 processes on this gridworld, whose episodes are a few steps long. REINFORCE and
 actor-critic share one kernel instead (``tabular.pg._episode_gradient``, the method read
 at run time, each with its own loop over an episode's steps): from an empty cache the
-two first calls took 7.1-7.9 s against 10.8-11.8 s for a kernel each; speed, best of 8-10
+two first calls took 7.1-7.9 s against 10.8-11.8 s for a kernel each (a lone first call
+compiles both: 7.1-7.9 s against 4.8-6.2 s; ``make`` warms the kernel); speed, best of 8-10
 fresh processes: 0.95-1.03x REINFORCE (with and without a baseline), 0.96-1.06x
 actor-critic. With one shared step loop branching on the method per step, REINFORCE ran
 0.91-0.98x.
