@@ -82,13 +82,13 @@ class DifferentialResult(RunsResult):
         return self.Q.argmax(axis=-1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def differential_td_error(reward, average_reward, next_value, value):
     """``delta = R - Rbar + Q(S', A') - Q(S, A)`` (eq. 10.10, tabular)."""
     return reward - average_reward + next_value - value
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def r_learning_average_update(average, reward, next_max, greedy_value, beta):
     """``Rbar <- Rbar + beta [R - Rbar + max_a Q(S', a) - max_a Q(S, a)]``: R-learning's
     average-reward step, taken when the action was greedy (Schwartz, 1993)."""

@@ -75,7 +75,7 @@ class Dynamics(NamedTuple):
 # --------------------------------------------------------------------- kernels
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sampled(env, t):
     """The model that ``env`` (a :class:`Dynamics`) samples after ``t`` time steps."""
     return env.switched if t >= env.switch_step else env.model

@@ -199,14 +199,14 @@ class NGramLM:
 
 
 # ----------------------------------------------------------------- training
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def cross_entropy(log_probs, target):
     """``-log pi(y_t | context)``: the cross-entropy loss of one token, whose sum over a
     text is its negative log-likelihood."""
     return -log_probs[target]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def linear_decay(alpha, step, total_steps):
     """``alpha * (1 - step / total_steps)``: the step size falls linearly to 0."""
     return alpha * (1.0 - step / total_steps)

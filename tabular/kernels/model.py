@@ -7,6 +7,8 @@ learner reads ``p``, ``r`` and ``s'`` through these accessors whatever the stora
 and gets the same numbers bit for bit. They are written without branches on the
 stored arrays: numba could not drop the reference counting of an array taken from the
 record on one branch and used on another, which made a sequential sweep 30x slower.
+They are inlined into numba's IR (``inline="always"``): as plain jitted functions,
+which LLVM inlines too, in-place value iteration ran 0.69x.
 """
 
 from __future__ import annotations

@@ -137,14 +137,14 @@ def priority_queue(n):
                          np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _place(queue, slot, x, p):
     queue.item[slot] = x
     queue.priority[slot] = p
     queue.position[x] = slot
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sift_up(queue, slot, x, p):
     """Put item ``x`` of priority ``p`` at ``slot`` or above, moving lower parents down."""
     while slot > 0:
@@ -156,7 +156,7 @@ def _sift_up(queue, slot, x, p):
     _place(queue, slot, x, p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def queue_push(queue, x, p):
     """Queue item ``x`` with priority ``p``; if it is queued already, only the higher of
     its two priorities stays (S&B section 8.4)."""
@@ -215,7 +215,7 @@ def predecessors(n_states, n_pairs):
                         np.full(n_pairs, -1, dtype=np.int64))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def link(lists, x, s):
     """Add pair ``x`` (in no list) to the predecessors of ``s``."""
     first = lists.head[s]
@@ -226,7 +226,7 @@ def link(lists, x, s):
     lists.head[s] = x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def unlink(lists, x, s):
     """Remove pair ``x`` from the predecessors of ``s``."""
     before, after = lists.prev[x], lists.next[x]

@@ -95,14 +95,14 @@ class KTOOutputs(NamedTuple):
     reference_point: np.ndarray
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def kto_reference_point(log_ratio_sum, n):
     """``z0 = max(0, (1/n) sum_j log pi(y'_j|x'_j) / pi_ref(y'_j|x'_j))``: the KL estimate
     KTO compares every implied reward with, clamped at 0 (Ethayarajh et al., 2024)."""
     return max(0.0, log_ratio_sum / n)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def kto_value(log_ratio, z0, desirable, p):
     """``(v, dv/dr)`` of one label: ``v = lambda_D sigma(beta (r - z0))`` for a desirable
     response, ``lambda_U sigma(beta (z0 - r))`` for an undesirable one (the Kahneman-
@@ -261,14 +261,14 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
 
 
 # ------------------------------------------------------------------ the optimum
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _psi(u, beta):
     """``log s(u) - u / beta`` with ``s(u) = sigma(u) sigma(-u)``, and its derivative."""
     return (log_sigmoid(u) + log_sigmoid(-u) - u / beta,
             1.0 - 2.0 * sigmoid(u) - 1.0 / beta)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _psi_inverse(target, beta):
     """The root ``u`` of ``log s(u) - u / beta = target`` (``beta < 1``: a strictly falling,
     concave function), by Newton's method from a point right of the root, where it

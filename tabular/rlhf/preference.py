@@ -87,14 +87,14 @@ def sequence_log_prob(logits, row_of_state, states, actions, length, buf):
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def dpo_margin(log_pi_w, log_ref_w, log_pi_l, log_ref_l, beta):
     """``beta * [(log pi(y_w) - log ref(y_w)) - (log pi(y_l) - log ref(y_l))]``
     (Rafailov et al., 2023, eq. 7)."""
     return beta * ((log_pi_w - log_ref_w) - (log_pi_l - log_ref_l))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def ipo_error(log_ratio_gap, beta):
     """``h - 1 / (2 beta)``: how far the gap ``h = log pi(y_w)/ref(y_w) - log
     pi(y_l)/ref(y_l)`` is from the target IPO regresses it to (Azar et al., 2024,
@@ -283,7 +283,7 @@ class IteratedDPOOutputs(NamedTuple):
     pairs: np.ndarray
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _store_path(path, T, rollout, i, states, actions, lengths, ref_log_probs):
     """Row ``i`` of a :class:`Paths`' arrays: the states and tokens of a sampled response
     and its log-probability under the reference. (Plain arrays: numba may drop writes

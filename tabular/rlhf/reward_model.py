@@ -13,7 +13,7 @@ from ..checks import check_positive, check_positive_int
 from ..kernels.rng import randint, seed_states, uniform
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def log_sigmoid(z):
     """``log sigma(z) = -log(1 + exp(-z))``, stable for either sign of ``z``."""
     if z >= 0.0:
@@ -21,7 +21,7 @@ def log_sigmoid(z):
     return z - np.log1p(np.exp(z))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sigmoid(z):
     """``sigma(z) = 1 / (1 + exp(-z))``, without overflow for either sign of ``z``."""
     if z >= 0.0:
@@ -194,7 +194,7 @@ def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
     return RewardModel({k: float(v) for k, v in table.items()}, loss)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def bradley_terry_wins(rng, score_i, score_j):
     """Whether ``i`` wins one simulated comparison with ``j``: with probability
     ``sigma(r_i - r_j)`` (Bradley and Terry, 1952)."""

@@ -28,7 +28,7 @@ def ucb_action(Q, counts, t, c, rng, scores):
     return greedy_action(scores, rng)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def incremental_mean(mean, value, n):
     """The average of ``n`` numbers from that of the first ``n - 1`` (eq. 2.3): the
     gradient bandit's baseline ``R-bar``."""

@@ -18,7 +18,7 @@ from .returns import discounted_return, importance_weighted_return
 from .values import epsilon_greedy_probs, td_error, update_toward
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def importance_ratio(target_prob, behaviour_prob):
     """``rho_k = pi(A_k|S_k) / b(A_k|S_k)``, one factor of eq. 7.10 (``b > 0`` for the
     action taken: it was drawn from ``b``)."""
@@ -41,7 +41,7 @@ def target_probs(q_row, action, later_return, epsilon, scratch, out):
         epsilon_greedy_probs(q_row, epsilon, out)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def importance_sampled_update(estimate, target, step, ratio):
     """``Q + alpha rho [G - Q]`` (eq. 7.11): the step scaled by the importance-sampling
     ratio ``rho``; ``rho = 0`` (a return the target policy never produces) leaves the
@@ -71,7 +71,7 @@ def tree_backup_return(reward, gamma, probs, q_row, action, later_return):
     return discounted_return(reward, gamma, tree_value(probs, q_row, action, later_return))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sigma_mix(sigma, sampled, expected):
     """``sigma sampled + (1 - sigma) expected`` (section 7.6); ``sigma = 1`` is
     ``sampled`` and ``sigma = 0`` is ``expected`` exactly (the other term, even at
@@ -83,7 +83,7 @@ def sigma_mix(sigma, sampled, expected):
     return sigma * sampled + (1.0 - sigma) * expected
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def control_variate_value(ratio, later_return, q_value, expected_value):
     """``rho (G - Q(S, A)) + V-bar(S)``: the sampled return ``G`` of the taken action ``A``,
     importance-sampled per decision with the control variate of eqs. 7.14 and 7.17 (its

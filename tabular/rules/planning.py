@@ -16,14 +16,14 @@ from numba import njit
 from .values import td_error
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def exploration_bonus(reward, kappa, tau):
     """``r + kappa sqrt(tau)``: the reward of a planned transition in Dyna-Q+ (section
     8.3), ``tau`` the time steps since the pair was last tried in the environment."""
     return reward + kappa * np.sqrt(tau)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def priority(target, estimate):
     """``P = |R + gamma max_a Q(S', a) - Q(S, A)|``, the size of the update a pair would
     get (the prioritized sweeping box, section 8.4), from its one-step ``target``; a

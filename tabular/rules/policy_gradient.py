@@ -121,7 +121,7 @@ def ascend(theta, direction, step):
             theta[b] += step * direction[b]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def clipped_surrogate_weight(ratio, advantage, clip):
     """The weight ``w`` with ``d L^CLIP / d theta = w * d log pi(a) / d theta``.
 
@@ -135,14 +135,14 @@ def clipped_surrogate_weight(ratio, advantage, clip):
     return ratio * advantage if ratio > 1.0 - clip else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def kl_grad(old_probs, probs, b):
     """``d KL(pi_old || pi) / d theta_b = pi(b) - pi_old(b)`` for ``pi = softmax(theta)``:
     the gradient of PPO's adaptive KL penalty (Schulman et al., 2017, eq. 8)."""
     return probs[b] - old_probs[b]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def adaptive_kl_coef(coef, kl, kl_target):
     """The next coefficient of PPO's adaptive KL penalty (Schulman et al., 2017, section
     4): halved when the update's KL ``d < d_targ / 1.5``, doubled when ``d > 1.5 d_targ``,
@@ -208,7 +208,7 @@ def scale_by_std(returns, advantages):
             advantages[i] /= std
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def kl_shaped_reward(reward, log_pi, log_ref, beta):
     """``r - beta * (log pi(a|s) - log pi_ref(a|s))``: the KL penalty to a reference
     folded into the per-step reward (Ziegler et al., 2019; Stiennon et al., 2020).

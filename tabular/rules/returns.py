@@ -20,13 +20,13 @@ from numba import njit
 from .values import discounted, td_error, td_target
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def discounted_return(reward, gamma, later_return):
     """``G_t = R_{t+1} + gamma G_{t+1}`` (eq. 3.9), with ``0 * -inf = 0``."""
     return reward + discounted(gamma, later_return)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def importance_weighted_return(ratio, G):
     """``rho G``, the importance-sampled return of ordinary importance sampling
     (eq. 5.5); an episode the target policy would never produce (``rho = 0``)

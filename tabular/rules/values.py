@@ -100,7 +100,7 @@ def _count_legal(legal, n_actions):
 # --------------------------------------------------------------------- arithmetic
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def discounted(gamma, value):
     """``gamma * value``, with ``0 * -inf = 0`` (no value flows through a zero discount)."""
     if gamma == 0.0:
@@ -108,7 +108,7 @@ def discounted(gamma, value):
     return gamma * value
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def expectation(probs, values):
     """``sum_a probs[a] * values[a]``; actions of probability 0 contribute 0 even at ``-inf``."""
     total = 0.0
@@ -128,13 +128,13 @@ def td_error(target, estimate):
     return target - estimate
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def update_toward(estimate, target, step):
     """``NewEstimate = OldEstimate + StepSize [Target - OldEstimate]`` (eq. 2.4)."""
     return estimate + step * td_error(target, estimate)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def max_value(q_row, legal=None):
     """``max_a q_row[a]`` over the legal actions."""
     first = first_legal(legal)
@@ -209,7 +209,7 @@ def td_target(reward, gamma, next_value, done):
     return reward + discounted(gamma, next_value)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sarsa_target(reward, gamma, q_next_row, next_action, done):
     """``R + gamma Q(S', A')`` with ``A'`` the action the policy takes next (eq. 6.7)."""
     return td_target(reward, gamma, q_next_row[next_action], done)
