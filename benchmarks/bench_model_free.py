@@ -61,7 +61,7 @@ Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thr
   (best of 7-8 fresh processes, 0.97-1.07x over the learners here, the DP sweeps and
   the RLHF learners) and every output bit-identical. Inlined into numba's IR stay the
   helpers LLVM leaves as calls when they are plain (selection over a row of Q, the
-  softmax, returns and traces over arrays, the sweeps' ``q_value``: with every helper
+  softmax, returns and traces over arrays, the sweeps' ``q_value``: with every rule
   plain, Q-learning ran 0.53x and Sarsa(lambda) 0.46x) and those that ran slower as
   calls although LLVM inlined them: the model accessors (in-place value iteration
   0.69x), ``sample_step`` with them (REINFORCE 0.86x; n-step SARSA ran 1.14-1.7x
