@@ -2,8 +2,9 @@
 
 A name may be given with or without its ``bench_`` prefix (``dp`` or ``bench_dp``). The
 modules of ``OPT_IN`` (``huge``: value iteration on 10^8 states, minutes and ~9 GiB;
-``compile_share``: the test suite and the quick experiments from an empty numba cache)
-run only when named.
+``compile_share``: the test suite and the quick experiments from an empty numba cache;
+``inlining``: the plain jitted functions that stay calls in compiled kernels) run only
+when named.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import benchmarks
 
 #: Benchmarks too long or too large for ``make bench``: run only when named.
-OPT_IN = ("huge", "compile_share")
+OPT_IN = ("huge", "compile_share", "inlining")
 
 
 def available() -> list[str]:
