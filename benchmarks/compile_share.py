@@ -2,9 +2,9 @@
 ``python -m benchmarks compile_share`` for the first two, or ``python -m
 benchmarks.compile_share test``, ``... experiments`` or ``... full``; minutes).
 
-Runs the test suite as ``make test`` does (``pytest -n 2``), ``python -m experiments
---quick`` or the whole ``python -m experiments`` (``full``) in a fresh numba cache,
-with every Python process timing its numba compilations
+Runs the test suite as ``make test`` does (``pytest -n 2 --dist worksteal``),
+``python -m experiments --quick`` or the whole ``python -m experiments`` (``full``) in a
+fresh numba cache, with every Python process timing its numba compilations
 (:mod:`benchmarks.compile_clock`); then runs it again on the cache the first run left
 behind. Reported: the wall time of each run, the compile seconds
 summed over the processes, their share of the processes' time (wall time x workers),
@@ -24,7 +24,8 @@ import time
 
 CLOCK = pathlib.Path(__file__).with_name("compile_clock")
 RUNS = {
-    "test": ([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"], 2),
+    "test": ([sys.executable, "-m", "pytest", "-n", "2", "--dist", "worksteal", "-q", "-p",
+              "no:cacheprovider"], 2),
     "experiments": ([sys.executable, "-m", "experiments", "--quick"], 1),
     "full": ([sys.executable, "-m", "experiments"], 1),
 }
