@@ -18,6 +18,9 @@ Reported, from one run of this process:
   wide form (:func:`wide_sweep`, the sweep as it was) and of the stored form (the
   library's sweep), the ratio, and that both give the same bits; per in-place
   (Gauss-Seidel) sweep (sequential) and per blocked sweep (``method="blocked"``);
+- ms per sweep of :func:`minimal_sweep`, the sweep hand-written for this gridworld
+  on one thread (the floor of ours: how far ours is from it, and the largest ratio
+  to mdptoolbox any sweep with this arithmetic and these arrays could reach);
 - achieved bandwidth: the bytes a sweep must touch (the model once, V read once,
   the new V written once) / time, against a NumPy copy of a large array measured
   in the same run (read + write bytes / time);
@@ -122,6 +125,35 @@ def wide_sweep(wide, V, gamma, out):
     return residual
 
 
+@njit(cache=True)
+def minimal_sweep(successor, code, prob, reward, V, gamma, out):
+    """The synchronous sweep at its simplest, the floor of ours on one thread: this
+    gridworld's 4 actions and its K (1 or 3) fixed at compile time, the arrays of the
+    stored form read directly, no parallel loop."""
+    if successor.shape[2] == 1:
+        return _minimal_sweep(successor, code, prob, reward, V, gamma, out, 1)
+    return _minimal_sweep(successor, code, prob, reward, V, gamma, out, 3)
+
+
+@njit(cache=True, inline="always")
+def _minimal_sweep(successor, code, prob, reward, V, gamma, out, K):
+    end = successor.shape[0]
+    residual = 0.0
+    for s in range(end):
+        best = -np.inf
+        for a in range(4):
+            q = 0.0
+            for k in range(K):
+                nxt = np.int64(successor[s, a, k])
+                c = code[s, a, k]
+                p = 1.0 if K == 1 else prob[c]
+                q += p * (reward[c] + gamma * V[np.uint64(nxt if nxt >= 0 else end)])
+            best = max(best, q)
+        out[s] = best
+        residual = max(residual, kernels.distance(best, V[s]))
+    return residual
+
+
 def toolbox_model(mdp: TabularMDP):
     """mdptoolbox-hiive's ``(P, R)``: A sparse ``[S, S]`` matrices and ``R [S, A]``."""
     from scipy.sparse import csr_matrix
@@ -202,6 +234,11 @@ def bench_model(mdp: TabularMDP, copy_bw: float) -> dict:
     row["ms_gs"] = 1e3 * best_seconds(
         lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3)
     row["ms_blocked"] = sweep_ms(kernels.optimality_sweep_blocks, model, V, out, 2)
+    floor = np.zeros_like(V)
+    minimal = (model.successor, model.code, model.prob, model.reward)
+    row["ms_minimal"] = 1e3 * best_seconds(lambda: minimal_sweep(*minimal, V, GAMMA, floor), 10)
+    kernels.optimality_sweep(model, V, GAMMA, out)
+    row["minimal_same_bits"] = np.array_equal(out.view(np.uint64), floor.view(np.uint64))
 
     P, R = toolbox_model(mdp)
     # ValueIteration's constructor also bounds the iteration count, which takes seconds
@@ -248,6 +285,10 @@ def print_sweep_table(copy_bw: float) -> None:
                   f"{r['ms_toolbox']:.0f} ms = {r['ms_toolbox'] / ours:5.1f}x ours", flush=True)
         print(f"  in-place sweep (1 thread) {r['ms_gs']:.1f} ms, blocked sweep (2 threads) "
               f"{r['ms_blocked']:.2f} ms; mdptoolbox max|diff| {r['max_diff']:.1e}", flush=True)
+        print(f"  minimal hand-written sweep (1 thread) {r['ms_minimal']:.2f} ms, same bits: "
+              f"{r['minimal_same_bits']}: ours on 1 thread takes "
+              f"{r['ms_ours_1t'] / r['ms_minimal']:.2f}x its time, mdptoolbox "
+              f"{r['ms_toolbox'] / r['ms_minimal']:.1f}x", flush=True)
         del mdp
 
 
