@@ -41,7 +41,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check tabular envs experiments tests benchmarks
 
 # Numba's on-disk cache is keyed on each kernel's own source file, not on the
-# helpers it inlines from other modules: after editing tabular/mdp.py, rng.py or
+# helpers it inlines from other modules: after editing tabular/model/mdp.py, rng.py or
 # policy.py, drop the cache so every kernel is recompiled.
 clean-cache:
 	find tabular envs experiments tests benchmarks -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -1,4 +1,4 @@
-"""The k-armed bandit methods on the 10-armed testbed (``tabular/bandits.py``).
+"""The k-armed bandit methods on the 10-armed testbed (``tabular/learn/bandits.py``).
 
 Reported, from one run of this process:
 

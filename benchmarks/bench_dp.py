@@ -12,7 +12,7 @@ Reported, from one run of this process:
 - bytes per state per sweep of the wide form the sweeps read before the compact
   model (int64 successors, float64 probability and reward per outcome: 112 bytes
   for a deterministic state, 304 for a slippery one, V read and written included)
-  and of the stored form (:mod:`tabular.compact`);
+  and of the stored form (:mod:`tabular.model.compact`);
 - ms per synchronous sweep on 1 and 2 threads (best of several, in ``REPEATS``
   rounds that alternate the two forms: the range over rounds is printed) of the
   wide form (:func:`wide_sweep`, the sweep as it was) and of the stored form (the
@@ -77,7 +77,7 @@ from numba import njit, prange
 
 from benchmarks.timing import compile_seconds
 from tabular import TabularMDP, bellman_optimality, value_iteration
-from tabular.kernels import dp as kernels
+from tabular.solve import sweeps as kernels
 
 N = 1000
 GAMMA = 0.99
@@ -196,7 +196,7 @@ def copy_bandwidth(nbytes: int = 512 * 2**20) -> float:
 COMPILE_SETUP = """
 import numpy as np
 from tabular import TabularMDP
-from tabular.kernels import dp as k
+from tabular.solve import sweeps as k
 m = TabularMDP(np.zeros((2, 2, 1)), np.ones((2, 2, 1)), -np.ones((2, 2, 1)),
                np.zeros((2, 2, 1)), [1.0, 0.0]).arrays
 """
@@ -274,7 +274,7 @@ def print_sweep_table(copy_bw: float) -> None:
           f"{os.getloadavg()[0]:.1f} (timings are only meaningful on an idle machine).\n"
           f"ms per synchronous sweep: best of 10, in {REPEATS} rounds alternating the wide "
           "form (int64 successor, float64 prob and reward: the sweep before the compact "
-          "model) and ours (tabular.compact); [range of the rounds' bests]; x = wide / ours; "
+          "model) and ours (tabular.model.compact); [range of the rounds' bests]; x = wide / ours; "
           "%copy = bytes moved / s against the NumPy copy.")
     for name, slippery in (("deterministic", False), ("slippery K=3", True)):
         t = time.perf_counter()

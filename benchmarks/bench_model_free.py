@@ -1,4 +1,5 @@
-"""Value-based model-free learners (tabular/td.py, tabular/mc.py) against the loop a user
+"""Value-based model-free learners (tabular/learn/td.py, tabular/learn/mc.py) against
+the loop a user
 would otherwise write: Python over ``gymnasium.make(...).step`` with a NumPy table.
 
 Reported, from one run of this process:
@@ -16,13 +17,13 @@ Reported, from one run of this process:
   8x8), SARSA and REINFORCE against that version of the library
   (:mod:`benchmarks.baseline`).
 
-Why the kernels of tabular/td.py and tabular/mc.py look the way they do (one thread,
+Why the kernels of tabular/learn/td.py and tabular/learn/mc.py look the way they do (one thread,
 ``CliffWalking-v1`` unless named; measured on the 2-vCPU machine kind):
 
 - the TD loops are inlined into their runs driver, a sequential loop over the runs
   compiled by numba's parallel pipeline with every transformation off
-  (``tabular.learning.SIMPLIFYING_PIPELINE``) and spread over threads by
-  ``tabular.learning.over_runs``: Q-learning's first call from an empty cache 6.6 s
+  (``tabular.learn.setup.SIMPLIFYING_PIPELINE``) and spread over threads by
+  ``tabular.learn.setup.over_runs``: Q-learning's first call from an empty cache 6.6 s
   -> 3.2 s against a ``prange`` driver (actor-critic 8.3 -> 4.8 s) at the same speed
   (63.7M vs 66.2M steps/s, same bits); the plain pipeline ran the same driver at
   17.6M steps/s (the reference counting of the rules' array views stays in its loop),

@@ -12,12 +12,12 @@ Reported, from one run of this process:
   against TRPO's conjugate gradient and line search), on the gridworld and on the
   RLHF running example (the token MDP with the KL penalty to SFT), one thread.
 
-The episode sampler (``tabular.kernels.rollout.continue_episode``) stays inlined into
+The episode sampler (``tabular.pg.rollout.continue_episode``) stays inlined into
 each kernel: compiled once as its own function and shared, it would spare each
 policy-gradient kernel its copy, but REINFORCE ran 0.64x and actor-critic 0.62x
-(0.78x and 0.76x with ``tabular.learning.SIMPLIFYING_PIPELINE``), best of 5 fresh
+(0.78x and 0.76x with ``tabular.learn.setup.SIMPLIFYING_PIPELINE``), best of 5 fresh
 processes on this gridworld, whose episodes are a few steps long. REINFORCE and
-actor-critic share one kernel instead (``tabular.pg._episode_gradient``, the method read
+actor-critic share one kernel instead (``tabular.pg.learners._episode_gradient``, the method read
 at run time, each with its own loop over an episode's steps): from an empty cache the
 two first calls took 7.1-7.9 s against 10.8-11.8 s for a kernel each (a lone first call
 compiles both: 7.1-7.9 s against 4.8-6.2 s; ``make`` warms the kernel); speed, best of 8-10

@@ -30,7 +30,7 @@ import numpy as np
 from benchmarks.bench_dp import copy_bandwidth, sweep_bytes
 from envs.open_grid import open_grid_mdp
 from tabular import value_iteration
-from tabular.kernels import dp as kernels
+from tabular.solve import sweeps as kernels
 
 SIDE = 10_000
 GAMMA = 0.99

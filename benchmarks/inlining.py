@@ -30,7 +30,7 @@ def exercise() -> None:
 
     import envs
     import tabular as T
-    from tabular.expected_updates import (
+    from tabular.plan.expected_updates import (
         branching_task,
         trajectory_sampling,
         uniform_expected_updates,

@@ -9,7 +9,7 @@
 
 :func:`maze` builds a layout's :class:`~envs.GridWorld`; :func:`changing_maze` builds
 the two models of a maze whose walls change, on one numbering of the states, for
-the ``switch=(step, other_mdp)`` of the planning learners (:mod:`tabular.dyna`);
+the ``switch=(step, other_mdp)`` of the planning learners (:mod:`tabular.plan.dyna`);
 :func:`finer_maze` draws a layout at a finer resolution (Example 8.4's mazes);
 :func:`greedy_steps` walks a learned ``Q``'s greedy path to the goal.
 """

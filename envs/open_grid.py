@@ -5,7 +5,7 @@ layout of an open ``height x width`` grid with the start ``S`` in the top-left c
 and the goal ``G`` in the bottom-right one (``tests/test_open_grid.py`` checks that
 they are identical), but generated a block of rows at a time with NumPy, directly
 as int32 signed successors and uint16 codes into the table of the three rewards (a
-move, entering the goal, the goal's own loop): :mod:`tabular.compact`'s form, with
+move, entering the goal, the goal's own loop): :mod:`tabular.model.compact`'s form, with
 no wide array and no per-cell label. A 10,000 x 10,000 grid (10^8 states, 4
 actions) costs 2.4 GB (``benchmarks/huge.py`` solves it).
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.compact import index_dtype
+from tabular.model.compact import index_dtype
 
 from .gridworld import ACTION_NAMES, MOVES
 
@@ -43,7 +43,7 @@ def open_grid_mdp(height: int, width: int, *, step_reward: float = -1.0,
     for name, value in (("step_reward", step_reward), ("goal_reward", goal_reward)):
         if not np.isfinite(value):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
-    # the table as tabular.compact orders it: the distinct rewards by their bits
+    # the table as tabular.model.compact orders it: the distinct rewards by their bits
     rewards = np.array([step_reward, goal_reward, 0.0])
     table = np.unique(rewards.view(np.uint64))
     step_code, goal_code, loop_code = np.searchsorted(table, rewards.view(np.uint64))

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tabular.lm import detokenize, tokenize
 from tabular.rlhf import sample_preferences
+from tabular.rlhf.lm import detokenize, tokenize
 
 from .token import RewardSpec, TokenMDP
 

@@ -23,7 +23,7 @@ continuations). The MDP keeps all ``A`` actions in every state, so the model sta
 one rectangular array: a token the grammar forbids ends the episode where it
 stands (the observation does not change) with reward ``illegal_reward``. A
 language-model policy masks such tokens with ``-inf`` logits
-(:meth:`tabular.lm.NGramLM.policy`), so it never produces them, and a reference
+(:meth:`tabular.rlhf.lm.NGramLM.policy`), so it never produces them, and a reference
 policy that gives them probability 0 keeps them out of the KL-regularised optimum.
 
 States are numbered breadth-first, prompt roots first, so a prefix always has a
@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.lm import EOS, detokenize, tokenize
+from tabular.rlhf.lm import EOS, detokenize, tokenize
 
 from .base import ModelEnv
 
@@ -88,7 +88,7 @@ class TokenMDP(ModelEnv):
     * ``prompt_probs``: the start distribution over the prompts; default uniform.
     * ``grammar``: ``None`` (default: every token allowed everywhere), a list of
       allowed responses for every prompt, or a mapping ``prompt -> list of responses``.
-    * ``eos``: the end-of-sequence token; default ``tabular.lm.EOS`` (``"<eos>"``).
+    * ``eos``: the end-of-sequence token; default ``tabular.rlhf.lm.EOS`` (``"<eos>"``).
     * ``illegal_reward``: paid when a forbidden token ends the episode; default -1.
     * ``default_reward``: the reward of a response a mapping ``reward`` does not list;
       default 0.
@@ -362,7 +362,7 @@ def _grammar_per_prompt(grammar, prompts) -> list[list[str]] | None:
 
 def _texts(prompts, vocab, parent, token, eos_id) -> list[str]:
     """The decoded response of every state, each its parent's text plus its token (the
-    rule of :func:`tabular.lm.detokenize`; ``eos`` adds nothing)."""
+    rule of :func:`tabular.rlhf.lm.detokenize`; ``eos`` adds nothing)."""
     texts = [""] * len(parent)
     for c in range(len(prompts), len(parent)):  # parents come first
         t, tok = texts[parent[c]], token[c]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
+from tabular.learn.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 
 from . import style
 

@@ -9,7 +9,7 @@ import numpy as np
 
 import envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, policy_evaluation
-from tabular.batch import batch_prediction
+from tabular.learn.batch_updating import batch_prediction
 
 from . import style
 

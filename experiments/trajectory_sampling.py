@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.expected_updates import (
+from tabular.plan.expected_updates import (
     branching_task,
     trajectory_sampling,
     uniform_expected_updates,
@@ -22,7 +22,7 @@ BLOCK = 25
 
 @dataclass(frozen=True)
 class Config:
-    """Section 8.6: random tasks (:func:`tabular.expected_updates.branching_task`) with 2
+    """Section 8.6: random tasks (:func:`tabular.plan.expected_updates.branching_task`) with 2
     actions per state, b random next states per pair, a 0.1 chance of ending on every
     transition and N(0, 1) expected rewards, from start state 0, undiscounted; Q = 0 at
     first; on-policy trajectories are epsilon-greedy. After every few expected updates,

@@ -4,10 +4,10 @@ The model
     :class:`TabularMDP` (padded ``[S, A, K]`` arrays and a start distribution; from
     a Gymnasium env, a dense ``P[s, a, s']``, a transition table or the stored form,
     :meth:`TabularMDP.from_arrays`), :class:`MDPError`; stored compactly and chosen
-    automatically (:mod:`tabular.compact`: int32 successors carrying ``done``, codes
+    automatically (:mod:`tabular.model.compact`: int32 successors carrying ``done``, codes
     into the distinct ``(prob, reward)`` pairs, no probability when ``K = 1``).
 
-Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
+Dynamic programming (exact, :mod:`tabular.solve.dp`, :mod:`tabular.solve.bellman`)
     :func:`policy_evaluation`, :func:`value_iteration`, :func:`policy_iteration`,
     :func:`soft_value_iteration` (``method="sync" | "inplace" | "exact"`` where it
     applies, and ``"blocked"`` for value iteration: Gauss-Seidel in parallel blocks;
@@ -17,14 +17,14 @@ Dynamic programming (exact, :mod:`tabular.dp`, :mod:`tabular.bellman`)
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
-Average reward and finite horizons (:mod:`tabular.average_reward`,
-:mod:`tabular.differential`)
+Average reward and finite horizons (:mod:`tabular.solve.average_reward`,
+:mod:`tabular.learn.differential`)
     :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
     of a unichain policy), :func:`finite_horizon` (backward induction);
     :func:`differential_sarsa` (section 10.3) and :func:`r_learning` (Schwartz, 1993)
     learn the average reward from samples.
 
-Bandits (:mod:`tabular.bandits`)
+Bandits (:mod:`tabular.learn.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
     :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
 
@@ -56,7 +56,7 @@ Learning from samples
       minibatches) and :func:`trpo` (a :class:`TrustRegionResult`, with the KL of every
       step).
 
-RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
+RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.rlhf.lm`)
     :class:`NGramLM`, :func:`pretrain`, :func:`sft`; the reward model
     (:func:`sample_preferences`, :func:`train_reward_model`, :class:`RewardModel`);
     the exact optimum and objective (:func:`kl_optimum`, :func:`kl_objective`,
@@ -71,61 +71,58 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.lm`)
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
 :mod:`tabular.testing` (hypothesis strategies for random MDPs, policies and layouts)
-and :mod:`tabular.graph` (reachability on the model's transition graph).
+and :mod:`tabular.model.graph` (reachability on the model's transition graph).
 
 Environments are in the ``envs`` package (Gymnasium, namespace ``tabzoo/``).
 """
 
-from .average_reward import average_reward_solve, finite_horizon, relative_value_iteration
-from .bandits import (
+from tabular._numba.rng import seed_states
+from tabular.learn import (
     BanditResult,
     BanditTestbed,
+    ControlResult,
+    DifferentialResult,
+    PredictionResult,
+    batch_prediction,
+    differential_sarsa,
+    double_q_learning,
     epsilon_greedy_bandit,
+    expected_sarsa,
     gradient_bandit,
+    mc_control,
+    mc_prediction,
+    n_step_expected_sarsa,
+    n_step_sarsa,
+    off_policy_mc_prediction,
+    off_policy_n_step_sarsa,
+    offline_lambda_return,
+    q_learning,
+    q_sigma,
+    r_learning,
+    sarsa,
+    sarsa_lambda,
+    td0,
+    td_lambda,
+    tree_backup,
+    true_online_sarsa_lambda,
+    true_online_td_lambda,
     ucb_bandit,
+    watkins_q_lambda,
 )
-from .batch import batch_prediction
-from .bellman import (
-    bellman_expectation,
-    bellman_optimality,
-    greedy_policy,
-    optimal_actions,
-    q_from_v,
-    soft_bellman_optimality,
-    soft_policy,
-    terminating_greedy_policy,
-)
-from .differential import DifferentialResult, differential_sarsa, r_learning
-from .dp import (
-    ConvergenceError,
-    policy_evaluation,
-    policy_iteration,
-    soft_value_iteration,
-    value_iteration,
-)
-from .dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
-from .expected_updates import (
+from tabular.model import MDPError, SoftmaxPolicy, TabularMDP
+from tabular.pg import PolicyGradientResult, TrustRegionResult, actor_critic, ppo, reinforce, trpo
+from tabular.plan import (
     ExpectedUpdatesResult,
+    PlanningResult,
     branching_task,
+    dyna_q,
+    dyna_q_plus,
+    prioritized_sweeping,
     trajectory_sampling,
     uniform_expected_updates,
 )
-from .kernels.rng import seed_states
-from .lm import NGramLM, pretrain, sft
-from .mc import mc_control, mc_prediction
-from .mc_off_policy import off_policy_mc_prediction
-from .mdp import MDPError, TabularMDP
-from .nstep import (
-    n_step_expected_sarsa,
-    n_step_sarsa,
-    off_policy_n_step_sarsa,
-    q_sigma,
-    tree_backup,
-)
-from .pg import actor_critic, ppo, reinforce
-from .policy import SoftmaxPolicy
-from .results import ControlResult, PolicyGradientResult, PredictionResult, TrustRegionResult
-from .rlhf import (
+from tabular.rlhf import (
+    NGramLM,
     RewardModel,
     RLHFPipeline,
     dpo,
@@ -135,21 +132,31 @@ from .rlhf import (
     kl_optimum,
     kto,
     kto_optimum,
+    pretrain,
     sample_preferences,
     sequence_kl,
+    sft,
     train_pipeline,
     train_reward_model,
 )
-from .td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
-from .traces import (
-    offline_lambda_return,
-    sarsa_lambda,
-    td_lambda,
-    true_online_sarsa_lambda,
-    true_online_td_lambda,
-    watkins_q_lambda,
+from tabular.solve import (
+    ConvergenceError,
+    average_reward_solve,
+    bellman_expectation,
+    bellman_optimality,
+    finite_horizon,
+    greedy_policy,
+    optimal_actions,
+    policy_evaluation,
+    policy_iteration,
+    q_from_v,
+    relative_value_iteration,
+    soft_bellman_optimality,
+    soft_policy,
+    soft_value_iteration,
+    terminating_greedy_policy,
+    value_iteration,
 )
-from .trust_region import trpo
 
 __version__ = "0.1.0"
 

@@ -3,7 +3,7 @@
 Every function that takes a policy accepts the three forms: a greedy ``int [S]``
 array of actions, a stochastic ``[S, A]`` matrix, or a :class:`~tabular.SoftmaxPolicy`.
 :func:`policy_matrix` is the one converter to ``[S, A]`` probabilities (planning,
-exact sums, prediction); :func:`tabular.policy.as_softmax_policy`, built on it, the
+exact sums, prediction); :func:`tabular.model.policy.as_softmax_policy`, built on it, the
 one converter to a :class:`~tabular.SoftmaxPolicy` (policy-gradient learners).
 """
 
@@ -88,7 +88,7 @@ def policy_matrix(mdp, policy, name: str = "policy") -> np.ndarray:
     name the argument. Errors name the offending state.
     """
     S, A, state_name = _sizes(mdp)
-    if hasattr(policy, "probs"):  # a SoftmaxPolicy (duck-typed: tabular.policy imports this)
+    if hasattr(policy, "probs"):  # a SoftmaxPolicy (duck-typed: tabular.model.policy imports this)
         sizes = (getattr(policy, "n_states", S), getattr(policy, "n_actions", A))
         if sizes != (S, A):
             raise ValueError(f"{name} covers {sizes[0]} states and {sizes[1]} actions; "

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .checks import check_positive_int
-from .policy import SoftmaxPolicy
+from tabular.checks import check_positive_int
 
 
 def check_runs(runs: int | None) -> int:
@@ -82,85 +81,3 @@ class LearningResult(RunsResult):
     @property
     def episodes(self) -> int:
         return self.episode_returns.shape[-1]
-
-
-@dataclass(frozen=True, eq=False)
-class PredictionResult(LearningResult):
-    """A state-value estimate ``V`` (``[S]`` or ``[runs, S]``).
-
-    ``V_history`` (only when asked for): ``V`` after each episode,
-    ``[episodes, S]`` or ``[runs, episodes, S]``.
-    """
-
-    V: np.ndarray
-    V_history: np.ndarray | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class ControlResult(LearningResult):
-    """An action-value estimate ``Q`` (``[S, A]`` or ``[runs, S, A]``).
-
-    ``policy`` is the greedy policy ``argmax_a Q(s, a)`` (int64 ``[S]`` or
-    ``[runs, S]``, lowest action on ties); ``V`` is ``max_a Q(s, a)``.
-    """
-
-    Q: np.ndarray
-
-    @property
-    def V(self) -> np.ndarray:
-        """``max_a Q(s, a)``: the greedy policy's value as the learner estimates it."""
-        return self.Q.max(axis=-1)
-
-    @property
-    def policy(self) -> np.ndarray:
-        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
-
-
-def trained_policy(result) -> SoftmaxPolicy:
-    """The :class:`~tabular.SoftmaxPolicy` of a single-run result's ``logits`` and
-    ``row_of_state`` (copies); a multi-run result names ``result.run(i).policy``."""
-    if result.runs is not None:
-        raise ValueError(f"this result holds {result.runs} runs: pick one with "
-                         "result.run(i).policy")
-    return SoftmaxPolicy(result.logits.copy(), result.row_of_state.copy())
-
-
-@dataclass(frozen=True, eq=False)
-class PolicyGradientResult(LearningResult):
-    """A trained softmax policy.
-
-    ``logits``: ``[R, A]`` or ``[runs, R, A]``; ``row_of_state``: the policy's row
-    map ``[S]`` (shared by the runs); ``V``: the critic or baseline ``[S]`` or
-    ``[runs, S]`` (``None`` without one). ``episode_returns`` sum the environment's
-    rewards, without the KL term or the floor (``-inf`` for an episode that fell
-    into a trap). ``policy`` is the trained :class:`~tabular.SoftmaxPolicy` of a
-    single-run result (use ``run(i).policy`` on a multi-run one).
-    """
-
-    logits: np.ndarray
-    row_of_state: np.ndarray = shared()
-    V: np.ndarray | None = None
-
-    @property
-    def policy(self) -> SoftmaxPolicy:
-        return trained_policy(self)
-
-
-@dataclass(frozen=True, eq=False)
-class TrustRegionResult(PolicyGradientResult):
-    """A softmax policy trained by a learner that bounds each policy update (PPO, TRPO),
-    with statistics of its updates, one per iteration (``[iterations]`` or ``[runs,
-    iterations]``).
-
-    ``step_kl``: the KL divergence the iteration's update moved the policy, averaged
-    over the batch's samples per episode, ``(1/M) sum_t KL(pi_old(.|s_t) ||
-    pi_new(.|s_t))``; ``kl_coef``: the coefficient of PPO's adaptive KL penalty used in
-    the iteration (``None`` for the clipped objective and TRPO); ``backtracks`` (int64):
-    the halvings of TRPO's step before the line search accepted it, ``-1`` when it
-    accepted none and the policy stayed (``None`` for PPO).
-    """
-
-    step_kl: np.ndarray | None = None
-    kl_coef: np.ndarray | None = None
-    backtracks: np.ndarray | None = None

@@ -2,8 +2,8 @@
 
 A schedule is four floats ``(kind, a, b, c)``; :func:`schedule_value` evaluates it
 inside a kernel at a count ``n = 1, 2, ...`` (what ``n`` counts is the caller's
-choice and is documented there: the learners in :mod:`tabular.td` and
-:mod:`tabular.mc` count step sizes per visit of the state or state-action pair,
+choice and is documented there: the learners in :mod:`tabular.learn.td` and
+:mod:`tabular.learn.mc` count step sizes per visit of the state or state-action pair,
 and exploration per episode). Kernels take the ``float64[4]`` array
 :attr:`Schedule.params` and read it into a tuple with :func:`read_schedule` before
 their loops.

@@ -2,7 +2,7 @@
 
 ``python -m tabular.warm`` (``make warm``; ``make`` runs it once after installing)
 calls each entry point once on a small model of the stored form every model has
-(:mod:`tabular.compact`), so that a user's first call loads compiled code instead
+(:mod:`tabular.model.compact`), so that a user's first call loads compiled code instead
 of compiling it: from an empty cache the first ``value_iteration`` and
 ``q_learning`` take seconds of compilation, from a warm one milliseconds
 (``python -m benchmarks startup``). Kernels are cached per argument type, and every
@@ -19,7 +19,7 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from . import (
+from tabular import (
     TabularMDP,
     double_q_learning,
     expected_sarsa,

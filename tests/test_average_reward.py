@@ -1,4 +1,4 @@
-"""Average-reward and finite-horizon DP (tabular/average_reward.py).
+"""Average-reward and finite-horizon DP (tabular/solve/average_reward.py).
 
 Published numbers are mdptoolbox's own examples (the docstrings of
 ``RelativeValueIteration`` and ``FiniteHorizon``, mdptoolbox-hiive 4.0): the forest
@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabular import ConvergenceError, TabularMDP, policy_evaluation, value_iteration
-from tabular.average_reward import (
+from tabular.solve.average_reward import (
     average_reward_solve,
     finite_horizon,
     relative_value_iteration,

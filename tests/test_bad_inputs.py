@@ -756,7 +756,7 @@ BANDIT_ROWS = [
     ("epsilon_greedy_bandit steps", lambda: tabular.epsilon_greedy_bandit(steps=0),
      ValueError, "steps must be an integer >= 1"),
     ("epsilon_greedy_bandit testbed", lambda: tabular.epsilon_greedy_bandit((10, 0.0)),
-     TypeError, "testbed must be a tabular.bandits.BanditTestbed"),
+     TypeError, "testbed must be a tabular.learn.bandits.BanditTestbed"),
     ("epsilon_greedy_bandit testbed k", lambda: tabular.epsilon_greedy_bandit(
         tabular.BanditTestbed(k=0)), ValueError, "testbed.k"),
     ("epsilon_greedy_bandit reward_sd", lambda: tabular.epsilon_greedy_bandit(

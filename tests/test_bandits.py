@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 from numba import njit
 from scipy import stats
 
-from tabular.bandits import (
+from tabular._numba.rng import normal, seed_states
+from tabular.learn.bandits import (
     BanditTestbed,
     epsilon_greedy_bandit,
     gradient_bandit,
     ucb_bandit,
 )
-from tabular.kernels.rng import normal, seed_states
 from tabular.rules.bandits import incremental_mean, ucb_action
 from tabular.rules.policy_gradient import policy_gradient_step, softmax
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 import envs  # noqa: F401
 from tabular import ConvergenceError, TabularMDP, policy_evaluation
-from tabular.batch import batch_prediction
+from tabular.learn.batch_updating import batch_prediction
 from tabular.testing import acyclic_mdps
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from envs.car_rental import EXERCISE_4_7, CarRental
 from tabular import policy_iteration
-from tabular.average_reward import average_reward_solve, relative_value_iteration
+from tabular.solve.average_reward import average_reward_solve, relative_value_iteration
 
 GAMMA = 0.9
 TAIL = 60  # request and return counts summed over in the direct computation

@@ -1,4 +1,4 @@
-"""The stored form of a model (:mod:`tabular.compact`): chosen from the arrays, exact,
+"""The stored form of a model (:mod:`tabular.model.compact`): chosen from the arrays, exact,
 and read the same way by every kernel, so results do not depend on it bit for bit."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from numba import njit
 
 from tabular import (
     TabularMDP,
-    compact,
     q_from_v,
     value_iteration,
 )
-from tabular.kernels import dp as kernels
-from tabular.kernels.rng import randint, seed_states
-from tabular.kernels.sampling import sample_step
+from tabular._numba.rng import randint, seed_states
+from tabular.model import compact
+from tabular.model.sampling import sample_step
+from tabular.solve import sweeps as kernels
 from tabular.testing import gammas, mdps, random_mdp
 
 PROPERTY = settings(max_examples=20, deadline=None)

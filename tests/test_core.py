@@ -7,11 +7,10 @@ from hypothesis import strategies as st
 from numba import njit
 
 from tabular import SoftmaxPolicy, TabularMDP, seed_states
+from tabular._numba.rng import categorical, randint, uniform
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
-from tabular.kernels.rng import categorical, randint, uniform
-from tabular.kernels.sampling import sample_softmax
-from tabular.policy import as_softmax_policy
-from tabular.rules.policy_gradient import log_softmax, softmax
+from tabular.model.policy import as_softmax_policy
+from tabular.rules.policy_gradient import log_softmax, sample_softmax, softmax
 
 
 @njit(cache=True)

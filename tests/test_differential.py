@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabular import TabularMDP, average_reward_solve, relative_value_iteration
-from tabular.differential import differential_sarsa, r_learning
+from tabular.learn.differential import differential_sarsa, r_learning
 from tabular.schedules import inverse
 from tabular.testing import random_mdp
 

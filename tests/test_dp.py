@@ -23,7 +23,7 @@ from tabular import (
     soft_value_iteration,
     value_iteration,
 )
-from tabular.bellman import PARALLEL_MIN_OUTCOMES
+from tabular.solve.bellman import PARALLEL_MIN_OUTCOMES
 from tabular.testing import acyclic_mdps, gammas, mdps, random_mdp, random_policy
 
 PROPERTY = settings(max_examples=40, deadline=None)

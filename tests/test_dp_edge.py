@@ -22,8 +22,8 @@ from tabular import (
     terminating_greedy_policy,
     value_iteration,
 )
-from tabular.exact_solve import EPS, EXACT_MAX_ERROR
-from tabular.graph import actions_toward, can_end, reaches, safe_actions
+from tabular.model.graph import actions_toward, can_end, reaches, safe_actions
+from tabular.solve.exact import EPS, EXACT_MAX_ERROR
 from tabular.testing import acyclic_mdps, gammas, mdps
 
 NINF = -np.inf

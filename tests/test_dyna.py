@@ -1,4 +1,4 @@
-"""Planning with a learned model (tabular/dyna.py, Sutton & Barto chapter 8) against exact
+"""Planning with a learned model (tabular/plan/dyna.py, Sutton & Barto chapter 8) against exact
 ground truth and the chapter's measured claims.
 
 The mazes are those of envs/mazes.py (reward 1 on reaching the goal, 0 otherwise).
@@ -29,8 +29,9 @@ from envs.mazes import (
     maze,
 )
 from tabular import TabularMDP, policy_evaluation, q_learning, value_iteration
-from tabular.dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
-from tabular.kernels.planning import (
+from tabular._numba.rng import seed_states
+from tabular.plan.dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
+from tabular.plan.model import (
     learned_model,
     link,
     predecessors,
@@ -41,7 +42,6 @@ from tabular.kernels.planning import (
     sample_model,
     unlink,
 )
-from tabular.kernels.rng import seed_states
 from tabular.rules.planning import exploration_bonus, priority
 from tabular.schedules import inverse, linear
 from tabular.testing import mdps

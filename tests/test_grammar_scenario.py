@@ -7,7 +7,6 @@ import pytest
 
 from envs import load_grammar_scenario
 from tabular import actor_critic, ppo, reinforce, soft_value_iteration
-from tabular.lm import tokenize
 from tabular.rlhf import (
     dpo,
     ending_probabilities,
@@ -19,6 +18,7 @@ from tabular.rlhf import (
     kto_optimum,
     train_pipeline,
 )
+from tabular.rlhf.lm import tokenize
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from envs.token import TokenMDP
-from tabular.lm import BOS, NGramLM, context_of, pretrain, sft, sft_examples, tokenize
 from tabular.rlhf import ending_probabilities, response_distribution
+from tabular.rlhf.lm import BOS, NGramLM, context_of, pretrain, sft, sft_examples, tokenize
 
 CORPUS = ["a b a", "a b b", "b a", "a a b a", "b b b", "a b"]
 

@@ -1,4 +1,4 @@
-"""Monte Carlo learners (tabular/mc.py) against exact ground truth.
+"""Monte Carlo learners (tabular/learn/mc.py) against exact ground truth.
 
 Tolerances: rewards of the random MDPs lie in [-1, 1]. A sample average of n
 returns has standard deviation sd(G) / sqrt(n); the tests average thousands of
@@ -22,7 +22,7 @@ from tabular import (
     policy_evaluation,
     value_iteration,
 )
-from tabular.mc import exploring_start_states
+from tabular.learn.mc import exploring_start_states
 from tabular.schedules import inverse, linear
 from tabular.testing import acyclic_mdps, mdps
 

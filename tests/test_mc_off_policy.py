@@ -1,4 +1,4 @@
-"""Off-policy Monte Carlo prediction (tabular/mc_off_policy.py): the estimators of
+"""Off-policy Monte Carlo prediction (tabular/learn/mc_off_policy.py): the estimators of
 eqs. 5.5 and 5.6 exactly, convergence to ``policy_evaluation`` on random episodic
 MDPs and on blackjack, and Examples 5.4 and 5.5 (Figures 5.3 and 5.4).
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import envs  # noqa: F401  (registers the tabzoo/ envs)
 from envs.blackjack import HIT, NATURAL, STICK, blackjack_model, state_id
 from tabular import TabularMDP, mc_prediction, policy_evaluation
-from tabular.mc_off_policy import off_policy_mc_prediction
+from tabular.learn.mc_off_policy import off_policy_mc_prediction
 from tabular.testing import acyclic_mdps, random_policy
 
 PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,

@@ -12,7 +12,7 @@ from numba import njit
 
 import envs  # noqa: F401  (registers tabular/)
 from tabular import MDPError, TabularMDP, seed_states
-from tabular.kernels.sampling import sample_start, sample_step
+from tabular.model.sampling import sample_start, sample_step
 
 
 def two_state_arrays():

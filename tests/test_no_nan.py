@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tabular
-from tabular.mdp import MAX_REWARD
-from tabular.pg_setup import MAX_POLICY_STEP
+from tabular.model.mdp import MAX_REWARD
+from tabular.pg.setup import MAX_POLICY_STEP
 from tabular.testing import gammas, mdps
 
 EPISODES = dict(episodes=10, max_steps=30)

@@ -1,4 +1,4 @@
-"""n-step control (tabular/nstep.py, tabular/rules/nstep.py): the rules against the book,
+"""n-step control (tabular/learn/nstep.py, tabular/rules/nstep.py): the rules against the book,
 exact identities between the methods, and convergence to value iteration's optimum.
 
 Tolerances of the random-MDP tests (rewards in [-1, 1], ``scale = R / (1 - gamma)``),
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import envs
 from tabular import TabularMDP, policy_evaluation, sarsa, value_iteration
-from tabular.nstep import (
+from tabular.learn.nstep import (
     n_step_expected_sarsa,
     n_step_sarsa,
     off_policy_n_step_sarsa,

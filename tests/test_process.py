@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from envs import load_scenario
-from tabular.graph import tree_edges
+from tabular.model.graph import tree_edges
 from tabular.rlhf import (
     ending_probabilities,
     expected_return,

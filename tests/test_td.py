@@ -1,4 +1,4 @@
-"""TD learners (tabular/td.py) and their shared pieces (learning.py, schedules.py),
+"""TD learners (tabular/learn/td.py) and their shared pieces (learning.py, schedules.py),
 checked against exact ground truth from value iteration and the linear solve.
 
 Tolerances of the convergence tests, on random MDPs whose rewards lie in [-1, 1]
@@ -39,8 +39,9 @@ from tabular import (
     value_iteration,
     watkins_q_lambda,
 )
-from tabular.kernels.rng import seed_states
-from tabular.learning import ControlOutputs, runs_slice
+from tabular._numba.rng import seed_states
+from tabular._numba.runs import runs_slice
+from tabular.learn.setup import ControlOutputs
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -270,7 +271,7 @@ def test_q_learning_on_the_trap_grid_is_exact():
 
 @pytest.mark.parametrize("learn", [sarsa, expected_sarsa])
 def test_on_policy_values_of_a_reachable_trap_are_minus_infinity(learn):
-    """As documented in tabular.learning: under an epsilon-soft policy the trap is
+    """As documented in tabular.learn.setup: under an epsilon-soft policy the trap is
     reachable from the start, so its exact value there is -inf, and that is what the
     on-policy methods learn; with a finite trap reward their values are finite."""
     mdp = model("tabzoo/TrapTreasure-v0")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from envs import ModelEnv, load_scenario
 from envs.scenarios import capital_of_france
 from envs.token import TokenMDP
-from tabular.lm import detokenize, tokenize
+from tabular.rlhf.lm import detokenize, tokenize
 
 
 def count_reward(prompt, response):

@@ -1,4 +1,4 @@
-"""Eligibility-trace learners (tabular/traces.py) and their rules (tabular/rules/traces.py).
+"""Eligibility-trace learners (tabular/learn/traces.py) and their rules (tabular/rules/traces.py).
 
 Identities first, to rounding, on random MDPs: each learner is replayed here in plain
 Python on the very episodes it saw (drawn again from the same seed with the same kernel
@@ -37,8 +37,16 @@ from tabular import (
     td0,
     value_iteration,
 )
-from tabular.kernels.rng import categorical, seed_states
-from tabular.kernels.sampling import sample_start, sample_step
+from tabular._numba.rng import categorical, seed_states
+from tabular.learn.traces import (
+    offline_lambda_return,
+    sarsa_lambda,
+    td_lambda,
+    true_online_sarsa_lambda,
+    true_online_td_lambda,
+    watkins_q_lambda,
+)
+from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     accumulating_trace,
     dutch_trace,
@@ -50,14 +58,6 @@ from tabular.rules.traces import (
 from tabular.rules.values import epsilon_greedy_action
 from tabular.schedules import inverse, linear
 from tabular.testing import acyclic_mdps, gammas, mdps, random_mdp, random_policy
-from tabular.traces import (
-    offline_lambda_return,
-    sarsa_lambda,
-    td_lambda,
-    true_online_sarsa_lambda,
-    true_online_td_lambda,
-    watkins_q_lambda,
-)
 
 IDENTITY = settings(max_examples=25, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -1,4 +1,4 @@
-"""Expected updates distributed uniformly or along trajectories (tabular/expected_updates.py),
+"""Expected updates distributed uniformly or along trajectories (tabular/plan/expected_updates.py),
 checked against value iteration, policy evaluation and a direct numpy computation; and the
 closed form of Figure 8.7 against its simulation (experiments/expected_vs_sample.py).
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from experiments import expected_vs_sample
 from tabular import ConvergenceError, TabularMDP, policy_evaluation, value_iteration
-from tabular.expected_updates import (
+from tabular.plan.expected_updates import (
     EVALUATION_TOL,
     branching_task,
     trajectory_sampling,

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from envs import load_scenario
 from envs.token import TokenMDP
 from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation, ppo, trpo
+from tabular.pg.trpo import conjugate_gradient, fisher_product
 from tabular.rlhf import kl_objective, kl_optimum, sequence_kl, visit_probabilities
 from tabular.rlhf.pipeline import train_pipeline
 from tabular.schedules import exponential
 from tabular.testing import acyclic_mdps, gammas, mdps
-from tabular.trust_region import conjugate_gradient, fisher_product
 
 
 def softmax(logits):

@@ -22,9 +22,9 @@ The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_crit
 ``beta``.
 """
 
-from .best_of_n import BestOfN, best_of_n
-from .distillation import distill
-from .exact import (
+from tabular.rlhf.best_of_n import BestOfN, best_of_n
+from tabular.rlhf.distillation import distill
+from tabular.rlhf.exact import (
     KLOptimum,
     ending_probabilities,
     expected_return,
@@ -35,17 +35,24 @@ from .exact import (
     sequence_kl,
     visit_probabilities,
 )
-from .group import group_relative_advantages, grpo
-from .kto import KTOOptimum, KTOResult, kto, kto_optimum
-from .pipeline import Frontier, FrontierPoint, RLHFPipeline, ScenarioData, train_pipeline
-from .preference import DPOResult, IteratedDPOResult, dpo, iterated_dpo, response_path
-from .process import (
+from tabular.rlhf.group import group_relative_advantages, grpo
+from tabular.rlhf.kto import KTOOptimum, KTOResult, kto, kto_optimum
+from tabular.rlhf.lm import NGramLM, pretrain, sft
+from tabular.rlhf.pipeline import (
+    Frontier,
+    FrontierPoint,
+    RLHFPipeline,
+    ScenarioData,
+    train_pipeline,
+)
+from tabular.rlhf.preference import DPOResult, IteratedDPOResult, dpo, iterated_dpo, response_path
+from tabular.rlhf.process import (
     ProcessRewardModel,
     fit_process_reward_model,
     prefix_values,
     process_rewards,
 )
-from .reward_model import (
+from tabular.rlhf.reward_model import (
     RewardModel,
     bradley_terry_loss,
     sample_preferences,
@@ -54,11 +61,11 @@ from .reward_model import (
 
 __all__ = [
     "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
-    "KTOOptimum", "KTOResult", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
+    "KTOOptimum", "KTOResult", "NGramLM", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
     "ScenarioData", "best_of_n", "bradley_terry_loss", "distill", "dpo",
     "ending_probabilities", "expected_return", "fit_process_reward_model",
     "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
-    "kto_optimum", "path_returns", "prefix_values", "process_rewards",
-    "response_distribution", "response_path", "sample_preferences", "sequence_kl",
+    "kto_optimum", "path_returns", "prefix_values", "pretrain", "process_rewards",
+    "response_distribution", "response_path", "sample_preferences", "sequence_kl", "sft",
     "train_pipeline", "train_reward_model", "visit_probabilities",
 ]

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_positive_int, policy_matrix
-from ..graph import tree_levels, tree_roots
-from .exact import ending_probabilities, path_returns
+from tabular.checks import check_positive_int, policy_matrix
+from tabular.model.graph import tree_levels, tree_roots
+from tabular.rlhf.exact import ending_probabilities, path_returns
 
 
 @dataclass(frozen=True)

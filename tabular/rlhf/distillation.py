@@ -5,7 +5,7 @@ likes each token than the teacher does, ``log pi_s(a_t|s_t) - log pi_t(a_t|s_t)`
 (Agarwal et al., 2024, on-policy distillation with the reverse KL). Summed over a
 response, the expected penalty is the sequence-level ``KL(pi_s || pi_t)``, so
 distillation is KL-regularised RL with no reward and ``beta = 1``: the policy-gradient
-learners of :mod:`tabular.pg` run it unchanged on the token MDP with its rewards set
+learners of :mod:`tabular.pg.learners` run it unchanged on the token MDP with its rewards set
 to zero, and the optimum is the teacher itself (wherever the student can represent
 it). Every sampled token is scored by the teacher: a dense signal, unlike a reward
 at the end.
@@ -17,9 +17,9 @@ import dataclasses
 
 import numpy as np
 
-from ..mdp import as_mdp
-from ..pg import actor_critic, ppo, reinforce
-from ..results import PolicyGradientResult
+from tabular.model.mdp import as_mdp
+from tabular.pg.learners import actor_critic, ppo, reinforce
+from tabular.pg.results import PolicyGradientResult
 
 LEARNERS = {"reinforce": reinforce, "actor_critic": actor_critic, "ppo": ppo}
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..checks import check_positive, policy_matrix
-from ..graph import tree_levels, tree_roots
-from ..kernels.model import n_outcomes, outcome_prob, outcome_state
-from ..policy import SoftmaxPolicy, as_softmax_policy
-from ..rules.policy_gradient import softmax
+from tabular.checks import check_positive, policy_matrix
+from tabular.model.graph import tree_levels, tree_roots
+from tabular.model.outcomes import n_outcomes, outcome_prob, outcome_state
+from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
+from tabular.rules.policy_gradient import softmax
 
 
 def visit_probabilities(mdp, policy) -> np.ndarray:

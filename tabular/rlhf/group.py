@@ -16,21 +16,21 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..checks import check_positive_int
-from ..kernels.model import with_start
-from ..kernels.rollout import episode_buffers, kl_penalised, sample_episode
-from ..kernels.sampling import sample_start, sample_step
-from ..learning import over_runs, runs_kernel
-from ..pg_setup import setup, step_size
-from ..results import PolicyGradientResult
-from ..rules.policy_gradient import (
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_positive_int
+from tabular.model.outcomes import with_start
+from tabular.model.sampling import sample_start, sample_step
+from tabular.pg.results import PolicyGradientResult
+from tabular.pg.rollout import episode_buffers, kl_penalised, sample_episode
+from tabular.pg.setup import setup, step_size
+from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
     ascend,
     group_relative_advantages,
     log_softmax,
     scale_by_std,
 )
-from ..schedules import schedule_value
+from tabular.schedules import schedule_value
 
 GROUP_MEAN, LEAVE_ONE_OUT, GREEDY = 0, 1, 2
 ADVANTAGES = {"grpo": GROUP_MEAN, "rloo": LEAVE_ONE_OUT, "remax": GREEDY}

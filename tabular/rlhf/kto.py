@@ -43,15 +43,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..checks import check_positive, check_positive_int
-from ..kernels.rollout import episode_buffers, sample_episode
-from ..learning import over_runs, runs_kernel
-from ..mdp import MAX_REWARD
-from ..pg_setup import check_no_overflow, setup
-from ..policy import as_softmax_policy
-from ..results import with_run_axis
-from ..rules.policy_gradient import ascend
-from .preference import (
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_positive, check_positive_int
+from tabular.model.mdp import MAX_REWARD
+from tabular.model.policy import as_softmax_policy
+from tabular.pg.rollout import episode_buffers, sample_episode
+from tabular.pg.setup import check_no_overflow, setup
+from tabular.results import with_run_axis
+from tabular.rlhf.preference import (
     Paths,
     SoftmaxRunsResult,
     _accumulate_path_grad,
@@ -60,7 +59,8 @@ from .preference import (
     rows_on_paths,
     sequence_log_prob,
 )
-from .reward_model import counted_record, log_sigmoid, sigmoid
+from tabular.rlhf.reward_model import counted_record, log_sigmoid, sigmoid
+from tabular.rules.policy_gradient import ascend
 
 
 class Feedback(NamedTuple):

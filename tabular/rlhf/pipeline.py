@@ -31,12 +31,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..dp import soft_value_iteration
-from ..lm import NGramLM, pretrain, sft
-from ..mdp import TabularMDP
-from ..policy import SoftmaxPolicy
-from .exact import expected_return, response_distribution, sequence_kl
-from .reward_model import RewardModel, train_reward_model
+from tabular.model.mdp import TabularMDP
+from tabular.model.policy import SoftmaxPolicy
+from tabular.rlhf.exact import expected_return, response_distribution, sequence_kl
+from tabular.rlhf.lm import NGramLM, pretrain, sft
+from tabular.rlhf.reward_model import RewardModel, train_reward_model
+from tabular.solve.dp import soft_value_iteration
 
 
 class ScenarioData(Protocol):

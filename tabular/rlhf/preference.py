@@ -9,14 +9,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..checks import check_positive, check_positive_int
-from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
-from ..learning import over_runs, runs_kernel
-from ..pg_setup import check_no_overflow, setup
-from ..policy import SoftmaxPolicy, as_softmax_policy
-from ..results import RunsResult, shared, trained_policy, with_run_axis
-from ..rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
-from .reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_positive, check_positive_int
+from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
+from tabular.pg.results import trained_policy
+from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
+from tabular.pg.setup import check_no_overflow, setup
+from tabular.results import RunsResult, shared, with_run_axis
+from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
+from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
 
 
 class Paths(NamedTuple):

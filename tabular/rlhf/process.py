@@ -30,14 +30,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..checks import check_positive_int, policy_matrix
-from ..dp import policy_evaluation
-from ..graph import tree_edges
-from ..kernels.rollout import continue_episode, episode_buffers, sample_episode
-from ..learning import over_runs, runs_kernel
-from ..mdp import as_mdp
-from ..pg_setup import setup
-from ..results import RunsResult, with_run_axis
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_positive_int, policy_matrix
+from tabular.model.graph import tree_edges
+from tabular.model.mdp import as_mdp
+from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
+from tabular.pg.setup import setup
+from tabular.results import RunsResult, with_run_axis
+from tabular.solve.dp import policy_evaluation
 
 
 def prefix_values(mdp, policy) -> np.ndarray:

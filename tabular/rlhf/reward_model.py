@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..checks import check_positive, check_positive_int
-from ..kernels.rng import randint, seed_states, uniform
+from tabular._numba.rng import randint, seed_states, uniform
+from tabular.checks import check_positive, check_positive_int
 
 
 @njit(cache=True)

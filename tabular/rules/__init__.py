@@ -15,8 +15,8 @@
 - :mod:`tabular.rules.planning` -- Dyna-Q+'s exploration bonus and prioritized
   sweeping's priority.
 
-Rules import no learner module; the learners in :mod:`tabular.td`, :mod:`tabular.mc`,
-:mod:`tabular.pg` and :mod:`tabular.rlhf` compose them in their episode loops. A rule
+Rules import no learner module; the learners in :mod:`tabular.learn.td`, :mod:`tabular.learn.mc`,
+:mod:`tabular.pg.learners` and :mod:`tabular.rlhf` compose them in their episode loops. A rule
 is a plain ``@njit``, compiled once and inlined by LLVM into each kernel, unless it is
 ``inline="always"`` (inlined into numba's IR, and so re-typed in every kernel): the
 rules that LLVM leaves as calls, or that ran slower as calls (action selection over a

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .values import greedy_action
+from tabular.rules.values import greedy_action
 
 
 @njit(cache=True, inline="always")

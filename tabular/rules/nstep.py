@@ -1,6 +1,6 @@
 """Multistep action-value rules (Sutton & Barto, chapter 7).
 
-Each n-step return of :mod:`tabular.nstep` is the backward recursion ``G_{k-1:h}`` from
+Each n-step return of :mod:`tabular.learn.nstep` is the backward recursion ``G_{k-1:h}`` from
 ``G_{k:h}`` of :mod:`tabular.rules.returns`, one step per reward, started from
 ``G_{h:h} = Q(S_h, A_h)`` (``R_T`` alone when the episode ended). The rules below are
 the steps that differ from ``R_{k} + gamma G_{k:h}`` (n-step SARSA, eq. 7.4): the
@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .returns import discounted_return, importance_weighted_return
-from .values import epsilon_greedy_probs, td_error, update_toward
+from tabular.rules.returns import discounted_return, importance_weighted_return
+from tabular.rules.values import epsilon_greedy_probs, td_error, update_toward
 
 
 @njit(cache=True)

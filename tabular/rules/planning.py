@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .values import td_error
+from tabular.rules.values import td_error
 
 
 @njit(cache=True)

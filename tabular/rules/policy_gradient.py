@@ -3,11 +3,12 @@
 A tabular softmax policy keeps one row of logits ``theta[row]`` per row of a
 :class:`~tabular.SoftmaxPolicy`; every rule below acts on one such row. The
 learners compose them in their loops, so each reads like its equation: REINFORCE
-and actor-critic in :mod:`tabular.pg` (Sutton & Barto, 2nd ed., chapter 13), PPO
+and actor-critic in :mod:`tabular.pg.learners` (Sutton & Barto, 2nd ed., chapter 13), PPO
 with GAE and its adaptive KL penalty (Schulman et al., 2016; 2017), TRPO's Fisher
-products (Schulman et al., 2015; :mod:`tabular.trust_region`), GRPO and DPO in
+products (Schulman et al., 2015; :mod:`tabular.pg.trpo`), GRPO and DPO in
 :mod:`tabular.rlhf` (Shao et al., 2024; Rafailov et al., 2023) and
-maximum-likelihood training in :mod:`tabular.lm`. All of them take their gradient from one rule,
+maximum-likelihood training in :mod:`tabular.rlhf.lm`. All of them take their gradient
+from one rule,
 :func:`log_prob_grad`, through :func:`accumulate_log_prob_grad` (``grad log pi``
 scaled by a weight) or, where a learner adds other terms to the same row (PPO's
 entropy bonus), term by term; and
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from tabular._numba.rng import categorical
 
 
 @njit(cache=True, inline="always")
@@ -219,3 +222,10 @@ def kl_shaped_reward(reward, log_pi, log_ref, beta):
     if beta == 0.0:
         return reward
     return reward - beta * (log_pi - log_ref)
+
+
+@njit(cache=True, inline="always")
+def sample_softmax(logits, probs_buf, rng):
+    """Draw an action from ``softmax(logits)`` (``probs_buf`` receives the probabilities)."""
+    softmax(logits, probs_buf)
+    return categorical(rng, probs_buf)

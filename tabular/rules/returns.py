@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .values import discounted, td_error, td_target
+from tabular.rules.values import discounted, td_error, td_target
 
 
 @njit(cache=True)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .returns import discounted_returns
-from .values import td_target
+from tabular.rules.returns import discounted_returns
+from tabular.rules.values import td_target
 
 ACCUMULATING, REPLACING, DUTCH = 0, 1, 2
 

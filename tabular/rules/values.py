@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from ..kernels.rng import randint, uniform
+from tabular._numba.rng import randint, uniform
 
 # --------------------------------------------------------------------- legal actions
 

@@ -1,0 +1,191 @@
+"""Batch updating (Sutton & Barto, section 6.3): TD(0) and constant-alpha MC on all the
+episodes seen so far, presented again and again until the estimate stops moving.
+
+After each new episode every stored episode is swept; the increments of a sweep
+(eq. 6.2 for TD(0), eq. 6.1 for MC) are summed and applied together, and sweeps repeat
+until their total change ``sum |increments|`` falls below ``tol``. Batch MC then
+converges to the sample averages of the returns, batch TD(0) to the certainty-equivalence
+estimate: the values of the maximum-likelihood model of the episodes (Example 6.4).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from tabular._numba.rng import categorical, seed_states
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
+from tabular.learn.results import PredictionResult
+from tabular.learn.setup import (
+    check_episode_args,
+    history_outputs,
+    history_result,
+    initial_values,
+    record_history,
+)
+from tabular.model.mdp import as_mdp
+from tabular.model.sampling import sample_start, sample_step
+from tabular.results import with_run_axis
+from tabular.rules.returns import discounted_return
+from tabular.rules.values import td_error, td_target
+from tabular.solve.bellman import ConvergenceError
+
+TD0, MC = 0, 1
+METHODS = {"td0": TD0, "mc": MC}
+
+
+class BatchParams(NamedTuple):
+    """Hyper-parameters of batch updating (a kernel argument): ``method`` (``TD0`` or
+    ``MC``), ``gamma``, the constant step ``alpha``, the convergence threshold ``tol`` on
+    a sweep's total change, ``max_sweeps`` after each episode, ``episodes``, ``max_steps``."""
+
+    method: int
+    gamma: float
+    alpha: float
+    tol: float
+    max_sweeps: int
+    episodes: int
+    max_steps: int
+
+
+class BatchOutputs(NamedTuple):
+    """What the kernel fills, each with a leading run axis: ``V``, ``returns``, ``lengths``,
+    ``history`` (``V`` after each episode; no episodes when not asked for) and ``sweeps`` (int64
+    ``[runs, episodes]``: the sweeps each batch took; ``max_sweeps`` means it did not
+    converge)."""
+
+    V: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+    history: np.ndarray
+    sweeps: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def _sweep(p, states, rewards, starts, lengths, ended, n_episodes, V, increments):
+    """One presentation of the batch: ``increments`` receives the summed updates."""
+    increments[:] = 0.0
+    for e in range(n_episodes):
+        lo, T = starts[e], lengths[e]
+        if p.method == TD0:
+            for t in range(T):
+                s = states[lo + t]
+                target = td_target(rewards[lo + t], p.gamma, V[states[lo + t + 1]],
+                                   ended[e] and t == T - 1)
+                increments[s] += p.alpha * td_error(target, V[s])
+        else:
+            G = 0.0 if ended[e] else V[states[lo + T]]
+            for t in range(T - 1, -1, -1):
+                G = discounted_return(rewards[lo + t], p.gamma, G)
+                s = states[lo + t]
+                increments[s] += p.alpha * td_error(G, V[s])
+
+
+@njit(cache=True)
+def _batch_run(model, policy, p, rng, out, run):
+    """One run: sample an episode, store it, sweep the batch to convergence, repeat."""
+    V = out.V[run]
+    capacity = 256
+    states = np.empty(capacity, dtype=np.int64)
+    rewards = np.empty(capacity)
+    starts = np.empty(p.episodes, dtype=np.int64)
+    lengths = np.empty(p.episodes, dtype=np.int64)
+    ended = np.empty(p.episodes, dtype=np.bool_)
+    increments = np.zeros(V.shape[0])
+    used = 0
+    for episode in range(p.episodes):
+        if used + p.max_steps + 1 > capacity:  # room for the longest episode
+            capacity = 2 * (used + p.max_steps + 1)
+            states = np.concatenate((states[:used], np.empty(capacity - used, np.int64)))
+            rewards = np.concatenate((rewards[:used], np.empty(capacity - used)))
+        s = sample_start(model, rng)
+        T, total, done = 0, 0.0, False
+        while not done and T < p.max_steps:
+            states[used + T] = s
+            s, r, done = sample_step(model, s, categorical(rng, policy[s]), rng)
+            rewards[used + T] = r
+            total += r
+            T += 1
+        states[used + T] = s
+        starts[episode], lengths[episode], ended[episode] = used, T, done
+        used += T + 1
+        out.returns[run, episode], out.lengths[run, episode] = total, T
+        sweeps = 0
+        while sweeps < p.max_sweeps:
+            _sweep(p, states, rewards, starts, lengths, ended, episode + 1, V, increments)
+            sweeps += 1
+            change = 0.0
+            for i in range(V.shape[0]):
+                V[i] += increments[i]
+                change += abs(increments[i])
+            if change < p.tol:
+                break
+        out.sweeps[run, episode] = sweeps
+        record_history(out.history[run], episode, V)
+
+
+@runs_kernel
+def _batch(model, policy, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _batch_run(model, policy, params, rng_states[run].copy(), out, run)
+
+
+def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
+                     episodes: int = 100, alpha: float = 0.001, tol: float = 1e-3,
+                     max_sweeps: int = 100_000, initial_V=0.0, seed: int | None = 0,
+                     runs: int | None = None, max_steps: int | None = None,
+                     history: bool = False, strict: bool = True) -> PredictionResult:
+    """Estimate ``V^pi`` by batch TD(0) or batch constant-alpha MC (section 6.3).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table
+        (finite rewards: a sweep sums ``-inf`` increments, which never settle).
+    policy : the policy evaluated, any form (greedy ``int [S]``, ``[S, A]``, softmax).
+    method : ``"td0"`` (eq. 6.2 increments) or ``"mc"`` (eq. 6.1, every visit).
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100 (the batch grows by one each time).
+    alpha : the constant step size in (0, 1], default 0.001 (small enough for the
+        summed increments of a batch to converge).
+    tol : a batch has converged when a sweep's total change ``sum |increments|`` is
+        below this, default 1e-3.
+    max_sweeps : sweeps allowed per batch, default 100,000.
+    initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0.
+    seed, runs, max_steps, history : as in :func:`tabular.td0`.
+    strict : raise :class:`~tabular.ConvergenceError` when a batch needs more than
+        ``max_sweeps`` sweeps (default True), else return the estimate as it is.
+
+    Returns a :class:`~tabular.results.PredictionResult` (``V``, ``V_history`` with
+    ``history=True``, ``episode_returns``, ``episode_lengths``).
+    """
+    mdp = as_mdp(mdp)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    if ((mdp.prob > 0.0) & (mdp.reward == -np.inf)).any():
+        raise ValueError("batch updating needs finite rewards: the MDP pays -inf")
+    episodes, n, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
+    alpha = check_positive("alpha", alpha)
+    if alpha > 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    params = BatchParams(METHODS[method], check_gamma(gamma), alpha, check_positive("tol", tol),
+                         check_positive_int("max_sweeps", max_sweeps), episodes, max_steps)
+    V0 = initial_values("initial_V", initial_V, (mdp.n_states,))
+    out = BatchOutputs(np.repeat(V0[None], n, axis=0), np.zeros((n, episodes)),
+                       np.zeros((n, episodes), dtype=np.int64),
+                       history_outputs(n, episodes, mdp.n_states, history),
+                       np.zeros((n, episodes), dtype=np.int64))
+    over_runs(_batch, mdp.arrays, policy_matrix(mdp, policy), params, seed_states(seed, n), out)
+    stuck = out.sweeps >= params.max_sweeps
+    if strict and stuck.any():
+        run, episode = np.argwhere(stuck)[0]
+        raise ConvergenceError(f"batch {method} did not settle within max_sweeps="
+                               f"{params.max_sweeps} after episode {episode + 1} of run "
+                               f"{run}: lower alpha (the summed increments of a batch "
+                               "overshoot) or raise max_sweeps")
+    return PredictionResult(episode_returns=with_run_axis(out.returns, runs),
+                            episode_lengths=with_run_axis(out.lengths, runs),
+                            V=with_run_axis(out.V, runs),
+                            V_history=history_result(out.history, runs))

@@ -1,0 +1,430 @@
+"""Temporal-difference learning (Sutton & Barto, chapters 6 and 7).
+
+- :func:`td0` -- tabular TD(0) prediction (eq. 6.2), and n-step TD (eq. 7.2) with ``n > 1``;
+- :func:`sarsa` -- on-policy TD control (eq. 6.7, section 6.4);
+- :func:`expected_sarsa` -- eq. 6.9 with the epsilon-greedy target policy (section 6.6);
+- :func:`q_learning` -- off-policy TD control (eq. 6.8, section 6.5);
+- :func:`double_q_learning` -- eq. 6.10 (section 6.7), acting epsilon-greedily on Q1 + Q2.
+
+The episode loops compose the rules of :mod:`tabular.rules.values` (one target
+function per method, and :func:`~tabular.rules.values.update_toward`, eq. 2.4) and
+:func:`~tabular.rules.returns.discounted_return` (eq. 3.9, for the n-step return).
+They reach the dynamics only through :func:`~tabular.model.sampling.sample_step`
+and :func:`~tabular.model.sampling.sample_start`. Kernels follow the runs driver
+of :mod:`tabular.learn.setup`.
+
+Conventions: step sizes follow a schedule over the visit count of the state (for
+prediction) or state-action pair (for control); exploration follows a schedule over
+the episode number; both count from 1. An episode ends when an outcome is ``done``
+(no value flows from the next state) or is cut after ``max_steps`` steps; a cut is
+not a termination, so its last update still bootstraps from the state reached.
+``-inf`` rewards are exact (see :mod:`tabular.learn.setup`); double Q-learning shares a
+learned ``-inf`` between its two tables, since it is exact for both.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from tabular._numba.optional import row
+from tabular._numba.rng import categorical, seed_states, uniform
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_action_mask, check_gamma, check_positive_int, policy_matrix
+from tabular.learn.results import ControlResult, PredictionResult
+from tabular.learn.setup import (
+    ControlOutputs,
+    check_episode_args,
+    control_outputs,
+    control_result,
+    initial_values,
+    prediction_outputs,
+    prediction_result,
+    record_history,
+)
+from tabular.model.mdp import as_mdp
+from tabular.model.sampling import sample_start, sample_step
+from tabular.rules.returns import discounted_return
+from tabular.rules.values import (
+    double_q_target,
+    epsilon_greedy_action,
+    expected_sarsa_target,
+    q_learning_target,
+    sarsa_target,
+    update_toward,
+)
+from tabular.schedules import as_schedule, read_schedule, schedule_value
+
+SARSA, EXPECTED_SARSA, Q_LEARNING = 0, 1, 2
+
+
+class TDPredictionParams(NamedTuple):
+    """Hyper-parameters of n-step TD prediction (a kernel argument).
+
+    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
+    of each state (:mod:`tabular.schedules`); ``n_step``: the n of the n-step return
+    (1 is TD(0)); ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    """
+
+    gamma: float
+    alpha: np.ndarray
+    n_step: int
+    episodes: int
+    max_steps: int
+
+
+class TDControlParams(NamedTuple):
+    """Hyper-parameters of SARSA, expected SARSA, Q-learning and double Q-learning.
+
+    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
+    of each pair; ``epsilon``: exploration schedule ``float64[4]`` over episodes;
+    ``episodes``: episodes per run; ``max_steps``: step limit per episode;
+    ``action_mask``: bool ``[S, A]``, the actions available in each state, or ``None``
+    (all of them).
+    """
+
+    gamma: float
+    alpha: np.ndarray
+    epsilon: np.ndarray
+    episodes: int
+    max_steps: int
+    action_mask: np.ndarray | None = None
+
+
+class DoubleQOutputs(NamedTuple):
+    """What the double Q-learning kernel fills: ``ControlOutputs`` with two tables."""
+
+    Q1: np.ndarray
+    Q2: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+
+
+# --------------------------------------------------------------------- prediction
+
+
+@njit(cache=True, inline="always")
+def _td_prediction_run(model, policy, params, rng, V, returns, lengths, history):
+    """One run of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
+    gamma, n_step, max_steps = params.gamma, params.n_step, params.max_steps
+    alpha = read_schedule(params.alpha)
+    visits = np.zeros(V.shape[0], dtype=np.int64)
+    mask = 1  # ring buffers of a power of two > n: an index is a mask, not a division
+    while mask < n_step:
+        mask = 2 * mask + 1
+    states = np.zeros(mask + 1, dtype=np.int64)
+    rewards = np.zeros(mask + 1)
+    for episode in range(params.episodes):
+        states[0] = sample_start(model, rng)
+        T = max_steps + 1  # the step at which the episode ends, once known
+        terminated = False
+        total = 0.0
+        t = 0
+        while True:
+            if t < T:
+                s = states[t & mask]
+                a = categorical(rng, policy[s])
+                s_next, r, is_done = sample_step(model, s, a, rng)
+                states[(t + 1) & mask] = s_next
+                rewards[(t + 1) & mask] = r
+                total += r
+                if is_done or t + 1 == max_steps:
+                    T = t + 1
+                    terminated = is_done
+            tau = t - n_step + 1  # the time whose estimate is updated
+            if tau >= 0:
+                end = min(tau + n_step, T)
+                G = 0.0 if (end == T and terminated) else V[states[end & mask]]
+                for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
+                    G = discounted_return(rewards[i & mask], gamma, G)
+                s_tau = states[tau & mask]
+                visits[s_tau] += 1
+                V[s_tau] = update_toward(V[s_tau], G, schedule_value(alpha, visits[s_tau]))
+            if tau == T - 1:
+                break
+            t += 1
+        returns[episode] = total
+        lengths[episode] = T
+        record_history(history, episode, V)
+
+
+@runs_kernel
+def _td_prediction(model, policy, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _td_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
+                           out.returns[run], out.lengths[run], out.history[run])
+
+
+def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,
+        initial_V=0.0, seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
+        history: bool = False) -> PredictionResult:
+    """Estimate ``V^pi`` by TD(0), ``V(S) <- V(S) + alpha [R + gamma V(S') - V(S)]``
+    (eq. 6.2, the box of section 6.1), or by n-step TD (section 7.1).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic
+        ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each state, default 0.1.
+    n_step : ``n > 1`` (at most ``max_steps``) updates towards the n-step return
+        ``G_{t:t+n}`` (eq. 7.1, the update of eq. 7.2), default 1 (TD(0)).
+    initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+    history : also return ``V`` after every episode, default False.
+
+    Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
+    ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
+    each with a leading run axis when ``runs=n``.
+    """
+    mdp = as_mdp(mdp)
+    gamma = check_gamma(gamma)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
+    n_step = check_positive_int("n_step", n_step, high=max_steps)  # longer: the MC return
+    pi = policy_matrix(mdp, policy)
+    alpha = as_schedule("alpha", alpha)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
+                             n_runs, episodes, history)
+    params = TDPredictionParams(gamma, alpha.params, n_step, episodes, max_steps)
+    over_runs(_td_prediction, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    return prediction_result(out, runs)
+
+
+# --------------------------------------------------------------------- control
+
+
+@njit(cache=True, inline="always")
+def _td_control_run(method, model, params, rng, Q, returns, lengths):
+    """One run of SARSA, expected SARSA or Q-learning (the boxes of sections 6.4-6.6).
+    ``method`` is a constant of each driver, so the other methods' branches compile away."""
+    gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
+    visits = np.zeros(Q.shape, dtype=np.int64)
+    probs_buf = np.zeros(Q.shape[1])
+    for episode in range(params.episodes):
+        eps = schedule_value(epsilon, episode + 1)
+        s = sample_start(model, rng)
+        a = epsilon_greedy_action(Q[s], eps, rng, row(mask, s))
+        total = 0.0
+        steps = 0
+        while True:
+            steps += 1
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            legal_next = row(mask, s_next)
+            if method == SARSA:
+                a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
+                target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
+            elif method == EXPECTED_SARSA:
+                target = expected_sarsa_target(r, gamma, Q[s_next], eps, probs_buf, is_done,
+                                               legal_next)
+            else:
+                target = q_learning_target(r, gamma, Q[s_next], is_done, legal_next)
+            visits[s, a] += 1
+            Q[s, a] = update_toward(Q[s, a], target, schedule_value(alpha, visits[s, a]))
+            if is_done or steps == max_steps:
+                break
+            if method != SARSA:
+                a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
+            s, a = s_next, a_next
+        returns[episode] = total
+        lengths[episode] = steps
+
+
+@runs_kernel
+def _sarsa(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _td_control_run(SARSA, model, params, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
+
+
+@runs_kernel
+def _expected_sarsa(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _td_control_run(EXPECTED_SARSA, model, params, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
+
+
+@runs_kernel
+def _q_learning(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _td_control_run(Q_LEARNING, model, params, rng_states[run].copy(), out.Q[run],
+                        out.returns[run], out.lengths[run])
+
+
+@njit(cache=True, inline="always")
+def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
+    """One run of double Q-learning (the box of section 6.7)."""
+    gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
+    visits = np.zeros(Q1.shape, dtype=np.int64)
+    q_sum = np.zeros(Q1.shape[1])
+    for episode in range(params.episodes):
+        eps = schedule_value(epsilon, episode + 1)
+        s = sample_start(model, rng)
+        total = 0.0
+        steps = 0
+        while True:
+            steps += 1
+            for b in range(q_sum.shape[0]):
+                q_sum[b] = Q1[s, b] + Q2[s, b]
+            a = epsilon_greedy_action(q_sum, eps, rng, row(mask, s))
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            visits[s, a] += 1
+            step = schedule_value(alpha, visits[s, a])
+            legal_next = row(mask, s_next)
+            if uniform(rng) < 0.5:
+                Q1[s, a] = update_toward(Q1[s, a], double_q_target(
+                    r, gamma, Q1[s_next], Q2[s_next], is_done, rng, legal_next), step)
+            else:
+                Q2[s, a] = update_toward(Q2[s, a], double_q_target(
+                    r, gamma, Q2[s_next], Q1[s_next], is_done, rng, legal_next), step)
+            if Q1[s, a] == -np.inf or Q2[s, a] == -np.inf:  # exact, so true of both tables
+                Q1[s, a] = -np.inf
+                Q2[s, a] = -np.inf
+            if is_done or steps == max_steps:
+                break
+            s = s_next
+        returns[episode] = total
+        lengths[episode] = steps
+
+
+@runs_kernel
+def _double_q(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _double_q_run(model, params, rng_states[run].copy(), out.Q1[run], out.Q2[run],
+                      out.returns[run], out.lengths[run])
+
+
+def control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
+                  action_mask=None):
+    """A TD control learner's model, run count, params and outputs, arguments checked
+    (shared by the one-step methods here and the trace methods of :mod:`tabular.learn.traces`,
+    which take no ``action_mask``)."""
+    mdp = as_mdp(mdp)
+    gamma = check_gamma(gamma)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
+    alpha = as_schedule("alpha", alpha)
+    epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
+    out = control_outputs(
+        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
+        episodes)
+    params = TDControlParams(gamma, alpha.params, epsilon.params, episodes, max_steps,
+                             check_action_mask(mdp, action_mask))
+    return mdp, n_runs, params, out
+
+
+def illegal_to_minus_inf(Q, action_mask):
+    """``Q`` with the pairs ``action_mask`` forbids at ``-inf`` (they are never taken,
+    so their estimates are meaningless; ``-inf`` keeps them out of ``max`` and
+    ``argmax``), in place."""
+    if action_mask is not None:
+        Q[..., ~action_mask] = -np.inf
+    return Q
+
+
+def _td_control(driver, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+                max_steps, action_mask) -> ControlResult:
+    mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
+                                              epsilon, initial_Q, action_mask)
+    over_runs(driver, mdp.arrays, params, seed_states(seed, n_runs), out)
+    illegal_to_minus_inf(out.Q, params.action_mask)
+    return control_result(out, runs)
+
+
+_CONTROL_ARGS = """
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
+        to 0), default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
+        ``action_mask``; at least one per state), default ``None``: all of them. The
+        learner never takes, explores or bootstraps from an unavailable action, and its
+        ``Q`` is ``-inf``.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``{q_note};
+    ``policy``, its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
+    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
+    ``runs=n``.
+"""
+
+
+def _control_doc(summary: str, q_note: str = ""):
+    """Give a TD control learner its docstring: ``summary`` and the shared arguments."""
+    def decorate(fn):
+        fn.__doc__ = summary + _CONTROL_ARGS.format(q_note=q_note)
+        return fn
+    return decorate
+
+
+@_control_doc("""SARSA, on-policy TD control (section 6.4): ``Q(S, A) <- Q(S, A) + alpha
+    [R + gamma Q(S', A') - Q(S, A)]`` (eq. 6.7), acting epsilon-greedily on ``Q``; ``A'``
+    is the action the epsilon-greedy policy takes next.
+""")
+def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
+          initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
+          max_steps: int | None = None, action_mask=None) -> ControlResult:
+    return _td_control(_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+                       max_steps, action_mask)
+
+
+@_control_doc("""Expected SARSA (section 6.6): the target ``R + gamma sum_a pi(a|S') Q(S', a)``
+    (eq. 6.9), with pi the epsilon-greedy behaviour policy on ``Q``.
+""")
+def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
+                   initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
+                   max_steps: int | None = None, action_mask=None) -> ControlResult:
+    return _td_control(_expected_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
+                       runs, max_steps, action_mask)
+
+
+@_control_doc("""Q-learning, off-policy TD control (section 6.5): the target ``R + gamma
+    max_a Q(S', a)`` (eq. 6.8), acting epsilon-greedily on ``Q``.
+""")
+def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
+               initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
+               max_steps: int | None = None, action_mask=None) -> ControlResult:
+    return _td_control(_q_learning, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
+                       runs, max_steps, action_mask)
+
+
+@_control_doc("""Double Q-learning (eq. 6.10, section 6.7): with probability 1/2 update
+    ``Q1`` towards ``R + gamma Q2(S', argmax_a Q1(S', a))``, else the mirror image; act
+    epsilon-greedily on ``Q1 + Q2``.
+""", q_note=" (the mean\n    ``(Q1 + Q2) / 2`` of the two tables)")
+def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
+                      epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
+                      runs: int | None = None, max_steps: int | None = None,
+                      action_mask=None) -> ControlResult:
+    mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
+                                              epsilon, initial_Q, action_mask)
+    tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
+    over_runs(_double_q, mdp.arrays, params, seed_states(seed, n_runs), tables)
+    Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
+    illegal_to_minus_inf(Q, params.action_mask)
+    return control_result(ControlOutputs(Q, out.returns, out.lengths), runs)

@@ -1,0 +1,409 @@
+"""Eligibility traces (Sutton & Barto, chapter 12), tabular case.
+
+Prediction, returning a :class:`~tabular.results.PredictionResult` like
+:func:`~tabular.td0`: :func:`offline_lambda_return` (section 12.1), :func:`td_lambda`
+with an accumulating, replacing or dutch trace (section 12.2) and
+:func:`true_online_td_lambda` (section 12.5). Control, returning a
+:class:`~tabular.results.ControlResult` like :func:`~tabular.sarsa`:
+:func:`sarsa_lambda`, :func:`true_online_sarsa_lambda` (section 12.7) and
+:func:`watkins_q_lambda` (section 12.10).
+
+The loops compose the rules of :mod:`tabular.rules.traces` and
+:mod:`tabular.rules.values`; conventions (exploration, cut episodes) are those of
+:mod:`tabular.learn.td`. Each table entry moves with its own step size, the schedule's value at
+its own visit count (eq. 12.7 with a diagonal step size: a rarely visited state's large
+step does not shake every state on the trace); the true online identities hold for a
+constant step size. With ``lam = 0``, TD(lambda) is :func:`~tabular.td0`, Sarsa(lambda)
+:func:`~tabular.sarsa` and Watkins's Q(lambda) :func:`~tabular.q_learning`, number for
+number.
+
+``-inf`` rewards are exact (see :mod:`tabular.learn.setup`). In prediction a ``-inf`` TD
+error runs along the traces: each state on them led, with positive probability under
+the policy evaluated, to the ``-inf``. In control it sets only the pair that met it
+(whose value is then exactly ``-inf``): the pairs behind it made choices that a better
+policy may avoid, so, as in one-step SARSA and Q-learning, a ``-inf`` reaches them only
+through their own targets.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from tabular._numba.rng import categorical, seed_states
+from tabular._numba.runs import over_runs, runs_kernel
+from tabular.checks import check_gamma, check_unit_interval, policy_matrix
+from tabular.learn.results import ControlResult, PredictionResult
+from tabular.learn.setup import (
+    check_episode_args,
+    control_result,
+    initial_values,
+    prediction_outputs,
+    prediction_result,
+    record_history,
+)
+from tabular.learn.td import control_setup
+from tabular.model.mdp import as_mdp
+from tabular.model.sampling import sample_start, sample_step
+from tabular.rules.traces import (
+    ACCUMULATING,
+    DUTCH,
+    REPLACING,
+    decay_traces,
+    lambda_returns,
+    traced_update,
+    true_online_gap,
+    visit_trace,
+)
+from tabular.rules.values import (
+    epsilon_greedy_action,
+    max_value,
+    q_learning_target,
+    sarsa_target,
+    td_error,
+    td_target,
+    update_toward,
+)
+from tabular.schedules import as_schedule, read_schedule, schedule_value
+
+TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
+SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
+_TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
+
+
+class LambdaParams(NamedTuple):
+    """Hyper-parameters of the prediction methods (a kernel argument): ``method``
+    (``TD_LAMBDA``, ``TRUE_ONLINE`` or ``OFFLINE``), ``lam``, ``trace`` (``ACCUMULATING``,
+    ``REPLACING`` or ``DUTCH``), then ``gamma``, ``alpha``, ``episodes`` and
+    ``max_steps`` as in :class:`tabular.learn.td.TDPredictionParams`."""
+
+    method: int
+    lam: float
+    trace: int
+    gamma: float
+    alpha: np.ndarray
+    episodes: int
+    max_steps: int
+
+
+class LambdaControlParams(NamedTuple):
+    """Hyper-parameters of the control methods: ``method`` (:data:`SARSA_LAMBDA`,
+    :data:`TRUE_ONLINE_SARSA` or :data:`WATKINS`), ``lam``, ``trace``, then those of
+    :class:`tabular.learn.td.TDControlParams`."""
+
+    method: int
+    lam: float
+    trace: int
+    gamma: float
+    alpha: np.ndarray
+    epsilon: np.ndarray
+    episodes: int
+    max_steps: int
+
+
+# --------------------------------------------------------------------- prediction
+
+
+@njit(cache=True, inline="always")
+def _offline_run(model, policy, params, rng, out, run):
+    """One run of the offline lambda-return algorithm (eq. 12.4): the lambda-returns of
+    an episode use the estimate it started with, then the updates run forwards."""
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    history = out.history[run]
+    max_steps = params.max_steps
+    alpha = read_schedule(params.alpha)
+    visits = np.zeros(V.shape[0], dtype=np.int64)
+    states = np.zeros(max_steps + 1, dtype=np.int64)
+    values = np.zeros(max_steps + 1)
+    rewards = np.zeros(max_steps)
+    dones = np.zeros(max_steps, dtype=np.bool_)
+    G = np.zeros(max_steps)
+    for episode in range(params.episodes):
+        s = sample_start(model, rng)
+        terminated = False
+        T = 0
+        total = 0.0
+        while not terminated and T < max_steps:
+            states[T] = s
+            a = categorical(rng, policy[s])
+            s, r, terminated = sample_step(model, s, a, rng)
+            rewards[T], dones[T] = r, terminated
+            total += r
+            T += 1
+        states[T] = s
+        for t in range(T + 1):
+            values[t] = V[states[t]]
+        lambda_returns(rewards[:T], values, dones, params.gamma, params.lam, G)
+        for t in range(T):
+            s_t = states[t]
+            visits[s_t] += 1
+            V[s_t] = update_toward(V[s_t], G[t], schedule_value(alpha, visits[s_t]))
+        returns[episode] = total
+        lengths[episode] = T
+        record_history(history, episode, V)
+
+
+@njit(cache=True, inline="always")
+def _td_lambda_run(model, policy, params, rng, out, run):
+    """One run of TD(lambda) (the box of section 12.2) or true online TD(lambda) (the box
+    of section 12.5), ``params.method``."""
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    history = out.history[run]
+    gamma, max_steps = params.gamma, params.max_steps
+    alpha = read_schedule(params.alpha)
+    visits = np.zeros(V.shape[0], dtype=np.int64)
+    step_sizes = np.zeros(V.shape[0])  # each state's step size at its visit count
+    z = np.zeros(V.shape[0])
+    for episode in range(params.episodes):
+        z[:] = 0.0
+        s = sample_start(model, rng)
+        v_old = 0.0  # V(S) as the previous step bootstrapped from it
+        total = 0.0
+        steps = 0
+        while True:
+            steps += 1
+            a = categorical(rng, policy[s])
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            visits[s] += 1
+            step_sizes[s] = schedule_value(alpha, visits[s])
+            v_next = V[s_next]
+            delta = td_error(td_target(r, gamma, v_next, is_done), V[s])
+            decay_traces(z, gamma * params.lam)
+            z[s] = visit_trace(params.trace, z[s], step_sizes[s])
+            gap = true_online_gap(V[s], v_old) if params.method == TRUE_ONLINE else 0.0
+            traced_update(V, z, step_sizes, delta + gap)
+            V[s] -= step_sizes[s] * gap  # the -alpha (V - V_old) x_t term of eq. 12.10
+            v_old = v_next
+            if is_done or steps == max_steps:
+                break
+            s = s_next
+        returns[episode] = total
+        lengths[episode] = steps
+        record_history(history, episode, V)
+
+
+@runs_kernel
+def _lambda_prediction(model, policy, params, rng_states, out):
+    """The runs of any prediction method (read at run time: one kernel serves the
+    three, compiled once)."""
+    for run in range(rng_states.shape[0]):
+        if params.method == OFFLINE:
+            _offline_run(model, policy, params, rng_states[run].copy(), out, run)
+        else:
+            _td_lambda_run(model, policy, params, rng_states[run].copy(), out, run)
+
+
+def _check_trace(trace) -> int:
+    """The kernel constant of a trace name; a ``ValueError`` naming ``trace`` otherwise."""
+    if not isinstance(trace, str) or trace not in _TRACES:
+        raise ValueError(f"trace must be one of {', '.join(map(repr, _TRACES))}, "
+                         f"got {trace!r}")
+    return _TRACES[trace]
+
+
+def _predict(method, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V, seed, runs,
+             max_steps, history) -> PredictionResult:
+    """Check the arguments of a prediction method, run its runs, return their result."""
+    mdp = as_mdp(mdp)
+    lam = check_unit_interval("lam", lam)
+    gamma = check_gamma(gamma)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
+    pi = policy_matrix(mdp, policy)
+    alpha = as_schedule("alpha", alpha)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
+                             n_runs, episodes, history)
+    params = LambdaParams(method, lam, trace, gamma, alpha.params, episodes, max_steps)
+    over_runs(_lambda_prediction, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    return prediction_result(out, runs)
+
+
+_ARGS = """
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.{policy}
+    lam : trace decay in [0, 1], default 0.9.{trace}
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each {entry}, default 0.1 (a trace spreads a TD error over earlier steps).{epsilon}
+    gamma, episodes (default {episodes}), {rest} :
+        as for :func:`~tabular.{like}`.
+
+    Returns a :class:`~tabular.results.{result}`, as :func:`~tabular.{like}` does.
+"""
+_PREDICTION = {"policy": """
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
+        a :class:`~tabular.SoftmaxPolicy`.""", "entry": "state", "epsilon": "",
+               "episodes": 100, "rest": "initial_V, seed, runs, max_steps, history",
+               "like": "td0", "result": "PredictionResult"}
+_CONTROL = {"policy": "", "entry": "pair ``(s, a)``", "epsilon": """
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
+        0), default 0.1.""", "episodes": 500, "rest": "initial_Q, seed, runs, max_steps",
+            "like": "sarsa", "result": "ControlResult"}
+_TRACE_ARG = """
+    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
+        ``"dutch"`` (eq. 12.11)."""
+
+
+def _doc(summary: str, args: dict, trace: bool = True):
+    """Give a method its docstring: ``summary`` and its arguments."""
+    def decorate(fn):
+        fn.__doc__ = summary + _ARGS.format(trace=_TRACE_ARG if trace else "", **args)
+        return fn
+    return decorate
+
+
+@_doc("""Estimate ``V^pi`` by the offline lambda-return algorithm (section 12.1): at the
+    end of each episode, ``V(S_t) <- V(S_t) + alpha [G^lam_t - V(S_t)]`` for ``t = 0, ...,
+    T-1`` in turn (eq. 12.4), with the lambda-returns (eq. 12.3) of the estimate the
+    episode started with. ``lam = 1`` is constant-alpha every-visit Monte Carlo (eq.
+    6.1), ``lam = 0`` batch-of-one-episode TD(0).
+""", _PREDICTION, trace=False)
+def offline_lambda_return(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
+                          episodes: int = 100, alpha=0.1, initial_V=0.0,
+                          seed: int | None = 0, runs: int | None = None,
+                          max_steps: int | None = None, history: bool = False
+                          ) -> PredictionResult:
+    return _predict(OFFLINE, mdp, policy, lam, ACCUMULATING, gamma, episodes, alpha,
+                    initial_V, seed, runs, max_steps, history)
+
+
+@_doc("""Estimate ``V^pi`` by TD(lambda) (section 12.2): on every step decay the traces,
+    ``z <- gamma lam z``, mark the state visited (the ``trace`` rule), and move every
+    state along its trace, ``V <- V + alpha delta z`` (eqs. 12.5-12.7), with ``delta = R +
+    gamma V(S') - V(S)``. ``lam = 0`` is TD(0) (:func:`~tabular.td0`, number for number).
+""", _PREDICTION)
+def td_lambda(mdp, policy, *, lam: float = 0.9, trace: str = "accumulating",
+              gamma: float = 1.0, episodes: int = 100, alpha=0.1, initial_V=0.0,
+              seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
+              history: bool = False) -> PredictionResult:
+    return _predict(TD_LAMBDA, mdp, policy, lam, _check_trace(trace), gamma, episodes,
+                    alpha, initial_V, seed, runs, max_steps, history)
+
+
+@_doc("""Estimate ``V^pi`` by true online TD(lambda) (the box of section 12.5): the dutch
+    trace (eq. 12.11) and ``V <- V + alpha (delta + V(S) - V_old) z - alpha (V(S) -
+    V_old) x`` (eq. 12.10), ``V_old`` the value of ``S`` the previous step bootstrapped
+    from. With a constant step size its estimates are those of the online lambda-return
+    algorithm (section 12.4) at every step.
+""", _PREDICTION, trace=False)
+def true_online_td_lambda(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
+                          episodes: int = 100, alpha=0.1, initial_V=0.0,
+                          seed: int | None = 0, runs: int | None = None,
+                          max_steps: int | None = None, history: bool = False
+                          ) -> PredictionResult:
+    return _predict(TRUE_ONLINE, mdp, policy, lam, DUTCH, gamma, episodes, alpha,
+                    initial_V, seed, runs, max_steps, history)
+
+
+# --------------------------------------------------------------------- control
+
+
+@njit(cache=True, inline="always")
+def _control_run(model, params, rng, Q, returns, lengths):
+    """One run of Sarsa(lambda), true online Sarsa(lambda) (the boxes of section 12.7) or
+    Watkins's Q(lambda) (section 12.10), ``params.method``, read at run time: a step
+    costs ``O(S A)`` (every trace decays), the switch a few comparisons."""
+    method, gamma, max_steps = params.method, params.gamma, params.max_steps
+    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
+    n_states = Q.shape[0]
+    visits = np.zeros(Q.shape, dtype=np.int64)
+    step_sizes = np.zeros(Q.shape)  # each pair's step size at its visit count
+    z = np.zeros(Q.shape)
+    for episode in range(params.episodes):
+        eps = schedule_value(epsilon, episode + 1)
+        z[:] = 0.0
+        s = sample_start(model, rng)
+        a = epsilon_greedy_action(Q[s], eps, rng)
+        q_old = 0.0  # Q(S, A) as the previous step bootstrapped from it
+        total = 0.0
+        steps = 0
+        while True:
+            steps += 1
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            visits[s, a] += 1
+            step_sizes[s, a] = schedule_value(alpha, visits[s, a])
+            if method == WATKINS:
+                target = q_learning_target(r, gamma, Q[s_next], is_done)
+            else:
+                a_next = epsilon_greedy_action(Q[s_next], eps, rng)
+                q_next = Q[s_next, a_next]
+                target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
+            delta = td_error(target, Q[s, a])
+            decay_traces(z, gamma * params.lam)
+            z[s, a] = visit_trace(params.trace, z[s, a], step_sizes[s, a])
+            gap = true_online_gap(Q[s, a], q_old) if method == TRUE_ONLINE_SARSA else 0.0
+            if delta == -np.inf:  # exact for (S, A), not for the pairs behind it
+                Q[s, a] = -np.inf
+            else:
+                for b in range(n_states):
+                    traced_update(Q[b], z[b], step_sizes[b], delta + gap)
+                Q[s, a] -= step_sizes[s, a] * gap  # the -alpha (Q - Q_old) x_t term (true online)
+            if method == TRUE_ONLINE_SARSA:
+                q_old = q_next
+            if is_done or steps == max_steps:
+                break
+            if method == WATKINS:
+                a_next = epsilon_greedy_action(Q[s_next], eps, rng)
+                if Q[s_next, a_next] != max_value(Q[s_next]):  # non-greedy: cut (sec. 12.10)
+                    z[:] = 0.0
+            s, a = s_next, a_next
+        returns[episode] = total
+        lengths[episode] = steps
+
+
+@runs_kernel
+def _lambda_control(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        _control_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
+                     out.lengths[run])
+
+
+def _control(method, mdp, lam, trace, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
+             max_steps) -> ControlResult:
+    """Check the arguments of a control method, run its runs, return their result."""
+    lam = check_unit_interval("lam", lam)
+    mdp, n_runs, td_params, out = control_setup(mdp, gamma, episodes, runs, max_steps,
+                                                 alpha, epsilon, initial_Q)
+    params = LambdaControlParams(method, lam, trace, td_params.gamma, td_params.alpha,
+                                 td_params.epsilon, td_params.episodes, td_params.max_steps)
+    over_runs(_lambda_control, mdp.arrays, params, seed_states(seed, n_runs), out)
+    return control_result(out, runs)
+
+
+@_doc("""Sarsa(lambda) (the box of section 12.7): TD(lambda) on action values, with
+    ``delta = R + gamma Q(S', A') - Q(S, A)`` and ``A'`` the epsilon-greedy action taken
+    next. ``lam = 0`` is :func:`~tabular.sarsa`, number for number.
+""", _CONTROL)
+def sarsa_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating", gamma: float = 1.0,
+                 episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
+                 seed: int | None = 0, runs: int | None = None,
+                 max_steps: int | None = None) -> ControlResult:
+    return _control(SARSA_LAMBDA, mdp, lam, _check_trace(trace), gamma, episodes, alpha,
+                    epsilon, initial_Q, seed, runs, max_steps)
+
+
+@_doc("""True online Sarsa(lambda) (the box of section 12.7): true online TD(lambda) on
+    action values, the dutch trace and eq. 12.10 with ``Q(S, A)`` for ``V(S)``.
+""", _CONTROL, trace=False)
+def true_online_sarsa_lambda(mdp, *, lam: float = 0.9, gamma: float = 1.0,
+                             episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
+                             seed: int | None = 0, runs: int | None = None,
+                             max_steps: int | None = None) -> ControlResult:
+    return _control(TRUE_ONLINE_SARSA, mdp, lam, DUTCH, gamma, episodes, alpha, epsilon,
+                    initial_Q, seed, runs, max_steps)
+
+
+@_doc("""Watkins's Q(lambda) (section 12.10): Q-learning's target ``R + gamma max_a Q(S',
+    a)`` (eq. 6.8) sent back along the traces, which are cut to 0 after an exploratory
+    (non-greedy) action: the return that follows it is not the greedy policy's. ``lam =
+    0`` is :func:`~tabular.q_learning`, number for number.
+""", _CONTROL)
+def watkins_q_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating",
+                     gamma: float = 1.0, episodes: int = 500, alpha=0.1, epsilon=0.1,
+                     initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
+                     max_steps: int | None = None) -> ControlResult:
+    return _control(WATKINS, mdp, lam, _check_trace(trace), gamma, episodes, alpha, epsilon,
+                    initial_Q, seed, runs, max_steps)

@@ -1,0 +1,49 @@
+"""Sampling kernels: the one door through which learners reach the dynamics.
+
+Learning algorithms are model-free: they draw transitions with :func:`sample_step`,
+start states with :func:`sample_start` and actions of a softmax policy with
+:func:`sample_softmax`, each from the run's own xoshiro stream
+(:mod:`tabular._numba.rng`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tabular._numba.rng import uniform
+from tabular.model.outcomes import n_outcomes, outcome_prob, outcome_reward, outcome_state
+
+
+@njit(cache=True, inline="always")
+def sample_step(model, s, a, rng):
+    """Sample one transition ``(s', r, done)`` of ``(s, a)`` from ``model`` (a
+    :class:`~tabular.model.mdp.ModelArrays`, read through :mod:`tabular.model.outcomes`) by
+    inverse CDF.
+
+    The only door through which learning kernels reach the dynamics. It draws one
+    uniform number per call and scans all K outcomes without an early exit: the
+    outcome picked is the first of positive probability whose cumulative
+    probability exceeds the draw (the last positive one if rounding leaves a gap).
+    Branch-free selection avoids the mispredicted exits of a stochastic model.
+    """
+    u = uniform(rng)
+    acc = 0.0
+    k = 0
+    found = False
+    for j in range(n_outcomes(model)):
+        p = outcome_prob(model, s, a, j)
+        live = (p > 0.0) & (not found)
+        acc += p
+        k = j if live else k
+        found = found | (live & (u < acc))
+    where = outcome_state(model, s, a, k)
+    return where[0], outcome_reward(model, s, a, k), where[1]
+
+
+@njit(cache=True, inline="always")
+def sample_start(model, rng):
+    """A start state drawn from the model's cumulative start distribution."""
+    u = uniform(rng) * model.start_cdf[-1]
+    s = np.searchsorted(model.start_cdf, u, side="right")
+    return min(s, model.start_cdf.shape[0] - 1)
