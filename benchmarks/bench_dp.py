@@ -280,7 +280,8 @@ def print_sweep_table(copy_bw: float) -> list[Headline]:
                   f"{100 * r[f'copy_ours_{threads}t']:4.0f}%  mdptoolbox "
                   f"{r['ms_toolbox']:.0f} ms = {r['ms_toolbox'] / best:5.1f}x ours", flush=True)
             headlines.append(Headline(
-                f"value-iteration sweep, {N}x{N} gridworld, {name}, {threads} thread(s)",
+                f"value-iteration sweep, {N}x{N} gridworld, {name}, "
+                f"{threads} thread{'s' if threads > 1 else ''}",
                 f"{best:.2f} ms", f"mdptoolbox-hiive {r['ms_toolbox']:.1f} ms",
                 f"{r['ms_toolbox'] / best:.1f}x"))
         print(f"  in-place sweep (1 thread) {r['ms_gs']:.1f} ms, blocked sweep (2 threads) "
