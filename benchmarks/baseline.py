@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from benchmarks.timing import spread
+
 ROUNDS = 3
 PROBE = """
 import json, time, numba, gymnasium as gym
@@ -58,10 +60,11 @@ def compare_learners(baseline: str) -> None:
             runs["now"].append(rates(here, now_cache))
             runs["baseline"].append(rates(baseline, old_cache))
     print(f"\nLearners against {baseline} (steps/s on 1 thread, best of 3 calls, "
-          f"{ROUNDS} alternating rounds: best [range]; ratio = now / baseline of the bests)")
+          f"{ROUNDS} alternating rounds: median [min-max] of the rounds; ratio = now / "
+          "baseline per round, median [min-max])")
     for name in runs["now"][0]:
         now = [r[name] for r in runs["now"]]
         old = [r[name] for r in runs["baseline"]]
-        print(f"{name:>28}: now {max(now):12,.0f} [{min(now):,.0f}-{max(now):,.0f}]  "
-              f"baseline {max(old):12,.0f} [{min(old):,.0f}-{max(old):,.0f}]  "
-              f"ratio {max(now) / max(old):.2f}", flush=True)
+        ratios = [n / o for n, o in zip(now, old, strict=True)]
+        print(f"{name:>28}: now {spread(now, '{:,.0f}')}  baseline {spread(old, '{:,.0f}')}  "
+              f"ratio {spread(ratios)}", flush=True)

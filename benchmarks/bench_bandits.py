@@ -7,11 +7,7 @@ Reported, from one run of this process:
 - the time of Figure 2.2's workload (2000 runs x 1000 steps) per method on 1 and 2
   threads, as pulls per second;
 - the ratio of each method to the loop a user would otherwise write for it: the same
-  method in Python with NumPy's generator, one pull at a time.
-
-Each method keeps a driver of its own, the method a compile-time constant: read at run
-time by one kernel (which would compile the three in one go), epsilon-greedy ran
-0.89-0.93x (best of 6 and of 10 fresh processes, 300 runs x 1000 pulls).
+  method in Python with NumPy's generator, one pull at a time (timed over 10 runs).
 """
 
 from __future__ import annotations
@@ -21,10 +17,12 @@ import time
 import numba
 import numpy as np
 
-from benchmarks.timing import compile_seconds
+from benchmarks.timing import Headline, compile_seconds
 from tabular import epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 
 RUNS, STEPS = 2000, 1000
+
+
 def python_epsilon_greedy(runs: int, steps: int, epsilon: float = 0.1, seed: int = 0) -> int:
     """Section 2.4's simple bandit algorithm as a Python loop; returns the pulls made."""
     rng = np.random.default_rng(seed)
@@ -84,11 +82,12 @@ def pulls_per_second(method) -> float:
     return RUNS * STEPS / (time.perf_counter() - t)
 
 
-def main() -> None:
+def main() -> list[Headline]:
     for name in METHODS:
         cold, warm = compile_seconds(f"from tabular import {name} as f", "f(steps=10)")
         print(f"{name:>22}: first call {cold:5.2f} s from an empty cache, {warm:5.2f} s warm")
     threads = numba.get_num_threads()
+    headlines = []
     for name, (method, python_loop) in METHODS.items():
         t = time.perf_counter()
         python_rate = python_loop(10, STEPS) / (time.perf_counter() - t)
@@ -101,6 +100,11 @@ def main() -> None:
         print(f"{name:>22}: {rates[0]:12,.0f} pulls/s on 1 thread ({rates[0] / python_rate:4.0f}x "
               f"its Python loop's {python_rate:9,.0f}), {rates[-1]:12,.0f} on {threads}: "
               f"Figure 2.2's {RUNS} x {STEPS} in {seconds:.2f} s")
+        headlines.append(Headline(f"{name}, 10-armed testbed, 1 thread",
+                                  f"{rates[0] / 1e6:.1f}M pulls/s",
+                                  f"Python loop {python_rate / 1e3:.0f}k pulls/s",
+                                  f"{rates[0] / python_rate:.0f}x"))
+    return headlines
 
 
 if __name__ == "__main__":

@@ -7,58 +7,40 @@ directly with NumPy.
 
 Reported, from one run of this process:
 
-- compile time of the sweep kernel from an empty numba cache, and the start
-  with a warm cache (each in a fresh subprocess);
-- bytes per state per sweep of the wide form the sweeps read before the compact
-  model (int64 successors, float64 probability and reward per outcome: 112 bytes
-  for a deterministic state, 304 for a slippery one, V read and written included)
-  and of the stored form (:mod:`tabular.model.compact`);
-- ms per synchronous sweep on 1 and 2 threads (best of several, in ``REPEATS``
-  rounds that alternate the two forms: the range over rounds is printed) of the
-  wide form (:func:`wide_sweep`, the sweep as it was) and of the stored form (the
-  library's sweep), the ratio, and that both give the same bits; per in-place
-  (Gauss-Seidel) sweep (sequential) and per blocked sweep (``method="blocked"``);
-- ms per sweep of :func:`minimal_sweep`, the sweep hand-written for this gridworld
-  on one thread: how far ours is from a sweep that does nothing but the arithmetic
-  on the stored arrays, and the ratio to mdptoolbox such a sweep reaches;
-- achieved bandwidth: the bytes a sweep must touch (the model once, V read once,
-  the new V written once) / time, against a NumPy copy of a large array measured
-  in the same run (read + write bytes / time);
+- the first call of the sweep kernel from an empty numba cache and with the cache
+  warm (each in a fresh subprocess);
+- bytes per state per sweep of the wide form (int64 successors, float64
+  probability and reward per outcome, as the sweeps read the model before
+  :mod:`tabular.model.compact`) and of the stored form, V read and written included;
+- ms per synchronous sweep on 1 and 2 threads, best of 10 calls, in ``REPEATS``
+  rounds that alternate the wide form (:func:`wide_sweep`) and the stored form (the
+  library's sweep): the best round, ``[min median max]`` of the rounds, the ratio
+  wide / ours per round as ``median [min-max]``, and whether both give the same bits;
+  ms per in-place (Gauss-Seidel, sequential) and per blocked sweep;
+- ms per sweep of :func:`minimal_sweep`, a sweep hand-written for this gridworld
+  (one thread, the action and outcome counts fixed at compile time): the floor of
+  ours, and the ratio to mdptoolbox that such a sweep would reach;
+- %copy: the bytes a sweep must touch (the model once, V read once, the new V
+  written once) per second, against a NumPy copy of a large array in the same run;
 - sweeps and seconds of whole solves with ``"sync"``, ``"inplace"`` and
-  ``"blocked"`` sweeps, on a gridworld whose goal is the last state and on one
-  whose goal is the first (the order in which in-place sweeps carry values);
-- the ratio to mdptoolbox-hiive's Bellman operator (``ValueIteration``'s
-  per-sweep work, ``_bellmanOperator``, on scipy.sparse matrices built
-  directly) on the same V, after checking that both sweeps give the same
-  numbers;
-- the ratio to a C++ solver, mdpsolver (if installed), over whole
-  value-iteration solves: both from V = 0 to the same tolerance ``VI_TOL``,
-  each on 1 and 2 threads. Per sweep = solve time / (sweeps + 1), the + 1 being
-  the final greedy pass both make (our Q table, its policy sweep): ours is the
-  wall time of :func:`tabular.value_iteration` (successor array and greedy policy
-  included), mdpsolver's is ``getRuntime()`` (its own timer around the sweeps
-  and the policy pass; not the hand-over of the model, nor setting up V) with the
-  sweep count read from its verbose output. 1 thread is its serial code
-  (``parallel=False``), 2 threads its OpenMP loop with 2 threads. Its values are
-  checked against ours twice: within ``2 VI_TOL`` of our result (each is within
-  ``VI_TOL`` of V*), and equal, to rounding, to ours after the same number of
-  sweeps plus its final pass and its shift (Puterman 1994, eq. 6.6.12).
+  ``"blocked"`` sweeps, with the goal last or first (the order in which in-place
+  sweeps carry values), from ``V0 = 0`` and from ``V0 = -1 / (1 - gamma)``;
+- the ratio to mdptoolbox-hiive's Bellman operator (``ValueIteration``'s per-sweep
+  work, ``_bellmanOperator``, on scipy.sparse matrices built directly) on the same
+  V, after checking that both give the same numbers;
+- the ratio to the C++ solver mdpsolver (if installed) over whole value-iteration
+  solves, both from V = 0 to the tolerance ``VI_TOL``, on 1 thread (its serial code)
+  and 2 (its OpenMP loop). Per sweep = solve time / (sweeps + 1), the + 1 being the
+  final greedy pass both make: ours is the wall time of
+  :func:`tabular.value_iteration`, its is ``getRuntime()`` (its own timer around
+  the sweeps and the policy pass, not the hand-over of the model), with its sweep
+  count read from its verbose output. Its values are checked against ours twice:
+  within ``2 VI_TOL`` of ours (each is within ``VI_TOL`` of V*), and equal, to
+  rounding, to ours after the same sweeps, one more and its shift (Puterman 1994,
+  eq. 6.6.12).
 
-The synchronous sweeps keep ``prange``, although lowering the parallel loop is most of
-``value_iteration``'s first call from an empty cache (3.5 of 5.1 s): the same sweep as
-a plain loop over a range of states, the ranges split over threads by a Python pool,
-ran 0.7-0.85x per sweep at 10^6 states on 1 and 2 threads (also with numba's
-``noalias`` flag set through a pipeline class), same bits.
-
-The minimal sweep owes its lead on deterministic models to its action count fixed at
-4 (3.0-3.3 ms against 4.0-4.3 ms with the count read from the array, whatever the form
-of the max or of the sum). The same split in the library's ``max_value``, a copy for 4
-actions beside the generic one (as ``q_value`` has for K = 3), made the synchronous
-sweep no faster on one thread without ``prange`` and 2x slower with it; a sweep with
-the count fixed at 4 and no generic copy ran 2.98 ms without ``prange`` but 8.1 ms
-with it (a copy per count in kernels of their own does not help). Summing ``q``
-from its first outcome instead of from 0.0 (LLVM then compiles the max to a ``maxsd``
-instead of a compare and a blend) made it 1.09x faster and the in-place sweep 0.67x.
+Read the ratios rather than the times: both sides of a ratio are measured in the same
+rounds, while the times move with the machine's load.
 """
 
 from __future__ import annotations
@@ -67,6 +49,7 @@ import contextlib
 import ctypes
 import glob
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -75,7 +58,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from benchmarks.timing import compile_seconds
+from benchmarks.timing import Headline, compile_seconds, spread
 from tabular import TabularMDP, bellman_optimality, value_iteration
 from tabular.solve import sweeps as kernels
 
@@ -136,18 +119,20 @@ def wide_sweep(wide, V, gamma, out):
 
 
 @njit(cache=True)
-def minimal_sweep(successor, code, prob, reward, V, gamma, out):
+def minimal_sweep(stored, V, gamma, out):
     """The synchronous sweep at its simplest, the floor of ours on one thread: this
     gridworld's 4 actions and its K (1 or 3) fixed at compile time, the arrays of the
-    stored form read directly, no parallel loop."""
-    if successor.shape[2] == 1:
-        return _minimal_sweep(successor, code, prob, reward, V, gamma, out, 1)
-    return _minimal_sweep(successor, code, prob, reward, V, gamma, out, 3)
+    stored form (``stored = (successor, code, prob, reward)``) read directly, no
+    parallel loop."""
+    if stored[0].shape[2] == 1:
+        return _minimal_sweep(stored, V, gamma, out, 1)
+    return _minimal_sweep(stored, V, gamma, out, 3)
 
 
 @njit(cache=True, inline="always")
-def _minimal_sweep(successor, code, prob, reward, V, gamma, out, K):
+def _minimal_sweep(stored, V, gamma, out, K):
     """:func:`minimal_sweep` with ``K`` a constant after inlining."""
+    successor, code, prob, reward = stored
     end = successor.shape[0]
     residual = 0.0
     for s in range(end):
@@ -221,7 +206,7 @@ def sweep_ms(sweep, model, V, out, threads: int) -> float:
 
 def bench_model(mdp: TabularMDP, copy_bw: float) -> dict:
     """Per-sweep times of the wide form and of the stored form (``REPEATS`` alternating
-    rounds, ``ms_*`` the best and ``range_*`` the range of the rounds' bests), their
+    rounds: ``ms_*`` the best round, ``rounds_*`` every round's best), their
     bytes and bandwidth, and mdptoolbox's Bellman operator."""
     from hiive.mdptoolbox.mdp import MDP, ValueIteration
 
@@ -240,14 +225,14 @@ def bench_model(mdp: TabularMDP, copy_bw: float) -> dict:
             rounds[f"ours_{threads}t"].append(
                 sweep_ms(kernels.optimality_sweep, model, V, out, threads))
     for key, times in rounds.items():
-        row[f"ms_{key}"], row[f"range_{key}"] = min(times), (min(times), max(times))
+        row[f"ms_{key}"], row[f"rounds_{key}"] = min(times), times
     W = V.copy()
     row["ms_gs"] = 1e3 * best_seconds(
         lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3)
     row["ms_blocked"] = sweep_ms(kernels.optimality_sweep_blocks, model, V, out, 2)
     floor = np.zeros_like(V)
     minimal = (model.successor, model.code, model.prob, model.reward)
-    row["ms_minimal"] = 1e3 * best_seconds(lambda: minimal_sweep(*minimal, V, GAMMA, floor), 10)
+    row["ms_minimal"] = 1e3 * best_seconds(lambda: minimal_sweep(minimal, V, GAMMA, floor), 10)
     kernels.optimality_sweep(model, V, GAMMA, out)
     row["minimal_same_bits"] = np.array_equal(out.view(np.uint64), floor.view(np.uint64))
 
@@ -268,14 +253,15 @@ def bench_model(mdp: TabularMDP, copy_bw: float) -> dict:
     return row
 
 
-def print_sweep_table(copy_bw: float) -> None:
+def print_sweep_table(copy_bw: float) -> list[Headline]:
     print(f"{N}x{N} gridworld, {N * N:,} states, 4 actions, gamma {GAMMA}; numba threads "
           f"available: {numba.config.NUMBA_NUM_THREADS}; load average "
           f"{os.getloadavg()[0]:.1f} (timings are only meaningful on an idle machine).\n"
           f"ms per synchronous sweep: best of 10, in {REPEATS} rounds alternating the wide "
-          "form (int64 successor, float64 prob and reward: the sweep before the compact "
-          "model) and ours (tabular.model.compact); [range of the rounds' bests]; x = wide / ours; "
-          "%copy = bytes moved / s against the NumPy copy.")
+          "form (int64 successor, float64 prob and reward) and ours (tabular.model.compact): "
+          "the best round, then [min median max] of the rounds; x = wide / ours per round, "
+          "median [min-max]; %copy = bytes moved / s against the NumPy copy.")
+    headlines = []
     for name, slippery in (("deterministic", False), ("slippery K=3", True)):
         t = time.perf_counter()
         mdp = gridworld(N, slippery)
@@ -285,15 +271,19 @@ def print_sweep_table(copy_bw: float) -> None:
               f"{r['bytes_ours']:.0f} ours ({r['bytes_wide'] / r['bytes_ours']:.2f}x fewer); "
               f"same bits: {r['same_bits']}; model built in {build:.1f} s", flush=True)
         for threads in (1, 2):
-            wide, ours = r[f"ms_wide_{threads}t"], r[f"ms_ours_{threads}t"]
-            lo_w, hi_w = r[f"range_wide_{threads}t"]
-            lo_o, hi_o = r[f"range_ours_{threads}t"]
-            print(f"  {threads} thread(s): wide {wide:7.2f} ms [{lo_w:.2f}-{hi_w:.2f}]  ours "
-                  f"{ours:7.2f} ms [{lo_o:.2f}-{hi_o:.2f}]  x {wide / ours:4.2f} "
-                  f"[{lo_w / hi_o:.2f}-{hi_w / lo_o:.2f}]  %copy wide "
+            wide, ours = r[f"rounds_wide_{threads}t"], r[f"rounds_ours_{threads}t"]
+            ratios = [w / o for w, o in zip(wide, ours, strict=True)]
+            best = r[f"ms_ours_{threads}t"]
+            print(f"  {threads} thread(s): wide {min(wide):7.2f} ms [{rounds_text(wide)}]  ours "
+                  f"{best:7.2f} ms [{rounds_text(ours)}]  x {spread(ratios)}  %copy wide "
                   f"{100 * r[f'copy_wide_{threads}t']:4.0f}%  ours "
                   f"{100 * r[f'copy_ours_{threads}t']:4.0f}%  mdptoolbox "
-                  f"{r['ms_toolbox']:.0f} ms = {r['ms_toolbox'] / ours:5.1f}x ours", flush=True)
+                  f"{r['ms_toolbox']:.0f} ms = {r['ms_toolbox'] / best:5.1f}x ours", flush=True)
+            headlines.append(Headline(
+                f"value-iteration sweep, {N}x{N} gridworld, {name}, "
+                f"{threads} thread{'s' if threads > 1 else ''}",
+                f"{best:.2f} ms", f"mdptoolbox-hiive {r['ms_toolbox']:.1f} ms",
+                f"{r['ms_toolbox'] / best:.1f}x"))
         print(f"  in-place sweep (1 thread) {r['ms_gs']:.1f} ms, blocked sweep (2 threads) "
               f"{r['ms_blocked']:.2f} ms; mdptoolbox max|diff| {r['max_diff']:.1e}", flush=True)
         print(f"  minimal hand-written sweep (1 thread) {r['ms_minimal']:.2f} ms, same bits: "
@@ -301,6 +291,12 @@ def print_sweep_table(copy_bw: float) -> None:
               f"{r['ms_ours_1t'] / r['ms_minimal']:.2f}x its time, mdptoolbox "
               f"{r['ms_toolbox'] / r['ms_minimal']:.1f}x", flush=True)
         del mdp
+    return headlines
+
+
+def rounds_text(times: list[float]) -> str:
+    """``min median max`` of the rounds' ms."""
+    return " ".join(f"{x:.2f}" for x in (min(times), statistics.median(times), max(times)))
 
 
 def print_methods_table(n: int = 300, tol: float = 1e-6) -> None:
@@ -399,12 +395,12 @@ def bench_mdpsolver(mdp: TabularMDP, openmp) -> dict:
     return row
 
 
-def print_mdpsolver_table() -> None:
+def print_mdpsolver_table() -> list[Headline]:
     try:
         import mdpsolver
     except ImportError:
         print("mdpsolver is not installed: its comparison is skipped")
-        return
+        return []
     from importlib.metadata import version
 
     openmp = openmp_runtime(mdpsolver)
@@ -418,6 +414,7 @@ def print_mdpsolver_table() -> None:
           "ours after the same sweeps, one more and its shift (Puterman eq. 6.6.12).")
     print(f"{'model':<14}{'sweeps':>12}{'ours 1t':>9}{'ours 2t':>9}{'mdps 1t':>9}"
           f"{'mdps 2t':>9}{'x 1t':>7}{'x 2t':>7}{'|V - ours|':>12}{'|V - same|':>12}")
+    headlines = []
     for name, slippery in (("deterministic", False), ("slippery K=3", True)):
         r = bench_mdpsolver(gridworld(N, slippery), openmp)
         counts = {f"{ours}/{its}" for ours, its in (r["sweeps_1t"], r["sweeps_2t"])}
@@ -426,18 +423,23 @@ def print_mdpsolver_table() -> None:
               f"{r['mdps_1t']:>9.1f}{r['mdps_2t']:>9.1f}{r['mdps_1t'] / r['ours_1t']:>7.1f}"
               f"{r['mdps_2t'] / r['ours_2t']:>7.1f}{r['diff_tol']:>12.2e}{r['diff_same']:>12.1e}"
               f"   (model handed to mdpsolver in {r['handover_s']:.1f} s)", flush=True)
+        headlines.append(Headline(
+            f"value iteration to tol {VI_TOL:g}, {N}x{N} {name}, 2 threads, per sweep",
+            f"{r['ours_2t']:.2f} ms", f"mdpsolver (C++) {r['mdps_2t']:.1f} ms",
+            f"{r['mdps_2t'] / r['ours_2t']:.1f}x"))
+    return headlines
 
 
-def main() -> None:
+def main() -> list[Headline]:
     cold, warm = compile_seconds(COMPILE_SETUP, COMPILE_CALL)
     print(f"optimality_sweep first call: {cold:.2f} s from an empty numba cache, "
           f"{warm:.2f} s with a warm cache (fresh processes, imports not counted)")
     copy_bw = copy_bandwidth()
     print(f"NumPy copy of 512 MiB on one thread: {copy_bw / 1e9:.1f} GB/s moved (read + "
           f"write; {copy_bw / 2e9:.1f} GB/s copied); %copy below compares bytes moved")
-    print_sweep_table(copy_bw)
+    headlines = print_sweep_table(copy_bw)
     print_methods_table()
-    print_mdpsolver_table()
+    return headlines + print_mdpsolver_table()
 
 
 if __name__ == "__main__":

@@ -1,76 +1,25 @@
-"""Value-based model-free learners (tabular/learn/td.py, tabular/learn/mc.py) against
-the loop a user
-would otherwise write: Python over ``gymnasium.make(...).step`` with a NumPy table.
+"""Value-based model-free learners (:mod:`tabular.learn.td`, :mod:`tabular.learn.mc`)
+against the loop a user would otherwise write: Python over ``gymnasium.make(...).step``
+with a NumPy table, the same update rule.
 
 Reported, from one run of this process:
 
-- compile time of each kernel from an empty numba cache and with the cache warm
+- the first call of each learner from an empty numba cache and with the cache warm
   (each in a fresh subprocess);
 - environment steps per second of Q-learning on Gymnasium's ``CliffWalking-v1`` and
   ``FrozenLake-v1`` (8x8, slippery) through their exact models, on one thread, and of
-  the same algorithm as a Python loop over ``env.step`` (target >= 300x);
+  the same algorithm as a Python loop over ``env.step``; their ratio;
 - the same for SARSA, expected SARSA, TD(0) and on-policy MC control on
-  ``CliffWalking-v1`` (target >= 100x), plus double Q-learning and MC prediction;
-- n-step TD (n = 3) on ``CliffWalking-v1``;
-- Q-learning with 8 runs on 1 and 2 threads (target close to 2x);
+  ``CliffWalking-v1``, plus double Q-learning, n-step TD (n = 3) and MC prediction
+  without a Python counterpart;
+- Q-learning with 8 runs on 1 and 2 threads, and the speed-up (independent runs
+  spread over the threads: close to the thread count on an idle machine);
 - with ``BENCH_BASELINE=/path/to/an/old/tree``, Q-learning (CliffWalking, FrozenLake
   8x8), SARSA and REINFORCE against that version of the library
   (:mod:`benchmarks.baseline`).
 
-Why the kernels of tabular/learn/td.py and tabular/learn/mc.py look the way they do (one thread,
-``CliffWalking-v1`` unless named; measured on the 2-vCPU machine kind):
-
-- the TD loops are inlined into their runs driver, a sequential loop over the runs
-  compiled by numba's parallel pipeline with every transformation off
-  (``tabular.learn.setup.SIMPLIFYING_PIPELINE``) and spread over threads by
-  ``tabular.learn.setup.over_runs``: Q-learning's first call from an empty cache 6.6 s
-  -> 3.2 s against a ``prange`` driver (actor-critic 8.3 -> 4.8 s) at the same speed
-  (63.7M vs 66.2M steps/s, same bits); the plain pipeline ran the same driver at
-  17.6M steps/s (the reference counting of the rules' array views stays in its loop),
-  and as a separate function the loop ran 36M steps/s against 72M;
-- the Monte Carlo, n-step and planning loops are not inlined: inlining them more than
-  doubled ``mc_control``'s compile time from an empty cache (4.4 s to 10.1 s) for
-  1.45x the speed; their drivers keep ``prange`` (from a sequential driver
-  ``mc_control`` ran 0.82x, n-step SARSA 0.88x, Dyna-Q 0.81x; measured again for
-  the planning driver: 0.82-0.86x on CliffWalking and FrozenLake 8x8, 0.77-0.81x with
-  numba's ``noalias`` flag set through a pipeline class);
-- MC control's loop is compiled by the simplifying pipeline: 1.5-2.3x the speed of the
-  plain pipeline (22M -> 51M steps/s at best in fresh processes), for 2-4 s more
-  compile time; the same pipeline ran n-step SARSA 0.45x, MC prediction 0.7x and
-  off-policy MC 0.75x. Calling ``sample_step`` instead of inlining it was no rule
-  either: n-step SARSA 1.2-1.3x, n-step expected SARSA 0.7-0.85x, Q-learning 0.55x;
-- SARSA, expected SARSA and Q-learning get one driver each, with the method a
-  compile-time constant: about 10% faster than a run-time switch on the method. One
-  driver switching once per run between three inlined copies of the loop saves little
-  compiling (the three first calls from an empty cache 11.6-12.6 s against 13.2-13.7 s)
-  and makes a lone Q-learning call compile all three (12 s instead of 5 s).
-  Elsewhere one kernel serves a family, the method read at run time, where the switch
-  costs nothing measurable: the three planning learners; TD(lambda), true online
-  TD(lambda) and the offline lambda-return; Sarsa(lambda), true online Sarsa(lambda)
-  and Watkins's Q(lambda) (best of 6 fresh processes, 0.97-1.5x one driver each; the
-  three compile in 6-7 s from an empty cache instead of 13-15 s); the five n-step
-  methods, once the SARSA return got a loop of its own, free of the switch (best of 8
-  fresh processes, CliffWalking n = 3: 0.95, 1.00, 1.01, 1.15, 0.96 of one driver
-  each; with the switch inside the one loop 0.92-0.94x; the five compile in 10 s
-  instead of 40 s);
-- 38 small helpers (the scalar rules, ``max_value``, the planners' priority queue, the
-  preference losses, the differential updates) are plain jitted functions, compiled
-  once and inlined by LLVM (the final IR of every kernel the learners compile keeps no
-  call to them), instead of being re-typed in every kernel: the first calls of nine
-  learners from an empty cache 66-79 s -> 62-67 s, the test suite's compiling about a
-  fifth less in one pair of cold runs on a loaded machine (445 -> 317 s); speed level
-  (best of 7-8 fresh processes, 0.97-1.07x over the learners here, the DP sweeps and
-  the RLHF learners) and every output bit-identical. Inlined into numba's IR stay the
-  helpers LLVM leaves as calls when they are plain (selection over a row of Q, the
-  softmax, returns and traces over arrays, the sweeps' ``q_value``: with every rule
-  plain, Q-learning ran 0.53x and Sarsa(lambda) 0.46x) and those that ran slower as
-  calls although LLVM inlined them: the model accessors (in-place value iteration
-  0.69x), ``sample_step`` with them (REINFORCE 0.86x; n-step SARSA ran 1.14-1.7x
-  faster), ``_max_logit`` and ``log_prob_grad`` (REINFORCE 0.93x), ``td_error`` and
-  ``td_target`` (batch TD(0) 0.71-0.88x);
-- n-step TD keeps its last n + 1 steps in ring buffers whose size is a power of two,
-  indexed by a mask instead of a modulo: +26% steps/s for TD(0), +34% for n = 3
-  (the one-shape refactor; results bit-identical).
+Each rate is one timed call after a warm-up call; the Python loop and the kernel run
+one after the other, so a ratio is only as steady as the machine between them.
 """
 
 from __future__ import annotations
@@ -83,7 +32,7 @@ import numba
 import numpy as np
 
 from benchmarks.baseline import compare_learners
-from benchmarks.timing import compile_seconds, steps_per_second
+from benchmarks.timing import Headline, compile_seconds, steps_per_second
 from tabular import (
     TabularMDP,
     double_q_learning,
@@ -218,7 +167,14 @@ def report(name: str, rate: float, python: float | None = None) -> None:
     print(f"{name:>44}: {rate:14,.0f} steps/s{ratio}", flush=True)
 
 
-def main() -> None:
+def against_python(what: str, rate: float, python: float) -> Headline:
+    """The summary row of a kernel's rate against its Python loop's."""
+    return Headline(what, f"{rate / 1e6:.1f}M steps/s", f"Python loop {python / 1e3:.0f}k steps/s",
+                    f"{rate / python:.0f}x")
+
+
+def main() -> list[Headline]:
+    headlines = []
     for name, call in COMPILE.items():
         cold, warm = compile_seconds(SETUP, call)
         print(f"{name:>18}: first call {cold:6.2f} s from an empty cache, "
@@ -234,6 +190,7 @@ def main() -> None:
             report(f"python + gymnasium Q-learning, {name}", python)
             rate = steps_per_second(lambda mdp=mdp: q_learning(mdp, episodes=20_000))
             report(f"q_learning, 1 thread, {name}", rate, python)
+            headlines.append(against_python(f"Q-learning, {name}, 1 thread", rate, python))
 
         env = make("CliffWalking-v1")
         mdp = TabularMDP.from_gymnasium(env)
@@ -251,7 +208,9 @@ def main() -> None:
         for name, (python_loop, kernel) in pairs.items():
             python = python_rate(python_loop)
             report(f"python + gymnasium {name}", python)
-            report(f"{name}, 1 thread, CliffWalking-v1", steps_per_second(kernel), python)
+            rate = steps_per_second(kernel)
+            report(f"{name}, 1 thread, CliffWalking-v1", rate, python)
+            headlines.append(against_python(f"{name}, CliffWalking-v1, 1 thread", rate, python))
         report("double_q_learning, 1 thread, CliffWalking-v1",
                steps_per_second(lambda: double_q_learning(mdp, episodes=20_000)))
         report("td0 n_step=3 (uniform policy), 1 thread",
@@ -269,8 +228,13 @@ def main() -> None:
     numba.set_num_threads(threads)
     if len(rates) == 2:
         print(f"{'speed-up of 2 threads over 1':>44}: {rates[2] / rates[1]:14.2f}x")
+        headlines.append(Headline("Q-learning, 8 runs, 2 threads against 1",
+                                  f"{rates[2] / 1e6:.1f}M steps/s",
+                                  f"1 thread {rates[1] / 1e6:.1f}M steps/s",
+                                  f"{rates[2] / rates[1]:.2f}x"))
     if os.environ.get("BENCH_BASELINE"):
         compare_learners(os.environ["BENCH_BASELINE"])
+    return headlines
 
 
 if __name__ == "__main__":

@@ -1,29 +1,20 @@
-"""Policy-gradient learners on Example 4.1's 4x4 gridworld (``tabzoo/Gridworld4x4-v0``, gamma 0.9).
+"""Policy-gradient learners on Example 4.1's 4x4 gridworld (``tabzoo/Gridworld4x4-v0``,
+gamma 0.9).
 
 Reported, from one run of this process:
 
-- compile time of each learner's kernels from an empty numba cache, and the
-  same call with the cache warm (each in a fresh subprocess);
+- the first call of each learner from an empty numba cache and with the cache warm
+  (each in a fresh subprocess);
 - environment steps per second of REINFORCE, actor-critic (lambda = 0 and 0.9),
   PPO and TRPO on one thread, and of REINFORCE with 4 runs on 1 and 2 threads;
-- the ratio to the REINFORCE loop a user would otherwise write: Python over
-  ``gymnasium.make(...).step`` with a NumPy softmax policy, same update rule;
+- the ratio of each to the REINFORCE loop a user would otherwise write: Python over
+  ``gymnasium.make(...).step`` with a NumPy softmax policy, the same update rule (for
+  actor-critic, PPO and TRPO the ratio compares different amounts of work per step:
+  read it as the price of their extra arithmetic against that loop);
 - episodes per second of TRPO against PPO (batches of 8 episodes, PPO's 4 epochs
   against TRPO's conjugate gradient and line search), on the gridworld and on the
-  RLHF running example (the token MDP with the KL penalty to SFT), one thread.
-
-The episode sampler (``tabular.pg.rollout.continue_episode``) stays inlined into
-each kernel: compiled once as its own function and shared, it would spare each
-policy-gradient kernel its copy, but REINFORCE ran 0.64x and actor-critic 0.62x
-(0.78x and 0.76x with ``tabular.learn.setup.SIMPLIFYING_PIPELINE``), best of 5 fresh
-processes on this gridworld, whose episodes are a few steps long. REINFORCE and
-actor-critic share one kernel instead (``tabular.pg.learners._episode_gradient``, the method read
-at run time, each with its own loop over an episode's steps): from an empty cache the
-two first calls took 7.1-7.9 s against 10.8-11.8 s for a kernel each (a lone first call
-compiles both: 7.1-7.9 s against 4.8-6.2 s; ``make`` warms the kernel); speed, best of 8-10
-fresh processes: 0.95-1.03x REINFORCE (with and without a baseline), 0.96-1.06x
-actor-critic. With one shared step loop branching on the method per step, REINFORCE ran
-0.91-0.98x.
+  RLHF running example (the token MDP with the KL penalty to SFT), one thread, and
+  the share of TRPO's batches whose line search kept the policy unchanged.
 """
 
 from __future__ import annotations
@@ -35,7 +26,7 @@ import numba
 import numpy as np
 
 import envs  # noqa: F401  (registers tabzoo/*)
-from benchmarks.timing import compile_seconds, steps_per_second
+from benchmarks.timing import Headline, compile_seconds, steps_per_second
 from envs import load_scenario
 from tabular import actor_critic, ppo, reinforce, trpo
 from tabular.rlhf.pipeline import train_pipeline
@@ -91,7 +82,7 @@ def episodes_per_second(run):
     return result.episode_lengths.size / (time.perf_counter() - t), result
 
 
-def main() -> None:
+def main() -> list[Headline]:
     for name, args in CALLS.items():
         cold, warm = compile_seconds(SETUP.format(name=name), f"f(mdp, gamma=0.9, {args})")
         print(f"{name:>13}: first call {cold:6.2f} s from an empty cache, "
@@ -118,9 +109,13 @@ def main() -> None:
     python_rate = python_steps / (time.perf_counter() - t)
     print(f"python + gymnasium REINFORCE: {python_rate:12,.0f} steps/s "
           f"({python_steps} steps)")
+    headlines = []
     for name, rate in rates.items():
         print(f"{name:>27}: {rate:12,.0f} steps/s on 1 thread "
               f"({rate / python_rate:6,.0f}x the Python loop)")
+        headlines.append(Headline(f"{name}, 4x4 gridworld, 1 thread", f"{rate / 1e6:.1f}M steps/s",
+                                  f"Python REINFORCE {python_rate / 1e3:.0f}k steps/s",
+                                  f"{rate / python_rate:.0f}x"))
 
     numba.set_num_threads(1)
     ex = train_pipeline(load_scenario())
@@ -143,6 +138,7 @@ def main() -> None:
                                                   alpha=ALPHA, runs=4))
         print(f"  reinforce, 4 runs, {min(n, threads)} thread(s): {rate:12,.0f} steps/s")
     numba.set_num_threads(threads)
+    return headlines
 
 
 if __name__ == "__main__":

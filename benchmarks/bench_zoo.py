@@ -5,11 +5,6 @@ n-step control and the trace methods do more arithmetic per step (a window of n
 returns, a trace over every visited pair); Dyna-Q does ``planning_steps`` model updates
 per real step, so its rate counts real steps and its work is ``1 + n`` updates each.
 Also the first call of each from an empty numba cache and with it warm.
-
-The two expected-update planners of section 8.6 (``tabular.plan.expected_updates``) keep a
-kernel each: in one kernel, the order of updates read at run time, uniform updates ran
-0.83-0.88x (best of 6-8 fresh processes, a branching task of 1,000 states, b = 3) for
-1-4 s less compiling from an empty cache.
 """
 
 from __future__ import annotations

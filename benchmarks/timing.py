@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from typing import NamedTuple
 
 
 def compile_seconds(setup: str, call: str) -> tuple[float, float]:
@@ -29,3 +31,21 @@ def steps_per_second(run) -> float:
     t = time.perf_counter()
     result = run()
     return result.episode_lengths.sum() / (time.perf_counter() - t)
+
+
+class Headline(NamedTuple):
+    """One row of the summary table that ``python -m benchmarks`` writes at the top of
+    ``docs/performance.md``: what was measured, our figure, the reference's, and the
+    ratio (reference time / ours, or our rate / the reference's: above 1 is faster)."""
+
+    what: str
+    ours: str
+    reference: str
+    ratio: str
+
+
+def spread(values, fmt: str = "{:.2f}") -> str:
+    """``"median [min-max]"`` of the figures of alternated rounds."""
+    values = sorted(values)
+    middle = statistics.median(values)
+    return f"{fmt.format(middle)} [{fmt.format(values[0])}-{fmt.format(values[-1])}]"

@@ -86,7 +86,7 @@ def grid_image(values, cells, shape, fill=np.nan) -> np.ndarray:
     return image
 
 
-def heatmap(ax, image, fmt: str = "{:.1f}", cmap: str = "viridis", annotate: bool = True,
+def heatmap(ax, image, *, fmt: str = "{:.1f}", cmap: str = "viridis", annotate: bool = True,
             colorbar_label: str | None = None, vmin=None, vmax=None):
     """An annotated image of a 2-D array (NaN cells blank, e.g. walls); returns the
     ``AxesImage``. ``fmt`` formats each annotation; ``colorbar_label`` adds a colour bar."""
@@ -141,7 +141,7 @@ def best_actions(policy, n_actions: int, tol: float = 1e-12) -> np.ndarray:
     return policy >= policy.max(axis=1, keepdims=True) - tol
 
 
-def policy_arrows(ax, cells, actions, action_names, color: str = "black", mask=None,
+def policy_arrows(ax, cells, actions, action_names, *, color: str = "black", mask=None,
                   scale: float = 0.35):
     """Arrows of the chosen actions: ``actions`` is ``int [S]`` or a bool ``[S, A]`` of
     the actions to draw in each state (ties drawn together). ``mask [S]`` skips the
@@ -197,7 +197,7 @@ def value_map(mdp, V, *, Q=None, policy=None, ax=None, fmt: str = "{:.1f}",
 
 
 # ------------------------------------------------------------------ curves
-def mean_band(ax, x, runs, label: str | None = None, color: str | None = None,
+def mean_band(ax, x, runs, label: str | None = None, color: str | None = None, *,
               smooth: int = 1, band_alpha: float = 0.2, **line_style):
     """The mean over runs (``runs [n, T]``, axis 0) with its 95% confidence band
     (mean +- 1.96 standard errors); ``smooth > 1`` first averages each run over a

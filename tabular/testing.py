@@ -53,7 +53,7 @@ def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, done_rate: float = 0.1,
+def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, *, done_rate: float = 0.1,
                trap_rate: float = 0.0, reward_scale: float = 1.0) -> TabularMDP:
     """A random MDP straight from NumPy (for models too large for hypothesis to draw).
 
@@ -63,12 +63,14 @@ def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, done_rate: floa
     (default 0); other rewards are uniform in ``[-reward_scale, reward_scale]``
     (default 1), rounded to 3 decimals. The start distribution is uniform.
     """
-    arrays = _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale,
-                     lambda rng, shape: rng.integers(0, S, shape))
+    arrays = _arrays(rng, S, A, K, lambda rng, shape: rng.integers(0, S, shape),
+                     done_rate=done_rate, trap_rate=trap_rate, reward_scale=reward_scale)
     return TabularMDP(*arrays, np.full(S, 1.0 / S))
 
 
-def _arrays(rng, S, A, K, done_rate, trap_rate, reward_scale, successor):
+def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale):
+    """``(next_state, prob, reward, done)`` of a random model; ``successor(rng, shape)``
+    draws the next states."""
     outcomes = rng.integers(1, K + 1, size=(S, A))  # outcomes actually used per pair
     used = np.arange(K)[None, None, :] < outcomes[:, :, None]
     prob = np.where(used, rng.random((S, A, K)) + 0.05, 0.0)
@@ -98,7 +100,8 @@ def mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4
     done_rate = draw(st.sampled_from([0.0, 0.05, 0.3, 1.0]))
     trap_rate = draw(st.sampled_from([0.02, 0.1])) if traps else 0.0
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    return random_mdp(rng, S, A, K, done_rate, trap_rate, reward_scale)
+    return random_mdp(rng, S, A, K, done_rate=done_rate, trap_rate=trap_rate,
+                      reward_scale=reward_scale)
 
 
 @st.composite
@@ -120,8 +123,8 @@ def acyclic_mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes:
     def later_state(rng, shape):
         return np.minimum(here + rng.integers(1, 4, shape), S - 1)
 
-    next_state, prob, reward, done = _arrays(rng, S, A, K, done_rate, trap_rate,
-                                             reward_scale, later_state)
+    next_state, prob, reward, done = _arrays(rng, S, A, K, later_state, done_rate=done_rate,
+                                             trap_rate=trap_rate, reward_scale=reward_scale)
     done[S - 1] = True
     done |= next_state == here  # only the last state can point to itself: it ends there
     start = np.zeros(S)
