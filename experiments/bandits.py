@@ -13,6 +13,7 @@ import numpy as np
 from tabular.learn.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 
 from . import style
+from .settings import Settings
 
 #: Figure 2.6's methods and their parameter (the book's grid: powers of 2).
 STUDY = {
@@ -24,7 +25,7 @@ STUDY = {
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Section 2.3: 10 arms, q*(a) ~ N(0, 1), rewards N(q*(a), 1), 1000 steps."""
 
     runs: int = 2000
@@ -34,9 +35,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (every curve uses the same seed: the same testbeds)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=300)
+    QUICK = {"runs": 300}
 
 
 def study_job(method: str, value: float, runs: int, steps: int, seed: int) -> dict:

@@ -12,13 +12,14 @@ from tabular import TabularMDP, policy_evaluation
 from tabular.learn.batch_updating import batch_prediction
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
 LABELS = {"td0": "batch TD(0)", "mc": "batch constant-alpha MC"}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 6.2's walk (V = 0.5 at first); the batch is swept until a sweep changes
     V by less than tol in total."""
 
@@ -33,9 +34,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (both methods see the same episodes)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(episodes=60, runs=20)
+    QUICK = {"episodes": 60, "runs": 20}
 
 
 def rms_curve(method: str, episodes: int, runs: int, alpha: float, tol: float,

@@ -16,6 +16,7 @@ from tabular import (
 )
 
 from . import style
+from .settings import Settings
 
 #: Figure 5.2's optimal policy: the smallest player sum that sticks, per dealer card A-10.
 BOOK_STICK_FROM = {"usable ace": (19, 18, 18, 18, 18, 18, 18, 18, 19, 19),
@@ -25,10 +26,10 @@ FIGURE_5_3_STATE, BOOK_VALUE = (13, True, 2), -0.27726
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """The book's blackjack (infinite deck, dealer stands on 17, sab rules)."""
 
-    prediction_episodes: tuple = (10_000, 500_000)
+    prediction_episodes: tuple[int, ...] = (10_000, 500_000)
     """Figure 5.1: episodes of first-visit MC prediction of the stick-on-20 policy."""
     sampling_episodes: int = 10_000
     """Figure 5.3: episodes per run of off-policy prediction."""
@@ -39,14 +40,8 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(prediction_episodes=(10_000, 100_000), sampling_episodes=1000, runs=50,
-                   infinite_variance_episodes=10_000)
-
-    def __post_init__(self):
-        object.__setattr__(self, "prediction_episodes",
-                           tuple(int(n) for n in self.prediction_episodes))
+    QUICK = {"prediction_episodes": (10_000, 100_000), "sampling_episodes": 1000, "runs": 50,
+             "infinite_variance_episodes": 10_000}
 
 
 def stick_on_20(n_states: int) -> np.ndarray:

@@ -12,13 +12,14 @@ from envs.layout import CLIFF
 from tabular import TabularMDP, q_learning, sarsa
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/CliffWalking-v0"
 METHODS = {"SARSA": sarsa, "Q-learning": q_learning}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 6.6: epsilon-greedy SARSA and Q-learning, undiscounted (the book: epsilon
     0.1, step size 0.5)."""
 
@@ -33,9 +34,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (each method gets the same seed)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(episodes=300, runs=20)
+    QUICK = {"episodes": 300, "runs": 20}
 
 
 def learn(method: str, episodes: int, runs: int, alpha: float, epsilon: float,
@@ -76,10 +75,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
         episodes = np.arange(1, runs.shape[1] + 1)
         style.mean_band(ax, episodes, runs, f"{name} ({runs.shape[0]} runs)",
                         style.color(str(name)), smooth=10)
-    ax.set_ylim(-100, 0)
-    ax.set_xlabel("episode")
-    ax.set_ylabel("sum of rewards during episode\n(mean over runs, 10-episode average)")
-    ax.set_title("online performance")
+    ax.set(ylim=(-100, 0), xlabel="episode", title="online performance",
+           ylabel="sum of rewards during episode\n(mean over runs, 10-episode average)")
     ax.legend(loc="lower right")
 
     ax = axes[0, 1]

@@ -11,36 +11,28 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, bellman_optimality, policy_iteration, value_iteration
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld5x5-v0"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Value iteration from V_0 = 0 on the Example 3.5 gridworld, for several discounts."""
 
-    gammas: tuple = (0.5, 0.8, 0.9, 0.95)
+    gammas: tuple[float, ...] = (0.5, 0.8, 0.9, 0.95)
     """Discount rates, one curve each."""
     sweeps: int = 300
     """Synchronous Bellman optimality sweeps per curve."""
     pi_gamma: float = 0.9
     """Discount rate of the policy iteration run."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(sweeps=60)
-
-    def __post_init__(self):
-        object.__setattr__(self, "gammas", tuple(float(g) for g in self.gammas))
-
-
-def model() -> TabularMDP:
-    return TabularMDP.from_gymnasium(gym.make(ENV_ID))
+    QUICK = {"sweeps": 60}
 
 
 def error_curve(gamma: float, sweeps: int) -> dict:
     """``||V_k - V*||_inf`` for ``V_{k+1} = T* V_k``, ``V_0 = 0`` (one executor job)."""
-    mdp = model()
+    mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID))
     V_star = value_iteration(mdp, gamma=gamma, tol=1e-13).V
     V = np.zeros(mdp.n_states)
     errors = np.empty(sweeps + 1)
@@ -54,7 +46,7 @@ def run(config: Config, executor) -> dict:
     """The error curves (one job per gamma) and one exact policy iteration run."""
     curves = executor.map(error_curve, [{"gamma": g, "sweeps": config.sweeps}
                                         for g in config.gammas], desc="gammas")
-    mdp = model()
+    mdp = TabularMDP.from_gymnasium(gym.make(ENV_ID))
     pi = policy_iteration(mdp, gamma=config.pi_gamma)
     V_star = value_iteration(mdp, gamma=config.pi_gamma, tol=1e-13).V
     return {

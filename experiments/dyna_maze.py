@@ -10,15 +10,16 @@ from envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, m
 from tabular import dyna_q, dyna_q_plus
 
 from . import style
+from .settings import Settings
 
 GAMMA = 0.95  # Example 8.1
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Examples 8.1-8.3: reward 1 at the goal, epsilon = 0.1, gamma = 0.95."""
 
-    planning_steps: tuple = (0, 5, 50)
+    planning_steps: tuple[int, ...] = (0, 5, 50)
     """Figure 8.2: the planning steps n of each curve."""
     episodes: int = 50
     """Figure 8.2: episodes per run."""
@@ -29,13 +30,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=10)
-
-    def __post_init__(self):
-        object.__setattr__(self, "planning_steps",
-                           tuple(int(n) for n in self.planning_steps))
+    QUICK = {"runs": 10}
 
 
 def cumulative_reward(lengths: np.ndarray, steps: int) -> np.ndarray:

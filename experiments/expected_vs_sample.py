@@ -7,19 +7,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import style
+from .settings import Settings
 
 #: The error of the initial estimate (the book's assumption: every curve starts at 1).
 INITIAL_ERROR = 1.0
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Section 8.5: one state-action pair whose b next states are equally likely; their
     values are drawn from N(0, 1) for each run and are correct, so the pair's true value
     is their mean. An expected update gets it exactly after b max computations (one per
     next state); a sample update costs one, with the sample-average step 1/t."""
 
-    branchings: tuple = (2, 10, 100, 1000, 10000)
+    branchings: tuple[int, ...] = (2, 10, 100, 1000, 10000)
     """The branching factors b of the curves (the book's)."""
     horizon: int = 2
     """Each curve runs to this many times b computations (the book's 2b)."""
@@ -28,12 +29,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' draws (each b its own stream)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=30)
-
-    def __post_init__(self):
-        object.__setattr__(self, "branchings", tuple(int(b) for b in self.branchings))
+    QUICK = {"runs": 30}
 
 
 def closed_form(branching: int, t) -> np.ndarray:

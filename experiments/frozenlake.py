@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import style, zoo
+from .settings import Settings
 
 ENV_ID = "FrozenLake-v1"
 ENV_KWARGS = {"map_name": "8x8"}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """The real Gymnasium env read through ``TabularMDP.from_gymnasium``, gamma = 0.99."""
 
-    checkpoints: tuple = (25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800)
+    checkpoints: tuple[int, ...] = (25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800)
     """Episode counts at which each learner's policy is scored."""
     runs: int = 16
     """Independent runs per algorithm."""
@@ -23,11 +24,9 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        # Q-learning needs a few thousand episodes here: at 800 most runs have never
-        # reached the goal, at 3200 nearly all succeed
-        return cls(checkpoints=(50, 400, 3200), runs=4)
+    # Q-learning needs a few thousand episodes here: at 800 most runs have never
+    # reached the goal, at 3200 nearly all succeed
+    QUICK = {"checkpoints": (50, 400, 3200), "runs": 4}
 
 
 def run(config: Config, executor) -> dict:
@@ -45,11 +44,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_ylim(-0.02, 1.0)
     ax.set_ylabel("return per training episode = success\n(mean over runs, 50-episode "
                   "average)")
-    ax.set_title("while learning (with exploration)")
-    ax = axes[0, 1]
-    zoo.plot_curves(ax, results)
-    ax.set_title("the learned policy, scored exactly")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    zoo.plot_curves(axes[0, 1], results)
+    axes[0, 1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return [style.save(fig, out_dir / "frozenlake.png")]
 
 

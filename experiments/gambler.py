@@ -11,27 +11,23 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, bellman_optimality, q_from_v, value_iteration
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/Gambler-v0"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 4.3: goal $100, heads with probability p_h, reward +1 on reaching the goal."""
 
     p_h: float = 0.4
     """Probability that the coin comes up heads (the book's 0.4)."""
-    sweeps: tuple = (1, 2, 3, 32)
+    sweeps: tuple[int, ...] = (1, 2, 3, 32)
     """Value iteration sweeps drawn (the book's)."""
     tol: float = 1e-12
     """Sup-norm change at which value iteration stops for the final values."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(tol=1e-9)
-
-    def __post_init__(self):
-        object.__setattr__(self, "sweeps", tuple(int(k) for k in self.sweeps))
+    QUICK = {"tol": 1e-9}
 
 
 def smallest_optimal_stake(Q: np.ndarray, tol: float = 1e-9) -> np.ndarray:
@@ -76,15 +72,13 @@ def plot(results: dict, out_dir, config: Config) -> list:
         ax.plot(x, V, color=style.PALETTE[i + 1], label=f"sweep {k}", linewidth=1.2)
     ax.plot(x, results["V_final"], color="black", linewidth=1.0, linestyle="--",
             label=f"final ($v_*$, {int(results['iterations'])} sweeps)")
-    ax.set_xlabel("capital ($)")
-    ax.set_ylabel("value estimate\n(probability of winning)")
-    ax.set_title("value iteration sweeps")
+    ax.set(xlabel="capital ($)", ylabel="value estimate\n(probability of winning)",
+           title="value iteration sweeps")
     ax.legend(loc="upper left")
     ax = axes[1, 0]
     ax.step(x, results["stake"], where="mid", color=style.PALETTE[0])
-    ax.set_xlabel("capital ($)")
-    ax.set_ylabel("final policy (stake, $)")
-    ax.set_title("an optimal policy: the smallest optimal stake")
+    ax.set(xlabel="capital ($)", ylabel="final policy (stake, $)",
+           title="an optimal policy: the smallest optimal stake")
     return [style.save(fig, out_dir / "gambler.png")]
 
 

@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, optimal_actions, policy_evaluation, value_iteration
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld5x5-v0"
 
@@ -34,7 +35,7 @@ BOOK_V_STAR = np.array([
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 3.5: a 5x5 grid whose cells A and B teleport with rewards +10 and +5."""
 
     gamma: float = 0.9
@@ -42,9 +43,7 @@ class Config:
     tol: float = 1e-12
     """Sup-norm change at which value iteration and policy evaluation stop."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(tol=1e-8)
+    QUICK = {"tol": 1e-8}
 
 
 def run(config: Config, executor) -> dict:

@@ -11,6 +11,7 @@ from tabular import offline_lambda_return, td_lambda, true_online_td_lambda
 
 from . import style
 from .n_step_walk import early_rms
+from .settings import Settings
 
 METHODS = {"offline lambda-return (Fig. 12.3)": offline_lambda_return,
            "TD(lambda), accumulating traces (Fig. 12.6)": td_lambda,
@@ -20,12 +21,12 @@ CLIP = 0.6
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Section 7.1's walk (19 states, -1 left, +1 right, gamma = 1, V = 0 at first)."""
 
-    lams: tuple = (0.0, 0.4, 0.8, 0.9, 0.95, 0.975, 0.99, 1.0)
+    lams: tuple[float, ...] = (0.0, 0.4, 0.8, 0.9, 0.95, 0.975, 0.99, 1.0)
     """The lambda of each curve (the book's)."""
-    alphas: tuple = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    alphas: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     """Constant step sizes."""
     episodes: int = 10
     """Episodes per run: the error is averaged over the first ten (the book's)."""
@@ -34,13 +35,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (every curve sees the same walks)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=30)
-
-    def __post_init__(self):
-        object.__setattr__(self, "lams", tuple(float(v) for v in self.lams))
-        object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
+    QUICK = {"runs": 30}
 
 
 def rms_errors(method: str, lam: float, alphas: tuple, episodes: int, runs: int,

@@ -10,12 +10,13 @@ from envs import MaximizationBias
 from tabular import double_q_learning, q_learning
 
 from . import style
+from .settings import Settings
 
 METHODS = {"Q-learning": q_learning, "Double Q-learning": double_q_learning}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 6.7: epsilon = 0.1, alpha = 0.1, gamma = 1, Q = 0 at first; B has
     ``n_b_actions`` actions whose rewards have mean -0.1 and variance 1 (the env's
     two-point form of the book's N(-0.1, 1))."""
@@ -29,9 +30,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (each method gets the same seed)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=2_000)
+    QUICK = {"runs": 2_000}
 
 
 def run(config: Config, executor) -> dict:

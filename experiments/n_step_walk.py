@@ -11,17 +11,18 @@ import envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, policy_evaluation, td0
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Section 7.1: 19 states, -1 on the left, +1 on the right, gamma = 1, V = 0 at first."""
 
-    n_steps: tuple = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    n_steps: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
     """The n of each curve (the book's)."""
-    alphas: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    alphas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     """Constant step sizes (alpha = 0 leaves V at 0: the error of the initial guess)."""
     episodes: int = 10
     """Episodes per run: the error is averaged over the first ten (the book's)."""
@@ -30,13 +31,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (every curve uses the same seed)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=30)
-
-    def __post_init__(self):
-        object.__setattr__(self, "n_steps", tuple(int(n) for n in self.n_steps))
-        object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
+    QUICK = {"runs": 30}
 
 
 def model() -> TabularMDP:

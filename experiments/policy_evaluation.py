@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, bellman_expectation, optimal_actions, policy_evaluation, q_from_v
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld4x4-v0"
 
@@ -30,20 +31,15 @@ BOOK = {
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Figure 4.1: the equiprobable random policy, undiscounted, reward -1 per step."""
 
-    snapshots: tuple = (0, 1, 2, 3, 10)
+    snapshots: tuple[int, ...] = (0, 1, 2, 3, 10)
     """Numbers of synchronous sweeps k at which v_k is drawn (v_inf is added last)."""
     gamma: float = 1.0
     """Discount rate (the book's undiscounted episodic task)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls()  # already instant at full size
-
-    def __post_init__(self):
-        object.__setattr__(self, "snapshots", tuple(int(k) for k in self.snapshots))
+    QUICK = {}  # already instant at full size
 
 
 def run(config: Config, executor) -> dict:

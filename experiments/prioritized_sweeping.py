@@ -10,6 +10,7 @@ from envs.mazes import DYNA_MAZE, finer_maze, greedy_steps, maze
 from tabular import dyna_q, prioritized_sweeping, value_iteration
 
 from . import style
+from .settings import Settings
 
 GAMMA = 0.95  # Example 8.1
 LEARNERS = {"dyna_q": dyna_q, "prioritized_sweeping": prioritized_sweeping}
@@ -17,14 +18,14 @@ LABELS = {"dyna_q": "Dyna-Q", "prioritized_sweeping": "prioritized sweeping"}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 8.4: the Dyna maze drawn ``factor`` times finer (47 factor^2 states),
     n = 5 planned updates per real step, alpha = 0.5, epsilon = 0.1, gamma = 0.95,
     theta = 1e-4. A run counts its updates (planned, and Dyna-Q's direct ones) until,
     at the end of an episode, the greedy path from the start reaches the goal in at
     most ``slack`` times the shortest path's steps."""
 
-    factors: tuple = (1, 2, 3, 4, 5)
+    factors: tuple[int, ...] = (1, 2, 3, 4, 5)
     """Resolutions of the maze (the book's sizes 47 ... 6,016 are factors 1 ... 11)."""
     runs: int = 10
     """Independent runs per maze and learner."""
@@ -38,12 +39,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(factors=(1, 2), runs=8)
-
-    def __post_init__(self):
-        object.__setattr__(self, "factors", tuple(int(f) for f in self.factors))
+    QUICK = {"factors": (1, 2), "runs": 8}
 
 
 def updates_until_found(factor: int, learner: str, config: Config) -> np.ndarray:

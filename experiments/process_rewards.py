@@ -15,17 +15,18 @@ from tabular.rlhf import kl_objective, kl_optimum, train_pipeline, visit_probabi
 from tabular.rlhf.process import fit_process_reward_model, prefix_values, process_rewards
 
 from . import style
+from .settings import Settings
 
 REWARDS = ("outcome", "process", "fitted PRM")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """The capital-of-France scenario, SFT reference, REINFORCE without a baseline."""
 
     beta: float = 0.5
     """The KL coefficient."""
-    checkpoints: tuple = (100, 300, 1000, 3000)
+    checkpoints: tuple[int, ...] = (100, 300, 1000, 3000)
     """Episodes after which the exact objective gap is measured."""
     runs: int = 16
     """Independent runs per curve."""
@@ -38,12 +39,7 @@ class Config:
     prm_completions: int = 4
     """Completions (Monte Carlo labels) per prefix."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(checkpoints=(100, 300, 1000), runs=8)
-
-    def __post_init__(self):
-        object.__setattr__(self, "checkpoints", tuple(int(n) for n in self.checkpoints))
+    QUICK = {"checkpoints": (100, 300, 1000), "runs": 8}
 
 
 def run(config: Config, executor) -> dict:

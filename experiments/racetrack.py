@@ -11,15 +11,16 @@ from envs.racetrack import Racetrack
 from tabular import mc_control, policy_evaluation, value_iteration
 
 from . import style
+from .settings import Settings
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Figure 5.5's two tracks, noise 0.1, -1 per step, gamma = 1."""
 
-    tracks: tuple = ("racetrack_1", "racetrack_2")
+    tracks: tuple[str, ...] = ("racetrack_1", "racetrack_2")
     """The layouts (files of ``envs/layouts/``): Figure 5.5's left and right tracks."""
-    episodes: tuple = (10_000, 30_000, 100_000, 300_000, 1_000_000, 2_000_000)
+    episodes: tuple[int, ...] = (10_000, 30_000, 100_000, 300_000, 1_000_000, 2_000_000)
     """Episodes of off-policy MC control at which the learned greedy policy is evaluated
     (a run's random stream does not depend on its length, so each is one learning curve)."""
     epsilon: float = 0.3
@@ -32,13 +33,7 @@ class Config:
     seed: int = 0
     """Seed of the learner and of the crash re-draws of the trajectories."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(tracks=("racetrack_1",), episodes=(10_000, 30_000, 100_000, 300_000))
-
-    def __post_init__(self):
-        object.__setattr__(self, "episodes", tuple(int(n) for n in self.episodes))
-        object.__setattr__(self, "tracks", tuple(str(t) for t in self.tracks))
+    QUICK = {"tracks": ("racetrack_1",), "episodes": (10_000, 30_000, 100_000, 300_000)}
 
 
 def start_value(mdp, policy) -> float:

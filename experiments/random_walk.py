@@ -12,6 +12,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, mc_prediction, policy_evaluation, td0
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
 #: Constant-alpha MC is the book's every-visit rule (eq. 6.1): first-visit MC updates each
@@ -21,12 +22,12 @@ METHODS = {"TD(0)": td0, "MC": partial(mc_prediction, first_visit=False)}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 6.2: five states A-E, start in C, +1 on the right; V initialised to 0.5."""
 
-    td_alphas: tuple = (0.15, 0.1, 0.05)
+    td_alphas: tuple[float, ...] = (0.15, 0.1, 0.05)
     """Constant step sizes of TD(0) (the book's)."""
-    mc_alphas: tuple = (0.01, 0.02, 0.03, 0.04)
+    mc_alphas: tuple[float, ...] = (0.01, 0.02, 0.03, 0.04)
     """Constant step sizes of every-visit constant-alpha MC, eq. 6.1 (the book's)."""
     episodes: int = 100
     """Episodes per run."""
@@ -35,13 +36,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (every curve uses the same seed)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls()  # already cheap; the check's MC range needs the runs
-
-    def __post_init__(self):
-        object.__setattr__(self, "td_alphas", tuple(float(a) for a in self.td_alphas))
-        object.__setattr__(self, "mc_alphas", tuple(float(a) for a in self.mc_alphas))
+    QUICK = {}  # already cheap; the check's MC range needs the runs
 
 
 def model() -> TabularMDP:

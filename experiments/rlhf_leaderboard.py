@@ -56,6 +56,7 @@ from tabular.rlhf.reward_model import sigmoid
 from tabular.schedules import inverse
 
 from . import style
+from .settings import Settings
 
 #: The scenarios, by the name the figure and the table give them.
 SCENARIOS = {"capital of France": load_scenario,
@@ -63,35 +64,28 @@ SCENARIOS = {"capital of France": load_scenario,
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Every RLHF learner at two KL coefficients on both scenarios."""
 
-    betas: tuple = (0.5, 2.0)
+    betas: tuple[float, ...] = (0.5, 2.0)
     """The two KL coefficients."""
-    budgets: tuple = (64, 256, 1024, 4096)
+    budgets: tuple[int, ...] = (64, 256, 1024, 4096)
     """Sampled responses after which the capital-of-France learners are measured."""
     runs: int = 16
     """Independent runs per learner, budget and beta on the capital of France."""
-    grammar_budgets: tuple = (256, 1024)
+    grammar_budgets: tuple[int, ...] = (256, 1024)
     """Sampled responses after which the grammar-scenario learners are measured (each
     exact evaluation sums over 108,276 prefixes); empty: the capital of France only."""
     grammar_runs: int = 2
     """Independent runs on the grammar scenario."""
-    best_of: tuple = (1, 2, 4, 8, 16, 32, 64)
+    best_of: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
     """The N of best-of-N (the SFT model sampled N times, the reward model's best kept)."""
     frontier_betas: int = 24
     """Points of the exact optimum's reward-KL curve (betas from 0.02 to 20)."""
     seed: int = 0
     """Seed of the runs' streams and of the sampled comparisons and labels."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(budgets=(64, 256, 1024), runs=8, grammar_budgets=())
-
-    def __post_init__(self):
-        for name, kind in (("betas", float), ("budgets", int), ("grammar_budgets", int),
-                           ("best_of", int)):
-            object.__setattr__(self, name, tuple(kind(v) for v in getattr(self, name)))
+    QUICK = {"budgets": (64, 256, 1024), "runs": 8, "grammar_budgets": ()}
 
 
 # ----------------------------------------------------------------- the ground truth

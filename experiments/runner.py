@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 import tabular
 
 from .executor import BACKENDS, LocalExecutor, make_executor
+from .settings import parse_value, shown, type_name
 from .storage import (
     CONFIG,
     NUMBERS,
@@ -112,26 +113,6 @@ def config_fields(module: ModuleType) -> dict[str, tuple[type, str]]:
             and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}
     return {f.name: (hints[f.name], docs.get(f.name, ""))
             for f in dataclasses.fields(module.Config)}
-
-
-def parse_value(name: str, kind, text: str):
-    """``text`` as a value of the field's type (``bool``, ``int``, ``float``, ``str`` or a
-    tuple of them, comma-separated); the error names the field."""
-    origin = typing.get_origin(kind)
-    if origin is tuple:
-        item = typing.get_args(kind)[0]
-        return tuple(parse_value(name, item, part) for part in text.split(",") if part.strip())
-    try:
-        if kind is bool:
-            lowered = text.strip().lower()
-            if lowered not in ("true", "false", "1", "0"):
-                raise ValueError(text)
-            return lowered in ("true", "1")
-        if kind in (int, float, str):
-            return kind(text)
-    except ValueError:
-        raise ValueError(f"{name} takes a {kind.__name__}, got {text!r}") from None
-    raise ValueError(f"{name} has type {kind}, which --set cannot parse")
 
 
 def make_config(module: ModuleType, quick: bool = False, runs: int | None = None,
@@ -301,9 +282,8 @@ def settings_help(names) -> str:
         for key, (kind, doc) in config_fields(module).items():
             default = getattr(full, key)
             small = getattr(quick, key)
-            extra = "" if small == default else f", --quick {small!r}"
-            kind_name = getattr(kind, "__name__", str(kind))
-            lines.append(f"  {key} ({kind_name}, default {default!r}{extra})")
+            extra = "" if small == default else f", --quick {shown(small)}"
+            lines.append(f"  {key} ({type_name(kind)}, default {shown(default)}{extra})")
             if doc:
                 lines.append(textwrap.indent(textwrap.fill(doc, 76), "      "))
         lines.append("")

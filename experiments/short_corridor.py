@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation, reinforce
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/ShortCorridor-v0"
 
@@ -25,10 +26,10 @@ MAX_STUCK = 0.15
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Figure 13.1: one shared pair of logits (the states look alike), gamma = 1."""
 
-    alphas: tuple = (2.0 ** -12, 2.0 ** -13, 2.0 ** -14)
+    alphas: tuple[float, ...] = (2.0 ** -12, 2.0 ** -13, 2.0 ** -14)
     """REINFORCE step sizes (the book's)."""
     episodes: int = 1000
     """Episodes per run."""
@@ -39,12 +40,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams (every step size uses the same seed)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(runs=50)
-
-    def __post_init__(self):
-        object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
+    QUICK = {"runs": 50}
 
 
 def model() -> TabularMDP:

@@ -12,8 +12,10 @@ import tabular
 from tabular import TabularMDP
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "CliffWalking-v1"  # Gymnasium's own env: both sides step the same dynamics
+BASELINE = "Python + Gymnasium"
 
 #: name -> (function, keyword arguments besides the MDP, size and seed, episodes per call
 #: relative to Config.episodes). Value learners soon walk ~15-step episodes, while a
@@ -29,12 +31,12 @@ KERNELS = {
     "PPO": (tabular.ppo, {}, 1),
 }
 PPO_BATCH = 8
-BASELINE = "Python + Gymnasium"
 
 
 @dataclass(frozen=True)
-class Config:
-    """Cliff walking (Gymnasium's CliffWalking-v1), one run per kernel, best of repeats."""
+class Config(Settings):
+    """Cliff walking (Gymnasium's CliffWalking-v1), one run per kernel, best of repeats: a
+    learner's speed is the steps of its fastest call over that call's seconds."""
 
     episodes: int = 2000
     """Episodes per timed call of the policy-gradient kernels (25x that for the others)."""
@@ -45,9 +47,7 @@ class Config:
     seed: int = 0
     """Seed of the learners' streams and of the Python loop's generator."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(episodes=40, python_steps=5_000, repeats=1)
+    QUICK = {"episodes": 40, "python_steps": 5_000, "repeats": 1}
 
 
 def python_q_learning(env_id: str, steps: int, seed: int, alpha: float = 0.5,

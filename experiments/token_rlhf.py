@@ -13,12 +13,13 @@ from tabular import ppo, reinforce
 from tabular.rlhf import RLHFPipeline, dpo, train_pipeline
 
 from . import style
+from .settings import Settings
 
 LEARNERS = ("REINFORCE", "PPO", "DPO")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """RLHF of the running example's SFT model against its Bradley-Terry reward model.
 
     Every learner maximises ``E[r_RM(y)] - beta KL(pi || pi_SFT)`` (DPO implicitly,
@@ -26,7 +27,7 @@ class Config:
     iteration on the prefix tree.
     """
 
-    betas: tuple = (0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.5)
+    betas: tuple[float, ...] = (0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.5)
     """KL coefficients at which every learner is trained."""
     frontier_betas: int = 60
     """Points of the exact frontier (log-spaced betas from 0.05 to 10)."""
@@ -45,13 +46,8 @@ class Config:
     seed: int = 0
     """Seed of the policy-gradient runs."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(betas=(0.35, 1.0, 2.5), frontier_betas=25, shown_beta=1.0, runs=16,
-                   reinforce_episodes=2000, ppo_iterations=100, dpo_steps=1000)
-
-    def __post_init__(self):
-        object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
+    QUICK = {"betas": (0.35, 1.0, 2.5), "frontier_betas": 25, "shown_beta": 1.0,
+             "reinforce_episodes": 2000, "ppo_iterations": 100, "dpo_steps": 1000}
 
 
 @functools.cache

@@ -13,6 +13,7 @@ from tabular.plan.expected_updates import (
 )
 
 from . import style
+from .settings import Settings
 
 METHODS = ("on_policy", "uniform")
 LABELS = {"on_policy": "on-policy (trajectory sampling)", "uniform": "uniform"}
@@ -21,7 +22,7 @@ BLOCK = 25
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Section 8.6: random tasks (:func:`tabular.plan.expected_updates.branching_task`) with 2
     actions per state, b random next states per pair, a 0.1 chance of ending on every
     transition and N(0, 1) expected rewards, from start state 0, undiscounted; Q = 0 at
@@ -30,7 +31,7 @@ class Config:
 
     states: int = 1000
     """States of the upper panel's tasks (the book's)."""
-    branchings: tuple = (1, 3, 10)
+    branchings: tuple[int, ...] = (1, 3, 10)
     """Branching factors b of the upper panel (the book's)."""
     updates: int = 20_000
     """Expected updates per task in the upper panel (the book's x range: 10 sweeps)."""
@@ -40,7 +41,7 @@ class Config:
     """Tasks averaged per curve in the upper panel (the book's 200 take twice as long)."""
     large_states: int = 10_000
     """States of the lower panel's tasks (the book's)."""
-    large_branchings: tuple = (1,)
+    large_branchings: tuple[int, ...] = (1,)
     """Branching factors of the lower panel (the book's)."""
     large_updates: int = 200_000
     """Expected updates per task in the lower panel (the book's x range: 10 sweeps)."""
@@ -53,13 +54,7 @@ class Config:
     seed: int = 0
     """Seed of the tasks and of the trajectories (each task its own streams)."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(tasks=12, updates=10_000, large_tasks=20, large_updates=100_000)
-
-    def __post_init__(self):
-        for name in ("branchings", "large_branchings"):
-            object.__setattr__(self, name, tuple(int(b) for b in getattr(self, name)))
+    QUICK = {"tasks": 12, "updates": 10_000, "large_tasks": 20, "large_updates": 100_000}
 
     def panels(self) -> list[tuple[int, tuple, int, int, int]]:
         """``(states, branchings, updates, evaluate_every, tasks)`` of each panel."""

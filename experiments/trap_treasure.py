@@ -10,16 +10,17 @@ import numpy as np
 from tabular import TabularMDP, reinforce
 
 from . import style, zoo
+from .settings import Settings
 
 ENV_ID = "tabzoo/TrapTreasure-v0"
 RIGHT = 1  # the post's action R
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """The default 5x5 trap/treasure layout, treasure +1, undiscounted."""
 
-    checkpoints: tuple = (5, 10, 20, 40, 80, 160, 320, 640, 1280)
+    checkpoints: tuple[int, ...] = (5, 10, 20, 40, 80, 160, 320, 640, 1280)
     """Episode counts at which each learner's policy is scored."""
     runs: int = 20
     """Independent runs per algorithm."""
@@ -43,9 +44,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls(checkpoints=(10, 40, 160, 640), runs=3)
+    QUICK = {"checkpoints": (10, 40, 160, 640), "runs": 3}
 
 
 def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
@@ -95,11 +94,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.yaxis.set_minor_locator(style.matplotlib.ticker.NullLocator())
     ax.set_ylabel("return per training episode (symlog scale;\nmean over runs, "
                   "20-episode average)")
-    ax.set_title("return while learning (with exploration)")
     ax = axes[0, 1]
     zoo.plot_curves(ax, results)
     ax.set_ylabel("probability of reaching the treasure\n(exact; mean over runs)")
-    ax.set_title("the learned policy, scored exactly")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0.0, 0.55))
     ax = axes[0, 2]
     i, j = results["left_of_trap"]

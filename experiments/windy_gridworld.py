@@ -12,12 +12,13 @@ from envs.layout import GOAL
 from tabular import TabularMDP, sarsa, value_iteration
 
 from . import style
+from .settings import Settings
 
 ENV_ID = "tabzoo/WindyGridworld-v0"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """Example 6.5: epsilon-greedy SARSA (epsilon 0.1, alpha 0.5), reward -1 per step."""
 
     episodes: int = 170
@@ -31,9 +32,7 @@ class Config:
     seed: int = 0
     """Seed of the runs' random streams."""
 
-    @classmethod
-    def quick(cls) -> Config:
-        return cls()  # already cheap; the check counts runs, and 10 were too few
+    QUICK = {}  # already cheap; the check counts runs, and 10 were too few
 
 
 def run(config: Config, executor) -> dict:
@@ -69,9 +68,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
         ax.plot(steps[r], episodes, color=style.color("SARSA"), alpha=0.12, linewidth=0.8)
     ax.plot(steps.mean(axis=0), episodes, color=style.color("SARSA"), linewidth=2.2,
             label=f"mean of {lengths.shape[0]} runs (thin: each run)")
-    ax.set_xlabel("time steps (cumulative)")
-    ax.set_ylabel("episodes completed")
-    ax.set_title("episodes vs time steps")
+    ax.set(xlabel="time steps (cumulative)", ylabel="episodes completed",
+           title="episodes vs time steps")
     ax.legend(loc="lower right")
 
     ax = axes[0, 1]

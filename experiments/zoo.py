@@ -133,13 +133,12 @@ def plot_online(ax, results: dict, smooth: int) -> None:
         line.set_linestyle("--" if i % 2 else "-")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(style.matplotlib.ticker.NullFormatter())
-    ax.set_xlabel("environment steps (log scale)")
-    ax.set_ylabel(f"return per training episode\n(mean over runs, {smooth}-episode average)")
+    ax.set(xlabel="environment steps (log scale)", title="return while learning (with exploration)",
+           ylabel=f"return per training episode\n(mean over runs, {smooth}-episode average)")
 
 
 def plot_curves(ax, results: dict) -> None:
     """Mean success probability vs mean steps, with 95% bands over runs."""
-
     for i, name in enumerate(results["algorithms"]):
         name = str(name)
         style.mean_band(ax, results["steps"][i].mean(axis=0), results["success"][i], name,
@@ -152,6 +151,6 @@ def plot_curves(ax, results: dict) -> None:
                    label=f"optimal for gamma = {float(results['gamma']):g} ({target:.2f})")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(style.matplotlib.ticker.NullFormatter())
-    ax.set_ylim(-0.02, 1.05)
-    ax.set_xlabel("environment steps (log scale)")
-    ax.set_ylabel("success probability of the learned policy\n(exact; mean over runs)")
+    ax.set(ylim=(-0.02, 1.05), xlabel="environment steps (log scale)",
+           ylabel="success probability of the learned policy\n(exact; mean over runs)",
+           title="the learned policy, scored exactly")
