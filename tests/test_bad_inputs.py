@@ -323,8 +323,8 @@ def learner_rows():
            "objective must be one of ['adaptive_kl', 'clip']")
     yield ("ppo kl_target", lambda: tabular.ppo(CHAIN, kl_target=NAN), ValueError,
            "kl_target must be a finite number > 0")
-    yield ("ppo kl_coef", lambda: tabular.ppo(CHAIN, kl_coef=0.0), ValueError,
-           "kl_coef must be a finite number > 0")
+    yield ("ppo kl_penalty_init", lambda: tabular.ppo(CHAIN, kl_penalty_init=0.0), ValueError,
+           "kl_penalty_init must be a finite number > 0")
     yield ("ppo normalise", lambda: tabular.ppo(CHAIN, normalise="yes"), ValueError,
            "normalise must be True or False")
     yield ("ppo value_coef", lambda: tabular.ppo(CHAIN, value_coef=NAN), ValueError,

@@ -566,22 +566,34 @@ def test_step_kl_is_the_kl_between_consecutive_policies(objective):
     policies = [np.full(3, 1 / 3)] + [r.policy.probs()[0] for r in runs]
     kl = [np.sum(p * np.log(p / q)) for p, q in zip(policies[:-1], policies[1:], strict=True)]
     np.testing.assert_allclose(runs[-1].step_kl, kl, rtol=1e-9)
-    assert (runs[-1].kl_coef is None) == (objective == "clip")
+    assert (runs[-1].kl_penalty is None) == (objective == "clip")
 
 
-def test_adaptive_kl_coefficient_follows_the_rule():
-    """Schulman et al. (2017), section 4: after each batch the coefficient halves when the
-    update's KL ``d < d_targ / 1.5`` and doubles when ``d > 1.5 d_targ``. Checked at every
-    iteration of 8 runs on the gridworld, where both happen."""
+def test_adaptive_kl_penalty_follows_the_rule():
+    """Schulman et al. (2017), section 4: after each batch the penalty coefficient halves
+    when the update's KL ``d < d_targ / 1.5`` and doubles when ``d > 1.5 d_targ``. Checked
+    at every iteration of 8 runs on the gridworld, where both happen."""
     res = ppo(slippery_gridworld(), gamma=0.9, iterations=40, objective="adaptive_kl",
-              kl_target=0.02, kl_coef=0.5, runs=8, seed=3)
-    coef, d = res.kl_coef, res.step_kl
+              kl_target=0.02, kl_penalty_init=0.5, runs=8, seed=3)
+    coef, d = res.kl_penalty, res.step_kl
     assert np.all(coef[:, 0] == 0.5)
     expected = np.where(d[:, :-1] > 1.5 * 0.02, 2 * coef[:, :-1],
                         np.where(d[:, :-1] < 0.02 / 1.5, coef[:, :-1] / 2, coef[:, :-1]))
     np.testing.assert_array_equal(coef[:, 1:], expected)
     ratios = coef[:, 1:] / coef[:, :-1]
     assert (ratios == 2).any() and (ratios == 0.5).any() and (ratios == 1).any()
+
+
+def test_trl_kl_coef_is_refused_not_silently_ignored():
+    """TRL's ``kl_coef`` is the coefficient of the KL to the reference, this library's
+    ``beta``; PPO's adaptive penalty on the KL to the previous policy starts at
+    ``kl_penalty_init``. A TRL user's ``ppo(..., kl_coef=1.0)`` must fail loudly, naming
+    the argument, rather than train without the reference penalty it meant."""
+    with pytest.raises(TypeError, match="kl_coef"):
+        ppo(three_armed_bandit(), iterations=1, kl_coef=1.0)
+    res = ppo(three_armed_bandit(), iterations=2, objective="adaptive_kl", kl_penalty_init=0.25)
+    assert res.kl_penalty[0] == 0.25
+    assert not hasattr(res, "kl_coef")
 
 
 # ---------------------------------------------------------- reproducibility

@@ -12,10 +12,6 @@ Batch averages are per episode, ``(1/M) sum_episodes sum_t``, as in
 :func:`batch_kl`, is ``(1/M) sum_t KL(pi_old(.|s_t) || pi(.|s_t))``, an unbiased estimate
 of ``E_{pi_old}[sum_t KL(pi_old(.|s_t) || pi(.|s_t))]`` (on a token tree: the KL between
 the two policies' distributions over whole responses).
-
-These run once per batch, so they are compiled as functions of their own, not inlined
-(numba 0.6x mixed up the caller's and the callee's variables when ``collect_batch`` was
-inlined).
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular.pg.rollout import episode_buffers, sample_episode
+from tabular.pg.rollout import Sampler, episode_buffers, sample_episode
 from tabular.rules.policy_gradient import log_softmax, softmax, softmax_kl
 from tabular.rules.returns import gae
 
@@ -33,17 +29,35 @@ from tabular.rules.returns import gae
 class TrustRegionOutputs(NamedTuple):
     """What the batch learners' kernels write, each with a leading run axis: the four
     fields of :class:`~tabular.pg.rollout.PolicyGradientOutputs`, then per iteration
-    ``step_kl`` (:func:`batch_kl` of the update), ``kl_coef`` (PPO's adaptive penalty
-    coefficient; ``None`` otherwise) and ``backtracks`` (TRPO's line search; ``None``
-    otherwise)."""
+    ``step_kl`` (:func:`batch_kl` of the update), ``kl_penalty`` (PPO's adaptive KL
+    penalty coefficient; ``None`` otherwise) and ``backtracks`` (TRPO's line search;
+    ``None`` otherwise)."""
 
     logits: np.ndarray
     V: np.ndarray
     returns: np.ndarray
     lengths: np.ndarray
     step_kl: np.ndarray
-    kl_coef: np.ndarray | None
+    kl_penalty: np.ndarray | None
     backtracks: np.ndarray | None
+
+
+class RunState(NamedTuple):
+    """One run of a batch learner as its iterations update it: the policy's logits
+    ``theta`` ``[R, A]``, the critic ``V`` ``[S]`` and the run's xoshiro stream ``rng``."""
+
+    theta: np.ndarray
+    V: np.ndarray
+    rng: np.ndarray
+
+
+class BatchIteration(NamedTuple):
+    """Iteration ``it`` (counted from 0) on a batch of ``N`` samples that visit ``n_rows``
+    distinct rows of logits (what :func:`collect_batch` returns)."""
+
+    N: int
+    n_rows: int
+    it: int
 
 
 class Batch(NamedTuple):
@@ -87,18 +101,19 @@ def batch_buffers(episodes, max_steps, n_rows, n_actions):
 
 
 @njit(cache=True)
-def collect_batch(model, rollout, theta, V, rng, batch, gamma, lam):
-    """Sample as many episodes of ``softmax(theta)`` as ``batch`` holds and fill it;
+def collect_batch(model, rollout, state, batch, gamma, lam):
+    """Sample as many episodes of ``softmax(state.theta)`` as ``batch`` holds and fill it;
     returns ``(N, n_rows)``, the numbers of samples and of distinct rows visited.
 
-    Advantages are GAE(``lam``) with discount ``gamma`` and the critic ``V`` as it is
-    now (Schulman et al., 2016, eq. 16); an episode cut at ``max_steps`` bootstraps from
-    ``V`` at the state where it stopped.
+    ``state`` is a :class:`RunState`. Advantages are GAE(``lam``) with discount ``gamma``
+    and the critic ``state.V`` as it is now (Schulman et al., 2016, eq. 16); an episode
+    cut at ``max_steps`` bootstraps from ``V`` at the state where it stopped.
     """
     path, seen, dones, values = batch.path, batch.seen, batch.dones, batch.values
+    sampler, V = Sampler(model, rollout, state.theta), state.V
     N, n_rows = 0, 0
     for m in range(batch.returns.shape[0]):
-        T, batch.returns[m] = sample_episode(model, rollout, theta, rng, path, seen, dones,
+        T, batch.returns[m] = sample_episode(sampler, state.rng, path, seen, dones,
                                              batch.dist)
         batch.lengths[m] = T
         for t in range(T + 1):
@@ -141,7 +156,7 @@ def release_rows(batch, n_rows):
 def save_rows(theta, batch, n_rows, old):
     """``old[i] = theta[rows[i]]``: the visited rows' logits before the update."""
     for i in range(n_rows):
-        for b in range(theta.shape[1]):  # element by element: no shape checks to compile
+        for b in range(theta.shape[1]):
             old[i, b] = theta[batch.rows[i], b]
 
 

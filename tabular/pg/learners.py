@@ -57,8 +57,8 @@ Conventions:
 - **Masked actions** (``-inf`` logits, a grammar) have probability 0 and
   gradient 0, and stay ``-inf``. No kernel produces a NaN.
 
-Every learner returns a :class:`~tabular.results.PolicyGradientResult` (PPO's, a
-:class:`~tabular.results.TrustRegionResult`, adds statistics per batch): ``logits``
+Every learner returns a :class:`~tabular.pg.results.PolicyGradientResult` (PPO's, a
+:class:`~tabular.pg.results.TrustRegionResult`, adds statistics per batch): ``logits``
 (``[R, A]``, or ``[runs, R, A]`` with ``runs=n``), the shared ``row_of_state``, ``V``
 (the critic or baseline, ``None`` without one), ``episode_returns`` and
 ``episode_lengths``; ``.policy`` is the trained ``SoftmaxPolicy`` of a single-run
@@ -85,6 +85,7 @@ from tabular.checks import (
 )
 from tabular.model.mdp import TabularMDP
 from tabular.pg.batches import (
+    RunState,
     batch_buffers,
     batch_kl,
     collect_batch,
@@ -93,10 +94,10 @@ from tabular.pg.batches import (
     save_rows,
 )
 from tabular.pg.results import PolicyGradientResult, TrustRegionResult
-from tabular.pg.rollout import episode_buffers, sample_episode
-from tabular.pg.setup import setup, step_size
+from tabular.pg.rollout import Sampler, episode_buffers, sample_episode
+from tabular.pg.setup import batch_setup, setup, step_size
 from tabular.rules.policy_gradient import (
-    adaptive_kl_coef,
+    adaptive_kl_penalty,
     ascend,
     clipped_surrogate_weight,
     grad_entropy,
@@ -152,23 +153,52 @@ class PPOParams(NamedTuple):
     value_coef: float
     objective: int
     kl_target: float
-    kl_coef: float
+    kl_penalty_init: float
+
+
+class PPOIteration(NamedTuple):
+    """PPO's iteration ``it`` (from 0) on a batch of ``N`` samples in ``n_rows`` distinct
+    rows, with the adaptive KL penalty coefficient ``kl_penalty`` of this iteration."""
+
+    N: int
+    n_rows: int
+    it: int
+    kl_penalty: float
+
+
+class PPOWork(NamedTuple):
+    """The scratch of :func:`_ppo_epochs`, sized for a batch of ``n`` samples: ``grad``
+    ``[n, A]`` (one row per visited row, zero between steps), ``old`` ``[n, A]`` (the
+    visited rows' logits before the update), ``raw`` ``[n]`` (the advantages before
+    normalisation), ``order`` int64 ``[n]`` (the sample order of an epoch),
+    ``value_grad`` ``[S]`` (the joint critic's gradient, zero between steps), ``dist``
+    ``[3, A]`` (pi, log pi and pi_old of one row) and ``entropy_grad`` ``[A]``."""
+
+    grad: np.ndarray
+    old: np.ndarray
+    raw: np.ndarray
+    order: np.ndarray
+    value_grad: np.ndarray
+    dist: np.ndarray
+    entropy_grad: np.ndarray
 
 
 # --------------------------------------------------------------------- kernels
-# Inlined runs are faster but compile slower: worth it for REINFORCE/actor-critic, not PPO.
 @njit(cache=True, inline="always")
-def _episode_gradient_run(model, p, rollout, rng, theta, V, returns, lengths):
-    """One run of REINFORCE (S&B 13.3, with the baseline of 13.4 when ``p.critic``) or of
-    actor-critic with GAE(lambda) advantages (13.5 when ``lam = 0``). The two share the
+def _episode_gradient_run(model, p, rollout, rng, out, run):
+    """Run ``run`` of REINFORCE (S&B 13.3, with the baseline of 13.4 when ``p.critic``) or
+    of actor-critic with GAE(lambda) advantages (13.5 when ``lam = 0``), into row ``run``
+    of the :class:`~tabular.pg.rollout.PolicyGradientOutputs` ``out``. The two share the
     episode sampler; each has its own loop over the steps, free of the switch."""
+    theta, V, returns, lengths = out.logits[run], out.V[run], out.returns[run], \
+        out.lengths[run]
+    sampler = Sampler(model, rollout, theta)
     paths, seen, dones, dist = episode_buffers(1, rollout.max_steps, theta.shape[1])
     states, actions, rewards = paths[0, 0], paths[0, 1], seen[0, 0]
     G = np.empty(rollout.max_steps)
     adv, values = np.empty(rollout.max_steps), np.empty(rollout.max_steps + 1)
     for episode in range(p.episodes):
-        T, returns[episode] = sample_episode(model, rollout, theta, rng, paths[0], seen[0],
-                                             dones[0], dist)
+        T, returns[episode] = sample_episode(sampler, rng, paths[0], seen[0], dones[0], dist)
         lengths[episode] = T
         step = schedule_value(p.alpha, episode + 1)
         step_value = schedule_value(p.alpha_value, episode + 1)
@@ -199,25 +229,28 @@ def _episode_gradient_run(model, p, rollout, rng, theta, V, returns, lengths):
 @runs_kernel
 def _episode_gradient(model, params, rollout, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _episode_gradient_run(model, params, rollout, rng_states[run].copy(),
-                              out.logits[run], out.V[run], out.returns[run], out.lengths[run])
+        _episode_gradient_run(model, params, rollout, rng_states[run].copy(), out, run)
 
 
 @njit(cache=True)
-def _ppo_epochs(p, row_of_state, theta, V, batch, work, sizes, rng):
-    """The epochs of PPO's iteration ``it`` on a collected batch of ``N`` samples in
-    ``n_rows`` rows, ``sizes = (N, n_rows, it, kl_coef)``; returns the update's batch KL.
+def _ppo_epochs(p, row_of_state, state, batch, work, iteration):
+    """The epochs of one PPO iteration on a collected batch; returns the update's batch
+    KL (:func:`~tabular.pg.batches.batch_kl`).
 
-    For ``epochs`` epochs: shuffle the samples (with more than one minibatch) and take
-    one ascent step per minibatch on its estimate of
+    ``state`` is the run's :class:`~tabular.pg.batches.RunState`, ``work`` a
+    :class:`PPOWork`, ``iteration`` a :class:`PPOIteration`. For ``epochs`` epochs:
+    shuffle the samples (with more than one minibatch) and take one ascent step per
+    minibatch on its estimate of
     ``(1/M) sum_episodes sum_t [L_t + entropy_coef H(pi(.|s_t)) - value_coef L^VF_t]``
-    (eq. 9), ``L_t`` the clipped surrogate (eq. 7) or the KL-penalised one (eq. 8); a
-    separate critic instead steps once per sample towards ``A_t + V_old(s_t)``. Its
-    argument types do not depend on the model or the rollout, so it compiles once for
-    all of them.
+    (Schulman et al., 2017, eq. 9), ``L_t`` the clipped surrogate (eq. 7) or the
+    KL-penalised one (eq. 8); a separate critic instead steps once per sample towards
+    ``A_t + V_old(s_t)``.
     """
-    N, n_rows, it, kl_coef = sizes
-    grad, old, raw, order, value_grad, dist, entropy_grad = work
+    theta, V = state.theta, state.V
+    N, n_rows, kl_penalty = iteration.N, iteration.n_rows, iteration.kl_penalty
+    grad, old, raw, order, value_grad = work.grad, work.old, work.raw, work.order, \
+        work.value_grad
+    dist, entropy_grad = work.dist, work.entropy_grad
     probs, log_probs, old_probs = dist[0], dist[1], dist[2]
     A, M, entropy_coef, adv = theta.shape[1], p.episodes_per_batch, p.entropy_coef, \
         batch.advantages
@@ -226,14 +259,14 @@ def _ppo_epochs(p, row_of_state, theta, V, batch, work, sizes, rng):
             raw[k] = adv[k]
         group_relative_advantages(raw[:N], True, adv[:N])
     save_rows(theta, batch, n_rows, old)
-    step = schedule_value(p.alpha, it + 1)
-    step_value = schedule_value(p.alpha_value, it + 1)
+    step = schedule_value(p.alpha, iteration.it + 1)
+    step_value = schedule_value(p.alpha_value, iteration.it + 1)
     K = min(p.minibatches, N)
     for k in range(N):
         order[k] = k
     for _ in range(p.epochs):
         if K > 1:
-            shuffle(rng, order[:N])
+            shuffle(state.rng, order[:N])
         for j in range(K):
             lo, hi = j * N // K, (j + 1) * N // K
             scale = M * (hi - lo) / N  # the minibatch estimates the batch average
@@ -254,7 +287,7 @@ def _ppo_epochs(p, row_of_state, theta, V, batch, work, sizes, rng):
                 for b in range(A):  # d (L_t + c H_t) / d theta[row]
                     term = weight * log_prob_grad(probs, a, b) + entropy_coef * entropy_grad[b]
                     if p.objective == ADAPTIVE_KL:
-                        term -= kl_coef * kl_grad(old_probs, probs, b)
+                        term -= kl_penalty * kl_grad(old_probs, probs, b)
                     grad[i, b] += term / scale
                 if p.joint_critic:  # d(-c (V - target)^2) / dV
                     value_grad[s] += 2.0 * p.value_coef * (batch.targets[k] - V[s]) / scale
@@ -273,26 +306,27 @@ def _ppo_epochs(p, row_of_state, theta, V, batch, work, sizes, rng):
 
 @njit(cache=True)
 def _ppo_run(model, p, rollout, rng, out, run):
-    """One run of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and critic):
-    each iteration samples ``M`` episodes with the current policy ``pi_old``, then runs
-    :func:`_ppo_epochs`; the adaptive KL coefficient moves after each iteration."""
-    theta, V = out.logits[run], out.V[run]
-    A, M = theta.shape[1], p.episodes_per_batch
-    batch = batch_buffers(M, rollout.max_steps, theta.shape[0], A)
+    """Run ``run`` of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and
+    critic), into row ``run`` of the :class:`~tabular.pg.batches.TrustRegionOutputs`
+    ``out``: each iteration samples ``M`` episodes with the current policy ``pi_old``,
+    then runs :func:`_ppo_epochs`; the adaptive KL penalty moves after each iteration."""
+    state = RunState(out.logits[run], out.V[run], rng)
+    A, M = state.theta.shape[1], p.episodes_per_batch
+    batch = batch_buffers(M, rollout.max_steps, state.theta.shape[0], A)
     capacity = batch.states.shape[0]
-    work = (np.zeros((capacity, A)), np.empty((capacity, A)), np.empty(capacity),
-            np.empty(capacity, dtype=np.int64), np.zeros(V.shape[0]), np.empty((3, A)),
-            np.zeros(A))
-    kl_coef = p.kl_coef
+    work = PPOWork(np.zeros((capacity, A)), np.empty((capacity, A)), np.empty(capacity),
+                   np.empty(capacity, dtype=np.int64), np.zeros(state.V.shape[0]),
+                   np.empty((3, A)), np.zeros(A))
+    kl_penalty = p.kl_penalty_init
     for it in range(p.iterations):
-        N, n_rows = collect_batch(model, rollout, theta, V, rng, batch, p.gamma, p.lam)
+        N, n_rows = collect_batch(model, rollout, state, batch, p.gamma, p.lam)
         record_episodes(batch, out.returns[run], out.lengths[run], it)
-        kl = _ppo_epochs(p, rollout.row_of_state, theta, V, batch, work,
-                         (N, n_rows, it, kl_coef), rng)
+        kl = _ppo_epochs(p, rollout.row_of_state, state, batch, work,
+                         PPOIteration(N, n_rows, it, kl_penalty))
         out.step_kl[run, it] = kl
         if p.objective == ADAPTIVE_KL:
-            out.kl_coef[run, it] = kl_coef
-            kl_coef = adaptive_kl_coef(kl_coef, kl, p.kl_target)
+            out.kl_penalty[run, it] = kl_penalty
+            kl_penalty = adaptive_kl_penalty(kl_penalty, kl, p.kl_target)
         release_rows(batch, n_rows)
 
 
@@ -339,13 +373,13 @@ def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int
 
     Returns
     -------
-    A :class:`~tabular.results.PolicyGradientResult`: ``logits`` ``[R, A]`` (``[runs, R,
+    A :class:`~tabular.pg.results.PolicyGradientResult`: ``logits`` ``[R, A]`` (``[runs, R,
     A]`` with ``runs=n``), ``row_of_state`` ``[S]``, ``V`` the baseline ``[S]`` (``None``
     without ``baseline``), ``episode_returns`` (environment rewards, no KL term or floor)
     and ``episode_lengths`` ``[episodes]``; ``.policy`` the trained ``SoftmaxPolicy``.
     """
-    su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
-               seed)
+    su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
+               gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
     params = EpisodeGradientParams(REINFORCE, su.gamma, su.episodes, step_size("alpha", alpha),
                                    step_size("alpha_value", alpha_value, 1.0),
                                    bool(baseline), 0.0)
@@ -384,11 +418,11 @@ def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: 
 
     Returns
     -------
-    A :class:`~tabular.results.PolicyGradientResult` as in :func:`reinforce`, with ``V``
+    A :class:`~tabular.pg.results.PolicyGradientResult` as in :func:`reinforce`, with ``V``
     the critic.
     """
-    su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
-               seed)
+    su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
+               gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
     params = EpisodeGradientParams(ACTOR_CRITIC, su.gamma, su.episodes,
                                    step_size("alpha", alpha),
                                    step_size("alpha_value", alpha_value, 1.0), True,
@@ -401,7 +435,7 @@ def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: 
 def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 100,
         episodes_per_batch: int = 8, epochs: int = 4, minibatches: int = 1,
         objective: str = "clip", clip: float = 0.2, kl_target: float = 0.01,
-        kl_coef: float = 1.0, lam: float = 0.95, normalise: bool = False, alpha=0.5,
+        kl_penalty_init: float = 1.0, lam: float = 0.95, normalise: bool = False, alpha=0.5,
         alpha_value=None, value_coef: float | None = None, entropy_coef: float = 0.0,
         ref_policy=None, beta: float = 0.0, reward_floor: float | None = None,
         max_steps: int | None = None, seed: int | None = 0,
@@ -423,22 +457,24 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
     - ``objective="clip"``: ``L_t = min(rho_t A_t, clip(rho_t, 1 - clip, 1 + clip) A_t)``
       (eq. 7);
     - ``objective="adaptive_kl"``: ``L_t = rho_t A_t - c KL(pi_old(.|s_t) || pi(.|s_t))``
-      (eq. 8), and after the epochs the coefficient ``c`` (from ``kl_coef``) is halved
-      when the update's KL ``d < kl_target / 1.5`` and doubled when
-      ``d > 1.5 kl_target`` (section 4). ``d`` is the result's ``step_kl``, measured per
-      episode like the objective: on a token MDP, an estimate of the KL between the
+      (eq. 8), and after the epochs the penalty coefficient ``c`` (starting at
+      ``kl_penalty_init``) is halved when the update's KL ``d < kl_target / 1.5`` and
+      doubled when ``d > 1.5 kl_target`` (section 4). ``d`` is the result's ``step_kl``,
+      per episode like the objective: on a token MDP, an estimate of the KL between the
       response distributions of ``pi_old`` and ``pi``. The steps are plain gradient
-      steps, and the penalty's curvature grows with ``c``: a ``kl_target`` small for
-      ``alpha`` drives ``c`` up until the steps overshoot (on the running example at
-      ``beta = 0.5``, ``kl_target = 0.003`` with ``alpha = 0.5`` takes ``c`` to 64 and
-      the policy collapses to a deterministic one; 0.01 converges).
+      steps, and the penalty's curvature grows with ``c``: a ``kl_target`` too small for
+      ``alpha`` drives ``c`` up until the steps overshoot and the policy collapses to a
+      deterministic one; a larger ``kl_target`` or a smaller ``alpha`` avoids it.
+
+    ``c`` penalises the KL to the *previous* policy; the KL to ``ref_policy`` is
+    ``beta``'s (TRL's ``kl_coef``), folded into the reward as in :func:`reinforce`.
 
     The critic is tabular: by default it learns on its own, one step of ``alpha_value``
     per sample and epoch towards ``A_t + V_old(s_t)``; with ``value_coef`` it is part of
     the objective above, ``L^VF_t = (V(s_t) - A_t - V_old(s_t))^2``, and steps with the
     policy (the paper's shared-network form). The defaults (one full-batch step per
-    epoch, clipped, no normalisation, separate critic) give the numbers of the
-    full-batch clipped algorithm, bit for bit.
+    epoch, clipped, no normalisation, separate critic) are the full-batch clipped
+    algorithm.
 
     Parameters
     ----------
@@ -453,8 +489,9 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
     objective : ``"clip"`` (default) or ``"adaptive_kl"``.
     clip : the clip range ``epsilon`` in ``(0, 1)``, default 0.2 (``"clip"`` only).
     kl_target : ``d_targ`` of ``"adaptive_kl"`` (> 0), default 0.01.
-    kl_coef : the initial penalty coefficient of ``"adaptive_kl"`` (> 0), default 1.0;
-        a KL to the previous policy, not ``beta``'s KL to ``ref_policy``.
+    kl_penalty_init : the initial coefficient ``c`` of ``"adaptive_kl"``'s penalty on
+        the KL to the previous policy (> 0), default 1.0 (not ``beta``, the KL to
+        ``ref_policy``).
     lam : the GAE parameter in ``[0, 1]``, default 0.95.
     normalise : normalise the advantages over each batch, default False.
     alpha : the policy's step size (number or schedule over iterations), default 0.5.
@@ -466,15 +503,15 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
 
     Returns
     -------
-    A :class:`~tabular.results.TrustRegionResult`: a
-    :class:`~tabular.results.PolicyGradientResult` as in :func:`reinforce`, of
+    A :class:`~tabular.pg.results.TrustRegionResult`: a
+    :class:`~tabular.pg.results.PolicyGradientResult` as in :func:`reinforce`, of
     ``iterations * episodes_per_batch`` episodes, with ``V`` the critic, plus per
-    iteration ``step_kl`` and (``"adaptive_kl"``) ``kl_coef``, the coefficient used.
+    iteration ``step_kl`` and (``"adaptive_kl"``) ``kl_penalty``, the coefficient ``c``
+    used.
     """
-    su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma,
-               check_positive_int("iterations", iterations)
-               * check_positive_int("episodes_per_batch", episodes_per_batch),
-               max_steps, runs, seed)
+    su = batch_setup(mdp, policy, iterations=iterations, episodes_per_batch=episodes_per_batch,
+                     ref_policy=ref_policy, beta=beta, reward_floor=reward_floor, gamma=gamma,
+                     max_steps=max_steps, runs=runs, seed=seed)
     clip = check_number("clip", clip)
     if not 0.0 < clip < 1.0:
         raise ValueError(f"clip must be in (0, 1), got {clip}")
@@ -495,8 +532,8 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
                        check_flag("normalise", normalise), joint,
                        check_positive("value_coef", value_coef) if joint else 0.0,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
-                       check_positive("kl_coef", kl_coef))
-    out = su.batch_outputs(int(iterations), kl_coef=True)  # one kernel type for both objectives
+                       check_positive("kl_penalty_init", kl_penalty_init))
+    out = su.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives
     over_runs(_ppo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     result = su.trust_region_result(out)
-    return result if objective == "adaptive_kl" else replace(result, kl_coef=None)
+    return result if objective == "adaptive_kl" else replace(result, kl_penalty=None)

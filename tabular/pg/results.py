@@ -1,4 +1,5 @@
-"""What the policy-gradient learners return: a trained softmax policy."""
+"""What the policy-gradient learners return: a trained softmax policy, with the run axis
+of :class:`~tabular.results.LearningResult` (``runs=n``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def trained_policy(result) -> SoftmaxPolicy:
     return SoftmaxPolicy(result.logits.copy(), result.row_of_state.copy())
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PolicyGradientResult(LearningResult):
     """A trained softmax policy.
 
@@ -37,10 +38,11 @@ class PolicyGradientResult(LearningResult):
 
     @property
     def policy(self) -> SoftmaxPolicy:
+        """The trained :class:`~tabular.SoftmaxPolicy` of a single-run result."""
         return trained_policy(self)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class TrustRegionResult(PolicyGradientResult):
     """A softmax policy trained by a learner that bounds each policy update (PPO, TRPO),
     with statistics of its updates, one per iteration (``[iterations]`` or ``[runs,
@@ -48,12 +50,13 @@ class TrustRegionResult(PolicyGradientResult):
 
     ``step_kl``: the KL divergence the iteration's update moved the policy, averaged
     over the batch's samples per episode, ``(1/M) sum_t KL(pi_old(.|s_t) ||
-    pi_new(.|s_t))``; ``kl_coef``: the coefficient of PPO's adaptive KL penalty used in
-    the iteration (``None`` for the clipped objective and TRPO); ``backtracks`` (int64):
+    pi_new(.|s_t))``; ``kl_penalty``: the coefficient ``c`` of PPO's adaptive KL penalty
+    (on the KL to the previous policy) used in the iteration (``None`` for the clipped
+    objective and TRPO); ``backtracks`` (int64):
     the halvings of TRPO's step before the line search accepted it, ``-1`` when it
     accepted none and the policy stayed (``None`` for PPO).
     """
 
     step_kl: np.ndarray | None = None
-    kl_coef: np.ndarray | None = None
+    kl_penalty: np.ndarray | None = None
     backtracks: np.ndarray | None = None

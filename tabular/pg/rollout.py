@@ -1,12 +1,13 @@
 """Episodes of a softmax policy, as every policy-gradient learner samples them.
 
-REINFORCE, actor-critic and PPO (:mod:`tabular.pg.learners`) and GRPO
-(:mod:`tabular.rlhf.group`) draw their episodes with :func:`sample_episode`: the
-policy ``pi(a|s) = softmax(theta[row_of_state[s]])``, the dynamics through
-:func:`~tabular.model.sampling.sample_step`, and the reward the learner sees
-(floored, with the KL penalty to a reference folded in) recorded next to the
-environment's own return. The records below are the kernel arguments these
-learners share: a driver takes ``(model, params, rollout, rng_states, out)``.
+REINFORCE, actor-critic and PPO (:mod:`tabular.pg.learners`), TRPO, and the RLHF
+learners that sample (:mod:`tabular.rlhf`) draw their episodes with
+:func:`sample_episode`: the policy ``pi(a|s) = softmax(theta[row_of_state[s]])``
+(Sutton & Barto, section 13.1), the dynamics through
+:func:`~tabular.model.sampling.sample_step`, and the reward the learner sees (floored,
+with the KL penalty to a reference folded in) recorded next to the environment's own
+return. The records below are the kernel arguments these learners share: a driver
+takes ``(model, params, rollout, rng_states, out)``.
 """
 
 from __future__ import annotations
@@ -16,21 +17,20 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular.model.mdp import ModelArrays
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.policy_gradient import kl_shaped_reward, log_softmax, sample_softmax
 
 
 class Rollout(NamedTuple):
-    """How a learner samples an episode and which reward it learns from (a kernel
-    argument of its own: numba's parallel loops take flat records only).
+    """How a learner samples an episode and which reward it learns from.
 
     ``row_of_state`` (int64 ``[S]``): the row of logits each state reads;
     ``max_steps``: the step limit of an episode; ``reward_floor``: the learner sees
     ``max(r, reward_floor)`` (``-inf``: ``r`` itself); the KL penalty
     ``beta (log pi(a|s) - log pi_ref(a|s))`` with the reference's log-probabilities
     ``ref_log_probs [R_ref, A]`` by row and its row map ``ref_row [S]`` (no penalty:
-    ``beta = 0``, and one row of zeros that every state reads, so that one compiled
-    kernel serves both).
+    ``beta = 0``, and one row of zeros that every state reads: one kernel serves both).
     """
 
     row_of_state: np.ndarray
@@ -39,6 +39,17 @@ class Rollout(NamedTuple):
     beta: float
     ref_log_probs: np.ndarray | None
     ref_row: np.ndarray | None
+
+
+class Sampler(NamedTuple):
+    """What :func:`sample_episode` draws an episode from: the dynamics ``model`` (a
+    :class:`~tabular.model.mdp.ModelArrays`), the ``rollout`` (a :class:`Rollout`) and the
+    policy's logits ``theta`` ``[R, A]``, which the learner updates in place between
+    episodes. The sampler only reads them."""
+
+    model: ModelArrays
+    rollout: Rollout
+    theta: np.ndarray
 
 
 class PolicyGradientOutputs(NamedTuple):
@@ -68,35 +79,36 @@ def episode_buffers(n, max_steps, n_actions):
     steps: ``(path, seen, dones, dist)`` with ``path`` int64 ``[n, 2, L + 1]`` (the states,
     then the actions), ``seen`` ``[n, 2, L]`` (the rewards the learner sees, then
     ``log pi(a_t|s_t)``), ``dones`` bool ``[n, L]`` and ``dist`` ``[2, A]`` scratch (pi and
-    log pi of one state). Plain arrays: a record built inside a parallel loop hides its
-    arrays from numba's alias analysis, which may then drop writes to them."""
+    log pi of one state). Plain arrays, not a record: the sampler writes into them
+    (``docs/internals.md``, "Records and the arrays kernels write")."""
     return (np.empty((n, 2, max_steps + 1), dtype=np.int64), np.empty((n, 2, max_steps)),
             np.empty((n, max_steps), dtype=np.bool_), np.empty((2, n_actions)))
 
 
 @njit(cache=True, inline="always")
-def sample_episode(model, rollout, theta, rng, path, seen, dones, dist):
-    """Sample one episode of ``pi = softmax(theta[row_of_state[s]])``; returns its length
-    ``T`` and its environment return.
+def sample_episode(sampler, rng, path, seen, dones, dist):
+    """Sample one episode of ``pi = softmax(theta[row_of_state[s]])`` from a start state
+    drawn from the model; returns its length ``T`` and its environment return.
 
-    ``model`` is a :class:`~tabular.model.mdp.ModelArrays`, ``rollout`` a :class:`Rollout`,
-    ``rng`` the run's xoshiro state. Fills ``path[0, :T + 1]`` with the states
-    (``path[0, T]``: where the episode stopped) and ``path[1, :T]`` with the actions,
-    ``dones[:T]``, ``seen[1, :T]`` with ``log pi(a_t|s_t)`` and ``seen[0, :T]`` with the
-    reward the learner sees: ``max(r, reward_floor)`` minus the KL penalty
-    ``beta (log pi(a_t|s_t) - log pi_ref(a_t|s_t))``. The environment return sums the
+    ``sampler`` is a :class:`Sampler`, ``rng`` the run's xoshiro state. Fills
+    ``path[0, :T + 1]`` with the states (``path[0, T]``: where the episode stopped) and
+    ``path[1, :T]`` with the actions, ``dones[:T]``, ``seen[1, :T]`` with
+    ``log pi(a_t|s_t)`` and ``seen[0, :T]`` with the reward the learner sees:
+    ``max(r, reward_floor)`` minus the KL penalty ``beta (log pi(a_t|s_t) -
+    log pi_ref(a_t|s_t))`` (:func:`kl_penalised`). The environment return sums the
     rewards as the model pays them (``-inf`` for a trap). ``dist[0]`` and ``dist[1]``
     are scratch (they end holding pi and log pi of the last state that acted).
     """
-    path[0, 0] = sample_start(model, rng)
-    return continue_episode(model, rollout, theta, rng, path, seen, dones, dist)
+    path[0, 0] = sample_start(sampler.model, rng)
+    return continue_episode(sampler, rng, path, seen, dones, dist)
 
 
 @njit(cache=True, inline="always")
-def continue_episode(model, rollout, theta, rng, path, seen, dones, dist):
+def continue_episode(sampler, rng, path, seen, dones, dist):
     """:func:`sample_episode` from the state given in ``path[0, 0]`` instead of a start
     drawn from the model: a completion of a prefix, or another response to the same
     prompt."""
+    model, rollout, theta = sampler.model, sampler.rollout, sampler.theta
     probs, log_probs = dist[0], dist[1]
     s = path[0, 0]
     env_return = 0.0

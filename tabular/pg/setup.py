@@ -6,7 +6,7 @@ the KL penalty, the reward floor, ``gamma``, the episode counts, ``runs`` and
 ``seed``) and returns it in the form the kernels read
 (:class:`~tabular.pg.rollout.Rollout`, one xoshiro stream per run);
 :meth:`Setup.outputs` allocates a kernel's outputs and :meth:`Setup.result` turns
-them into a :class:`~tabular.results.PolicyGradientResult` (:meth:`Setup.batch_outputs`
+them into a :class:`~tabular.pg.results.PolicyGradientResult` (:meth:`Setup.batch_outputs`
 and :meth:`Setup.trust_region_result` for PPO and TRPO, with statistics per batch).
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from tabular._numba.rng import seed_states
-from tabular.checks import check_gamma, check_nonnegative, check_number
+from tabular.checks import check_gamma, check_nonnegative, check_number, check_positive_int
 from tabular.learn.setup import check_episode_args, per_run
 from tabular.model.mdp import MAX_REWARD, TabularMDP, as_mdp
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
@@ -119,14 +119,14 @@ class Setup:
                                      np.zeros((n, self.episodes)),
                                      np.zeros((n, self.episodes), dtype=np.int64))
 
-    def batch_outputs(self, iterations: int, kl_coef: bool = False,
+    def batch_outputs(self, iterations: int, kl_penalty: bool = False,
                       backtracks: bool = False) -> TrustRegionOutputs:
         """:meth:`outputs` with a critic, plus the per-iteration step statistics of PPO
-        and TRPO (``kl_coef`` and ``backtracks`` only when asked for)."""
+        and TRPO (``kl_penalty`` and ``backtracks`` only when asked for)."""
         base = self.outputs()
         n = base.logits.shape[0]
         return TrustRegionOutputs(*base, np.zeros((n, iterations)),
-                                  np.zeros((n, iterations)) if kl_coef else None,
+                                  np.zeros((n, iterations)) if kl_penalty else None,
                                   np.zeros((n, iterations), dtype=np.int64) if backtracks
                                   else None)
 
@@ -134,7 +134,7 @@ class Setup:
         """The public result of :meth:`batch_outputs` once a kernel filled them."""
         base = self.result(PolicyGradientOutputs(out.logits, out.V, out.returns, out.lengths))
         stats = {name: with_run_axis(getattr(out, name), self.runs)
-                 for name in ("step_kl", "kl_coef", "backtracks")}
+                 for name in ("step_kl", "kl_penalty", "backtracks")}
         return TrustRegionResult(**{f.name: getattr(base, f.name) for f in fields(base)},
                                  **stats)
 
@@ -161,10 +161,20 @@ def check_no_overflow(values: np.ndarray, name: str) -> None:
             "smaller alpha, beta or reward_floor magnitude")
 
 
-def setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
+def setup(mdp, policy, *, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
           seed) -> Setup:
-    """Check the arguments every policy-gradient learner shares (``policy=None``: the
-    uniform tabular softmax; ``episodes``: the total the result holds)."""
+    """Check the arguments every policy-gradient learner shares and put them in the form
+    its kernel reads.
+
+    ``mdp``: a :class:`~tabular.TabularMDP` or an env that has one; ``policy``: the
+    starting policy in any form (``None``: the uniform tabular softmax); ``ref_policy``
+    and ``beta``: the KL penalty (:func:`reference`); ``reward_floor``: as
+    :func:`check_reward_floor`; ``gamma``: the discount; ``episodes``: the total number
+    of episodes the result holds (per run); ``max_steps``: the step limit (``None``: the
+    env's time limit, else :data:`DEFAULT_MAX_STEPS`); ``runs`` and ``seed``: the runs
+    and their streams (:func:`~tabular._numba.rng.seed_states`). Keyword-only after
+    ``policy``: ten arguments, several of them numbers, are read by name.
+    """
     mdp = as_mdp(mdp)
     policy = (SoftmaxPolicy.tabular(mdp.n_states, mdp.n_actions) if policy is None
               else as_softmax_policy(mdp, policy, greedy=False))
@@ -173,3 +183,12 @@ def setup(mdp, policy, ref_policy, beta, reward_floor, gamma, episodes, max_step
     rollout = Rollout(policy.row_of_state, max_steps, check_reward_floor(mdp, reward_floor),
                       beta, ref_log_probs, ref_row)
     return Setup(mdp, policy, rollout, check_gamma(gamma), episodes, runs, seed_states(seed, n))
+
+
+def batch_setup(mdp, policy, *, iterations, episodes_per_batch, **shared) -> Setup:
+    """:func:`setup` for a learner that learns from ``iterations`` batches of
+    ``episodes_per_batch`` episodes (PPO, TRPO): both counts checked (>= 1), the result
+    holding their product of episodes; ``shared``: the other arguments of :func:`setup`."""
+    episodes = (check_positive_int("iterations", iterations)
+                * check_positive_int("episodes_per_batch", episodes_per_batch))
+    return setup(mdp, policy, episodes=episodes, **shared)

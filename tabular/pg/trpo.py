@@ -57,6 +57,8 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.model.mdp import TabularMDP
 from tabular.pg.batches import (
+    BatchIteration,
+    RunState,
     batch_buffers,
     batch_kl,
     collect_batch,
@@ -66,7 +68,7 @@ from tabular.pg.batches import (
     save_rows,
 )
 from tabular.pg.results import TrustRegionResult
-from tabular.pg.setup import setup, step_size
+from tabular.pg.setup import batch_setup, step_size
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
     fisher_vector_product,
@@ -98,6 +100,32 @@ class TRPOParams(NamedTuple):
     line_search_steps: int
 
 
+class Fisher(NamedTuple):
+    """The block-diagonal Fisher information ``F`` of a batch's visited rows: row ``i``'s
+    block is ``weights[i] (diag(probs[i]) - probs[i] probs[i]^T)``, for the first
+    ``n_rows`` rows of ``probs`` ``[n, A]`` and ``weights`` ``[n]``."""
+
+    probs: np.ndarray
+    weights: np.ndarray
+    n_rows: int
+
+
+class TRPOWork(NamedTuple):
+    """The scratch of :func:`_trpo_step`, sized for a batch of ``n`` samples: the visited
+    rows' logits before the step ``old``, their probabilities ``old_probs``, the gradient
+    ``g`` and the natural gradient ``x`` (each ``[n, A]``), conjugate gradient's
+    ``cg_work`` ``[3, n, A]``, the rows' Fisher ``weights`` ``[n]`` and ``dist``
+    ``[3, A]``."""
+
+    old: np.ndarray
+    old_probs: np.ndarray
+    g: np.ndarray
+    x: np.ndarray
+    cg_work: np.ndarray
+    weights: np.ndarray
+    dist: np.ndarray
+
+
 # --------------------------------------------------------------------- kernels
 @njit(cache=True, inline="always")
 def _dot(u, v, n_rows):
@@ -118,23 +146,24 @@ def _combine(y, a, x, c, n_rows):
 
 
 @njit(cache=True)
-def fisher_product(probs, weights, v, n_rows, out):
-    """``out = F v`` for the block-diagonal Fisher ``F`` of the visited rows: row ``i``
-    is ``weights[i] (diag(probs[i]) - probs[i] probs[i]^T) v[i]``."""
-    for i in range(n_rows):
-        fisher_vector_product(probs[i], v[i], weights[i], out[i])
+def fisher_product(fisher, v, out):
+    """``out = F v`` for the :class:`Fisher` ``F`` of the visited rows: row ``i`` is
+    ``weights[i] (diag(probs[i]) - probs[i] probs[i]^T) v[i]``."""
+    for i in range(fisher.n_rows):
+        fisher_vector_product(fisher.probs[i], v[i], fisher.weights[i], out[i])
 
 
 @njit(cache=True)
-def conjugate_gradient(probs, weights, g, n_rows, iterations, x, work):
+def conjugate_gradient(fisher, g, iterations, x, work):
     """Solve ``F x = g`` by at most ``iterations`` steps of conjugate gradient
-    (Hestenes and Stiefel, 1952; Schulman et al., 2015, appendix C), ``F`` the Fisher
-    of :func:`fisher_product`, from ``x = 0``; ``work`` ``[3, n, A]`` is scratch.
+    (Hestenes and Stiefel, 1952; Schulman et al., 2015, appendix C), ``F`` the
+    :class:`Fisher` ``fisher``, from ``x = 0``; ``work`` ``[3, n, A]`` is scratch.
 
     Stops early when the residual falls below ``CG_TOLERANCE`` times ``|g|`` or a
     search direction has no curvature (``d^T F d <= 0``: ``g`` has no component left
     that ``F`` can see).
     """
+    n_rows = fisher.n_rows
     r, d, Fd = work[0], work[1], work[2]
     _combine(x, 0.0, g, 0.0, n_rows)
     _combine(r, 0.0, g, 1.0, n_rows)
@@ -144,7 +173,7 @@ def conjugate_gradient(probs, weights, g, n_rows, iterations, x, work):
     for _ in range(iterations):
         if not rr > tolerance:
             break
-        fisher_product(probs, weights, d, n_rows, Fd)
+        fisher_product(fisher, d, Fd)
         curvature = _dot(d, Fd, n_rows)
         if not curvature > 0.0:
             break
@@ -179,28 +208,32 @@ def _move(theta, rows, old, direction, fraction, n_rows):
 
 
 @njit(cache=True)
-def _trpo_step(p, row_of_state, theta, V, batch, work, sizes):
-    """TRPO's iteration ``it`` on a collected batch of ``N`` samples in ``n_rows`` rows
-    (``sizes = (N, n_rows, it)``): the natural gradient by conjugate gradient, the step
-    that meets the KL limit by line search, then the critic. Returns ``(KL of the
-    accepted step, backtracks)``, ``(0, -1)`` when no step passed. Its argument types do
-    not depend on the model or the rollout, so it compiles once for all of them."""
-    N, n_rows, it = sizes
-    old, old_probs, g, x, cg_work, weights, dist = work
+def _trpo_step(p, row_of_state, state, batch, work, iteration):
+    """TRPO's iteration on a collected batch (``iteration`` a
+    :class:`~tabular.pg.batches.BatchIteration`, ``state`` the run's
+    :class:`~tabular.pg.batches.RunState`, ``work`` a :class:`TRPOWork`): the natural
+    gradient by conjugate gradient, the step that meets the KL limit by line search,
+    then the critic. Returns ``(KL of the accepted step, backtracks)``, ``(0, -1)`` when
+    no step passed."""
+    theta, V = state.theta, state.V
+    N, n_rows = iteration.N, iteration.n_rows
+    old, g, x, cg_work, dist = work.old, work.g, work.x, work.cg_work, work.dist
+    old_probs, weights = work.old_probs, work.weights
     M = p.episodes_per_batch
     save_rows(theta, batch, n_rows, old)
     for i in range(n_rows):
         softmax(old[i], old_probs[i])
         weights[i] = batch.counts[i] / M
         g[i] = 0.0
+    fisher = Fisher(old_probs, weights, n_rows)  # for reading: writes go through work
     for k in range(N):  # g = (1/M) sum_t A_t grad log pi(a_t|s_t)
         i = batch.slot[row_of_state[batch.states[k]]]
         accumulate_log_prob_grad(old[i], batch.actions[k], batch.advantages[k] / M, dist[0],
                                  g[i])
-    conjugate_gradient(old_probs, weights, g, n_rows, p.cg_iterations, x, cg_work)
-    fisher_product(old_probs, weights, x, n_rows, cg_work[0])
+    conjugate_gradient(fisher, g, p.cg_iterations, x, cg_work)
+    fisher_product(fisher, x, cg_work[0])
     curvature = _dot(x, cg_work[0], n_rows)  # x^T F x
-    max_kl = schedule_value(p.max_kl, it + 1)
+    max_kl = schedule_value(p.max_kl, iteration.it + 1)
     step_kl, backtracks = 0.0, -1
     if curvature > 0.0:
         full = np.sqrt(2.0 * max_kl / curvature)  # (1/2) s^2 x^T F x = max_kl
@@ -213,7 +246,7 @@ def _trpo_step(p, row_of_state, theta, V, batch, work, sizes):
                 break
     if backtracks < 0:  # no step passed: the policy stays
         restore_rows(theta, batch, n_rows, old)
-    step_value = schedule_value(p.alpha_value, it + 1)
+    step_value = schedule_value(p.alpha_value, iteration.it + 1)
     for k in range(N):
         s = batch.states[k]
         V[s] = update_toward(V[s], batch.targets[k], step_value)
@@ -222,19 +255,21 @@ def _trpo_step(p, row_of_state, theta, V, batch, work, sizes):
 
 @njit(cache=True)
 def _trpo_run(model, p, rollout, rng, out, run):
-    """One run of TRPO: per iteration a batch of ``M`` episodes, then :func:`_trpo_step`."""
-    theta, V = out.logits[run], out.V[run]
-    A = theta.shape[1]
-    batch = batch_buffers(p.episodes_per_batch, rollout.max_steps, theta.shape[0], A)
+    """Run ``run`` of TRPO, into row ``run`` of the
+    :class:`~tabular.pg.batches.TrustRegionOutputs` ``out``: per iteration a batch of
+    ``M`` episodes, then :func:`_trpo_step`."""
+    state = RunState(out.logits[run], out.V[run], rng)
+    A = state.theta.shape[1]
+    batch = batch_buffers(p.episodes_per_batch, rollout.max_steps, state.theta.shape[0], A)
     capacity = batch.states.shape[0]
-    work = (np.empty((capacity, A)), np.empty((capacity, A)), np.empty((capacity, A)),
-            np.empty((capacity, A)), np.empty((3, capacity, A)), np.empty(capacity),
-            np.empty((3, A)))
+    work = TRPOWork(np.empty((capacity, A)), np.empty((capacity, A)),
+                    np.empty((capacity, A)), np.empty((capacity, A)),
+                    np.empty((3, capacity, A)), np.empty(capacity), np.empty((3, A)))
     for it in range(p.iterations):
-        N, n_rows = collect_batch(model, rollout, theta, V, rng, batch, p.gamma, p.lam)
+        N, n_rows = collect_batch(model, rollout, state, batch, p.gamma, p.lam)
         record_episodes(batch, out.returns[run], out.lengths[run], it)
         out.step_kl[run, it], out.backtracks[run, it] = _trpo_step(
-            p, rollout.row_of_state, theta, V, batch, work, (N, n_rows, it))
+            p, rollout.row_of_state, state, batch, work, BatchIteration(N, n_rows, it))
         release_rows(batch, n_rows)
 
 
@@ -278,16 +313,15 @@ def trpo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 
 
     Returns
     -------
-    A :class:`~tabular.results.TrustRegionResult`: a
-    :class:`~tabular.results.PolicyGradientResult` as in :func:`tabular.reinforce`, of
+    A :class:`~tabular.pg.results.TrustRegionResult`: a
+    :class:`~tabular.pg.results.PolicyGradientResult` as in :func:`tabular.reinforce`, of
     ``iterations * episodes_per_batch`` episodes, with ``V`` the critic, plus per
     iteration ``step_kl`` (the accepted step's batch KL, at most ``max_kl``; 0 with no
     step) and ``backtracks`` (halvings before the accepted step, ``-1``: none accepted).
     """
-    su = setup(mdp, policy, ref_policy, beta, reward_floor, gamma,
-               check_positive_int("iterations", iterations)
-               * check_positive_int("episodes_per_batch", episodes_per_batch),
-               max_steps, runs, seed)
+    su = batch_setup(mdp, policy, iterations=iterations, episodes_per_batch=episodes_per_batch,
+                     ref_policy=ref_policy, beta=beta, reward_floor=reward_floor, gamma=gamma,
+                     max_steps=max_steps, runs=runs, seed=seed)
     params = TRPOParams(su.gamma, int(iterations), int(episodes_per_batch),
                         check_unit_interval("lam", lam),
                         step_size("alpha_value", alpha_value, 1.0),

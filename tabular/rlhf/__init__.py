@@ -15,7 +15,8 @@
   (:func:`process_rewards`, :func:`prefix_values`) and a process reward model fitted to
   Monte Carlo step labels (:func:`fit_process_reward_model`);
 - :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
-  reward model: :func:`train_pipeline`) and measured against the exact optimum.
+  reward model: :func:`train_pipeline`) and measured against the exact optimum;
+- :mod:`~tabular.rlhf.results` -- what DPO, iterated DPO and KTO return.
 
 The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`,
 :func:`tabular.ppo` and :func:`tabular.trpo`, used as they are with a ``ref_policy`` and
@@ -36,7 +37,7 @@ from tabular.rlhf.exact import (
     visit_probabilities,
 )
 from tabular.rlhf.group import group_relative_advantages, grpo
-from tabular.rlhf.kto import KTOOptimum, KTOResult, kto, kto_optimum
+from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.pipeline import (
     Frontier,
@@ -45,13 +46,14 @@ from tabular.rlhf.pipeline import (
     ScenarioData,
     train_pipeline,
 )
-from tabular.rlhf.preference import DPOResult, IteratedDPOResult, dpo, iterated_dpo, response_path
+from tabular.rlhf.preference import dpo, iterated_dpo, response_path
 from tabular.rlhf.process import (
     ProcessRewardModel,
     fit_process_reward_model,
     prefix_values,
     process_rewards,
 )
+from tabular.rlhf.results import DPOResult, IteratedDPOResult, KTOResult
 from tabular.rlhf.reward_model import (
     RewardModel,
     bradley_terry_loss,

@@ -24,7 +24,7 @@ from tabular.model.graph import tree_levels, tree_roots
 from tabular.rlhf.exact import ending_probabilities, path_returns
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BestOfN:
     """The best-of-N policy over whole responses.
 

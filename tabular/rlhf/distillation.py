@@ -40,7 +40,7 @@ def distill(mdp, student, teacher, *, learner: str = "reinforce",
         ``seed``, ``runs``...); ``ref_policy``, ``beta`` and ``gamma`` are fixed
         (the teacher, 1 and 1).
 
-    Returns the learner's :class:`~tabular.results.PolicyGradientResult`;
+    Returns the learner's :class:`~tabular.pg.results.PolicyGradientResult`;
     :func:`~tabular.rlhf.sequence_kl` of its policy and the teacher measures what is
     left.
     """

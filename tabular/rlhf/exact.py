@@ -158,7 +158,7 @@ def path_returns(mdp) -> np.ndarray:
     return before[:, None] + mdp.expected_reward()
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class KLOptimum:
     """The closed-form KL-regularised optimum over whole responses.
 

@@ -21,7 +21,7 @@ from tabular.checks import check_positive_int
 from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
 from tabular.pg.results import PolicyGradientResult
-from tabular.pg.rollout import episode_buffers, kl_penalised, sample_episode
+from tabular.pg.rollout import Sampler, episode_buffers, kl_penalised, sample_episode
 from tabular.pg.setup import setup, step_size
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
@@ -62,10 +62,12 @@ def leave_one_out_advantages(returns, out):
 
 
 @njit(cache=True, inline="always")
-def greedy_return(model, rollout, theta, s, rng, log_probs):
+def greedy_return(sampler, s, rng, log_probs):
     """The return (as the learner sees it: floored, KL-shaped) of the greedy response
     from ``s``, the baseline of ReMax (Li et al., 2023): the most probable token at
-    every step, the lowest on ties."""
+    every step, the lowest on ties. ``sampler`` is a
+    :class:`~tabular.pg.rollout.Sampler`; ``log_probs`` ``[A]`` is scratch."""
+    model, rollout, theta = sampler.model, sampler.rollout, sampler.theta
     total = 0.0
     for _ in range(rollout.max_steps):
         row = rollout.row_of_state[s]
@@ -80,10 +82,13 @@ def greedy_return(model, rollout, theta, s, rng, log_probs):
 
 
 @njit(cache=True)
-def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
-    """One run: each iteration samples a prompt, ``group_size`` responses to it, and takes
-    one ascent step on ``(1/G) sum_i A_i sum_t grad log pi(a_t|s_t)`` with every token of
-    response ``i`` sharing its advantage."""
+def _grpo_run(model, p, rollout, rng, out, run):
+    """Run ``run``, into row ``run`` of the
+    :class:`~tabular.pg.rollout.PolicyGradientOutputs` ``out``: each iteration samples a
+    prompt, ``group_size`` responses to it, and takes one ascent step on
+    ``(1/G) sum_i A_i sum_t grad log pi(a_t|s_t)`` with every token of response ``i``
+    sharing its advantage."""
+    theta, returns, lengths = out.logits[run], out.returns[run], out.lengths[run]
     S, G = model.start_cdf.shape[0], p.group_size
     paths, seen, dones, dist = episode_buffers(G, rollout.max_steps, theta.shape[1])
     T = np.empty(G, dtype=np.int64)
@@ -97,10 +102,10 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
         s0 = sample_start(model, rng)
         for s in range(S):  # the group shares its prompt
             prompt_cdf[s] = 1.0 if s >= s0 else 0.0
-        group = with_start(model, prompt_cdf)
+        group = Sampler(with_start(model, prompt_cdf), rollout, theta)
         for i in range(G):
-            T[i], returns[it * G + i] = sample_episode(group, rollout, theta, rng, paths[i],
-                                                       seen[i], dones[i], dist)
+            T[i], returns[it * G + i] = sample_episode(group, rng, paths[i], seen[i],
+                                                       dones[i], dist)
             lengths[it * G + i] = T[i]
             shaped[i] = seen[i, 0, : T[i]].sum()
         if p.advantage == GROUP_MEAN:
@@ -109,7 +114,7 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
             if p.advantage == LEAVE_ONE_OUT:
                 leave_one_out_advantages(shaped, advantage)
             else:
-                baseline = greedy_return(group, rollout, theta, s0, rng, dist[1])
+                baseline = greedy_return(group, s0, rng, dist[1])
                 for i in range(G):
                     advantage[i] = shaped[i] - baseline
             if p.normalise:
@@ -143,8 +148,7 @@ def _grpo_run(model, p, rollout, rng, theta, returns, lengths):
 @runs_kernel
 def _grpo(model, params, rollout, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _grpo_run(model, params, rollout, rng_states[run].copy(), out.logits[run],
-                  out.returns[run], out.lengths[run])
+        _grpo_run(model, params, rollout, rng_states[run].copy(), out, run)
 
 
 def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=0.5,
@@ -197,7 +201,7 @@ def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=
 
     Returns
     -------
-    A :class:`~tabular.results.PolicyGradientResult`: ``logits`` ``[R, A]`` (``[runs, R,
+    A :class:`~tabular.pg.results.PolicyGradientResult`: ``logits`` ``[R, A]`` (``[runs, R,
     A]`` with ``runs=n``), ``row_of_state`` ``[S]``, ``V = None`` (no critic),
     ``episode_returns`` (without the KL term) and ``episode_lengths`` of the
     ``iterations * group_size`` responses; ``.policy`` the trained ``SoftmaxPolicy``.
@@ -205,8 +209,9 @@ def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=
     group_size = check_positive_int("group_size", group_size)
     if group_size < 2:
         raise ValueError(f"group_size must be >= 2 (a group needs a mean), got {group_size}")
-    su = setup(mdp, policy, ref_policy, beta, reward_floor, 1.0,
-               check_positive_int("iterations", iterations) * group_size, max_steps, runs, seed)
+    su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
+               gamma=1.0, episodes=check_positive_int("iterations", iterations) * group_size,
+               max_steps=max_steps, runs=runs, seed=seed)
     if advantage not in ADVANTAGES:
         raise ValueError(f"advantage must be one of {sorted(ADVANTAGES)}, got {advantage!r}")
     if aggregation not in AGGREGATIONS:

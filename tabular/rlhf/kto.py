@@ -47,18 +47,18 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
-from tabular.pg.rollout import episode_buffers, sample_episode
+from tabular.pg.rollout import Sampler, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.results import with_run_axis
 from tabular.rlhf.preference import (
     Paths,
-    SoftmaxRunsResult,
     _accumulate_path_grad,
     _paths,
     possible_paths,
     rows_on_paths,
     sequence_log_prob,
 )
+from tabular.rlhf.results import KTOResult
 from tabular.rlhf.reward_model import counted_record, log_sigmoid, sigmoid
 from tabular.rules.policy_gradient import ascend
 
@@ -67,7 +67,7 @@ class Feedback(NamedTuple):
     """``counts[i]`` labels of response ``i``, desirable when ``desirable[i]``; the
     responses as in :class:`~tabular.rlhf.preference.Paths`."""
 
-    states: np.ndarray
+    rows: np.ndarray
     actions: np.ndarray
     lengths: np.ndarray
     ref_log_probs: np.ndarray
@@ -76,8 +76,10 @@ class Feedback(NamedTuple):
 
 
 class KTOParams(NamedTuple):
-    """:func:`kto`'s hyper-parameters as its kernel reads them."""
+    """:func:`kto` as its kernel reads it: the labels (``feedback``, a :class:`Feedback`)
+    and the hyper-parameters."""
 
+    feedback: Feedback
     beta: float
     steps: int
     alpha: float
@@ -116,9 +118,11 @@ def kto_value(log_ratio, z0, desirable, p):
 
 
 @njit(cache=True, inline="always")
-def _sampled_log_ratio(model, rollout, theta, rng, path, seen, dones, dist):
-    """``log pi(y'|x') - log pi_ref(y'|x')`` of one response ``y'`` sampled from ``pi``."""
-    T, _ = sample_episode(model, rollout, theta, rng, path, seen, dones, dist)
+def _sampled_log_ratio(sampler, rng, path, seen, dones, dist):
+    """``log pi(y'|x') - log pi_ref(y'|x')`` of one response ``y'`` sampled from ``pi``
+    (:func:`~tabular.pg.rollout.sample_episode`'s arguments)."""
+    rollout = sampler.rollout
+    T, _ = sample_episode(sampler, rng, path, seen, dones, dist)
     total = 0.0
     for t in range(T):
         total += seen[1, t] - rollout.ref_log_probs[rollout.ref_row[path[0, t]], path[1, t]]
@@ -126,56 +130,45 @@ def _sampled_log_ratio(model, rollout, theta, rng, path, seen, dones, dist):
 
 
 @njit(cache=True)
-def _kto_run(model, rollout, data, p, rng, theta, loss, z0s):
-    """One run: ``steps`` full-batch ascent steps on the mean of ``v(x, y)``, the reference
-    point re-estimated from ``kl_samples`` fresh responses before each step."""
+def _kto_run(model, rollout, p, rng, out, run):
+    """Run ``run``, into row ``run`` of the :class:`KTOOutputs` ``out``: ``steps``
+    full-batch ascent steps on the mean of ``v(x, y)``, the reference point re-estimated
+    from ``kl_samples`` fresh responses before each step."""
+    theta, loss, z0s = out.logits[run], out.loss[run], out.reference_point[run]
+    data = p.feedback
     A = theta.shape[1]
     n = data.counts.sum()
+    sampler = Sampler(model, rollout, theta)
     paths, seen, dones, dist = episode_buffers(1, rollout.max_steps, A)
     grad = np.zeros_like(theta)
     buf, probs = np.empty(A), np.empty(A)
-    labels = Paths(data.states, data.actions, data.lengths, data.ref_log_probs)
-    rows = rows_on_paths(rollout.row_of_state, theta.shape[0], labels, labels)
+    labels = Paths(data.rows, data.actions, data.lengths, data.ref_log_probs)
+    rows = rows_on_paths(theta.shape[0], labels, labels)
     for step in range(p.steps):
         total = 0.0
         for _ in range(p.kl_samples):
-            total += _sampled_log_ratio(model, rollout, theta, rng, paths[0], seen[0],
-                                        dones[0], dist)
+            total += _sampled_log_ratio(sampler, rng, paths[0], seen[0], dones[0], dist)
         z0 = kto_reference_point(total, p.kl_samples)  # a constant of the gradient
         z0s[step] = z0
         for r in rows:
             grad[r] = 0.0
         value = 0.0
         for i in range(data.counts.shape[0]):
-            log_pi = sequence_log_prob(theta, rollout.row_of_state, labels.states[i],
-                                       labels.actions[i], labels.lengths[i], buf)
+            log_pi = sequence_log_prob(theta, labels.rows[i], labels.actions[i],
+                                       labels.lengths[i], buf)
             v, slope = kto_value(log_pi - labels.ref_log_probs[i], z0, data.desirable[i], p)
             weight = (p.lambda_d if data.desirable[i] else p.lambda_u) - v
             value += data.counts[i] * weight / n
-            _accumulate_path_grad(theta, rollout.row_of_state, labels, i,
-                                  data.counts[i] * slope / n, probs, grad)
+            _accumulate_path_grad(theta, labels, i, data.counts[i] * slope / n, probs, grad)
         loss[step] = value
         for r in rows:
             ascend(theta[r], grad[r], p.alpha)
 
 
 @runs_kernel
-def _kto(model, rollout, data, p, rng_states, out):
-    logits, loss, z0 = out.logits, out.loss, out.reference_point
+def _kto(model, rollout, p, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _kto_run(model, rollout, data, p, rng_states[run].copy(), logits[run], loss[run],
-                 z0[run])
-
-
-@dataclass(frozen=True, eq=False)
-class KTOResult(SoftmaxRunsResult):
-    """What :func:`kto` returns: the trained ``logits`` and ``row_of_state`` (see
-    :class:`~tabular.rlhf.preference.SoftmaxRunsResult`), the mean KTO ``loss`` and the
-    sampled reference point ``reference_point`` (``z0``) before each step (``[steps]``, or
-    ``[runs, steps]``)."""
-
-    loss: np.ndarray
-    reference_point: np.ndarray
+        _kto_run(model, rollout, p, rng_states[run].copy(), out, run)
 
 
 def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
@@ -199,7 +192,8 @@ def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
 def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float = 1.0,
         lambda_u: float = 1.0, steps: int = 2000, alpha: float = 1.0, kl_samples: int = 8,
         seed: int | None = 0, runs: int | None = None) -> KTOResult:
-    """Kahneman-Tversky optimisation on a token MDP ``env`` (Ethayarajh et al., 2024).
+    """Kahneman-Tversky optimisation on a token MDP ``env`` (Ethayarajh et al., 2024,
+    section 4).
 
     Minimises the mean over the labels of ``lambda_y - v(x, y)`` (see the module) by
     full-batch gradient descent from ``policy``, each step's reference point ``z0`` the
@@ -216,7 +210,7 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
     beta : the KL coefficient (> 0), required.
     ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
     lambda_d, lambda_u : the weights of desirable and undesirable labels (> 0),
-        default 1 each.
+        default 1 each (TRL's ``desirable_weight`` and ``undesirable_weight``).
     steps : gradient steps, default 2000.
     alpha : step size (> 0), default 1.0.
     kl_samples : responses sampled per step for the reference point (>= 1), default 8.
@@ -224,7 +218,7 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
 
-    Returns a :class:`KTOResult`. Every labelled response must have positive
+    Returns a :class:`~tabular.rlhf.results.KTOResult`. Every labelled response must have positive
     probability under ``policy`` and ``ref_policy``. Weigh the labels so that each
     prompt's desirable weight exceeds its undesirable weight (the paper advises
     ``lambda_D n_D / (lambda_U n_U)`` in ``[1, 4/3]``): where the undesirable weight
@@ -241,20 +235,22 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
     start = as_softmax_policy(mdp, policy, greedy=False)
     ref_policy = start if ref_policy is None else ref_policy
     # the rewards are never read: the floor only keeps a -inf reward from being refused
-    su = setup(mdp, start, ref_policy, beta, -MAX_REWARD, 1.0, steps, None, runs, seed)
+    su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=-MAX_REWARD,
+               gamma=1.0, episodes=steps, max_steps=None, runs=runs, seed=seed)
     records = feedback_records(feedback)
     ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()
     paths = possible_paths(env, [(x, y) for _, x, y, _ in records],
                            {"policy": start.log_probs(), "ref_policy": ref_lp}, "KTO")
-    data = Feedback(*_paths([paths[(x, y)] for _, x, y, _ in records], ref_lp),
+    data = Feedback(*_paths([paths[(x, y)] for _, x, y, _ in records], start.row_of_state,
+                            ref_lp),
                     np.array([good for *_, good in records]),
                     np.array([c for c, *_ in records]))
     n = su.rng_states.shape[0]
     out = KTOOutputs(su.outputs(value=False).logits, np.zeros((n, su.episodes)),
                      np.zeros((n, su.episodes)))
-    over_runs(_kto, su.mdp.arrays, su.rollout, data,
-         KTOParams(beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples),
-         su.rng_states, out)
+    over_runs(_kto, su.mdp.arrays, su.rollout,
+              KTOParams(data, beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples),
+              su.rng_states, out)
     check_no_overflow(out.logits, "logits")
     return KTOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                      with_run_axis(out.loss, runs), with_run_axis(out.reference_point, runs))
@@ -317,10 +313,24 @@ def _normalise(z0, log_ref, log_gap, beta, u):
     _log_mass(hi, z0, log_ref, log_gap, beta, u)
 
 
+class KeptResponses(NamedTuple):
+    """The responses :func:`kto_optimum` keeps, prompt by prompt: prompt ``x``'s are
+    ``bounds[x]:bounds[x + 1]``, each with ``log pi_ref(y|x)`` (``log_ref``) and
+    ``log d_y`` (``log_gap``, ``d_y`` its desirable minus undesirable weight); the
+    prompts' probabilities ``prompt_prob``."""
+
+    log_ref: np.ndarray
+    log_gap: np.ndarray
+    bounds: np.ndarray
+    prompt_prob: np.ndarray
+
+
 @njit(cache=True)
-def _kl_excess(z0, log_ref, log_gap, bounds, prompt_prob, beta, u):
-    """``E_x KL(pi || pi_ref) - z0`` of the normalised solution for ``z0`` (a prompt
-    without labels keeps the reference: KL 0), ``log pi/pi_ref = z0 + u / beta``."""
+def _kl_excess(z0, kept, beta, u):
+    """``E_x KL(pi || pi_ref) - z0`` of the normalised solution for ``z0`` over the
+    :class:`KeptResponses` ``kept`` (a prompt without labels keeps the reference: KL 0),
+    ``log pi/pi_ref = z0 + u / beta``; ``u`` receives each ``u_y``."""
+    log_ref, log_gap, bounds, prompt_prob = kept
     total = -z0
     for x in range(prompt_prob.shape[0]):
         lo, hi = bounds[x], bounds[x + 1]
@@ -332,25 +342,25 @@ def _kl_excess(z0, log_ref, log_gap, bounds, prompt_prob, beta, u):
 
 
 @njit(cache=True)
-def _kto_fixed_point(log_ref, log_gap, bounds, prompt_prob, beta, u):
+def _kto_fixed_point(kept, beta, u):
     """``z0`` of the KTO optimum (bisection on ``E_x KL = z0`` in ``[0, max -log pi_ref]``,
     which bounds the KL of any distribution over these responses), ``u`` filled at it."""
-    lo, hi = 0.0, max(0.0, -log_ref.min())
-    if _kl_excess(lo, log_ref, log_gap, bounds, prompt_prob, beta, u) <= 0.0:
+    lo, hi = 0.0, max(0.0, -kept.log_ref.min())
+    if _kl_excess(lo, kept, beta, u) <= 0.0:
         return lo
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
             break
-        if _kl_excess(mid, log_ref, log_gap, bounds, prompt_prob, beta, u) > 0.0:
+        if _kl_excess(mid, kept, beta, u) > 0.0:
             lo = mid
         else:
             hi = mid
-    _kl_excess(hi, log_ref, log_gap, bounds, prompt_prob, beta, u)
+    _kl_excess(hi, kept, beta, u)
     return hi
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class KTOOptimum:
     """Where :func:`kto` ends on a policy with a row per prefix.
 
@@ -410,7 +420,7 @@ def kto_optimum(env, ref_policy, feedback, *, beta: float, lambda_d: float = 1.0
     bounds = np.cumsum([0] + [len(ks) for ks in kept])
     start = mdp.start[[env.state_of(p) for p in prompts]]
     u = np.zeros(len(keys))
-    z0 = _kto_fixed_point(log_ref, log_gap, bounds, start, beta, u)
+    z0 = _kto_fixed_point(KeptResponses(log_ref, log_gap, bounds, start), beta, u)
     endings = np.zeros((mdp.n_states, mdp.n_actions))
     for j, (x, y) in enumerate(keys):
         s, a = paths[(x, y)]

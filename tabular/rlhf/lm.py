@@ -96,13 +96,17 @@ class NGramLM:
 
     @property
     def token_id(self) -> dict:
+        """``{token: id}``: each token's index in ``vocab``."""
         return {t: i for i, t in enumerate(self.vocab)}
 
     @property
     def eos_id(self) -> int:
+        """The id of the end-of-sequence token."""
         return self.vocab.index(self.eos)
 
     def encode(self, text: str) -> tuple[int, ...]:
+        """The token ids of ``text`` (:func:`tokenize`); a token outside the vocabulary is
+        an error."""
         ids = self.token_id
         missing = [t for t in tokenize(text) if t not in ids]
         if missing:
@@ -132,6 +136,8 @@ class NGramLM:
 
     # ------------------------------------------------------------ inference
     def next_token_probs(self, prefix: Sequence[int]) -> np.ndarray:
+        """``[V]``: ``P(y_t | prefix)``, the softmax of the row the context of ``prefix``
+        reads."""
         out = np.empty(len(self.vocab))
         softmax(self.logits[self.row(prefix)], out)
         return out
@@ -260,7 +266,7 @@ def _maximum_likelihood_sgd(logits, data, p, rng):
     return history
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class TrainResult:
     """What :func:`pretrain` and :func:`sft` return.
 

@@ -1,9 +1,14 @@
-"""Direct preference optimisation on a token MDP (Rafailov et al., 2023)."""
+"""Direct preference optimisation on a token MDP (Rafailov et al., 2023), its IPO loss
+(Azar et al., 2024), and iterated DPO on comparisons sampled from the current policy.
+
+The kernels read a response by the rows of logits its tokens read (:class:`Paths`):
+``log pi(y|x) = sum_t log softmax(theta[row_t])[a_t]``, so one kernel serves any
+``row_of_state`` (a row per prefix, or shared n-gram rows).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -11,21 +16,22 @@ from numba import njit
 
 from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int
-from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
-from tabular.pg.results import trained_policy
-from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
+from tabular.model.policy import as_softmax_policy
+from tabular.pg.rollout import Sampler, continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
-from tabular.results import RunsResult, shared, with_run_axis
+from tabular.results import with_run_axis
+from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
 
 
 class Paths(NamedTuple):
-    """Responses as the kernel reads them, one row each: the ``states`` and ``actions``
-    (tokens) that generate them (int64 ``[P, L]``, padded), their ``lengths`` ``[P]`` and
-    their log-probability under the reference, ``ref_log_probs`` ``[P]``."""
+    """Responses as the kernel reads them, one row each: the ``rows`` of logits their
+    tokens read (the policy's ``row_of_state`` of each prefix) and the ``actions``
+    (tokens) (int64 ``[P, L]``, padded), their ``lengths`` ``[P]`` and their
+    log-probability under the reference, ``ref_log_probs`` ``[P]``."""
 
-    states: np.ndarray
+    rows: np.ndarray
     actions: np.ndarray
     lengths: np.ndarray
     ref_log_probs: np.ndarray
@@ -79,11 +85,12 @@ def possible_paths(env, texts, log_probs: dict, method: str) -> dict:
 
 
 @njit(cache=True, inline="always")
-def sequence_log_prob(logits, row_of_state, states, actions, length, buf):
-    """``log pi(y|x) = sum_t log pi(a_t | s_t)`` along one response (the chain rule)."""
+def sequence_log_prob(logits, rows, actions, length, buf):
+    """``log pi(y|x) = sum_t log pi(a_t | s_t)`` along one response (the chain rule), from
+    the rows of logits its first ``length`` tokens read; ``buf`` ``[A]`` is scratch."""
     total = 0.0
     for t in range(length):
-        log_softmax(logits[row_of_state[states[t]]], buf)
+        log_softmax(logits[rows[t]], buf)
         total += buf[actions[t]]
     return total
 
@@ -104,7 +111,7 @@ def ipo_error(log_ratio_gap, beta):
 
 
 @njit(cache=True)
-def rows_on_paths(row_of_state, n_rows, paths, more):
+def rows_on_paths(n_rows, paths, more):
     """The logit rows the responses of ``paths`` and ``more`` (two :class:`Paths`) pass
     through, in increasing order: the only rows a gradient on their log-probabilities
     moves, so a step touches these and not the whole table."""
@@ -112,37 +119,39 @@ def rows_on_paths(row_of_state, n_rows, paths, more):
     for data in (paths, more):
         for i in range(data.lengths.shape[0]):
             for t in range(data.lengths[i]):
-                on[row_of_state[data.states[i, t]]] = True
+                on[data.rows[i, t]] = True
     return np.flatnonzero(on)
 
 
 @njit(cache=True, inline="always")
-def _accumulate_path_grad(logits, row_of_state, paths, i, weight, probs, grad):
-    """``grad += weight * d log pi(y_i|x) / d logits``, token by token."""
+def _accumulate_path_grad(logits, paths, i, weight, probs, grad):
+    """``grad += weight * d log pi(y_i|x) / d logits``, token by token (S&B eq. 13.9 per
+    token: the chain rule sums them); ``probs`` ``[A]`` is scratch."""
     for t in range(paths.lengths[i]):
-        r = row_of_state[paths.states[i, t]]
+        r = paths.rows[i, t]
         accumulate_log_prob_grad(logits[r], paths.actions[i, t], weight, probs, grad[r])
 
 
 @njit(cache=True)
-def _dpo_descent(logits, row_of_state, data, p, history):
-    """Full-batch gradient descent on the mean DPO loss ``-log sigma(margin)``, or on
-    IPO's squared error ``(h - 1/(2 beta))^2``."""
+def _dpo_descent(logits, data, p, history):
+    """Full-batch gradient descent on the mean over ``data`` (a :class:`Preferences`) of
+    the DPO loss ``-log sigma(margin)`` (Rafailov et al., 2023, eq. 7), or of IPO's
+    squared error ``(h - 1/(2 beta))^2`` (Azar et al., 2024, eq. 17) when ``p.ipo``;
+    ``history[step]`` receives the mean loss before each step."""
     n = data.counts.sum()
     A = logits.shape[1]
     grad = np.zeros_like(logits)
     buf, probs = np.empty(A), np.empty(A)
     win, lose = data.winners, data.losers
-    rows = rows_on_paths(row_of_state, logits.shape[0], win, lose)
+    rows = rows_on_paths(logits.shape[0], win, lose)
     for step in range(p.steps):
         for r in rows:
             grad[r] = 0.0
         loss = 0.0
         for i in range(data.counts.shape[0]):
-            lw = sequence_log_prob(logits, row_of_state, win.states[i], win.actions[i],
-                                   win.lengths[i], buf)
-            ll = sequence_log_prob(logits, row_of_state, lose.states[i], lose.actions[i],
-                                   lose.lengths[i], buf)
+            lw = sequence_log_prob(logits, win.rows[i], win.actions[i], win.lengths[i], buf)
+            ll = sequence_log_prob(logits, lose.rows[i], lose.actions[i], lose.lengths[i],
+                                   buf)
             if p.ipo:
                 error = ipo_error(dpo_margin(lw, win.ref_log_probs[i], ll,
                                              lose.ref_log_probs[i], 1.0), p.beta)
@@ -153,47 +162,11 @@ def _dpo_descent(logits, row_of_state, data, p, history):
                                     p.beta)
                 loss -= data.counts[i] * log_sigmoid(margin) / n
                 w = data.counts[i] * p.beta * sigmoid(-margin) / n  # d(-loss)/d log pi(y_w)
-            _accumulate_path_grad(logits, row_of_state, win, i, w, probs, grad)
-            _accumulate_path_grad(logits, row_of_state, lose, i, -w, probs, grad)
+            _accumulate_path_grad(logits, win, i, w, probs, grad)
+            _accumulate_path_grad(logits, lose, i, -w, probs, grad)
         history[step] = loss
         for r in rows:
             ascend(logits[r], grad[r], p.alpha)
-
-
-@dataclass(frozen=True, eq=False)
-class SoftmaxRunsResult(RunsResult):
-    """Trained logits ``[R, A]`` (``[runs, R, A]`` with ``runs=n``) and the policy's
-    ``row_of_state`` ``[S]`` (shared by the runs); ``policy`` is the trained
-    :class:`~tabular.SoftmaxPolicy` of a single-run result (``run(i).policy`` of a
-    multi-run one)."""
-
-    logits: np.ndarray
-    row_of_state: np.ndarray = shared()
-
-    @property
-    def runs(self) -> int | None:
-        return None if self.logits.ndim == 2 else self.logits.shape[0]
-
-    @property
-    def policy(self) -> SoftmaxPolicy:
-        return trained_policy(self)
-
-
-@dataclass
-class DPOResult:
-    """What :func:`dpo` returns.
-
-    Attributes
-    ----------
-    logits : float64 ``[R, A]``, the trained logits (the rows of the starting policy).
-    policy : the trained :class:`~tabular.SoftmaxPolicy` (these logits, the starting
-        policy's ``row_of_state``).
-    loss : float64 ``[steps]``, the mean loss (DPO's or IPO's) before each step.
-    """
-
-    logits: np.ndarray
-    policy: SoftmaxPolicy
-    loss: np.ndarray
 
 
 def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 2000,
@@ -204,7 +177,12 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
     ``-log sigma(beta * [(log pi(y_w|x) - log ref(y_w|x)) - (log pi(y_l|x) - log ref(y_l|x))])``
     by full-batch gradient descent, starting from ``policy``. At the optimum the implicit
     reward ``beta * log pi(y|x) / ref(y|x)`` is the Bradley-Terry fit of the
-    preferences, so ``pi`` is the KL-regularised optimum for that reward.
+    preferences, so ``pi`` is the KL-regularised optimum for that reward (section 4).
+
+    DPO draws nothing: every step is the exact gradient of the whole loss, so the same
+    arguments give the same numbers and there is no ``seed`` and no ``runs``. Runs that
+    differ come from different comparisons (:func:`iterated_dpo` samples them, with a
+    seed).
 
     Parameters
     ----------
@@ -223,8 +201,9 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
         without bound when the preference is unanimous (its quadratic loss wants a
         smaller ``alpha``, e.g. 0.1).
 
-    Returns a :class:`DPOResult`. Every response compared must have positive
-    probability under ``policy`` and ``ref_policy``.
+    Returns a :class:`~tabular.rlhf.results.DPOResult` (``logits``, ``row_of_state``,
+    ``loss``; ``.policy``), without a run axis. Every response compared must have
+    positive probability under ``policy`` and ``ref_policy``.
     """
     beta = check_positive("beta", beta)
     if loss not in ("sigmoid", "ipo"):
@@ -238,27 +217,30 @@ def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 
     ref_lp = ref.log_probs()
     paths = possible_paths(env, [(x, y) for _, x, yw, yl in prefs for y in (yw, yl)],
                            {"policy": policy.log_probs(), "ref_policy": ref_lp}, "DPO")
-    data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], ref_lp),
-                       _paths([paths[(x, yl)] for _, x, _, yl in prefs], ref_lp),
+    row_of_state = policy.row_of_state
+    data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], row_of_state, ref_lp),
+                       _paths([paths[(x, yl)] for _, x, _, yl in prefs], row_of_state, ref_lp),
                        np.array([c for c, _, _, _ in prefs]))
     logits = policy.logits.copy()
     history = np.zeros(steps)
-    _dpo_descent(logits, policy.row_of_state, data,
-                 DPOParams(beta, steps, alpha, loss == "ipo"), history)
+    _dpo_descent(logits, data, DPOParams(beta, steps, alpha, loss == "ipo"), history)
     check_no_overflow(logits, "logits")
-    return DPOResult(logits, SoftmaxPolicy(logits, policy.row_of_state.copy()), history)
+    return DPOResult(logits, row_of_state.copy(), history)
 
 
-def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], ref_log_probs: np.ndarray) -> Paths:
-    """Pad the responses' states and actions into one :class:`Paths` record."""
+def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], row_of_state: np.ndarray,
+           ref_log_probs: np.ndarray) -> Paths:
+    """Pad the responses' ``(states, actions)`` into one :class:`Paths` record: the rows
+    of ``row_of_state`` their states read, and their log-probabilities under the
+    reference's ``[S, A]`` ``ref_log_probs``."""
     L = max(len(s) for s, _ in paths)
-    states = np.zeros((len(paths), L), dtype=np.int64)
+    rows = np.zeros((len(paths), L), dtype=np.int64)
     actions = np.zeros((len(paths), L), dtype=np.int64)
     lengths = np.array([len(s) for s, _ in paths], dtype=np.int64)
     for i, (s, a) in enumerate(paths):
-        states[i, : len(s)], actions[i, : len(a)] = s, a
+        rows[i, : len(s)], actions[i, : len(a)] = row_of_state[s], a
     ref = np.array([ref_log_probs[s, a].sum() for s, a in paths])
-    return Paths(states, actions, lengths, ref)
+    return Paths(rows, actions, lengths, ref)
 
 
 # ------------------------------------------------------------- iterated DPO
@@ -285,69 +267,58 @@ class IteratedDPOOutputs(NamedTuple):
 
 
 @njit(cache=True)
-def _store_path(path, T, rollout, i, states, actions, lengths, ref_log_probs):
-    """Row ``i`` of a :class:`Paths`' arrays: the states and tokens of a sampled response
-    and its log-probability under the reference. (Plain arrays: numba may drop writes
-    made through a record's fields.)"""
-    lengths[i] = T
+def _store_path(path, T, rollout, rows, actions):
+    """Write the ``T`` steps of a sampled response (``path`` as
+    :func:`~tabular.pg.rollout.sample_episode` fills it) into ``rows`` (the rows of logits
+    its states read) and ``actions``; returns its log-probability under the reference."""
     total = 0.0
     for t in range(T):
-        states[i, t], actions[i, t] = path[0, t], path[1, t]
-        total += rollout.ref_log_probs[rollout.ref_row[path[0, t]], path[1, t]]
-    ref_log_probs[i] = total
+        s, a = path[0, t], path[1, t]
+        rows[t], actions[t] = rollout.row_of_state[s], a
+        total += rollout.ref_log_probs[rollout.ref_row[s], a]
+    return total
 
 
 @njit(cache=True)
-def _iterated_dpo_run(model, rollout, p, rng, theta, loss, pairs):
-    """One run: each round samples ``p.pairs`` pairs of responses to a shared prompt from
-    the current policy, labels each by Bradley-Terry on the two returns, and takes
-    ``p.steps`` DPO steps on them from where the policy stands."""
+def _iterated_dpo_run(model, rollout, p, rng, out, run):
+    """Run ``run``, into row ``run`` of the :class:`IteratedDPOOutputs` ``out``: each
+    round samples ``p.pairs`` pairs of responses to a shared prompt from the current
+    policy, labels each by Bradley-Terry on the two returns, and takes ``p.steps`` DPO
+    steps on them from where the policy stands."""
+    theta, loss, pairs = out.logits[run], out.loss[run], out.pairs[run]
+    sampler = Sampler(model, rollout, theta)
     A, L, M = theta.shape[1], rollout.max_steps, p.pairs
     path, seen, dones, dist = episode_buffers(2, L, A)
-    states = np.zeros((2, M, L), dtype=np.int64)  # winners', then losers'
+    rows = np.zeros((2, M, L), dtype=np.int64)  # winners', then losers'
     actions = np.zeros((2, M, L), dtype=np.int64)
     lengths = np.zeros((2, M), dtype=np.int64)
     ref_log_probs = np.zeros((2, M))
     counts = np.zeros(M)
-    data = Preferences(Paths(states[0], actions[0], lengths[0], ref_log_probs[0]),
-                       Paths(states[1], actions[1], lengths[1], ref_log_probs[1]), counts)
+    data = Preferences(Paths(rows[0], actions[0], lengths[0], ref_log_probs[0]),
+                       Paths(rows[1], actions[1], lengths[1], ref_log_probs[1]), counts)
     for r in range(p.rounds):
         for i in range(M):
-            T0, R0 = sample_episode(model, rollout, theta, rng, path[0], seen[0], dones[0],
-                                    dist)
+            T0, R0 = sample_episode(sampler, rng, path[0], seen[0], dones[0], dist)
             path[1, 0, 0] = path[0, 0, 0]  # the second response answers the same prompt
-            T1, R1 = continue_episode(model, rollout, theta, rng, path[1], seen[1], dones[1],
-                                      dist)
+            T1, R1 = continue_episode(sampler, rng, path[1], seen[1], dones[1], dist)
             same = T0 == T1 and path[0, 0, T0] == path[1, 0, T1] and (
                 path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
             counts[i] = 0.0 if same else 1.0
             w = 0 if bradley_terry_wins(rng, R0, R1) else 1
             for side, j in ((0, w), (1, 1 - w)):  # the winner's row, then the loser's
-                _store_path(path[j], T0 if j == 0 else T1, rollout, i, states[side],
-                            actions[side], lengths[side], ref_log_probs[side])
+                T = T0 if j == 0 else T1
+                lengths[side, i] = T
+                ref_log_probs[side, i] = _store_path(path[j], T, rollout, rows[side, i],
+                                                     actions[side, i])
         pairs[r] = counts.sum()
         if pairs[r] > 0:
-            _dpo_descent(theta, rollout.row_of_state, data, p, loss[r])
+            _dpo_descent(theta, data, p, loss[r])
 
 
 @runs_kernel
 def _iterated_dpo(model, rollout, p, rng_states, out):
-    logits, loss, pairs = out.logits, out.loss, out.pairs
     for run in range(rng_states.shape[0]):
-        _iterated_dpo_run(model, rollout, p, rng_states[run].copy(), logits[run], loss[run],
-                          pairs[run])
-
-
-@dataclass(frozen=True, eq=False)
-class IteratedDPOResult(SoftmaxRunsResult):
-    """What :func:`iterated_dpo` returns: the trained ``logits`` and ``row_of_state`` (see
-    :class:`SoftmaxRunsResult`), the DPO ``loss`` of every step of every round
-    (``[rounds, steps]``; 0 in a round without a comparison) and the number of
-    comparisons of each round, ``pairs`` (``[rounds]``); a leading run axis with
-    ``runs=n``."""
-
-    loss: np.ndarray
-    pairs: np.ndarray
+        _iterated_dpo_run(model, rollout, p, rng_states[run].copy(), out, run)
 
 
 def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
@@ -383,8 +354,8 @@ def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
 
-    Returns an :class:`IteratedDPOResult`. ``rounds=k`` with the same seed gives the
-    first ``k`` rounds of any longer call.
+    Returns an :class:`~tabular.rlhf.results.IteratedDPOResult`. ``rounds=k`` with the
+    same seed gives the first ``k`` rounds of any longer call.
     """
     beta = check_positive("beta", beta)
     if loss not in ("sigmoid", "ipo"):
@@ -396,14 +367,15 @@ def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
     mdp = getattr(mdp, "unwrapped", mdp)
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
     start = as_softmax_policy(mdp, policy, greedy=False)
-    su = setup(mdp, start, start if ref_policy is None else ref_policy, beta, None, 1.0,
-               rounds, None, runs, seed)
+    su = setup(mdp, start, ref_policy=start if ref_policy is None else ref_policy, beta=beta,
+               reward_floor=None, gamma=1.0, episodes=rounds, max_steps=None, runs=runs,
+               seed=seed)
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
     over_runs(_iterated_dpo, su.mdp.arrays, su.rollout,
-                  IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs),
-                  su.rng_states, out)
+              IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs),
+              su.rng_states, out)
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                              with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs))

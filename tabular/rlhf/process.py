@@ -34,7 +34,7 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive_int, policy_matrix
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import as_mdp
-from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
+from tabular.pg.rollout import Sampler, continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import setup
 from tabular.results import RunsResult, with_run_axis
 from tabular.solve.dp import policy_evaluation
@@ -71,19 +71,22 @@ class StepLabelParams(NamedTuple):
 
 
 @njit(cache=True)
-def _step_labels_run(model, rollout, p, rng, theta, totals, counts):
-    """One run: ``p.responses`` responses sampled from the policy; every prefix ``s_t``
-    they pass through is completed ``p.completions`` times, each completion's return
-    from ``s_t`` on added to ``totals[s_t]`` (a Monte Carlo label of its value)."""
-    paths, seen, dones, dist = episode_buffers(2, rollout.max_steps, theta.shape[1])
+def _step_labels_run(sampler, p, rng, out, run):
+    """Run ``run``, into row ``run`` of the :class:`StepLabels` ``out``: ``p.responses``
+    responses sampled from the policy of ``sampler`` (a
+    :class:`~tabular.pg.rollout.Sampler`); every prefix ``s_t`` they pass through is
+    completed ``p.completions`` times, each completion's return from ``s_t`` on added to
+    ``totals[s_t]`` (a Monte Carlo label of its value)."""
+    totals, counts = out.totals[run], out.counts[run]
+    paths, seen, dones, dist = episode_buffers(2, sampler.rollout.max_steps,
+                                               sampler.theta.shape[1])
     for _ in range(p.responses):
-        T, _ = sample_episode(model, rollout, theta, rng, paths[0], seen[0], dones[0], dist)
+        T, _ = sample_episode(sampler, rng, paths[0], seen[0], dones[0], dist)
         for t in range(T):
             s = paths[0, 0, t]
             for _ in range(p.completions):
                 paths[1, 0, 0] = s
-                _, label = continue_episode(model, rollout, theta, rng, paths[1], seen[1],
-                                            dones[1], dist)
+                _, label = continue_episode(sampler, rng, paths[1], seen[1], dones[1], dist)
                 totals[s] += label
                 counts[s] += 1
 
@@ -97,13 +100,12 @@ class StepLabels(NamedTuple):
 
 
 @runs_kernel
-def _step_labels(model, rollout, p, theta, rng_states, out):
+def _step_labels(sampler, p, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _step_labels_run(model, rollout, p, rng_states[run].copy(), theta, out.totals[run],
-                         out.counts[run])
+        _step_labels_run(sampler, p, rng_states[run].copy(), out, run)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ProcessRewardModel(RunsResult):
     """A tabular process reward model: one value per prefix, fitted from step labels.
 
@@ -121,6 +123,7 @@ class ProcessRewardModel(RunsResult):
 
     @property
     def runs(self) -> int | None:
+        """``None`` for a single model (no run axis), else the number of models."""
         return None if self.values.ndim == 1 else self.values.shape[0]
 
 
@@ -153,12 +156,13 @@ def fit_process_reward_model(mdp, policy, *, responses: int = 100, completions: 
     responses = check_positive_int("responses", responses)
     completions = check_positive_int("completions", completions)
     mdp = as_mdp(mdp)
-    su = setup(mdp, policy, None, 0.0, reward_floor, 1.0, responses, None, runs, seed)
+    su = setup(mdp, policy, ref_policy=None, beta=0.0, reward_floor=reward_floor, gamma=1.0,
+               episodes=responses, max_steps=None, runs=runs, seed=seed)
     parent = _tree_parents(mdp)
     n = su.rng_states.shape[0]
     labels = StepLabels(np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states)))
-    over_runs(_step_labels, mdp.arrays, su.rollout, StepLabelParams(su.episodes, completions),
-              su.policy.logits, su.rng_states, labels)
+    over_runs(_step_labels, Sampler(mdp.arrays, su.rollout, su.policy.logits),
+              StepLabelParams(su.episodes, completions), su.rng_states, labels)
     totals, counts = labels
     values = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
     labelled = counts > 0

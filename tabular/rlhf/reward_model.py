@@ -127,7 +127,7 @@ def _preference_arrays(preferences):
             np.array(counts))
 
 
-@dataclass
+@dataclass(frozen=True)
 class RewardModel:
     """A tabular Bradley-Terry reward model ``r(x, y)``, one score per response seen.
 
@@ -150,6 +150,7 @@ class RewardModel:
         return self.scores.get((prompt, response), self.default)
 
     def __call__(self, prompt: str, response: str) -> float:
+        """:meth:`score`: the model is the reward function a token MDP pays."""
         return self.score(prompt, response)
 
 

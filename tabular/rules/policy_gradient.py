@@ -82,7 +82,7 @@ def accumulate_log_prob_grad(theta, a, weight, probs, out):
     ``weight``.
     """
     softmax(theta, probs)
-    for b in range(probs.shape[0]):  # the bound of a local array: a faster loop than theta's
+    for b in range(probs.shape[0]):
         out[b] += weight * log_prob_grad(probs, a, b)
 
 
@@ -146,16 +146,20 @@ def kl_grad(old_probs, probs, b):
 
 
 @njit(cache=True)
-def adaptive_kl_coef(coef, kl, kl_target):
-    """The next coefficient of PPO's adaptive KL penalty (Schulman et al., 2017, section
-    4): halved when the update's KL ``d < d_targ / 1.5``, doubled when ``d > 1.5 d_targ``,
-    kept otherwise; held within ``[1e-10, 1e10]`` so that a long run of small (or
-    large) updates can neither erase it nor overflow it (a NaN ``kl`` keeps it)."""
+def adaptive_kl_penalty(penalty, kl, kl_target):
+    """The next coefficient ``c`` of PPO's adaptive KL penalty (Schulman et al., 2017,
+    section 4, eq. 8): halved when the update's KL ``d < d_targ / 1.5``, doubled when
+    ``d > 1.5 d_targ``, kept otherwise.
+
+    Held within ``[1e-10, 1e10]`` so that a long run of small (or large) updates can
+    neither erase it nor overflow it; a NaN ``kl`` keeps it. This penalises the KL to
+    the *previous* policy; the KL to a reference policy is ``beta``'s.
+    """
     if kl < kl_target / 1.5:
-        return max(coef / 2.0, 1e-10)
+        return max(penalty / 2.0, 1e-10)
     if kl > 1.5 * kl_target:
-        return min(coef * 2.0, 1e10)
-    return coef
+        return min(penalty * 2.0, 1e10)
+    return penalty
 
 
 @njit(cache=True, inline="always")

@@ -1,0 +1,73 @@
+"""What the RLHF learners that train logits directly return: DPO, iterated DPO and KTO.
+
+Each result is frozen and shares the run axis of :class:`~tabular.results.RunsResult`
+(``runs=n``: a leading axis of length ``n``; ``run(i)`` picks one run). The
+policy-gradient learners used for RLHF (PPO, GRPO, ...) return
+:class:`~tabular.pg.results.PolicyGradientResult`; the fitted models (the reward model,
+the process reward model, the n-gram LM) and the exact solutions (the KL optimum, the
+KTO optimum, best-of-N) live in their own modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.results import trained_policy
+from tabular.results import RunsResult, shared
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SoftmaxRunsResult(RunsResult):
+    """Trained logits ``[R, A]`` (``[runs, R, A]`` with ``runs=n``) and the policy's
+    ``row_of_state`` ``[S]`` (shared by the runs); ``policy`` is the trained
+    :class:`~tabular.SoftmaxPolicy` of a single-run result (``run(i).policy`` of a
+    multi-run one)."""
+
+    logits: np.ndarray
+    row_of_state: np.ndarray = shared()
+
+    @property
+    def runs(self) -> int | None:
+        """``None`` for a single-run result (no run axis), else the number of runs."""
+        return None if self.logits.ndim == 2 else self.logits.shape[0]
+
+    @property
+    def policy(self) -> SoftmaxPolicy:
+        """The trained :class:`~tabular.SoftmaxPolicy` of a single-run result."""
+        return trained_policy(self)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DPOResult(SoftmaxRunsResult):
+    """What :func:`~tabular.rlhf.dpo` returns: the trained ``logits`` ``[R, A]`` and
+    ``row_of_state`` (see :class:`SoftmaxRunsResult`) and ``loss`` ``[steps]``, the mean
+    loss (DPO's or IPO's) before each step. DPO draws nothing, so there is one run and
+    no run axis (``runs is None``)."""
+
+    loss: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IteratedDPOResult(SoftmaxRunsResult):
+    """What :func:`~tabular.rlhf.iterated_dpo` returns: the trained ``logits`` and
+    ``row_of_state`` (see :class:`SoftmaxRunsResult`), the DPO ``loss`` of every step of
+    every round (``[rounds, steps]``; 0 in a round without a comparison) and the number
+    of comparisons of each round, ``pairs`` (``[rounds]``); a leading run axis with
+    ``runs=n``."""
+
+    loss: np.ndarray
+    pairs: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class KTOResult(SoftmaxRunsResult):
+    """What :func:`~tabular.rlhf.kto` returns: the trained ``logits`` and ``row_of_state``
+    (see :class:`SoftmaxRunsResult`), the mean KTO ``loss`` and the sampled reference
+    point ``reference_point`` (``z0``) before each step (``[steps]``, or
+    ``[runs, steps]``)."""
+
+    loss: np.ndarray
+    reference_point: np.ndarray
