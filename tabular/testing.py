@@ -13,6 +13,7 @@ shrink towards small sizes.
 - :func:`layouts`: valid ASCII gridworld layouts with :class:`envs.GridWorld` options.
 - :func:`random_policy`, :func:`random_mdp`: the same without hypothesis, for sizes
   too large to draw.
+- :func:`property_settings`: the settings of a property test that compiles kernels.
 
 The Bellman optimality operator is a ``gamma``-contraction in the sup norm (Sutton &
 Barto, section 4.4; Puterman, Theorem 6.2.3); in your own test suite::
@@ -33,9 +34,19 @@ Barto, section 4.4; Puterman, Theorem 6.2.3); in your own test suite::
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tabular import TabularMDP
+
+
+def property_settings(max_examples: int) -> settings:
+    """Hypothesis settings for a property test of kernels: ``max_examples`` examples, no
+    deadline and no health check on slow examples (the first example compiles the numba
+    kernels it calls). Whether the draws are derandomised is the profile's (the test
+    suite's ``conftest.py`` makes them repeatable)."""
+    return settings(max_examples=max_examples, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 def gammas(max_gamma: float = 0.99):

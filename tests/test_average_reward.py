@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tabular import ConvergenceError, TabularMDP, policy_evaluation, value_iteration
@@ -30,9 +30,9 @@ from tabular.solve.average_reward import (
     finite_horizon,
     relative_value_iteration,
 )
-from tabular.testing import acyclic_mdps, gammas, mdps
+from tabular.testing import acyclic_mdps, gammas, mdps, property_settings
 
-PROPERTY = settings(max_examples=30, deadline=None, derandomize=True)
+PROPERTY = property_settings(30)
 
 FOREST_P = np.array([[[0.1, 0.9, 0.0], [0.1, 0.0, 0.9], [0.1, 0.0, 0.9]],
                      [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]])

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 
 from tabular import TabularMDP, value_iteration
-from tabular.testing import gammas, mdps, random_mdp
+from tabular.testing import gammas, mdps, property_settings, random_mdp
 
 
-@settings(max_examples=30, deadline=None)
+@property_settings(30)
 @given(mdps(traps=True), gammas())
 def test_blocked_sweeps_reach_value_iterations_fixed_point(mdp, gamma):
     tol = 1e-8

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
 
@@ -18,9 +18,9 @@ from tabular._numba.rng import randint, seed_states
 from tabular.model import compact
 from tabular.model.sampling import sample_step
 from tabular.solve import sweeps as kernels
-from tabular.testing import gammas, mdps, random_mdp
+from tabular.testing import gammas, mdps, property_settings, random_mdp
 
-PROPERTY = settings(max_examples=20, deadline=None)
+PROPERTY = property_settings(20)
 
 
 def wide(mdp: TabularMDP) -> TabularMDP:

@@ -7,12 +7,16 @@ and 1e-7 covers a linear solve whose condition number is at most
 (1 + gamma) / (1 - gamma) <= 200.
 """
 
+import dataclasses
+
 import numba
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tabular import (
+    TabularMDP,
     bellman_expectation,
     bellman_optimality,
     optimal_actions,
@@ -23,10 +27,15 @@ from tabular import (
     soft_value_iteration,
     value_iteration,
 )
+from tabular.solve.average_reward import (
+    average_reward_solve,
+    finite_horizon,
+    relative_value_iteration,
+)
 from tabular.solve.bellman import PARALLEL_MIN_OUTCOMES
-from tabular.testing import acyclic_mdps, gammas, mdps, random_mdp, random_policy
+from tabular.testing import acyclic_mdps, gammas, mdps, property_settings, random_mdp, random_policy
 
-PROPERTY = settings(max_examples=40, deadline=None)
+PROPERTY = property_settings(40)
 ROUNDING = 1e-9
 SOLVE = 1e-7
 
@@ -152,7 +161,7 @@ def test_soft_policy_is_the_closed_form_and_v_is_its_fixed_point(mdp, gamma, see
     rng = np.random.default_rng(seed)
     ref = random_policy(rng, mdp.n_states, mdp.n_actions)
     beta = float(rng.uniform(0.05, 2.0))
-    res = soft_value_iteration(mdp, gamma, beta, ref, tol=1e-10)
+    res = soft_value_iteration(mdp, gamma, beta, ref_policy=ref, tol=1e-10)
     closed_form = ref * np.exp((res.Q - res.V[:, None]) / beta)
     np.testing.assert_allclose(res.policy, closed_form, rtol=0, atol=1e-8)
     np.testing.assert_allclose(res.policy.sum(axis=1), 1.0, rtol=0, atol=1e-12)
@@ -171,12 +180,13 @@ def test_soft_value_iteration_tends_to_value_iteration(mdp, gamma, beta):
     assert np.all(V_soft >= V_star - gap - SOLVE)
 
 
-@settings(max_examples=25, deadline=None)
+@property_settings(25)
 @given(acyclic_mdps(), st.floats(0.05, 2.0), seeds)
 def test_soft_value_iteration_solves_acyclic_episodes_with_gamma_one(mdp, beta, seed):
     """The token-tree case: gamma = 1, finite horizon; converges in at most S + 1 sweeps."""
     ref = random_policy(np.random.default_rng(seed), mdp.n_states, mdp.n_actions)
-    res = soft_value_iteration(mdp, 1.0, beta, ref, tol=1e-300)  # run to the exact fixed point
+    # run to the exact fixed point
+    res = soft_value_iteration(mdp, 1.0, beta, ref_policy=ref, tol=1e-300)
     assert res.iterations <= mdp.n_states + 1 and res.history[-1] == 0.0
     # backward induction, state by state from the end, as the reference
     V = np.zeros(mdp.n_states)
@@ -194,7 +204,7 @@ def test_results_do_not_depend_on_the_thread_count():
     def run():
         return (value_iteration(mdp, 0.9).V,
                 policy_evaluation(mdp, pi, 0.9, method="sync").V,
-                soft_value_iteration(mdp, 0.9, 0.5, pi).V)
+                soft_value_iteration(mdp, 0.9, 0.5, ref_policy=pi).V)
 
     before = numba.get_num_threads()
     try:
@@ -213,8 +223,35 @@ def test_results_do_not_depend_on_the_thread_count():
 @given(mdps(), gammas(), seeds)
 def test_inplace_and_sync_soft_value_iteration_agree(mdp, gamma, seed):
     ref = random_policy(np.random.default_rng(seed), mdp.n_states, mdp.n_actions)
-    sync = soft_value_iteration(mdp, gamma, 0.5, ref, tol=1e-9)
-    inplace = soft_value_iteration(mdp, gamma, 0.5, ref, tol=1e-9, method="inplace")
+    sync = soft_value_iteration(mdp, gamma, 0.5, ref_policy=ref, tol=1e-9)
+    inplace = soft_value_iteration(mdp, gamma, 0.5, ref_policy=ref, tol=1e-9, method="inplace")
     assert (sync.method, inplace.method) == ("sync", "inplace")
     assert inplace.iterations <= sync.iterations + 1  # Gauss-Seidel is no slower here
     assert sup(inplace.V - sync.V) <= 2e-9 + ROUNDING
+
+
+def test_results_are_frozen_and_show_shapes_not_numbers():
+    """Every solver's result is a frozen record whose repr names the class and each field,
+    an array by its dtype and shape (not its numbers), a scalar by its value."""
+    rng = np.random.default_rng(7)
+    mdp = TabularMDP.from_dense(rng.dirichlet(np.ones(4), size=(4, 2)), rng.uniform(-1, 1, (4, 2)))
+    results = {
+        "ValueIterationResult(V=float64[4], Q=float64[4, 2], policy=int64[4], history=float64[":
+            value_iteration(mdp, 0.9),
+        "PolicyEvaluationResult(V=float64[4], Q=float64[4, 2], history=float64[0], "
+        "converged=True, iterations=0, method='exact')": policy_evaluation(mdp, [0] * 4, 0.9),
+        "PolicyIterationResult(V=float64[4], Q=float64[4, 2], policy=int64[4], improvements=":
+            policy_iteration(mdp, 0.9),
+        "SoftValueIterationResult(V=float64[4], Q=float64[4, 2], policy=float64[4, 2], ":
+            soft_value_iteration(mdp, 0.9, 0.5),
+        "RelativeValueIterationResult(rho=": relative_value_iteration(mdp),
+        "AverageRewardResult(rho=": average_reward_solve(mdp, [1] * 4),
+        "FiniteHorizonResult(V=float64[4, 4], policy=int64[3, 4], "
+        "method='backward_induction')": finite_horizon(mdp, 3),
+    }
+    for start, res in results.items():
+        text = repr(res)
+        assert text.startswith(start) and "array" not in text and len(text) < 250, text
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            res.method = "changed"
+    assert "converged=True, iterations=" in repr(results[next(iter(results))])

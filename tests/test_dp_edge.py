@@ -5,7 +5,7 @@ from fractions import Fraction
 import gymnasium as gym
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the tabzoo/ namespace)
@@ -24,7 +24,7 @@ from tabular import (
 )
 from tabular.model.graph import actions_toward, can_end, reaches, safe_actions
 from tabular.solve.exact import EPS, EXACT_MAX_ERROR
-from tabular.testing import acyclic_mdps, gammas, mdps
+from tabular.testing import acyclic_mdps, gammas, mdps, property_settings
 
 NINF = -np.inf
 
@@ -89,7 +89,7 @@ def test_soft_value_iteration_with_traps_and_masked_actions(trap_chain):
     assert not np.isnan(res.Q).any() and not np.isnan(res.policy).any()
 
 
-@settings(max_examples=30, deadline=None)
+@property_settings(30)
 @given(mdps(traps=True), gammas())
 def test_random_traps_give_the_same_minus_inf_states_everywhere(mdp, gamma):
     vi = value_iteration(mdp, gamma)
@@ -156,7 +156,7 @@ def test_gamma_one_greedy_policy_ends_instead_of_looping_on_a_tie():
     assert value_iteration(tie, 0.9).policy[0] == 0  # discounted: the lowest index
 
 
-@settings(max_examples=30, deadline=None)
+@property_settings(30)
 @given(acyclic_mdps(traps=True))
 def test_gamma_one_greedy_policy_is_optimal_on_episodic_mdps(mdp):
     res = value_iteration(mdp, 1.0, tol=1e-12)
@@ -403,7 +403,7 @@ def exact_solve(A, b):
     return [M[i][n] / M[i][i] for i in range(n)]
 
 
-@settings(max_examples=150, deadline=None)
+@property_settings(150)
 @given(st.integers(1, 4), st.integers(0, 2**32 - 1), st.lists(st.integers(0, 330), min_size=4,
                                                                max_size=4))
 def test_exact_evaluation_is_accurate_or_refused_against_rational_arithmetic(S, seed, powers):

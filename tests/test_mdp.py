@@ -6,13 +6,14 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
 
 import envs  # noqa: F401  (registers tabular/)
 from tabular import MDPError, TabularMDP, seed_states
 from tabular.model.sampling import sample_start, sample_step
+from tabular.testing import property_settings
 
 
 def two_state_arrays():
@@ -135,7 +136,7 @@ def dense_models(draw):
     return P, R, terminal
 
 
-@settings(max_examples=60, deadline=None)
+@property_settings(60)
 @given(dense_models())
 def test_from_dense_both_layouts_agree_with_from_transitions(model):
     P, R, terminal = model

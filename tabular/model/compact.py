@@ -15,8 +15,7 @@ chosen automatically from the arrays, moves 6 (a :class:`~tabular.model.mdp.Mode
   distinct pairs (told apart by their bits, so ``-0.0`` stays ``-0.0``); otherwise
   the tables hold one row per outcome and ``code`` (uint32, uint64 past ``2**32``
   outcomes) is each outcome's own row, ``(s A + a) K + k`` (the wide form). Codes
-  are unsigned so that numba indexes the tables without a test for negative
-  indices: a slippery sweep ran 1.9x faster than with int16 codes.
+  are unsigned, so that indexing the tables needs no test for a negative index.
 - ``K = 1``: every outcome is certain; ``prob`` is empty and never read.
 
 Every number a kernel reads is the one the wide form holds, bit for bit, so results

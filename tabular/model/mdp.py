@@ -140,6 +140,7 @@ class TabularMDP:
         self._keep(compact.encode(*(arrays[name] for name in WIDE_ARRAYS)))
 
     def _check_metadata(self) -> None:
+        """Keep the metadata as tuples and read-only arrays; refuse a bad time limit."""
         if self.state_labels is not None:
             object.__setattr__(self, "state_labels", tuple(self.state_labels))
         if self.action_names is not None:
@@ -231,9 +232,12 @@ class TabularMDP:
 
     # ------------------------------------------------------------- validation
     def _where(self, s, a) -> str:
+        """``"state 3, action 1 (right)"``: how errors name a pair."""
         return f"state {self.state_name(int(s))}, action {self.action_name(int(a))}"
 
     def _validate(self) -> None:
+        """Refuse inconsistent wide arrays with an :class:`MDPError` naming the state and
+        action: shapes, probabilities and rewards, sums to 1, indices in range, ``start``."""
         ns, p, r, d = self.next_state, self.prob, self.reward, self.done
         if p.ndim != 3:
             raise MDPError(f"prob must have shape [S, A, K], got {p.shape}")
@@ -255,6 +259,7 @@ class TabularMDP:
         self._check_start()
 
     def _check_sizes(self, S: int, A: int) -> None:
+        """Refuse a ``start`` or metadata whose length is not ``S`` states (``A`` actions)."""
         if self.start.shape != (S,):
             raise MDPError(f"start must have shape [{S}], got {self.start.shape}")
         if self.state_labels is not None and len(self.state_labels) != S:
@@ -265,6 +270,7 @@ class TabularMDP:
             raise MDPError(f"state_cells must have shape [{S}, 2], got {self.state_cells.shape}")
 
     def _check_start(self) -> None:
+        """Refuse a ``start`` that is not a probability distribution."""
         start = self.start
         if not (np.all(start >= 0.0) and abs(start.sum() - 1.0) <= PROB_TOL):  # NaN fails
             raise MDPError(f"start must be a probability distribution over the "
@@ -583,6 +589,8 @@ def _model_array(name: str, value, kind: str) -> np.ndarray:
 
 
 def _keys(table, name: str) -> list:
+    """The indices ``0 .. n-1`` of ``table`` (a dict indexed from 0, or a list), for errors
+    named ``name``."""
     if isinstance(table, Mapping):
         keys = sorted(table)
         if keys != list(range(len(keys))):

@@ -4,11 +4,9 @@ The model is stored compactly (:mod:`tabular.model.compact`): signed successors 
 the ``done`` flag, and the ``(prob, reward)`` of each outcome in two float64 tables,
 at the row its code names; no probability when ``K = 1``. A planning sweep or a
 learner reads ``p``, ``r`` and ``s'`` through these accessors whatever the storage,
-and gets the same numbers bit for bit. They are written without branches on the
-stored arrays: numba could not drop the reference counting of an array taken from the
-record on one branch and used on another, which made a sequential sweep 30x slower.
-They are inlined into numba's IR (``inline="always"``): as plain jitted functions,
-which LLVM inlines too, in-place value iteration ran 0.69x.
+and gets the same numbers bit for bit. They take no branch on which stored array to
+read, and are inlined into numba's IR (``inline="always"``): both keep the sweeps that
+call them as fast as a loop over the arrays themselves (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ def value_index(model, s, a, k):
     the end sentinel ``S`` when no value flows (it ends the episode or is padding)."""
     nxt = np.int64(model.successor[s, a, k])
     end = end_index(model)
-    # unsigned: numba then indexes V without a test for negative indices
+    # unsigned, so that indexing V needs no test for a negative index
     return np.uint64(nxt if nxt >= 0 else end)
 
 
@@ -52,7 +50,7 @@ def outcome_state(model, s, a, k):
 @njit(cache=True, inline="always")
 def outcome_row(model, s, a, k):
     """The row of outcome ``k`` of ``(s, a)`` in the ``prob`` and ``reward`` tables (an
-    unsigned code: numba indexes the tables without a test for negative indices)."""
+    unsigned code, so that indexing them needs no test for a negative index)."""
     return model.code[s, a, k]
 
 

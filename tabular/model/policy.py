@@ -61,13 +61,17 @@ class SoftmaxPolicy:
 
     @property
     def n_states(self) -> int:
+        """S, the number of states (entries of ``row_of_state``)."""
         return self.row_of_state.shape[0]
 
     @property
     def n_actions(self) -> int:
+        """A, the number of actions (columns of ``logits``)."""
         return self.logits.shape[1]
 
     def copy(self) -> SoftmaxPolicy:
+        """A policy with copies of ``logits`` and ``row_of_state`` (a learner trains its
+        own copy, never the caller's arrays)."""
         return SoftmaxPolicy(self.logits.copy(), self.row_of_state.copy())
 
     def row_probs(self) -> np.ndarray:

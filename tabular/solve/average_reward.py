@@ -48,6 +48,7 @@ from tabular.solve.bellman import (
     with_end,
 )
 from tabular.solve.exact import EXACT_MAX_STATES
+from tabular.solve.results import SolverResult, SweepsResult, sweeps_fields
 
 #: The reference state of the bias: ``h(REFERENCE) = 0``.
 REFERENCE = 0
@@ -56,8 +57,8 @@ REFERENCE = 0
 MAX_HORIZON_ENTRIES = 100_000_000
 
 
-@dataclass(frozen=True, eq=False)
-class RelativeValueIterationResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class RelativeValueIterationResult(SweepsResult):
     """What :func:`relative_value_iteration` returns.
 
     ``rho``: the optimal gain, within ``tol / 2`` of ``rho*`` when converged;
@@ -73,14 +74,10 @@ class RelativeValueIterationResult:
     h: np.ndarray
     Q: np.ndarray
     policy: np.ndarray
-    history: np.ndarray
-    converged: bool
-    iterations: int
-    method: str
 
 
-@dataclass(frozen=True, eq=False)
-class AverageRewardResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class AverageRewardResult(SolverResult):
     """What :func:`average_reward_solve` returns.
 
     ``rho``: the gain of the policy; ``h``: its bias ``[S]``, ``h(0) = 0``; ``Q``: the
@@ -94,8 +91,8 @@ class AverageRewardResult:
     method: str
 
 
-@dataclass(frozen=True, eq=False)
-class FiniteHorizonResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class FiniteHorizonResult(SolverResult):
     """What :func:`finite_horizon` returns.
 
     ``V``: ``[horizon + 1, S]``, ``V[t]`` the optimal expected (discounted) return of the
@@ -153,8 +150,8 @@ def relative_value_iteration(mdp: TabularMDP, *, tol: float = 1e-8, max_iter: in
         raise ConvergenceError(_not_converged_message(max_iter, tol, history))
     rho = float(0.5 * (low + high))
     Q = kernels.q_table(model, h, 1.0) - rho
-    return RelativeValueIterationResult(rho, h[:-1], Q, greedy_policy(Q), np.array(history),
-                                        converged, len(history), "sync")
+    return RelativeValueIterationResult(rho, h[:-1], Q, greedy_policy(Q),
+                                        **sweeps_fields(np.array(history), converged, "sync"))
 
 
 @single_thread_when_small
@@ -274,6 +271,8 @@ def _check_unichain(mdp: TabularMDP, next_state, taken) -> None:
 
 
 def _not_converged_message(max_iter: int, tol: float, history) -> str:
+    """The :class:`~tabular.ConvergenceError` of :func:`relative_value_iteration`: the last
+    span, and what a span that does not shrink may mean."""
     message = (f"relative_value_iteration did not converge within max_iter={max_iter} "
                f"sweeps (last span {history[-1]:.3g}, tol={tol:g}); raise max_iter, or pass "
                "strict=False to get the last iterate")

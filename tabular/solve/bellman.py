@@ -202,15 +202,18 @@ def soft_policy(Q, beta: float, ref_policy=None) -> np.ndarray:
 
 
 # ------------------------------------------------------------- iteration
-def iterate(mdp, name, kernel, method, extra, gamma, tol, max_iter, V0, strict):
-    """Sweep ``kernel`` from ``V0`` (zeros by default) until the residual meets the stopping
-    rule or ``max_iter``: ``(V, history, converged)``.
+def iterate(mdp, sweep, extra=(), *, name, method, gamma, tol, max_iter, V0, strict):
+    """Sweep from ``V0`` until the residual meets the stopping rule of :mod:`tabular.solve.dp`
+    or ``max_iter`` sweeps were made: ``(V, history, converged)``.
 
-    ``name`` names the solver in errors; ``kernel`` is a sweep of
-    :mod:`tabular.solve.sweeps` for ``method`` (an ``"inplace"`` kernel overwrites ``V``;
-    the others write into a second buffer, the two swap each sweep), called with
-    the extra arguments ``extra`` after ``gamma``. At ``max_iter`` it raises
-    :class:`ConvergenceError` if ``strict``, else returns ``converged=False``."""
+    ``mdp``: the model; ``sweep``: a sweep of :mod:`tabular.solve.sweeps` for ``method``
+    (``"inplace"`` sweeps overwrite ``V``; the others write into a second buffer, the two
+    swap each sweep), called with the arguments ``extra`` after ``gamma``; ``name``: the
+    solver, for errors; ``gamma``, ``tol``, ``max_iter``: checked; ``V0``: ``[S]`` or
+    ``None`` (zeros); ``strict``: at ``max_iter``, raise :class:`ConvergenceError` (else
+    return ``converged=False``). Returns ``V [S]``, the residual of each sweep and whether
+    the rule held.
+    """
     V0 = np.zeros(mdp.n_states) if V0 is None else check_values(mdp, V0, "V0")
     model = mdp.arrays
     threshold = stopping_threshold(tol, gamma)
@@ -219,9 +222,9 @@ def iterate(mdp, name, kernel, method, extra, gamma, tol, max_iter, V0, strict):
     history = []
     for _ in range(max_iter):
         if spare is None:
-            residual = kernel(model, V, gamma, *extra)
+            residual = sweep(model, V, gamma, *extra)
         else:
-            residual = kernel(model, V, gamma, *extra, spare)
+            residual = sweep(model, V, gamma, *extra, spare)
             V, spare = spare, V
         history.append(residual)
         if residual < threshold:
@@ -241,6 +244,8 @@ def stopping_threshold(tol, gamma):
 
 
 def _not_converged_message(mdp, name, gamma, tol, max_iter, history):
+    """The :class:`ConvergenceError` of solver ``name``: the last residual, and with
+    ``gamma = 1`` whether the values diverge and which states cannot end an episode."""
     message = (f"{name} did not converge within max_iter={max_iter} sweeps "
                f"(last residual {history[-1]:.3g}, tol={tol:g}, gamma={gamma:g}); "
                "raise max_iter, or pass strict=False to get the last iterate")
@@ -274,10 +279,11 @@ def q_table(mdp, V, gamma: float) -> np.ndarray:
     return kernels.q_table(mdp.arrays, with_end(V), gamma)
 
 
-def apply_once(kernel, mdp, V, gamma: float, *extra) -> np.ndarray:
-    """One synchronous sweep of ``kernel`` on ``V [S]``: the operator applied once."""
+def apply_once(sweep, mdp, V, gamma: float, *extra) -> np.ndarray:
+    """One synchronous ``sweep`` (with the arguments ``extra`` after ``gamma``) of ``V [S]``:
+    its operator applied once, a new ``[S]`` array."""
     out = np.zeros(mdp.n_states + 1)
-    kernel(mdp.arrays, with_end(V), gamma, *extra, out)
+    sweep(mdp.arrays, with_end(V), gamma, *extra, out)
     return out[:-1]
 
 

@@ -61,13 +61,15 @@ from tabular.solve.bellman import (
     terminating_greedy_policy,
 )
 from tabular.solve.exact import policy_values
+from tabular.solve.results import SolverResult, SweepsResult, sweeps_fields
 
 __all__ = ["ConvergenceError", "PolicyEvaluationResult", "PolicyIterationResult",
            "SoftValueIterationResult", "ValueIterationResult", "optimal_actions",
            "policy_evaluation", "policy_iteration", "soft_value_iteration", "value_iteration"]
 
-@dataclass(frozen=True, eq=False)
-class ValueIterationResult:
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ValueIterationResult(SweepsResult):
     """What :func:`value_iteration` returns.
 
     ``V``: the values ``[S]``, within ``tol`` of ``v*`` when converged with
@@ -82,14 +84,10 @@ class ValueIterationResult:
     V: np.ndarray
     Q: np.ndarray
     policy: np.ndarray
-    history: np.ndarray
-    converged: bool
-    iterations: int
-    method: str
 
 
-@dataclass(frozen=True, eq=False)
-class PolicyEvaluationResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class PolicyEvaluationResult(SweepsResult):
     """What :func:`policy_evaluation` returns.
 
     ``V``: ``v_pi [S]``; ``Q``: ``q_pi [S, A]`` (eq. 4.6); ``history``: the residual of
@@ -100,14 +98,10 @@ class PolicyEvaluationResult:
 
     V: np.ndarray
     Q: np.ndarray
-    history: np.ndarray
-    converged: bool
-    iterations: int
-    method: str
 
 
-@dataclass(frozen=True, eq=False)
-class PolicyIterationResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class PolicyIterationResult(SolverResult):
     """What :func:`policy_iteration` returns.
 
     ``V`` ``[S]``, ``Q`` ``[S, A]``: the final values (exact: ``v_pi`` of ``policy``;
@@ -132,8 +126,8 @@ class PolicyIterationResult:
     eval_sweeps: int | None
 
 
-@dataclass(frozen=True, eq=False)
-class SoftValueIterationResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class SoftValueIterationResult(SweepsResult):
     """What :func:`soft_value_iteration` returns.
 
     ``V``: the soft values ``[S]``; ``Q``: ``[S, A]`` of ``V`` (eq. 4.6); ``policy``: the
@@ -145,15 +139,11 @@ class SoftValueIterationResult:
     V: np.ndarray
     Q: np.ndarray
     policy: np.ndarray
-    history: np.ndarray
-    converged: bool
-    iterations: int
-    method: str
 
 
 # --------------------------------------------------------------- algorithms
 @single_thread_when_small
-def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: str = "sync",
+def value_iteration(mdp: TabularMDP, gamma: float, *, tol: float = 1e-8, method: str = "sync",
                     max_iter: int = 100_000, V0=None, strict: bool = True
                     ) -> ValueIterationResult:
     """Value iteration (section 4.4): ``V <- T* V`` (eq. 4.10) until the stopping rule holds.
@@ -170,18 +160,19 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-8, method: st
     optimal action that ends the episode, not one that ties by looping in place).
     """
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
-    kernel = _pick(method, {"sync": kernels.optimality_sweep,
-                            "inplace": kernels.optimality_sweep_inplace,
-                            "blocked": kernels.optimality_sweep_blocks})
-    V, history, converged = iterate(mdp, "value_iteration", kernel, method, (), gamma, tol,
-                                    max_iter, V0, strict)
+    sweep = _pick(method, {"sync": kernels.optimality_sweep,
+                           "inplace": kernels.optimality_sweep_inplace,
+                           "blocked": kernels.optimality_sweep_blocks})
+    V, history, converged = iterate(mdp, sweep, name="value_iteration", method=method,
+                                    gamma=gamma, tol=tol, max_iter=max_iter, V0=V0,
+                                    strict=strict)
     Q = q_table(mdp, V, gamma)
     policy = greedy_policy(Q) if gamma < 1.0 else terminating_greedy_policy(mdp, Q, tol)
-    return ValueIterationResult(V, Q, policy, history, converged, len(history), method)
+    return ValueIterationResult(V, Q, policy, **sweeps_fields(history, converged, method))
 
 
 @single_thread_when_small
-def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exact",
+def policy_evaluation(mdp: TabularMDP, policy, gamma: float, *, method: str = "exact",
                       tol: float = 1e-10, max_iter: int = 100_000, V0=None,
                       strict: bool = True) -> PolicyEvaluationResult:
     """``v_pi`` and ``q_pi`` of a policy (section 4.1).
@@ -201,21 +192,23 @@ def policy_evaluation(mdp: TabularMDP, policy, gamma: float, method: str = "exac
     the last iterate with ``converged=False``.
     """
     gamma = check_gamma(gamma)
-    kernel = _pick(method, {"sync": kernels.expectation_sweep,
-                            "inplace": kernels.expectation_sweep_inplace}, exact=True)
+    sweep = _pick(method, {"sync": kernels.expectation_sweep,
+                           "inplace": kernels.expectation_sweep_inplace}, exact=True)
     pi = policy_matrix(mdp, policy)
     if method == "exact":
         V = policy_values(mdp, pi, gamma)
-        return PolicyEvaluationResult(V, q_table(mdp, V, gamma), np.zeros(0), True, 0, method)
+        return PolicyEvaluationResult(V, q_table(mdp, V, gamma),
+                                      **sweeps_fields(np.zeros(0), True, method))
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
-    V, history, converged = iterate(mdp, "policy_evaluation", kernel, method, (pi,), gamma,
-                                    tol, max_iter, V0, strict)
-    return PolicyEvaluationResult(V, q_table(mdp, V, gamma), history, converged, len(history),
-                                  method)
+    V, history, converged = iterate(mdp, sweep, (pi,), name="policy_evaluation",
+                                    method=method, gamma=gamma, tol=tol, max_iter=max_iter,
+                                    V0=V0, strict=strict)
+    return PolicyEvaluationResult(V, q_table(mdp, V, gamma),
+                                  **sweeps_fields(history, converged, method))
 
 
 @single_thread_when_small
-def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = None,
+def policy_iteration(mdp: TabularMDP, gamma: float, *, eval_sweeps: int | None = None,
                      policy0=None, tol: float = 1e-8, tie_tol: float = 1e-9,
                      max_iter: int = 100_000, strict: bool = True) -> PolicyIterationResult:
     """Policy iteration (section 4.3), or modified policy iteration (section 4.6's
@@ -247,13 +240,14 @@ def policy_iteration(mdp: TabularMDP, gamma: float, eval_sweeps: int | None = No
         raise ValueError(f"tie_tol must be a finite number >= 0, got {tie_tol}")
     policy = safe_actions(mdp, gamma) if policy0 is None else _deterministic(mdp, policy0)
     if eval_sweeps is None:
-        return _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter, strict)
-    return _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter,
-                                      strict)
+        return _exact_policy_iteration(mdp, gamma, policy, tie_tol=tie_tol, max_iter=max_iter,
+                                       strict=strict)
+    return _modified_policy_iteration(mdp, gamma, policy, eval_sweeps=eval_sweeps, tol=tol,
+                                      tie_tol=tie_tol, max_iter=max_iter, strict=strict)
 
 
 @single_thread_when_small
-def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, ref_policy=None,
+def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, *, ref_policy=None,
                          tol: float = 1e-10, method: str = "sync", max_iter: int = 100_000,
                          V0=None, strict: bool = True) -> SoftValueIterationResult:
     """Soft value iteration: ``V(s) = beta log sum_a ref(a|s) exp(Q(s, a) / beta)``.
@@ -278,17 +272,20 @@ def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, ref_policy=
     """
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
     beta = check_positive("beta", beta)
-    kernel = _pick(method, {"sync": kernels.soft_sweep, "inplace": kernels.soft_sweep_inplace})
+    sweep = _pick(method, {"sync": kernels.soft_sweep, "inplace": kernels.soft_sweep_inplace})
     ref = reference(mdp, ref_policy)
-    V, history, converged = iterate(mdp, "soft_value_iteration", kernel, method, (beta, ref),
-                                    gamma, tol, max_iter, V0, strict)
+    V, history, converged = iterate(mdp, sweep, (beta, ref), name="soft_value_iteration",
+                                    method=method, gamma=gamma, tol=tol, max_iter=max_iter,
+                                    V0=V0, strict=strict)
     Q = q_table(mdp, V, gamma)
-    return SoftValueIterationResult(V, Q, soft_policy(Q, beta, ref), history, converged,
-                                    len(history), method)
+    return SoftValueIterationResult(V, Q, soft_policy(Q, beta, ref),
+                                    **sweeps_fields(history, converged, method))
 
 
 # ---------------------------------------------------------- policy iteration
-def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter, strict):
+def _exact_policy_iteration(mdp, gamma, policy, *, tie_tol, max_iter, strict):
+    """Policy iteration (section 4.3) from the deterministic ``policy``: exact evaluation,
+    greedy improvement (:func:`_improve`), until the policy is stable."""
     values = []
     improvements = 0
     for step in range(max_iter):
@@ -310,8 +307,11 @@ def _exact_policy_iteration(mdp, gamma, policy, tie_tol, max_iter, strict):
                                  len(values), "exact", None)
 
 
-def _modified_policy_iteration(mdp, gamma, policy, eval_sweeps, tol, tie_tol, max_iter,
+def _modified_policy_iteration(mdp, gamma, policy, *, eval_sweeps, tol, tie_tol, max_iter,
                                strict):
+    """Modified policy iteration (Puterman, 1994, section 6.5) from the deterministic
+    ``policy``: a greedy step, then ``eval_sweeps`` synchronous sweeps of ``T_pi``, until the
+    greedy step's residual meets the stopping rule."""
     threshold = stopping_threshold(tol, gamma)
     model = mdp.arrays
     V = np.zeros(mdp.n_states + 1)  # with the end sentinel
@@ -365,6 +365,8 @@ def _improve(Q, policy, tie_tol):
 
 # ------------------------------------------------------------------ checks
 def _check_iteration(gamma, tol, max_iter):
+    """``gamma``, ``tol`` and ``max_iter`` checked: a discount in ``[0, 1]``, a positive
+    number, a positive integer."""
     return (check_gamma(gamma), check_positive("tol", tol),
             check_positive_int("max_iter", max_iter))
 

@@ -117,6 +117,8 @@ def trusted_solve(mdp, system, r, states, gamma: float, policy_name: str) -> np.
 
 
 def _untrusted_message(mdp, policy_name, gamma, s, how_long):
+    """The error of a solve float64 cannot trust: state ``s``'s episode length ``how_long``
+    and the ways out."""
     discounted = "discounted " if gamma < 1.0 else ""
     return (f"method='exact' cannot be trusted for the {policy_name} with gamma={gamma:.15g}: "
             f"its expected {discounted}episode length from state {mdp.state_name(int(s))} "

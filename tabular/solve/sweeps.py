@@ -25,6 +25,8 @@ taken).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -36,6 +38,16 @@ from tabular.model.outcomes import n_outcomes, outcome, value_index
 BLOCKS = 64
 
 
+class Block(NamedTuple):
+    """What a state of a blocked sweep reads besides the previous sweep's values ``V``
+    (:func:`optimality_sweep_blocks`): ``new``, this sweep's values so far, and ``lo``, the
+    first state of its block. State ``s`` reads ``new[j]`` for the states of its block
+    already updated in this sweep (``lo <= j < s``), ``V[j]`` for all others."""
+
+    new: np.ndarray
+    lo: int
+
+
 @njit(cache=True, inline="always")
 def distance(x, y):
     """``|x - y|``, with ``distance(-inf, -inf) = 0`` (never NaN)."""
@@ -45,45 +57,52 @@ def distance(x, y):
 
 
 @njit(cache=True, inline="always")
-def discounted(gamma, v):
-    """``gamma v``, and 0 when ``gamma = 0`` (even for ``v = -inf``)."""
-    return gamma * v if gamma > 0.0 else 0.0
-
-
-@njit(cache=True, inline="always")
-def value_at(V, j, new=None, lo=0, s=0):
-    """``V[j]``; with ``new`` (a blocked sweep's state ``s``), ``new[j]`` for the states
-    its block ``[lo, ...)`` has already updated in this sweep (``lo <= j < s``)."""
-    if new is None:  # pruned at compile time: plain sweeps pay nothing
+def value_at(V, j, s, block=None):
+    """``V[j]``, the value of state ``j`` (or of the end sentinel) as state ``s`` reads it;
+    with ``block`` (a :class:`Block`: state ``s`` of a blocked sweep), ``block.new[j]`` for
+    the states its block has already updated in this sweep."""
+    if block is None:  # pruned at compile time: plain sweeps pay nothing
         return V[j]
-    return new[j] if lo <= j < s else V[j]
+    return block.new[j] if block.lo <= j < s else V[j]
 
 
 @njit(cache=True, inline="always")
-def q_value(model, V, gamma, s, a, new=None, lo=0):
-    """``q(s, a) = sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 3.14 / 4.6), ``V(end) = 0``
-    (``new``, ``lo``: the values a blocked sweep reads, see :func:`value_at`)."""
+def q_value(model, V, gamma, s, a, block=None):
+    """``q(s, a) = sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 3.14 / 4.6), ``V(end) = 0``.
+
+    ``model``: a :class:`~tabular.model.mdp.ModelArrays`; ``V``: the values ``[S + 1]``;
+    ``gamma``: the discount; ``s``, ``a``: the pair; ``block``: ``None``, or the
+    :class:`Block` of a blocked sweep (see :func:`value_at`). Returns ``q(s, a)``
+    (``-inf`` when an outcome of positive probability pays ``-inf``).
+    """
     K = n_outcomes(model)
     # slippery moves (the intended direction or either perpendicular one) get their own
-    # copy with a trip count the compiler knows: it unrolls the sum, 1.5x faster sweeps
+    # copy with a trip count the compiler knows, so that it unrolls the sum
     if K == 3:
-        return outcome_sum(model, V, gamma, s, a, 3, new, lo)
-    return outcome_sum(model, V, gamma, s, a, K, new, lo)
+        return outcome_sum(model, V, gamma, (s, a), 3, block)
+    return outcome_sum(model, V, gamma, (s, a), K, block)
 
 
 @njit(cache=True, inline="always")
-def outcome_sum(model, V, gamma, s, a, K, new, lo):
-    """The sum of :func:`q_value` over the first ``K`` outcomes of ``(s, a)``."""
+def outcome_sum(model, V, gamma, pair, K, block):
+    """:func:`q_value`'s sum over the first ``K`` outcomes of ``pair = (s, a)`` (the other
+    arguments as there)."""
+    s, a = pair
     q = 0.0
     for k in range(K):
-        p, r = outcome(model, s, a, k)
-        q += p * (r + discounted(gamma, value_at(V, value_index(model, s, a, k), new, lo, s)))
+        prob, reward = outcome(model, s, a, k)
+        later = value_at(V, value_index(model, s, a, k), s, block)
+        q += prob * (reward + (gamma * later if gamma > 0.0 else 0.0))  # 0 when gamma = 0
     return q
 
 
 @njit(cache=True, inline="always")
 def expected_value(model, V, gamma, pi, s):
-    """``sum_a pi(a|s) q(s, a)``: one state of the Bellman expectation operator (eq. 4.5)."""
+    """``sum_a pi(a|s) q(s, a)``: state ``s`` of the Bellman expectation operator (eq. 4.5).
+
+    ``pi``: the policy ``[S, A]``; the other arguments as in :func:`q_value`. Actions of
+    probability 0 are skipped (no ``0 * -inf``).
+    """
     v = 0.0
     for a in range(pi.shape[1]):
         w = pi[s, a]
@@ -93,11 +112,12 @@ def expected_value(model, V, gamma, pi, s):
 
 
 @njit(cache=True, inline="always")
-def max_value(model, V, gamma, s, new=None, lo=0):
-    """``max_a q(s, a)``: one state of the Bellman optimality operator (eq. 4.10)."""
+def greedy_value(model, V, gamma, s, block=None):
+    """``max_a q(s, a)``: state ``s`` of the Bellman optimality operator (eq. 4.10), the
+    value of acting greedily on ``V`` (the arguments as in :func:`q_value`)."""
     best = -np.inf
     for a in range(model.successor.shape[1]):
-        q = q_value(model, V, gamma, s, a, new, lo)
+        q = q_value(model, V, gamma, s, a, block)
         if q > best:
             best = q
     return best
@@ -105,12 +125,14 @@ def max_value(model, V, gamma, s, new=None, lo=0):
 
 @njit(cache=True, inline="always")
 def soft_value(model, V, gamma, beta, ref, s):
-    """``beta * log sum_a ref(a|s) exp(q(s, a) / beta)``, a one-pass stable log-sum-exp.
+    """``beta log sum_a ref(a|s) exp(q(s, a) / beta)``: state ``s`` of the soft optimality
+    operator, by a one-pass stable log-sum-exp.
 
-    One update rule rather than an if/else on a new maximum: numba's parfor
-    reduction analysis fails on the two-branch form once it is inlined into a
-    ``prange``. Actions with ``ref(a|s) = 0`` or ``q = -inf`` contribute nothing;
-    if nothing is left the value is ``-inf``.
+    ``beta``: the KL coefficient ``> 0``; ``ref``: the reference policy ``[S, A]``; the
+    other arguments as in :func:`q_value`. Actions with ``ref(a|s) = 0`` or ``q = -inf``
+    contribute nothing; if nothing is left the value is ``-inf``. The running sum is
+    rescaled by one update rule, with no branch on a new maximum, so that the parallel
+    sweep's loop stays a reduction numba can parallelise.
     """
     m = -np.inf
     total = 0.0
@@ -127,12 +149,15 @@ def soft_value(model, V, gamma, beta, ref, s):
     return m + beta * np.log(total)
 
 
+# Every sweep takes the model, the values ``V [S + 1]`` (sentinel last) and the discount,
+# and returns the residual ``||T V - V||_inf`` over the states; the synchronous ones write
+# ``T V`` into ``out``, the in-place ones overwrite ``V``.
 @njit(cache=True, parallel=True)
 def optimality_sweep(model, V, gamma, out):
-    """``out = T* V`` (synchronous value-iteration sweep, eq. 4.10); returns ``||out - V||_inf``."""
+    """``out = T* V``, a synchronous value-iteration sweep (eq. 4.10); returns the residual."""
     residual = 0.0
     for s in prange(V.shape[0] - 1):
-        v = max_value(model, V, gamma, s)
+        v = greedy_value(model, V, gamma, s)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
     return residual
@@ -140,11 +165,11 @@ def optimality_sweep(model, V, gamma, out):
 
 @njit(cache=True)
 def optimality_sweep_inplace(model, V, gamma):
-    """In-place value-iteration sweep (section 4.4, the in-place variant of section 4.1);
-    returns the residual."""
+    """An in-place value-iteration sweep (section 4.4, the in-place variant of section 4.1),
+    in state order; returns the residual."""
     residual = 0.0
     for s in range(V.shape[0] - 1):
-        v = max_value(model, V, gamma, s)
+        v = greedy_value(model, V, gamma, s)
         residual = max(residual, distance(v, V[s]))
         V[s] = v
     return residual
@@ -152,18 +177,21 @@ def optimality_sweep_inplace(model, V, gamma):
 
 @njit(cache=True, parallel=True)
 def optimality_sweep_blocks(model, V, gamma, out):
-    """``out`` = a blocked value-iteration sweep: the states split into :data:`BLOCKS`
-    fixed blocks run in parallel, each block an in-place (Gauss-Seidel) sweep that reads
-    the other blocks' values of the previous sweep ``V`` (block Jacobi); returns the
-    residual. The same numbers on any number of threads."""
+    """``out`` = a blocked value-iteration sweep; returns the residual.
+
+    The states split into :data:`BLOCKS` fixed blocks run in parallel, each block an
+    in-place (Gauss-Seidel) sweep that reads the other blocks' values of the previous sweep
+    ``V`` (block Jacobi, :class:`Block`): the same numbers on any number of threads.
+    """
     S = V.shape[0] - 1
     n_blocks = min(BLOCKS, S)
     residual = 0.0
     for b in prange(n_blocks):
         lo, hi = b * S // n_blocks, (b + 1) * S // n_blocks
+        block = Block(out, lo)
         block_residual = 0.0
         for s in range(lo, hi):
-            v = max_value(model, V, gamma, s, out, lo)
+            v = greedy_value(model, V, gamma, s, block)
             block_residual = max(block_residual, distance(v, V[s]))
             out[s] = v
         residual = max(residual, block_residual)
@@ -172,7 +200,8 @@ def optimality_sweep_blocks(model, V, gamma, out):
 
 @njit(cache=True, parallel=True)
 def expectation_sweep(model, V, gamma, pi, out):
-    """``out = T_pi V`` (synchronous iterative policy evaluation, eq. 4.5); returns the residual."""
+    """``out = T_pi V``, a synchronous sweep of iterative policy evaluation (eq. 4.5), for
+    the policy ``pi [S, A]``; returns the residual."""
     residual = 0.0
     for s in prange(V.shape[0] - 1):
         v = expected_value(model, V, gamma, pi, s)
@@ -183,7 +212,8 @@ def expectation_sweep(model, V, gamma, pi, out):
 
 @njit(cache=True)
 def expectation_sweep_inplace(model, V, gamma, pi):
-    """In-place iterative policy evaluation (the box of section 4.1); returns the residual."""
+    """An in-place sweep of iterative policy evaluation (the box of section 4.1), in state
+    order, for the policy ``pi [S, A]``; returns the residual."""
     residual = 0.0
     for s in range(V.shape[0] - 1):
         v = expected_value(model, V, gamma, pi, s)
@@ -194,7 +224,9 @@ def expectation_sweep_inplace(model, V, gamma, pi):
 
 @njit(cache=True, parallel=True)
 def soft_sweep(model, V, gamma, beta, ref, out):
-    """``out = T_beta V``, the soft (KL-regularised) optimality operator; returns the residual."""
+    """``out = T_beta V``, a synchronous sweep of the soft (KL-regularised) optimality
+    operator with coefficient ``beta`` and reference policy ``ref [S, A]``; returns the
+    residual."""
     residual = 0.0
     for s in prange(V.shape[0] - 1):
         v = soft_value(model, V, gamma, beta, ref, s)
@@ -205,7 +237,8 @@ def soft_sweep(model, V, gamma, beta, ref, out):
 
 @njit(cache=True)
 def soft_sweep_inplace(model, V, gamma, beta, ref):
-    """In-place sweep of the soft optimality operator, in state order; returns the residual."""
+    """An in-place sweep of the soft optimality operator, in state order (the arguments of
+    :func:`soft_sweep`); returns the residual."""
     residual = 0.0
     for s in range(V.shape[0] - 1):
         v = soft_value(model, V, gamma, beta, ref, s)
@@ -216,7 +249,8 @@ def soft_sweep_inplace(model, V, gamma, beta, ref):
 
 @njit(cache=True, parallel=True)
 def q_table(model, V, gamma):
-    """``Q[s, a] = q(s, a)`` for every pair (eq. 4.6)."""
+    """``Q [S, A]``, ``Q[s, a] = q(s, a)`` of the values ``V [S + 1]`` for every pair
+    (eq. 4.6)."""
     S, A = V.shape[0] - 1, model.successor.shape[1]
     Q = np.empty((S, A))
     for s in prange(S):
