@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular.pg.rollout import Sampler, episode_buffers, sample_episode
+from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.rules.policy_gradient import log_softmax, softmax, softmax_kl
 from tabular.rules.returns import gae
 
@@ -110,10 +110,10 @@ def collect_batch(model, rollout, state, batch, gamma, lam):
     cut at ``max_steps`` bootstraps from ``V`` at the state where it stopped.
     """
     path, seen, dones, values = batch.path, batch.seen, batch.dones, batch.values
-    sampler, V = Sampler(model, rollout, state.theta), state.V
+    theta, V, rng = state.theta, state.V, state.rng
     N, n_rows = 0, 0
     for m in range(batch.returns.shape[0]):
-        T, batch.returns[m] = sample_episode(sampler, state.rng, path, seen, dones,
+        T, batch.returns[m] = sample_episode(model, rollout, theta, rng, path, seen, dones,
                                              batch.dist)
         batch.lengths[m] = T
         for t in range(T + 1):

@@ -33,7 +33,9 @@ Conventions:
 - **KL penalty.** With ``ref_policy`` and ``beta > 0`` the learner sees the per-step
   reward ``r_t - beta (log pi(a_t|s_t) - log pi_ref(a_t|s_t))``, with the
   log-probabilities of the policy that sampled the episode; its expectation is the
-  KL-regularised objective of RLHF (Ziegler et al., 2019). ``ref_policy`` takes
+  KL-regularised objective of RLHF (Ziegler et al., 2019). ``beta`` is the coefficient
+  of the KL to the reference in every learner of the library (TRL's ``kl_coef``); PPO's
+  adaptive penalty on the KL to the *previous* policy starts at ``kl_penalty_init``. ``ref_policy`` takes
   every policy form (greedy ``int [S]``, stochastic ``[S, A]``, ``SoftmaxPolicy``)
   and must allow every action the policy allows (else the KL is infinite).
 - **-inf rewards** (the trap of the trap/treasure grid). A policy-gradient step
@@ -94,7 +96,7 @@ from tabular.pg.batches import (
     save_rows,
 )
 from tabular.pg.results import PolicyGradientResult, TrustRegionResult
-from tabular.pg.rollout import Sampler, episode_buffers, sample_episode
+from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import batch_setup, setup, step_size
 from tabular.rules.policy_gradient import (
     adaptive_kl_penalty,
@@ -192,13 +194,13 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
     episode sampler; each has its own loop over the steps, free of the switch."""
     theta, V, returns, lengths = out.logits[run], out.V[run], out.returns[run], \
         out.lengths[run]
-    sampler = Sampler(model, rollout, theta)
     paths, seen, dones, dist = episode_buffers(1, rollout.max_steps, theta.shape[1])
     states, actions, rewards = paths[0, 0], paths[0, 1], seen[0, 0]
     G = np.empty(rollout.max_steps)
     adv, values = np.empty(rollout.max_steps), np.empty(rollout.max_steps + 1)
     for episode in range(p.episodes):
-        T, returns[episode] = sample_episode(sampler, rng, paths[0], seen[0], dones[0], dist)
+        T, returns[episode] = sample_episode(model, rollout, theta, rng, paths[0], seen[0],
+                                             dones[0], dist)
         lengths[episode] = T
         step = schedule_value(p.alpha, episode + 1)
         step_value = schedule_value(p.alpha_value, episode + 1)

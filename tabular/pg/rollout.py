@@ -17,7 +17,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular.model.mdp import ModelArrays
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.policy_gradient import kl_shaped_reward, log_softmax, sample_softmax
 
@@ -39,17 +38,6 @@ class Rollout(NamedTuple):
     beta: float
     ref_log_probs: np.ndarray | None
     ref_row: np.ndarray | None
-
-
-class Sampler(NamedTuple):
-    """What :func:`sample_episode` draws an episode from: the dynamics ``model`` (a
-    :class:`~tabular.model.mdp.ModelArrays`), the ``rollout`` (a :class:`Rollout`) and the
-    policy's logits ``theta`` ``[R, A]``, which the learner updates in place between
-    episodes. The sampler only reads them."""
-
-    model: ModelArrays
-    rollout: Rollout
-    theta: np.ndarray
 
 
 class PolicyGradientOutputs(NamedTuple):
@@ -86,11 +74,13 @@ def episode_buffers(n, max_steps, n_actions):
 
 
 @njit(cache=True, inline="always")
-def sample_episode(sampler, rng, path, seen, dones, dist):
+def sample_episode(model, rollout, theta, rng, path, seen, dones, dist):
     """Sample one episode of ``pi = softmax(theta[row_of_state[s]])`` from a start state
     drawn from the model; returns its length ``T`` and its environment return.
 
-    ``sampler`` is a :class:`Sampler`, ``rng`` the run's xoshiro state. Fills
+    ``model`` is a :class:`~tabular.model.mdp.ModelArrays`, ``rollout`` a
+    :class:`Rollout`, ``theta`` the policy's logits ``[R, A]`` (read only), ``rng`` the
+    run's xoshiro state. Fills
     ``path[0, :T + 1]`` with the states (``path[0, T]``: where the episode stopped) and
     ``path[1, :T]`` with the actions, ``dones[:T]``, ``seen[1, :T]`` with
     ``log pi(a_t|s_t)`` and ``seen[0, :T]`` with the reward the learner sees:
@@ -98,17 +88,21 @@ def sample_episode(sampler, rng, path, seen, dones, dist):
     log pi_ref(a_t|s_t))`` (:func:`kl_penalised`). The environment return sums the
     rewards as the model pays them (``-inf`` for a trap). ``dist[0]`` and ``dist[1]``
     are scratch (they end holding pi and log pi of the last state that acted).
+
+    Eight positional arguments, the one exception to the library's six: the sampler is
+    inlined into every episode loop, where a record would cost time and could lose the
+    writes into its buffers (``docs/internals.md``, "Records and the arrays kernels
+    write").
     """
-    path[0, 0] = sample_start(sampler.model, rng)
-    return continue_episode(sampler, rng, path, seen, dones, dist)
+    path[0, 0] = sample_start(model, rng)
+    return continue_episode(model, rollout, theta, rng, path, seen, dones, dist)
 
 
 @njit(cache=True, inline="always")
-def continue_episode(sampler, rng, path, seen, dones, dist):
+def continue_episode(model, rollout, theta, rng, path, seen, dones, dist):
     """:func:`sample_episode` from the state given in ``path[0, 0]`` instead of a start
     drawn from the model: a completion of a prefix, or another response to the same
     prompt."""
-    model, rollout, theta = sampler.model, sampler.rollout, sampler.theta
     probs, log_probs = dist[0], dist[1]
     s = path[0, 0]
     env_return = 0.0

@@ -49,7 +49,7 @@ def step_size(name: str, value, high: float = MAX_POLICY_STEP) -> np.ndarray:
 
 def check_reward_floor(mdp: TabularMDP, reward_floor) -> float:
     """The floor the kernels apply (``-inf`` for ``None``: ``max(r, -inf) = r``, and one
-    compiled kernel serves both), or a clear error when the MDP can pay ``-inf`` and no
+    kernel serves both), or a clear error when the MDP can pay ``-inf`` and no
     floor is given."""
     if reward_floor is None:
         pays_minus_inf = (mdp.prob > 0.0) & (mdp.reward == -np.inf)

@@ -21,7 +21,7 @@ from tabular.checks import check_positive_int
 from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
 from tabular.pg.results import PolicyGradientResult
-from tabular.pg.rollout import Sampler, episode_buffers, kl_penalised, sample_episode
+from tabular.pg.rollout import episode_buffers, kl_penalised, sample_episode
 from tabular.pg.setup import setup, step_size
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
@@ -62,12 +62,10 @@ def leave_one_out_advantages(returns, out):
 
 
 @njit(cache=True, inline="always")
-def greedy_return(sampler, s, rng, log_probs):
+def greedy_return(model, rollout, theta, s, rng, log_probs):
     """The return (as the learner sees it: floored, KL-shaped) of the greedy response
     from ``s``, the baseline of ReMax (Li et al., 2023): the most probable token at
-    every step, the lowest on ties. ``sampler`` is a
-    :class:`~tabular.pg.rollout.Sampler`; ``log_probs`` ``[A]`` is scratch."""
-    model, rollout, theta = sampler.model, sampler.rollout, sampler.theta
+    every step, the lowest on ties; ``log_probs`` ``[A]`` is scratch."""
     total = 0.0
     for _ in range(rollout.max_steps):
         row = rollout.row_of_state[s]
@@ -102,10 +100,10 @@ def _grpo_run(model, p, rollout, rng, out, run):
         s0 = sample_start(model, rng)
         for s in range(S):  # the group shares its prompt
             prompt_cdf[s] = 1.0 if s >= s0 else 0.0
-        group = Sampler(with_start(model, prompt_cdf), rollout, theta)
+        group = with_start(model, prompt_cdf)
         for i in range(G):
-            T[i], returns[it * G + i] = sample_episode(group, rng, paths[i], seen[i],
-                                                       dones[i], dist)
+            T[i], returns[it * G + i] = sample_episode(group, rollout, theta, rng, paths[i],
+                                                       seen[i], dones[i], dist)
             lengths[it * G + i] = T[i]
             shaped[i] = seen[i, 0, : T[i]].sum()
         if p.advantage == GROUP_MEAN:
@@ -114,7 +112,7 @@ def _grpo_run(model, p, rollout, rng, out, run):
             if p.advantage == LEAVE_ONE_OUT:
                 leave_one_out_advantages(shaped, advantage)
             else:
-                baseline = greedy_return(group, s0, rng, dist[1])
+                baseline = greedy_return(group, rollout, theta, s0, rng, dist[1])
                 for i in range(G):
                     advantage[i] = shaped[i] - baseline
             if p.normalise:

@@ -47,7 +47,7 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
-from tabular.pg.rollout import Sampler, episode_buffers, sample_episode
+from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.results import with_run_axis
 from tabular.rlhf.preference import (
@@ -118,11 +118,10 @@ def kto_value(log_ratio, z0, desirable, p):
 
 
 @njit(cache=True, inline="always")
-def _sampled_log_ratio(sampler, rng, path, seen, dones, dist):
-    """``log pi(y'|x') - log pi_ref(y'|x')`` of one response ``y'`` sampled from ``pi``
-    (:func:`~tabular.pg.rollout.sample_episode`'s arguments)."""
-    rollout = sampler.rollout
-    T, _ = sample_episode(sampler, rng, path, seen, dones, dist)
+def _log_ratio_to_reference(rollout, path, seen, T):
+    """``log pi(y'|x') - log pi_ref(y'|x')`` of a response ``y'`` of ``T`` steps that
+    :func:`~tabular.pg.rollout.sample_episode` drew from ``pi`` into ``path`` and ``seen``
+    (``seen[1]``: ``log pi`` of each token)."""
     total = 0.0
     for t in range(T):
         total += seen[1, t] - rollout.ref_log_probs[rollout.ref_row[path[0, t]], path[1, t]]
@@ -138,7 +137,6 @@ def _kto_run(model, rollout, p, rng, out, run):
     data = p.feedback
     A = theta.shape[1]
     n = data.counts.sum()
-    sampler = Sampler(model, rollout, theta)
     paths, seen, dones, dist = episode_buffers(1, rollout.max_steps, A)
     grad = np.zeros_like(theta)
     buf, probs = np.empty(A), np.empty(A)
@@ -147,7 +145,8 @@ def _kto_run(model, rollout, p, rng, out, run):
     for step in range(p.steps):
         total = 0.0
         for _ in range(p.kl_samples):
-            total += _sampled_log_ratio(sampler, rng, paths[0], seen[0], dones[0], dist)
+            T, _ = sample_episode(model, rollout, theta, rng, paths[0], seen[0], dones[0], dist)
+            total += _log_ratio_to_reference(rollout, paths[0], seen[0], T)
         z0 = kto_reference_point(total, p.kl_samples)  # a constant of the gradient
         z0s[step] = z0
         for r in rows:

@@ -17,7 +17,7 @@ from numba import njit
 from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.policy import as_softmax_policy
-from tabular.pg.rollout import Sampler, continue_episode, episode_buffers, sample_episode
+from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.results import with_run_axis
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
@@ -286,7 +286,6 @@ def _iterated_dpo_run(model, rollout, p, rng, out, run):
     policy, labels each by Bradley-Terry on the two returns, and takes ``p.steps`` DPO
     steps on them from where the policy stands."""
     theta, loss, pairs = out.logits[run], out.loss[run], out.pairs[run]
-    sampler = Sampler(model, rollout, theta)
     A, L, M = theta.shape[1], rollout.max_steps, p.pairs
     path, seen, dones, dist = episode_buffers(2, L, A)
     rows = np.zeros((2, M, L), dtype=np.int64)  # winners', then losers'
@@ -298,9 +297,11 @@ def _iterated_dpo_run(model, rollout, p, rng, out, run):
                        Paths(rows[1], actions[1], lengths[1], ref_log_probs[1]), counts)
     for r in range(p.rounds):
         for i in range(M):
-            T0, R0 = sample_episode(sampler, rng, path[0], seen[0], dones[0], dist)
+            T0, R0 = sample_episode(model, rollout, theta, rng, path[0], seen[0], dones[0],
+                                    dist)
             path[1, 0, 0] = path[0, 0, 0]  # the second response answers the same prompt
-            T1, R1 = continue_episode(sampler, rng, path[1], seen[1], dones[1], dist)
+            T1, R1 = continue_episode(model, rollout, theta, rng, path[1], seen[1], dones[1],
+                                      dist)
             same = T0 == T1 and path[0, 0, T0] == path[1, 0, T1] and (
                 path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
             counts[i] = 0.0 if same else 1.0

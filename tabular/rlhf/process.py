@@ -34,7 +34,7 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive_int, policy_matrix
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import as_mdp
-from tabular.pg.rollout import Sampler, continue_episode, episode_buffers, sample_episode
+from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import setup
 from tabular.results import RunsResult, with_run_axis
 from tabular.solve.dp import policy_evaluation
@@ -64,29 +64,31 @@ def process_rewards(mdp, potential) -> object:
 
 
 class StepLabelParams(NamedTuple):
-    """:func:`fit_process_reward_model`'s sampling as its kernel reads it."""
+    """:func:`fit_process_reward_model`'s sampling as its kernel reads it: ``responses``
+    sampled, ``completions`` per prefix, and the logits ``theta`` ``[R, A]`` of the policy
+    that samples and completes."""
 
     responses: int
     completions: int
+    theta: np.ndarray
 
 
 @njit(cache=True)
-def _step_labels_run(sampler, p, rng, out, run):
+def _step_labels_run(model, rollout, p, rng, out, run):
     """Run ``run``, into row ``run`` of the :class:`StepLabels` ``out``: ``p.responses``
-    responses sampled from the policy of ``sampler`` (a
-    :class:`~tabular.pg.rollout.Sampler`); every prefix ``s_t`` they pass through is
-    completed ``p.completions`` times, each completion's return from ``s_t`` on added to
-    ``totals[s_t]`` (a Monte Carlo label of its value)."""
-    totals, counts = out.totals[run], out.counts[run]
-    paths, seen, dones, dist = episode_buffers(2, sampler.rollout.max_steps,
-                                               sampler.theta.shape[1])
+    responses sampled from the policy ``p.theta``; every prefix ``s_t`` they pass through
+    is completed ``p.completions`` times, each completion's return from ``s_t`` on added
+    to ``totals[s_t]`` (a Monte Carlo label of its value)."""
+    theta, totals, counts = p.theta, out.totals[run], out.counts[run]
+    paths, seen, dones, dist = episode_buffers(2, rollout.max_steps, theta.shape[1])
     for _ in range(p.responses):
-        T, _ = sample_episode(sampler, rng, paths[0], seen[0], dones[0], dist)
+        T, _ = sample_episode(model, rollout, theta, rng, paths[0], seen[0], dones[0], dist)
         for t in range(T):
             s = paths[0, 0, t]
             for _ in range(p.completions):
                 paths[1, 0, 0] = s
-                _, label = continue_episode(sampler, rng, paths[1], seen[1], dones[1], dist)
+                _, label = continue_episode(model, rollout, theta, rng, paths[1], seen[1],
+                                            dones[1], dist)
                 totals[s] += label
                 counts[s] += 1
 
@@ -100,9 +102,9 @@ class StepLabels(NamedTuple):
 
 
 @runs_kernel
-def _step_labels(sampler, p, rng_states, out):
+def _step_labels(model, rollout, p, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _step_labels_run(sampler, p, rng_states[run].copy(), out, run)
+        _step_labels_run(model, rollout, p, rng_states[run].copy(), out, run)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -161,8 +163,9 @@ def fit_process_reward_model(mdp, policy, *, responses: int = 100, completions: 
     parent = _tree_parents(mdp)
     n = su.rng_states.shape[0]
     labels = StepLabels(np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states)))
-    over_runs(_step_labels, Sampler(mdp.arrays, su.rollout, su.policy.logits),
-              StepLabelParams(su.episodes, completions), su.rng_states, labels)
+    over_runs(_step_labels, mdp.arrays, su.rollout,
+              StepLabelParams(su.episodes, completions, su.policy.logits), su.rng_states,
+              labels)
     totals, counts = labels
     values = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
     labelled = counts > 0
