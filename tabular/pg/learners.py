@@ -35,9 +35,10 @@ Conventions:
   log-probabilities of the policy that sampled the episode; its expectation is the
   KL-regularised objective of RLHF (Ziegler et al., 2019). ``beta`` is the coefficient
   of the KL to the reference in every learner of the library (TRL's ``kl_coef``); PPO's
-  adaptive penalty on the KL to the *previous* policy starts at ``kl_penalty_init``. ``ref_policy`` takes
-  every policy form (greedy ``int [S]``, stochastic ``[S, A]``, ``SoftmaxPolicy``)
-  and must allow every action the policy allows (else the KL is infinite).
+  adaptive penalty on the KL to the *previous* policy starts at ``kl_penalty_init``.
+  ``ref_policy`` takes every policy form (greedy ``int [S]``, stochastic ``[S, A]``,
+  ``SoftmaxPolicy``) and must allow every action the policy allows (else the KL is
+  infinite).
 - **-inf rewards** (the trap of the trap/treasure grid). A policy-gradient step
   scales ``grad log pi`` by a return, and an infinite return gives no usable
   direction (``-inf * 0`` is NaN, ``-inf`` logits erase the policy). So the
