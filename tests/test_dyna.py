@@ -14,7 +14,7 @@ import gymnasium as gym
 import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the tabzoo/ envs)
@@ -28,26 +28,15 @@ from envs.mazes import (
     greedy_steps,
     maze,
 )
-from tabular import TabularMDP, policy_evaluation, q_learning, value_iteration
+from tabular import ControlResult, TabularMDP, policy_evaluation, q_learning, value_iteration
 from tabular._numba.rng import seed_states
+from tabular.plan import model as plan_model
 from tabular.plan.dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
-from tabular.plan.model import (
-    learned_model,
-    link,
-    predecessors,
-    priority_queue,
-    queue_pop,
-    queue_push,
-    record_outcome,
-    sample_model,
-    unlink,
-)
 from tabular.rules.planning import exploration_bonus, priority
 from tabular.schedules import inverse, linear
-from tabular.testing import mdps
+from tabular.testing import mdps, property_settings
 
-PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = property_settings(12)
 PLANNERS = {"dyna_q": dyna_q, "dyna_q_plus": dyna_q_plus,
             "prioritized_sweeping": prioritized_sweeping}
 GAMMA = 0.95  # Example 8.1
@@ -374,15 +363,15 @@ def test_the_priority_queue_pops_in_order_and_keeps_the_higher_priority():
     (the highest priority first, each item once)."""
     rng = np.random.default_rng(32)
     n = 40
-    queue = priority_queue(n)
+    queue = plan_model.priority_queue(n)
     reference = {}
     for _ in range(2000):
         if rng.random() < 0.6 or not reference:
             x, p = int(rng.integers(n)), float(rng.integers(0, 50))
-            queue_push(queue, x, p)
+            plan_model.queue_push(queue, x, p)
             reference[x] = max(p, reference.get(x, -np.inf))
         else:
-            x, p = queue_pop(queue)
+            x, p = plan_model.queue_pop(queue)
             assert p == max(reference.values()) and reference.pop(x) == p
         assert queue.size[0] == len(reference)
         assert all(queue.position[x] >= 0 for x in reference)
@@ -390,7 +379,7 @@ def test_the_priority_queue_pops_in_order_and_keeps_the_higher_priority():
 
 
 def test_predecessor_lists_move_a_pair_when_its_successor_changes():
-    lists = predecessors(3, 6)
+    lists = plan_model.predecessors(3, 6)
 
     def members(s):
         out, x = [], lists.head[s]
@@ -400,13 +389,13 @@ def test_predecessor_lists_move_a_pair_when_its_successor_changes():
         return sorted(out)
 
     for x, s in ((0, 1), (3, 1), (5, 1), (2, 2)):
-        link(lists, x, s)
+        plan_model.link(lists, x, s)
     assert members(1) == [0, 3, 5] and members(2) == [2] and members(0) == []
-    unlink(lists, 3, 1)
-    link(lists, 3, 0)
-    unlink(lists, 5, 1)
+    plan_model.unlink(lists, 3, 1)
+    plan_model.link(lists, 3, 0)
+    plan_model.unlink(lists, 5, 1)
     assert members(1) == [0] and members(0) == [3]
-    unlink(lists, 0, 1)
+    plan_model.unlink(lists, 0, 1)
     assert members(1) == []
 
 
@@ -414,20 +403,20 @@ def test_the_counts_model_samples_outcomes_in_proportion():
     """Three outcomes seen 1, 2 and 5 times: planning draws them 1/8, 2/8 and 5/8 of the
     time (20,000 draws: binomial sd at most 71, 5 sd = 355); the last-outcome model
     keeps only the latest."""
-    counts = learned_model(2, 1, 3)
-    last = learned_model(2, 1, 1)
+    counts = plan_model.learned_model(2, 1, 3)
+    last = plan_model.learned_model(2, 1, 1)
     for outcome, times in (((0, 1.0, False), 1), ((1, 0.0, False), 2), ((1, 0.0, True), 5)):
         for t in range(times):
-            record_outcome(counts, 0, 0, outcome, True, t + 1)
-            record_outcome(last, 0, 0, outcome, False, t + 1)
+            plan_model.record_outcome(counts, 0, 0, outcome, True, t + 1)
+            plan_model.record_outcome(last, 0, 0, outcome, False, t + 1)
     assert counts.outcomes[0, 0] == 3 and counts.tries[0, 0] == 8
     assert counts.n_pairs[0] == 1 and counts.n_states[0] == 1
     rng = seed_states(33)[0]
-    seen = [sample_model(counts, 0, 0, rng) for _ in range(20_000)]
+    seen = [plan_model.sample_model(counts, 0, 0, rng) for _ in range(20_000)]
     tally = [sum(o == key for o in seen) for key in ((0, 1.0, False), (1, 0.0, False),
                                                        (1, 0.0, True))]
     np.testing.assert_allclose(tally, np.array([1, 2, 5]) * 20_000 / 8, atol=355)
-    assert sample_model(last, 0, 0, rng) == (1, 0.0, True) and last.tries[0, 0] == 8
+    assert plan_model.sample_model(last, 0, 0, rng) == (1, 0.0, True) and last.tries[0, 0] == 8
 
 
 # --------------------------------------------------------------------- -inf, seeds, shapes
@@ -478,6 +467,9 @@ def test_run_axis_follows_numpy_size_convention(name):
     for field in ("Q", "episode_returns", "episode_lengths", "episode_updates"):
         np.testing.assert_array_equal(getattr(picked, field), getattr(single, field))
     np.testing.assert_array_equal(three.control.policy, three.policy)
+    assert isinstance(three, ControlResult) and isinstance(picked, PlanningResult)
+    assert repr(three) == ("PlanningResult(episode_returns=float64[3, 5], episode_lengths="
+                           "int64[3, 5], Q=float64[3, 47, 4], episode_updates=int64[3, 5])")
     with pytest.raises(ValueError, match="single run"):
         single.run(0)
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from experiments import expected_vs_sample
@@ -25,10 +25,9 @@ from tabular.plan.expected_updates import (
     trajectory_sampling,
     uniform_expected_updates,
 )
-from tabular.testing import acyclic_mdps, gammas, mdps
+from tabular.testing import acyclic_mdps, gammas, mdps, property_settings
 
-PROPERTY = settings(max_examples=15, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = property_settings(15)
 
 
 def start_value(mdp, policy, gamma):
@@ -167,6 +166,8 @@ def test_same_seed_same_numbers_and_runs_are_independent_streams():
     assert three.runs == 3 and three.start_values.shape == (3, 7)
     np.testing.assert_array_equal(three.run(1).Q, three.Q[1])
     np.testing.assert_array_equal(three.run(1).updates, three.updates)
+    assert repr(three) == ("ExpectedUpdatesResult(updates=int64[7], start_values=float64[3, 7], "
+                           "Q=float64[3, 200, 2])")
     other = trajectory_sampling(mdp, seed=6, **kwargs)
     assert not np.array_equal(one.Q, other.Q)
 
@@ -181,7 +182,7 @@ def test_evaluations_come_every_so_many_updates_and_at_the_end():
                                                    abs=1e-9)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True)
+@property_settings(15)
 @given(mdps(max_states=6, max_actions=3, traps=True), gammas(), st.integers(0, 2**16))
 def test_minus_infinity_rewards_stay_exact(mdp, gamma, seed):
     for result in (uniform_expected_updates(mdp, updates=400, gamma=gamma, evaluate_every=100),

@@ -14,9 +14,9 @@
   update queues the predecessors of the state it changed.
 
 The three share one acting loop (steps (a)-(c) of the boxes: epsilon-greedy on
-``Q``, one real step); the learning and planning of each method follow it, and the
-other methods' branches compile away (the method is a constant of each driver, as
-in :mod:`tabular.learn.td`). The model is learned from samples
+``Q``, one real step); the learning and planning of each method follow it. The method
+is read at run time from the kernel's record, so one kernel, compiled once, serves the
+three. The model is learned from samples
 (:mod:`tabular.plan.model`): either the last outcome of each pair, the
 deterministic model of the boxes, or every outcome seen with its count, a sample
 model of a stochastic environment from which planning draws outcomes in proportion
@@ -55,21 +55,36 @@ from tabular.plan.model import (
     sample_model,
     unlink,
 )
-from tabular.plan.setup import PlanningResult, plan, planning_doc
+from tabular.plan.setup import Planner, PlanningResult, check_planning_steps, plan
 from tabular.rules.planning import exploration_bonus, priority
 from tabular.rules.values import epsilon_greedy_action, q_learning_target, update_toward
 from tabular.schedules import read_schedule, schedule_value
 
 DYNA_Q, DYNA_Q_PLUS, PRIORITIZED_SWEEPING = 0, 1, 2
 
+
 class Dynamics(NamedTuple):
     """The environment a run samples: ``model`` until time step ``switch_step``, then
-    ``switched`` (the same model when the environment does not change). Built inside
-    the ``prange`` body: a record of records cannot be a parallel loop's argument."""
+    ``switched`` (the same model when the environment does not change). Built inside the
+    ``prange`` body, since a record of records cannot be passed into a parallel loop."""
 
     model: ModelArrays
     switched: ModelArrays
     switch_step: int
+
+
+class Estimate(NamedTuple):
+    """The action values a run learns, and what their Q-learning updates read.
+
+    ``Q`` ``[S, A]``; ``updates`` int64 ``[S, A]``: the updates of each pair so far, real and
+    planned (the count at which the step size is read); ``alpha``: the step-size schedule,
+    as :func:`~tabular.schedules.read_schedule` gives it; ``gamma``: the discount.
+    """
+
+    Q: np.ndarray
+    updates: np.ndarray
+    alpha: tuple
+    gamma: float
 
 
 # --------------------------------------------------------------------- kernels
@@ -82,21 +97,24 @@ def _sampled(env, t):
 
 
 @njit(cache=True, inline="always")
-def _q_update(Q, updates, alpha, gamma, s, a, outcome):
+def _q_update(estimate, s, a, outcome):
     """``Q(s, a) <- Q(s, a) + alpha [R + gamma max_a Q(S', a) - Q(s, a)]`` (eq. 6.8) for
-    ``outcome = (S', R, done)``, real or planned; ``alpha`` at the pair's update count."""
+    ``outcome = (S', R, done)``, real or planned, on the :class:`Estimate` ``estimate``;
+    ``alpha`` at the pair's update count."""
     s_next, r, is_done = outcome
-    updates[s, a] += 1
-    Q[s, a] = update_toward(Q[s, a], q_learning_target(r, gamma, Q[s_next], is_done),
-                            schedule_value(alpha, updates[s, a]))
+    Q, n = estimate.Q, estimate.updates[s, a] + 1
+    estimate.updates[s, a] = n
+    Q[s, a] = update_toward(Q[s, a], q_learning_target(r, estimate.gamma, Q[s_next], is_done),
+                            schedule_value(estimate.alpha, n))
 
 
 @njit(cache=True, inline="always")
-def _dyna_planning(method, Q, updates, model, params, alpha, t, rng):
+def _dyna_planning(method, estimate, model, params, t, rng):
     """Step (f) of the Dyna-Q box, ``planning_steps`` times: a pair drawn uniformly among
     those tried (Dyna-Q), or a visited state and any action (Dyna-Q+), updated by
-    Q-learning on the model's outcome (with Dyna-Q+'s bonus)."""
-    n_actions = Q.shape[1]
+    Q-learning on the learned ``model``'s outcome (with Dyna-Q+'s bonus at time step
+    ``t``)."""
+    n_actions = estimate.Q.shape[1]
     for _ in range(params.planning_steps):
         if method == DYNA_Q:
             x = model.pairs[randint(rng, model.n_pairs[0])]
@@ -111,7 +129,7 @@ def _dyna_planning(method, Q, updates, model, params, alpha, t, rng):
                 s_next, r, is_done = s, 0.0, False
             tau = t - model.last_try[s, a]
             outcome = (s_next, exploration_bonus(r, params.kappa, tau), is_done)
-        _q_update(Q, updates, alpha, params.gamma, s, a, outcome)
+        _q_update(estimate, s, a, outcome)
 
 
 @njit(cache=True, inline="always")
@@ -127,17 +145,18 @@ def _relink(lists, model, s, a, s_next):
 
 
 @njit(cache=True, inline="always")
-def _sweep(Q, updates, model, queue, lists, params, alpha):
+def _sweep(estimate, model, queue, lists, params):
     """Step (g) of the prioritized sweeping box: up to ``planning_steps`` updates of the
-    first pair of the queue, each queueing the predecessors of that pair's state whose
-    priority exceeds ``theta``; returns the number of updates."""
+    first pair of the ``queue``, each queueing the predecessors (``lists``) of that pair's
+    state whose priority exceeds ``theta``; returns the number of updates."""
+    Q = estimate.Q
     gamma, theta = params.gamma, params.theta
     n_actions = Q.shape[1]
     n = 0
     while n < params.planning_steps and queue.size[0] > 0:
         x, _ = queue_pop(queue)
         s, a = x // n_actions, x % n_actions
-        _q_update(Q, updates, alpha, gamma, s, a,
+        _q_update(estimate, s, a,
                   (model.next_state[s, a, 0], model.reward[s, a, 0], model.done[s, a, 0]))
         n += 1
         y = lists.head[s]
@@ -152,18 +171,20 @@ def _sweep(Q, updates, model, queue, lists, params, alpha):
 
 
 @njit(cache=True)
-def _planning_run(env, params, rng, Q, returns, lengths, episode_updates):
-    """One run of Dyna-Q, Dyna-Q+ or prioritized sweeping (``params.method``): the
-    acting loop the boxes of sections 8.2-8.4 share, then each method's learning and
-    planning. The method is read at run time: one kernel serves the three, compiled
-    once. Compiled as its own function, as the Monte Carlo loops are: inlined into the
-    ``prange`` body, numba 0.68 miscompiled the learned model's updates (an index out
-    of bounds)."""
+def _planning_run(env, params, rng, out, run):
+    """Run ``run`` of Dyna-Q, Dyna-Q+ or prioritized sweeping (``params.method``) in the
+    environment ``env`` (a :class:`Dynamics`), drawing from ``rng`` and filling row ``run``
+    of ``out`` (a :class:`~tabular.plan.setup.PlanningOutputs`): the acting loop the boxes
+    of sections 8.2-8.4 share, then each method's learning and planning. A call of its
+    own, not inlined into the driver's parallel loop (docs/internals.md says why)."""
     method = params.method
-    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
+    Q = out.Q[run]
+    returns, lengths, episode_updates = out.returns[run], out.lengths[run], out.updates[run]
+    epsilon = read_schedule(params.epsilon)
     n_states, n_actions = Q.shape
+    estimate = Estimate(Q, np.zeros(Q.shape, dtype=np.int64), read_schedule(params.alpha),
+                        params.gamma)
     model = learned_model(n_states, n_actions, params.capacity)
-    updates = np.zeros(Q.shape, dtype=np.int64)  # of each pair, real and planned
     queue = priority_queue(n_states * n_actions)
     lists = predecessors(n_states, n_states * n_actions)
     t = 0  # real time steps so far, over the run's episodes
@@ -187,11 +208,11 @@ def _planning_run(env, params, rng, Q, returns, lengths, episode_updates):
                              Q[s, a])                                              # (e)
                 if p > params.theta:                                               # (f)
                     queue_push(queue, s * n_actions + a, p)
-                made += _sweep(Q, updates, model, queue, lists, params, alpha)     # (g)
+                made += _sweep(estimate, model, queue, lists, params)              # (g)
             else:
-                _q_update(Q, updates, alpha, params.gamma, s, a, outcome)          # (d)
+                _q_update(estimate, s, a, outcome)                                 # (d)
                 record_outcome(model, s, a, outcome, params.counts, t)             # (e)
-                _dyna_planning(method, Q, updates, model, params, alpha, t, rng)   # (f)
+                _dyna_planning(method, estimate, model, params, t, rng)            # (f)
                 made += 1 + params.planning_steps
             if is_done or steps == params.max_steps:
                 break
@@ -205,71 +226,122 @@ def _planning_run(env, params, rng, Q, returns, lengths, episode_updates):
 def _planning_runs(model, switched, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
         _planning_run(Dynamics(model, switched, params.switch_step), params,
-                      rng_states[run].copy(), out.Q[run], out.returns[run], out.lengths[run],
-                      out.updates[run])
+                      rng_states[run].copy(), out, run)
 
 
-@planning_doc("""Tabular Dyna-Q (the box of section 8.2): act epsilon-greedily on ``Q``;
-    after each real step, update ``Q`` by Q-learning (eq. 6.8), learn the model
-    ``Model(S, A) <- R, S'``, then make ``planning_steps`` Q-learning updates on
-    ``R, S' <- Model(S, A)`` for pairs drawn uniformly among those tried. With
-    ``planning_steps=0`` it is :func:`~tabular.q_learning`, bit for bit.
-""", planning_steps="""updates planned per real step (the box's ``n``), an integer >= 0,
-        default 5.
-    """, updates="``1 + planning_steps`` per step")
+# --------------------------------------------------------------------- public functions
+
+
 def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 500,
            alpha=0.5, epsilon=0.1, initial_Q=0.0, model: str = "auto", switch=None,
            seed: int | None = 0, runs: int | None = None,
            max_steps: int | None = None) -> PlanningResult:
-    return plan(_planning_runs, DYNA_Q, mdp, planning_steps=planning_steps,
-                min_planning_steps=0, kappa=0.0, theta=0.0, model=model, switch=switch,
-                gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon,
-                initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
+    """Tabular Dyna-Q (the box of section 8.2): act epsilon-greedily on ``Q``; after each
+    real step, update ``Q`` by Q-learning (eq. 6.8), learn the model ``Model(S, A) <- R,
+    S'``, then make ``planning_steps`` Q-learning updates on ``R, S' <- Model(S, A)`` for
+    pairs drawn uniformly among those tried. With ``planning_steps=0`` it is
+    :func:`~tabular.q_learning`, bit for bit.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    planning_steps : updates planned per real step (the box's ``n``), an integer >= 0,
+        default 5.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        updates of each pair ``(s, a)``, real and planned, default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes, default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    model : the model learned: ``"last"``, the last outcome of each pair (the box's
+        deterministic model, which follows a changing environment); ``"counts"``, every
+        outcome seen with its count, planning drawing them in proportion (a stochastic
+        environment); default ``"auto"``: ``"last"`` when every pair of the environment
+        (and of ``switch``'s) has one outcome, else ``"counts"``.
+    switch : ``None`` (default), or ``(step, other_mdp)``: after ``step`` time steps (real
+        steps over the run's episodes) the environment becomes ``other_mdp``, a model
+        with the same states and actions (the changing mazes of Figures 8.4 and 8.5,
+        :func:`envs.mazes.changing_maze`).
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+
+    Returns a :class:`~tabular.PlanningResult`: ``Q`` ``[S, A]``; ``policy``,
+    its greedy policy; ``V = max_a Q``; ``episode_returns`` (undiscounted sum of
+    rewards), ``episode_lengths`` (steps) and ``episode_updates`` (``1 +
+    planning_steps`` per step) of each episode, ``[episodes]``; each with a leading run
+    axis when ``runs=n``.
+    """
+    planner = Planner(DYNA_Q, check_planning_steps(planning_steps, 0), 0.0, 0.0, model)
+    return plan(_planning_runs, planner, mdp, switch=switch, gamma=gamma, episodes=episodes,
+                alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                max_steps=max_steps)
 
 
-@planning_doc("""Dyna-Q+ (section 8.3): Dyna-Q whose planned transitions pay ``r + kappa
-    sqrt(tau)``, ``tau`` the time steps since the pair was last tried in the
-    environment, so that long-untried actions get tried again and a changed
-    environment is discovered (Figures 8.4 and 8.5). Planning draws a visited state
-    uniformly and any action; an action never tried from that state is modelled as
-    leading back to it with reward 0 (the section's footnote), and its ``tau`` counts
-    from time 0. Acting and real updates are those of Dyna-Q (no bonus).
-""", planning_steps="""updates planned per real step, an integer >= 0, default 5.
-    """, method_args="""kappa : the bonus scale, a finite number >= 0, default 1e-3.
-    """, updates="``1 + planning_steps`` per step")
 def dyna_q_plus(mdp, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: float = 1.0,
                 episodes: int = 500, alpha=0.5, epsilon=0.1, initial_Q=0.0,
                 model: str = "auto", switch=None, seed: int | None = 0,
                 runs: int | None = None, max_steps: int | None = None) -> PlanningResult:
-    return plan(_planning_runs, DYNA_Q_PLUS, mdp, planning_steps=planning_steps,
-                min_planning_steps=0, kappa=check_nonnegative("kappa", kappa), theta=0.0,
-                model=model, switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
-                epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+    """Dyna-Q+ (section 8.3): Dyna-Q whose planned transitions pay ``r + kappa sqrt(tau)``,
+    ``tau`` the time steps since the pair was last tried in the environment, so that
+    long-untried actions get tried again and a changed environment is discovered
+    (Figures 8.4 and 8.5). Planning draws a visited state uniformly and any action; an
+    action never tried from that state is modelled as leading back to it with reward 0
+    (the section's footnote), and its ``tau`` counts from time 0. Acting and real
+    updates are those of Dyna-Q (no bonus).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    planning_steps : updates planned per real step, an integer >= 0, default 5.
+    kappa : the bonus scale, a finite number >= 0, default 1e-3.
+    gamma, episodes, alpha, epsilon, initial_Q, model, switch, seed, runs, max_steps :
+        as in :func:`dyna_q`, with the same defaults.
+
+    Returns a :class:`~tabular.PlanningResult`, as :func:`dyna_q` does
+    (``episode_updates``: ``1 + planning_steps`` per step).
+    """
+    planner = Planner(DYNA_Q_PLUS, check_planning_steps(planning_steps, 0),
+                      check_nonnegative("kappa", kappa), 0.0, model)
+    return plan(_planning_runs, planner, mdp, switch=switch, gamma=gamma, episodes=episodes,
+                alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
                 max_steps=max_steps)
 
 
-@planning_doc("""Prioritized sweeping for a deterministic environment (the box of
-    section 8.4): after each real step, learn ``Model(S, A) <- R, S'`` and queue
-    ``(S, A)`` with priority ``P = |R + gamma max_a Q(S', a) - Q(S, A)|`` if ``P >
-    theta``; then, up to ``planning_steps`` times while the queue is not empty, update
-    its first pair by Q-learning on the model's outcome and queue each pair predicted
-    to lead to that pair's state whose priority exceeds ``theta``. A pair is queued
-    once, with the higher of its priorities; a pair whose priority is at most
-    ``theta`` is never updated. Every update is planned (there is no direct update of
-    ``Q``). The model keeps the last outcome of each pair (the box's deterministic
-    model): on a stochastic environment it follows the latest sample.
-""", planning_steps="""the most updates per real step (the box's ``n``), an integer >=
-        1, default 5.
-    """, method_args="""theta : the priority threshold, a finite number >= 0, default 1e-4.
-    """, model_arg="", updates="the updates popped from the queue, at most\n"
-    "    ``planning_steps`` per step")
 def prioritized_sweeping(mdp, *, planning_steps: int = 5, theta: float = 1e-4,
                          gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                          initial_Q=0.0, switch=None, seed: int | None = 0,
                          runs: int | None = None,
                          max_steps: int | None = None) -> PlanningResult:
-    return plan(_planning_runs, PRIORITIZED_SWEEPING, mdp, planning_steps=planning_steps,
-                min_planning_steps=1, kappa=0.0, theta=check_nonnegative("theta", theta),
-                model="last", switch=switch, gamma=gamma, episodes=episodes, alpha=alpha,
-                epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+    """Prioritized sweeping for a deterministic environment (the box of section 8.4): after
+    each real step, learn ``Model(S, A) <- R, S'`` and queue ``(S, A)`` with priority ``P =
+    |R + gamma max_a Q(S', a) - Q(S, A)|`` if ``P > theta``; then, up to
+    ``planning_steps`` times while the queue is not empty, update its first pair by
+    Q-learning on the model's outcome and queue each pair predicted to lead to that
+    pair's state whose priority exceeds ``theta``. A pair is queued once, with the higher
+    of its priorities; a pair whose priority is at most ``theta`` is never updated.
+    Every update is planned (there is no direct update of ``Q``). The model keeps the
+    last outcome of each pair (the box's deterministic model): on a stochastic
+    environment it follows the latest sample.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    planning_steps : the most updates per real step (the box's ``n``), an integer >= 1,
+        default 5.
+    theta : the priority threshold, a finite number >= 0, default 1e-4.
+    gamma, episodes, alpha, epsilon, initial_Q, switch, seed, runs, max_steps : as in
+        :func:`dyna_q`, with the same defaults.
+
+    Returns a :class:`~tabular.PlanningResult`, as :func:`dyna_q` does
+    (``episode_updates``: the updates popped from the queue, at most ``planning_steps``
+    per step).
+    """
+    planner = Planner(PRIORITIZED_SWEEPING, check_planning_steps(planning_steps, 1), 0.0,
+                      check_nonnegative("theta", theta), "last")
+    return plan(_planning_runs, planner, mdp, switch=switch, gamma=gamma, episodes=episodes,
+                alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
                 max_steps=max_steps)

@@ -47,6 +47,7 @@ from tabular.rules.values import epsilon_greedy_action, max_value
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.solve.bellman import ConvergenceError
 from tabular.solve.evaluation import EVALUATION_TOL, MAX_EVALUATION_STEPS, start_value
+from tabular.solve.results import short_repr
 from tabular.solve.sweeps import q_value
 
 __all__ = ["ExpectedUpdatesResult", "branching_task", "trajectory_sampling",
@@ -59,7 +60,7 @@ MAX_EVALUATIONS = 10**6
 MAX_OUTCOME_SLOTS = 10**8
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ExpectedUpdatesResult(RunsResult):
     """What :func:`uniform_expected_updates` and :func:`trajectory_sampling` return.
 
@@ -74,6 +75,8 @@ class ExpectedUpdatesResult(RunsResult):
     updates: np.ndarray = shared()
     start_values: np.ndarray
     Q: np.ndarray
+
+    __repr__ = short_repr
 
     @property
     def runs(self) -> int | None:
@@ -145,10 +148,13 @@ def _state_values(Q):
 
 
 @njit(cache=True, inline="always")
-def _evaluate(model, Q, params, policy, values, left, e):
-    """Evaluation ``e``: the value of the start distribution under the greedy policy of
-    ``Q`` (argmax, lowest action on ties). ``policy`` holds the greedy policy of
-    evaluation ``e - 1`` and receives this one; an unchanged policy keeps its value."""
+def _evaluate(model, params, policy, out, run, e):
+    """Evaluation ``e`` of run ``run``: the value of the start distribution under the greedy
+    policy of ``out.Q[run]`` (argmax, lowest action on ties), into ``out.values[run, e]``
+    and ``out.left[run, e]`` (``out``: the :class:`CurveOutputs`). ``policy`` holds the
+    greedy policy of evaluation ``e - 1`` and receives this one; an unchanged policy keeps
+    its value."""
+    Q, values, left = out.Q[run], out.values[run], out.left[run]
     changed = e == 0
     for s in range(Q.shape[0]):
         a = np.argmax(Q[s])
@@ -165,7 +171,7 @@ def _evaluate(model, Q, params, policy, values, left, e):
 def _uniform_expected_updates(model, params, out):
     """Expected updates of every pair in turn, ``(0, 0), (0, 1), ..., (S-1, A-1), (0, 0),
     ...``, in place; the greedy policy evaluated at each count of ``evaluate_at``."""
-    Q, values, left = out.Q[0], out.values[0], out.left[0]
+    Q = out.Q[0]
     n_actions = Q.shape[1]
     n_pairs = Q.shape[0] * n_actions
     V = _state_values(Q)
@@ -177,13 +183,15 @@ def _uniform_expected_updates(model, params, out):
             _expected_update(model, Q, V, params.gamma, x // n_actions, x % n_actions)
             x = x + 1 if x + 1 < n_pairs else 0
             made += 1
-        _evaluate(model, Q, params, policy, values, left, e)
+        _evaluate(model, params, policy, out, 0, e)
 
 
 @njit(cache=True, inline="always")
-def _trajectory_run(model, params, rng, Q, values, left):
-    """One run of trajectory sampling: on-policy episodes of epsilon-greedy in ``Q``, each
+def _trajectory_run(model, params, rng, out, run):
+    """Run ``run`` of trajectory sampling, drawing from ``rng`` and filling row ``run`` of
+    ``out`` (a :class:`CurveOutputs`): on-policy episodes of epsilon-greedy in ``Q``, each
     step an expected update of the pair taken (section 8.6)."""
+    Q = out.Q[run]
     epsilon = read_schedule(params.epsilon)
     V = _state_values(Q)
     policy = np.zeros(Q.shape[0], dtype=np.int64)
@@ -203,14 +211,13 @@ def _trajectory_run(model, params, rng, Q, values, left):
                 s = sample_start(model, rng)
             else:
                 s = s_next
-        _evaluate(model, Q, params, policy, values, left, e)
+        _evaluate(model, params, policy, out, run, e)
 
 
 @runs_kernel
 def _trajectory_sampling(model, params, rng_states, out):
     for run in range(rng_states.shape[0]):
-        _trajectory_run(model, params, rng_states[run].copy(), out.Q[run],
-                        out.values[run], out.left[run])
+        _trajectory_run(model, params, rng_states[run].copy(), out, run)
 
 
 # --------------------------------------------------------------------- public functions

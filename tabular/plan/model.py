@@ -138,35 +138,36 @@ def priority_queue(n):
 
 
 @njit(cache=True)
-def _place(queue, slot, x, p):
+def _place(queue, slot, x, priority):
+    """Put item ``x`` of ``priority`` at heap slot ``slot``."""
     queue.item[slot] = x
-    queue.priority[slot] = p
+    queue.priority[slot] = priority
     queue.position[x] = slot
 
 
 @njit(cache=True)
-def _sift_up(queue, slot, x, p):
-    """Put item ``x`` of priority ``p`` at ``slot`` or above, moving lower parents down."""
+def _sift_up(queue, slot, x, priority):
+    """Put item ``x`` of ``priority`` at ``slot`` or above, moving lower parents down."""
     while slot > 0:
         parent = (slot - 1) // 2
-        if queue.priority[parent] >= p:
+        if queue.priority[parent] >= priority:
             break
         _place(queue, slot, queue.item[parent], queue.priority[parent])
         slot = parent
-    _place(queue, slot, x, p)
+    _place(queue, slot, x, priority)
 
 
 @njit(cache=True)
-def queue_push(queue, x, p):
-    """Queue item ``x`` with priority ``p``; if it is queued already, only the higher of
-    its two priorities stays (S&B section 8.4)."""
+def queue_push(queue, x, priority):
+    """Queue item ``x`` with ``priority``; if it is queued already, only the higher of its
+    two priorities stays (S&B section 8.4)."""
     slot = queue.position[x]
     if slot < 0:
         slot = queue.size[0]
         queue.size[0] += 1
-    elif p <= queue.priority[slot]:
+    elif priority <= queue.priority[slot]:
         return
-    _sift_up(queue, slot, x, p)
+    _sift_up(queue, slot, x, priority)
 
 
 @njit(cache=True, inline="always")
@@ -178,7 +179,7 @@ def queue_pop(queue):
     queue.size[0] -= 1
     n = queue.size[0]
     if n > 0:  # the last item sinks from the root to its place
-        x, p = queue.item[n], queue.priority[n]
+        x, priority = queue.item[n], queue.priority[n]
         slot = 0
         while True:
             child = 2 * slot + 1
@@ -186,11 +187,11 @@ def queue_pop(queue):
                 break
             if child + 1 < n and queue.priority[child + 1] > queue.priority[child]:
                 child += 1
-            if queue.priority[child] <= p:
+            if queue.priority[child] <= priority:
                 break
             _place(queue, slot, queue.item[child], queue.priority[child])
             slot = child
-        _place(queue, slot, x, p)
+        _place(queue, slot, x, priority)
     return top, top_priority
 
 

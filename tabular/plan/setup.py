@@ -1,5 +1,5 @@
 """What the planning learners of :mod:`tabular.plan.dyna` share: their kernel records, their
-result, the checks of their arguments and their docstring.
+result, and the checks of their arguments.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from tabular.learn.setup import check_episode_args, control_outputs, initial_val
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import with_run_axis
 from tabular.schedules import as_schedule
+from tabular.solve.results import short_repr
 
 #: The most planning updates per real step a learner accepts.
 MAX_PLANNING_STEPS = 10**8
@@ -65,10 +66,10 @@ class PlanningOutputs(NamedTuple):
     updates: np.ndarray
 
 
-@dataclass(frozen=True, eq=False)
-class PlanningResult:
-    """What the planning learners return: the fields of a
-    :class:`~tabular.results.ControlResult` and ``episode_updates``.
+@dataclass(frozen=True, eq=False, repr=False)
+class PlanningResult(ControlResult):
+    """What the planning learners return: a :class:`~tabular.ControlResult` and
+    ``episode_updates``.
 
     ``Q`` ``[S, A]``; ``episode_returns`` (undiscounted sum of rewards) and
     ``episode_lengths`` (steps) ``[episodes]``; ``episode_updates`` (int64
@@ -77,47 +78,36 @@ class PlanningResult:
     and ``run(i)`` are those of a ``ControlResult``; ``control`` is the result as one.
     """
 
-    episode_returns: np.ndarray
-    episode_lengths: np.ndarray
-    Q: np.ndarray
     episode_updates: np.ndarray
+
+    __repr__ = short_repr
 
     @property
     def control(self) -> ControlResult:
         """The result without ``episode_updates``, as every control learner returns it."""
-        return ControlResult(episode_returns=self.episode_returns,
-                             episode_lengths=self.episode_lengths, Q=self.Q)
+        return ControlResult(self.episode_returns, self.episode_lengths, self.Q)
 
-    @property
-    def policy(self) -> np.ndarray:
-        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
-        return self.control.policy
 
-    @property
-    def V(self) -> np.ndarray:
-        """``max_a Q(s, a)``."""
-        return self.control.V
+class Planner(NamedTuple):
+    """What sets a planning learner apart from the others (checked by its public function).
 
-    @property
-    def runs(self) -> int | None:
-        """``None`` for a single-run result (no run axis), else the number of runs."""
-        return self.control.runs
+    ``method``: ``tabular.plan.dyna.DYNA_Q``, ``DYNA_Q_PLUS`` or ``PRIORITIZED_SWEEPING``;
+    ``planning_steps``: the ``n`` of the boxes; ``kappa``: Dyna-Q+'s bonus scale;
+    ``theta``: prioritized sweeping's threshold (0 where unused); ``model``: the model
+    learned, one of :data:`MODELS`.
+    """
 
-    @property
-    def episodes(self) -> int:
-        return self.control.episodes
-
-    def run(self, i: int) -> PlanningResult:
-        """Run ``i`` of a multi-run result, as a single-run result."""
-        one = self.control.run(i)
-        return PlanningResult(one.episode_returns, one.episode_lengths, one.Q,
-                              self.episode_updates[i])
+    method: int
+    planning_steps: int
+    kappa: float
+    theta: float
+    model: str
 
 
 # --------------------------------------------------------------------- arguments
 
 
-def _check_planning_steps(value, low: int) -> int:
+def check_planning_steps(value, low: int) -> int:
     """``planning_steps`` as an int in ``[low, MAX_PLANNING_STEPS]``."""
     if (isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number)
             or not np.isfinite(value) or int(value) != value
@@ -152,11 +142,11 @@ def _counts_model(model, mdps) -> bool:
     return model == "counts"
 
 
-def plan(driver, method, mdp, *, planning_steps, min_planning_steps, kappa, theta, model,
-         switch, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-         max_steps) -> PlanningResult:
-    """Check the arguments of a planning learner, run ``method`` with its ``driver``,
-    return the result."""
+def plan(driver, planner: Planner, mdp, *, switch, gamma, episodes, alpha, epsilon, initial_Q,
+         seed, runs, max_steps) -> PlanningResult:
+    """Check the arguments every planning learner shares, run ``planner`` with the runs
+    ``driver`` of :mod:`tabular.plan.dyna`, and return its result (the arguments are
+    those of :func:`~tabular.plan.dyna.dyna_q`)."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
@@ -165,63 +155,14 @@ def plan(driver, method, mdp, *, planning_steps, min_planning_steps, kappa, thet
     Q, returns, lengths = control_outputs(
         initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
         episodes)
-    planning_steps = _check_planning_steps(planning_steps, min_planning_steps)
     switch_step, other = _check_switch(mdp, switch)
     mdps = [mdp] if other is None else [mdp, other]
-    counts = _counts_model(model, mdps)
+    counts = _counts_model(planner.model, mdps)
     capacity = sum(m.n_outcomes for m in mdps) if counts else 1  # distinct outcomes seen
-    params = PlanningParams(method, gamma, alpha.params, epsilon.params, episodes, max_steps,
-                            planning_steps, counts, capacity, kappa, theta, switch_step)
+    params = PlanningParams(planner.method, gamma, alpha.params, epsilon.params, episodes,
+                            max_steps, planner.planning_steps, counts, capacity, planner.kappa,
+                            planner.theta, switch_step)
     out = PlanningOutputs(Q, returns, lengths, np.zeros((n_runs, episodes), dtype=np.int64))
     driver(mdp.arrays, (mdp if other is None else other).arrays, params,
            seed_states(seed, n_runs), out)
     return PlanningResult(*(with_run_axis(x, runs) for x in (returns, lengths, Q, out.updates)))
-
-
-_PLANNING_ARGS = """
-    Parameters
-    ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    planning_steps : {planning_steps}
-    {method_args}gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        updates of each pair ``(s, a)``, real and planned, default 0.5.
-    epsilon : exploration in [0, 1], or a schedule over episodes, default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    {model_arg}switch : ``None`` (default), or ``(step, other_mdp)``: after ``step`` time
-        steps (real steps over the run's episodes) the environment becomes
-        ``other_mdp``, a model with the same states and actions (the changing mazes
-        of Figures 8.4 and 8.5, :func:`envs.mazes.changing_maze`).
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
-
-    Returns a :class:`PlanningResult`: ``Q`` ``[S, A]``; ``policy``, its greedy policy;
-    ``V = max_a Q``; ``episode_returns`` (undiscounted sum of rewards),
-    ``episode_lengths`` (steps) and ``episode_updates`` ({updates}) of each episode,
-    ``[episodes]``; each with a leading run axis when ``runs=n``.
-"""
-
-_MODEL_ARG = """model : the model learned: ``"last"``, the last outcome of each pair (the
-        box's deterministic model, which follows a changing environment); ``"counts"``,
-        every outcome seen with its count, planning drawing them in proportion (a
-        stochastic environment); default ``"auto"``: ``"last"`` when every pair of the
-        environment (and of ``switch``'s) has one outcome, else ``"counts"``.
-    """
-
-
-def planning_doc(summary: str, planning_steps: str, updates: str, method_args: str = "",
-                  model_arg: str = _MODEL_ARG):
-    """Give a planning learner its docstring: ``summary`` and the shared arguments."""
-    def decorate(fn):
-        fn.__doc__ = summary + _PLANNING_ARGS.format(
-            planning_steps=planning_steps, method_args=method_args, model_arg=model_arg,
-            updates=updates)
-        return fn
-    return decorate
-
-
