@@ -269,7 +269,7 @@ def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 
         state reached), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.plan.setup.PlanningResult`: ``Q`` ``[S, A]``; ``policy``,
+    Returns a :class:`~tabular.PlanningResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy; ``V = max_a Q``; ``episode_returns`` (undiscounted sum of
     rewards), ``episode_lengths`` (steps) and ``episode_updates`` (``1 +
     planning_steps`` per step) of each episode, ``[episodes]``; each with a leading run
@@ -301,7 +301,7 @@ def dyna_q_plus(mdp, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: flo
     gamma, episodes, alpha, epsilon, initial_Q, model, switch, seed, runs, max_steps :
         as in :func:`dyna_q`, with the same defaults.
 
-    Returns a :class:`~tabular.plan.setup.PlanningResult`, as :func:`dyna_q` does
+    Returns a :class:`~tabular.PlanningResult`, as :func:`dyna_q` does
     (``episode_updates``: ``1 + planning_steps`` per step).
     """
     planner = Planner(DYNA_Q_PLUS, check_planning_steps(planning_steps, 0),
@@ -336,7 +336,7 @@ def prioritized_sweeping(mdp, *, planning_steps: int = 5, theta: float = 1e-4,
     gamma, episodes, alpha, epsilon, initial_Q, switch, seed, runs, max_steps : as in
         :func:`dyna_q`, with the same defaults.
 
-    Returns a :class:`~tabular.plan.setup.PlanningResult`, as :func:`dyna_q` does
+    Returns a :class:`~tabular.PlanningResult`, as :func:`dyna_q` does
     (``episode_updates``: the updates popped from the queue, at most ``planning_steps``
     per step).
     """

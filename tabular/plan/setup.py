@@ -68,7 +68,7 @@ class PlanningOutputs(NamedTuple):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class PlanningResult(ControlResult):
-    """What the planning learners return: a :class:`~tabular.results.ControlResult` and
+    """What the planning learners return: a :class:`~tabular.ControlResult` and
     ``episode_updates``.
 
     ``Q`` ``[S, A]``; ``episode_returns`` (undiscounted sum of rewards) and
