@@ -13,6 +13,7 @@ import numpy as np
 from tabular.learn.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 #: Figure 2.6's methods and their parameter (the book's grid: powers of 2).
@@ -136,8 +137,10 @@ def table(results: dict):
     return ["method", "parameter", "best value", "average reward"], rows
 
 
-def check(results: dict) -> list[str]:
-    """The book's numbers, read from its figures (2000 runs; bands for fewer runs)."""
+@check("steps")
+def book_figures(results: dict) -> list[str]:
+    """The book's numbers at the end of 1000 steps, read from its figures (2000 runs;
+    bands for fewer runs), and its orderings of the methods."""
     late = {name: (results["reward"][i, -100:].mean(), results["optimal"][i, -100:].mean())
             for i, name in enumerate(results["curves"])}
     failures = []

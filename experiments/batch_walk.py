@@ -12,6 +12,7 @@ from tabular import TabularMDP, policy_evaluation
 from tabular.learn.batch_updating import batch_prediction
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
@@ -73,7 +74,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "batch_walk.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("episodes", "alpha", "tol")
+def td_beats_mc(results: dict) -> list[str]:
     """Batch TD(0) is below batch MC once a few episodes are in (the book's finding:
     certainty equivalence beats sample averages on Markov data), and both fall."""
     mean = dict(zip(results["methods"].tolist(), results["rms"].mean(axis=1), strict=True))

@@ -16,6 +16,7 @@ from tabular import (
 )
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 #: Figure 5.2's optimal policy: the smallest player sum that sticks, per dealer card A-10.
@@ -144,9 +145,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
             style.save(fig3, out_dir / "one_state_infinite_variance.png")]
 
 
-def check(results: dict) -> list[str]:
-    """Figure 5.2's policy exactly; Example 5.4's value to the book's sampling error;
-    MC prediction near the exact values; weighted IS far below ordinary IS early on."""
+@check()
+def book_policy(results: dict) -> list[str]:
+    """Figure 5.2's optimal policy, exactly (value iteration: no setting changes it)."""
     failures = []
     for usable, key in ((1, "usable ace"), (0, "no usable ace")):
         policy = results["pi_star"][usable]  # [sum 12-21, dealer]
@@ -154,20 +155,46 @@ def check(results: dict) -> list[str]:
         if tuple(stick_from) != BOOK_STICK_FROM[key]:
             failures.append(f"pi* with {key} sticks from {stick_from}, the book's "
                             f"{list(BOOK_STICK_FROM[key])}")
-    if not abs(float(results["state_value"]) - BOOK_VALUE) < 2e-4:
-        failures.append(f"Example 5.4's state is worth {float(results['state_value']):.6f}, "
-                        f"the book's {BOOK_VALUE} (+- 1e-4)")
+    return failures
+
+
+@check()
+def example_5_4_value(results: dict) -> list[str]:
+    """Example 5.4's state is worth the book's estimate to its sampling error (the
+    exact linear solve: no setting changes it)."""
+    value = float(results["state_value"])
+    if not abs(value - BOOK_VALUE) < 2e-4:
+        return [f"Example 5.4's state is worth {value:.6f}, the book's {BOOK_VALUE} (+- 1e-4)"]
+    return []
+
+
+@check("prediction_episodes")
+def prediction_converges(results: dict) -> list[str]:
+    """Figure 5.1: first-visit MC prediction after its longest run is near the exact
+    values."""
     error = np.abs(results["estimates"][-1] - results["exact_v"]).mean()
     if not error < 0.05:  # rare hands (a usable ace and a low sum) are seen rarely
-        failures.append(f"MC prediction after {results['prediction_episodes'][-1]:,} episodes "
-                        f"is {error:.3f} from the exact values on average")
+        return [f"MC prediction after {results['prediction_episodes'][-1]:,} episodes is "
+                f"{error:.3f} from the exact values on average"]
+    return []
+
+
+@check("sampling_episodes")
+def weighted_beats_ordinary(results: dict) -> list[str]:
+    """Figure 5.3: weighted importance sampling starts far below ordinary, and both end
+    near the exact value."""
     ordinary, weighted = results["mse_ordinary"], results["mse_weighted"]
     if not (ordinary[0] > 10 * weighted[0] and ordinary[-1] < 0.05 and weighted[-1] < 0.05):
-        failures.append(f"weighted IS's first MSE {weighted[0]:.3f} is not far below "
-                        f"ordinary's {ordinary[0]:.3f}, or they end at {ordinary[-1]:.3f}, "
-                        f"{weighted[-1]:.3f}")
+        return [f"weighted IS's first MSE {weighted[0]:.3f} is not far below ordinary's "
+                f"{ordinary[0]:.3f}, or they end at {ordinary[-1]:.3f}, {weighted[-1]:.3f}"]
+    return []
+
+
+@check("infinite_variance_episodes")
+def infinite_variance(results: dict) -> list[str]:
+    """Figure 5.4: ordinary importance sampling on the one-state MDP never settles."""
     late = results["one_state_ordinary"][:, -1]
     if not (np.median(late) < 0.95 or late.std() > 0.2):
-        failures.append(f"ordinary IS on Figure 5.4's state ends at {np.round(late, 2)}: "
-                        "settled, not the unending spread of infinite variance")
-    return failures
+        return [f"ordinary IS on Figure 5.4's state ends at {np.round(late, 2)}: settled, "
+                "not the unending spread of infinite variance"]
+    return []

@@ -10,6 +10,7 @@ from envs import CarRental
 from tabular import greedy_policy, policy_evaluation, q_from_v
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 
@@ -74,7 +75,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "car_rental.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("gamma", "max_improvements")
+def book_policies(results: dict) -> list[str]:
     """Figure 4.2: four improvements (pi_0 ... pi_4); pi_4 moves five cars from a full
     first location to an empty second one and at most four the other way; v* rises from
     about 420 at (0, 0) to its maximum at (20, 20) (636.99 in the exact model; the

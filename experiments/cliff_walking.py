@@ -12,6 +12,7 @@ from envs.layout import CLIFF
 from tabular import TabularMDP, q_learning, sarsa
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/CliffWalking-v0"
@@ -96,7 +97,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "cliff_walking.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("episodes", "alpha", "epsilon")
+def safe_against_optimal(results: dict) -> list[str]:
     """SARSA earns more online; Q-learning's greedy route is the 13-step edge path."""
     failures = []
     tail = slice(-100, None)

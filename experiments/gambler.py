@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, bellman_optimality, q_from_v, value_iteration
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/Gambler-v0"
@@ -82,18 +83,39 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "gambler.png")]
 
 
-def check(results: dict) -> list[str]:
-    """Known values: v(50) = p_h, v(25) = p_h^2, v(75) = p_h + (1 - p_h) p_h; bold stakes."""
+@check()
+def known_values(results: dict) -> list[str]:
+    """The exact v* for any p_h: with an unfair coin (p_h < 1/2) bold play is optimal,
+    so v(50) = p_h, v(25) = p_h^2, v(75) = p_h + (1 - p_h) p_h, and the smallest optimal
+    stakes at 25 and 50 are everything needed; with a fair one v(s) = s / 100; with a
+    favourable one staking 1 each time is optimal, so v(s) is the gambler's-ruin
+    probability (1 - r^s) / (1 - r^100), r = (1 - p_h) / p_h (Dubins and Savage, 1965)."""
     p = float(results["p_h"])
-    V = dict(zip(results["capital"].tolist(), results["V_final"], strict=True))
-    stake = dict(zip(results["capital"].tolist(), results["stake"], strict=True))
-    failures = []
-    for s, expected in ((50, p), (25, p * p), (75, p + (1 - p) * p)):
-        if abs(V[s] - expected) > 1e-8:
-            failures.append(f"v({s}) = {V[s]:.10f}, expected {expected:.10f}")
-    if np.any(np.diff(results["V_final"]) < -1e-12):
-        failures.append("v* is not increasing in the capital")
-    if p < 0.5 and (stake[50] != 50 or stake[25] != 25):
-        failures.append(f"stakes at 25 and 50 are {stake[25]} and {stake[50]}; bold play "
-                        "stakes everything needed (25 and 50)")
+    capital = results["capital"]
+    V = dict(zip(capital.tolist(), results["V_final"], strict=True))
+    stake = dict(zip(capital.tolist(), results["stake"], strict=True))
+    failures, tol = [], 1e-8
+    if p < 0.5:
+        expected = {50: p, 25: p * p, 75: p + (1 - p) * p}
+        if stake[50] != 50 or stake[25] != 25:
+            failures.append(f"stakes at 25 and 50 are {stake[25]} and {stake[50]}; bold play "
+                            "stakes everything needed (25 and 50)")
+    else:
+        goal = len(capital) + 1
+        r = (1 - p) / p
+        timid = capital / goal if p == 0.5 else (1 - r ** capital) / (1 - r ** goal)
+        expected = dict(zip(capital.tolist(), timid, strict=True))
+        tol = 1e-6  # long games: value iteration's stopping change leaves a larger error
+    for s, value in expected.items():
+        if abs(V[s] - value) > tol:
+            failures.append(f"v({s}) = {V[s]:.10f}, expected {value:.10f}")
+            break
     return failures
+
+
+@check()
+def values_rise_with_capital(results: dict) -> list[str]:
+    """v* increases with the capital: more money can play as the less would, and more."""
+    if np.any(np.diff(results["V_final"]) < -1e-12):
+        return ["v* is not increasing in the capital"]
+    return []

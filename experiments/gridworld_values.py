@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, optimal_actions, policy_evaluation, value_iteration
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld5x5-v0"
@@ -84,7 +85,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "gridworld_values.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("gamma")
+def book_values(results: dict) -> list[str]:
     """The book's one-decimal numbers (Figures 3.2 and 3.5) within rounding."""
     shape = tuple(results["grid_shape"])
     failures = []
@@ -95,3 +97,13 @@ def check(results: dict) -> list[str]:
         if not worst <= 0.05 + 1e-9:  # the book prints one decimal
             failures.append(f"{name} differs from the book by {worst:.3f} (> 0.05 rounding)")
     return failures
+
+
+@check()
+def optimal_beats_random(results: dict) -> list[str]:
+    """v* >= v_pi of the random policy in every state, at any gamma (v* is the value of
+    the best policy); the margin covers the solvers' stopping tolerance."""
+    shortfall = float(np.max(results["V_random"] - results["V_star"]))
+    if shortfall > 1e-6:
+        return [f"v_pi of the random policy exceeds v* by {shortfall:.3g} in some state"]
+    return []

@@ -10,6 +10,7 @@ import numpy as np
 from tabular import offline_lambda_return, td_lambda, true_online_td_lambda
 
 from . import style
+from .checks import check
 from .n_step_walk import early_rms
 from .settings import Settings
 
@@ -78,7 +79,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "lambda_walk.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("lams", "alphas", "episodes")
+def book_findings(results: dict) -> list[str]:
     """The chapter's findings: each method's best error is near the n-step methods'
     0.25 at an intermediate lambda; true online TD(lambda) matches the offline
     lambda-return's best; accumulating traces blow up at large alpha when lambda is

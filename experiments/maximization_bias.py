@@ -10,6 +10,7 @@ from envs import MaximizationBias
 from tabular import double_q_learning, q_learning
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 METHODS = {"Q-learning": q_learning, "Double Q-learning": double_q_learning}
@@ -64,7 +65,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "maximization_bias.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("episodes", "n_b_actions")
+def book_findings(results: dict) -> list[str]:
     """Example 6.7's findings: Q-learning at first takes left far more often than right
     (measured: a peak of 94% near episode 20) and always more often than the 5% that
     epsilon-greedy forces (12% at episode 300), while Double Q-learning is essentially

@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, policy_evaluation, td0
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
@@ -94,7 +95,8 @@ def table(results: dict):
              for i, (n, b) in enumerate(zip(results["n_steps"], best, strict=True))])
 
 
-def check(results: dict) -> list[str]:
+@check("n_steps", "alphas", "episodes")
+def intermediate_n_is_best(results: dict) -> list[str]:
     """Figure 7.2's findings: an intermediate n is best (about 0.25 at n = 4 or 8), both
     n = 1 and n >= 64 do worse at their best step size, and n = 512 is worst."""
     mean = results["errors"].mean(axis=2)

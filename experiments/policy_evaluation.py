@@ -11,6 +11,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, bellman_expectation, optimal_actions, policy_evaluation, q_from_v
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld4x4-v0"
@@ -55,7 +56,7 @@ def run(config: Config, executor) -> dict:
     values.append(policy_evaluation(mdp, uniform, gamma=config.gamma).V)
     values = np.array(values)
     return {
-        "k": np.array([*config.snapshots, -1]),  # -1 stands for k = infinity
+        "k": np.array([*sorted(set(config.snapshots)), -1]),  # -1 stands for k = infinity
         "V": values,
         "greedy": np.array([optimal_actions(q_from_v(mdp, v, config.gamma), tol=1e-9)
                             for v in values]),
@@ -89,7 +90,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "policy_evaluation.png")]
 
 
-def check(results: dict) -> list[str]:
+@check("gamma")
+def book_values(results: dict) -> list[str]:
     """Every snapshot the book prints, to its one decimal."""
     shape = tuple(results["grid_shape"])
     failures = []
@@ -102,3 +104,13 @@ def check(results: dict) -> list[str]:
             failures.append(f"v_k for k = {'inf' if k < 0 else k} differs from Figure 4.1 "
                             f"by {worst:.3f}")
     return failures
+
+
+@check()
+def values_fall_with_sweeps(results: dict) -> list[str]:
+    """At any gamma, ``v_k`` falls in every state with each sweep from ``v_0 = 0`` down to
+    ``v_pi`` (every reward is -1, so ``v_1 <= v_0`` and ``T_pi`` is monotone)."""
+    rise = float(np.max(np.diff(results["V"], axis=0)))  # rows: sweeps in order, then v_pi
+    if rise > 1e-9:
+        return [f"a state's value rises by {rise:.3g} from one snapshot to the next"]
+    return []

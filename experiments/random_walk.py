@@ -12,6 +12,7 @@ import envs  # noqa: F401  (registers the tabular/ environments)
 from tabular import TabularMDP, mc_prediction, policy_evaluation, td0
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
@@ -115,7 +116,22 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "random_walk.png")]
 
 
-def check(results: dict) -> list[str]:
+@check()
+def true_values(results: dict) -> list[str]:
+    """The exact values of A-E are 1/6 ... 5/6 (Example 6.2), and every curve starts at
+    the error of the initial guess V = 0.5, whatever its step size."""
+    failures = []
+    true_V = results["true_V"]
+    if not np.allclose(true_V, np.arange(1, 6) / 6, atol=1e-12):
+        failures.append(f"the true values are {np.round(true_V, 4)}, not 1/6 ... 5/6")
+    start = np.sqrt(np.mean((0.5 - true_V) ** 2))
+    if not np.allclose(results["rms"][:, :, 0], start, atol=1e-12):
+        failures.append(f"a curve does not start at the initial guess's error {start:.4f}")
+    return failures
+
+
+@check("td_alphas", "mc_alphas", "episodes")
+def td_beats_mc(results: dict) -> list[str]:
     """TD(0) with its best step size ends below MC with its best (the book's finding), and
     every-visit MC levels off near the book's 0.1."""
     late = results["rms"][:, :, -25:].mean(axis=(1, 2))  # last 25 episodes, all runs

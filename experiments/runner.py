@@ -2,23 +2,28 @@
 
 Each experiment is a module of this package with
 
-- ``Config``: a dataclass (one docstring per field) with a ``quick()`` variant;
+- ``Config``: a :class:`~experiments.settings.Settings` dataclass (one docstring per
+  field) with a ``quick()`` variant;
 - ``run(config, executor) -> dict[str, np.ndarray]``: all the computing;
 - ``plot(results, out_dir) -> list[Path]``: figures drawn from the numbers alone;
-- ``check(results) -> list[str]``: the expectations the numbers failed (empty: all met);
+- its checks, functions ``(results) -> list[str]`` marked with
+  :func:`experiments.checks.check` and the settings each holds at: the expectations
+  the numbers failed (empty: all met);
 - optionally ``table(results) -> (header, rows)``: a small table, also written as CSV.
 
 For experiment ``NAME`` the runner writes, under ``OUT/NAME/``, ``numbers.npz``,
 the PNGs, ``NAME.csv`` for a table, and last ``config.json`` (the config,
-``tabular.__version__``, the seed, the outcome of ``check`` and the SHA-256 of every
-file). The directory changes as a whole (:mod:`experiments.storage`): an interrupted
-run leaves the previous results untouched, and a rerun with the same config skips
-an experiment only when its files are exactly the ones its record describes.
+``tabular.__version__``, the seed, each check's verdict, ``failed_checks`` (the
+failures of the checks that applied) and the SHA-256 of every file). The directory
+changes as a whole (:mod:`experiments.storage`): an interrupted run leaves the previous
+results untouched, and a rerun with the same config skips an experiment only when its
+files are exactly the ones its record describes.
 
 Any field of an experiment's ``Config`` can be set from the command line
 (``--set epsilon=0.2``, typed from the field) or from Python
 (``run_experiment("cliff_walking", "results", settings={"epsilon": 0.2})``); both
-write the same files.
+write the same files. A check that depends on a setting the run changed is reported
+not applicable rather than run (:mod:`experiments.checks`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import importlib
 import inspect
 import json
 import os
+import shutil
 import sys
 import textwrap
 import time
@@ -42,6 +48,7 @@ from tqdm.auto import tqdm
 
 import tabular
 
+from .checks import NOT_APPLICABLE, Verdict, failures_of, judge
 from .executor import BACKENDS, LocalExecutor, make_executor
 from .settings import parse_value, shown, type_name
 from .storage import (
@@ -98,9 +105,9 @@ def load(name: str) -> ModuleType:
 
 
 def summary(name: str) -> str:
-    """The first line of the experiment's docstring."""
-    doc = load(name).__doc__ or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """The experiment's description: the first paragraph of its docstring, on one line."""
+    doc = (load(name).__doc__ or "").strip()
+    return " ".join(doc.split("\n\n")[0].split())
 
 
 def config_fields(module: ModuleType) -> dict[str, tuple[type, str]]:
@@ -141,8 +148,15 @@ class Outcome:
     name: str
     skipped: bool
     failures: list[str] = field(default_factory=list)
+    """The failures of the checks that applied."""
     seconds: float = 0.0
     files: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    """Every check's verdict, the ones that did not apply included."""
+
+    @property
+    def not_applicable(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == NOT_APPLICABLE]
 
 
 def metadata(name: str, config, quick: bool) -> dict:
@@ -171,7 +185,8 @@ def run_experiment(name: str, out: Path = Path("results"), executor=None, quick:
     stored = None if force else finished(out_dir, meta)
     if stored is not None:
         return Outcome(name, skipped=True, failures=stored.get("failed_checks", []),
-                       files=stored.get("files", []))
+                       files=stored.get("files", []),
+                       verdicts=[Verdict.from_record(r) for r in stored.get("checks", [])])
     began = time.perf_counter()
     results = module.run(config, executor or LocalExecutor())
     stage = staging(out_dir)
@@ -182,12 +197,15 @@ def run_experiment(name: str, out: Path = Path("results"), executor=None, quick:
     if hasattr(module, "table"):
         save_csv(stage / f"{name}.csv", *module.table(numbers))
         files.append(f"{name}.csv")
-    failures = list(module.check(numbers))
+    verdicts = judge(module, numbers, config, quick)
+    failures = failures_of(verdicts)
     seconds = time.perf_counter() - began
-    save_json(stage / CONFIG, {**meta, "failed_checks": failures, "files": files,
+    save_json(stage / CONFIG, {**meta, "checks": [v.record() for v in verdicts],
+                               "failed_checks": failures, "files": files,
                                "digests": digests(stage, files), "seconds": round(seconds, 2)})
     publish(stage, out_dir)
-    return Outcome(name, skipped=False, failures=failures, seconds=seconds, files=files)
+    return Outcome(name, skipped=False, failures=failures, seconds=seconds, files=files,
+                   verdicts=verdicts)
 
 
 def replot(name: str, out: Path) -> list[Path]:
@@ -277,7 +295,7 @@ def settings_help(names) -> str:
     for name in names:
         module = load(name)
         full, quick = module.Config(), module.Config.quick()
-        lines.append(f"{name}: {summary(name)}")
+        lines.append(fill(f"{name}: ", summary(name)))
         lines.append("settings (--set KEY=VALUE):")
         for key, (kind, doc) in config_fields(module).items():
             default = getattr(full, key)
@@ -290,14 +308,39 @@ def settings_help(names) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fill(head: str, text: str) -> str:
+    """``head`` then ``text`` wrapped to the terminal's width, continued under the text."""
+    width = max(shutil.get_terminal_size().columns, len(head) + 30)
+    return textwrap.fill(text, width, initial_indent=head, subsequent_indent=" " * len(head),
+                         break_on_hyphens=False)
+
+
+#: The exit status of a command whose reader closed the pipe (128 + SIGPIPE, as a shell
+#: reports for a tool that the signal stopped).
+PIPE_CLOSED = 141
+
+
 def main(argv=None) -> int:
-    """Command line entry point; returns 1 if any experiment failed its checks."""
+    """Command line entry point; returns 1 if a check that applied failed. A closed
+    output pipe (``--list | head -1``) ends it quietly, with :data:`PIPE_CLOSED`."""
+    try:
+        status = command(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # what is left to print goes nowhere, so that exiting does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return PIPE_CLOSED
+
+
+def command(argv=None) -> int:
+    """What :func:`main` runs: parse the arguments, then list, replot or run."""
     args = parse_args(argv)
     names = args.names or list(EXPERIMENTS)
     if args.list:
         width = max(map(len, EXPERIMENTS), default=0)
         for name in EXPERIMENTS:
-            print(f"{name:<{width}}  {summary(name)}")
+            print(fill(f"{name:<{width}}  ", summary(name)))
         return 0
     if args.replot:
         for name in names:
@@ -316,9 +359,14 @@ def main(argv=None) -> int:
             outcomes.append(outcome)
             state = "skipped (finished before)" if outcome.skipped else f"{outcome.seconds:.1f} s"
             verdict = "checks failed" if outcome.failures else "checks passed"
+            skipped = outcome.not_applicable
+            if skipped:
+                verdict += f" ({len(skipped)} not applicable)"
             tqdm.write(f"{name}: {state}, {verdict}")
             for failure in outcome.failures:
                 tqdm.write(f"  FAILED: {failure}")
+            for v in skipped:
+                tqdm.write(f"  {v.describe()}")
     finally:
         executor.close()
     print(f"results in {args.out.resolve()}")

@@ -12,6 +12,7 @@ import tabular
 from tabular import TabularMDP
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 ENV_ID = "CliffWalking-v1"  # Gymnasium's own env: both sides step the same dynamics
@@ -154,7 +155,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "speed.png")]
 
 
-def check(results: dict) -> list[str]:
+@check()
+def measured(results: dict) -> list[str]:
     """Every measurement counted steps and took time (timings themselves are not judged)."""
     failures = []
     for name, n, t in zip(results["names"], results["steps"], results["seconds"], strict=True):

@@ -13,6 +13,7 @@ from tabular.plan.expected_updates import (
 )
 
 from . import style
+from .checks import check
 from .settings import Settings
 
 METHODS = ("on_policy", "uniform")
@@ -174,7 +175,9 @@ def table(results: dict):
              "on-policy value at the end", "uniform value at the end"], rows)
 
 
-def check(results: dict) -> list[str]:
+@check("states", "branchings", "updates", "evaluate_every", "large_states",
+       "large_branchings", "large_updates", "large_evaluate_every", "epsilon")
+def book_findings(results: dict) -> list[str]:
     """Section 8.6's findings: in every case sampling the on-policy distribution plans
     faster at first and slower in the long run; its head start lasts longer at smaller b,
     and is larger and longer-lasting with more states."""

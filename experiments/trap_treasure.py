@@ -10,7 +10,9 @@ import numpy as np
 from tabular import TabularMDP, reinforce
 
 from . import style, zoo
+from .checks import check
 from .settings import Settings
+from .zoo import nobody_beats_the_optimum  # noqa: F401  (one of this experiment's checks)
 
 ENV_ID = "tabzoo/TrapTreasure-v0"
 RIGHT = 1  # the post's action R
@@ -45,6 +47,7 @@ class Config(Settings):
     """Seed of the runs' random streams."""
 
     QUICK = {"checkpoints": (10, 40, 160, 640), "runs": 3}
+    REFERENCE = "the calibration"
 
 
 def right_next_to_trap(checkpoints: list, runs: int, alpha: float, floor: float,
@@ -117,19 +120,30 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "trap_treasure.png")]
 
 
-def check(results: dict) -> list[str]:
-    """Q-learning finds the treasure for sure; REINFORCE drives pi(R | left of trap) to ~0
-    in most runs and far below the prior 0.25 on average."""
-    failures = []
+@check()
+def optimum_is_certain(results: dict) -> list[str]:
+    """The optimal success probability is 1: the grid is deterministic."""
     best = float(results["optimal_success"])
     if abs(best - 1.0) > 1e-9:
-        failures.append(f"optimal success {best}, expected 1 on a deterministic grid")
-    if results["success"].max() > best + 1e-9:
-        failures.append("a learned policy beats the optimal success probability")
+        return [f"optimal success {best}, expected 1 on a deterministic grid"]
+    return []
+
+
+@check("checkpoints", "zoo_step_reward", "gamma", "zoo_trap_reward")
+def q_learning_finds_the_treasure(results: dict) -> list[str]:
+    """Q-learning's greedy policy reaches the treasure for sure by the last checkpoint."""
     q = list(results["algorithms"]).index("Q-learning")
     final = float(results["success"][q][:, -1].mean())
     if final < 0.99:
-        failures.append(f"Q-learning's greedy policy reaches the treasure with p = {final:.2f}")
+        return [f"Q-learning's greedy policy reaches the treasure with p = {final:.2f}"]
+    return []
+
+
+@check("checkpoints", "reinforce_alpha", "reward_floor")
+def reinforce_avoids_the_trap(results: dict) -> list[str]:
+    """REINFORCE drives pi(R | left of trap) to ~0 in most runs and far below the prior
+    0.25 on average."""
+    failures = []
     p = results["p_right"]
     mean, learned = p.mean(axis=0), np.mean(p[:, -1] < 0.05)
     # Each trap visit costs the floor's full gradient, so a run that keeps visiting the cell

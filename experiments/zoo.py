@@ -18,6 +18,7 @@ import tabular
 from tabular import TabularMDP, policy_evaluation
 
 from . import style
+from .checks import check
 
 #: name -> (learner, keyword arguments). PPO's unit is a batch of 8 episodes.
 ALGORITHMS = {
@@ -120,6 +121,18 @@ def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: flo
         "target_success": np.array(target),
         "gamma": np.array(gamma),
     }
+
+
+@check()
+def nobody_beats_the_optimum(results: dict) -> list[str]:
+    """No learned policy, nor the policy optimal for the learners' own discount, reaches
+    the goal more often than the best achievable success probability (any setting)."""
+    best, failures = float(results["optimal_success"]), []
+    if results["success"].max() > best + 1e-9:
+        failures.append("a learned policy beats the optimal success probability")
+    if not float(results["target_success"]) <= best + 1e-9:
+        failures.append("the gamma-optimal policy beats the optimal success probability")
+    return failures
 
 
 def plot_online(ax, results: dict, smooth: int) -> None:

@@ -20,20 +20,18 @@ import numpy as np
 import pytest
 
 from experiments import runner, storage
+from experiments.checks import check
+from experiments.settings import Settings
 
 NAME = runner.EXPERIMENTS[0]  # the fake experiment borrows a real name
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     scale: float = 1.0
     """What the numbers are multiplied by."""
     seed: int = 0
     """Seed of the numbers."""
-
-    @classmethod
-    def quick(cls):
-        return cls()
 
 
 def compute(config, executor):
@@ -54,7 +52,8 @@ def plot(results, out_dir, config):
 
 fake = SimpleNamespace(
     __name__=f"experiments.{NAME}", __doc__="A fake experiment.", Config=Config, run=compute,
-    plot=plot, check=lambda results: [],
+    plot=plot, finite=check()(lambda results: [] if np.isfinite(results["values"]).all()
+                              else ["not finite"]),
     table=lambda results: (["i", "value"], list(enumerate(results["values"].tolist()))),
     computed=0, after_figure=lambda i: None)
 
