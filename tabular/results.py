@@ -35,9 +35,32 @@ def shared(**kwargs):
     return field(metadata={"shared": True}, **kwargs)
 
 
+def short_repr(obj) -> str:
+    """``Name(field=value, ...)`` of the dataclass instance ``obj``: an array as its dtype
+    and shape (``float64[16, 4]``), a NumPy scalar as the Python number it holds, anything
+    else by its ``repr``; the positional fields first, then the keyword-only ones."""
+    shown = sorted((f for f in dataclasses.fields(obj) if f.repr), key=lambda f: f.kw_only)
+    inner = ", ".join(f"{f.name}={_brief(getattr(obj, f.name))}" for f in shown)
+    return f"{type(obj).__name__}({inner})"
+
+
+def _brief(value) -> str:
+    """``value`` as :func:`short_repr` shows it."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}[{', '.join(map(str, value.shape))}]"
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
 class RunsResult:
     """A result whose array fields share a leading run axis when computed with
-    ``runs=n``; a subclass says by ``runs`` whether it has one."""
+    ``runs=n``; a subclass says by ``runs`` whether it has one. It is shown by
+    :func:`short_repr` (shapes, not numbers): a subclass is declared
+    ``@dataclass(frozen=True, eq=False, repr=False)``, since ``@dataclass`` otherwise
+    writes a ``__repr__`` of its own."""
+
+    __repr__ = short_repr
 
     @property
     def runs(self) -> int | None:
@@ -59,7 +82,7 @@ class RunsResult:
         return type(self)(**picked)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class LearningResult(RunsResult):
     """What every learner returns: per-episode statistics, with a leading run axis
     when the learner was called with ``runs=n``.

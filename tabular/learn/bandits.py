@@ -74,7 +74,7 @@ class BanditOutputs(NamedTuple):
     means: np.ndarray
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class BanditResult(RunsResult):
     """What a bandit method returns, with a leading run axis when called with ``runs=n``.
 

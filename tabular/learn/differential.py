@@ -60,7 +60,7 @@ class DifferentialOutputs(NamedTuple):
     reward_rate: np.ndarray
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DifferentialResult(RunsResult):
     """What :func:`differential_sarsa` and :func:`r_learning` return, with a leading run
     axis for ``runs=n``.

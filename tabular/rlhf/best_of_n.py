@@ -21,10 +21,11 @@ import numpy as np
 
 from tabular.checks import check_positive_int, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
+from tabular.results import short_repr
 from tabular.rlhf.exact import ending_probabilities, path_returns
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class BestOfN:
     """The best-of-N policy over whole responses.
 
@@ -40,6 +41,8 @@ class BestOfN:
     kl_bound : ``log N - (N - 1) / N``, the usual formula (an upper bound on ``kl``).
     reward : the expected reward (the ranking reward) of the best of N.
     """
+
+    __repr__ = short_repr
 
     endings: np.ndarray
     policy: np.ndarray

@@ -32,6 +32,7 @@ from tabular.checks import check_positive, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
 from tabular.model.outcomes import n_outcomes, outcome_prob, outcome_state
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
+from tabular.results import short_repr
 from tabular.rules.policy_gradient import softmax
 
 
@@ -158,7 +159,7 @@ def path_returns(mdp) -> np.ndarray:
     return before[:, None] + mdp.expected_reward()
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class KLOptimum:
     """The closed-form KL-regularised optimum over whole responses.
 
@@ -168,6 +169,8 @@ class KLOptimum:
         in ``s`` (the start probability of its prompt times ``pi*``; 0 elsewhere).
     value : ``E_x[beta * log Z(x)]``, the optimal objective ``E[r] - beta * KL``.
     """
+
+    __repr__ = short_repr
 
     endings: np.ndarray
     value: float

@@ -49,7 +49,7 @@ from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
-from tabular.results import with_run_axis
+from tabular.results import short_repr, with_run_axis
 from tabular.rlhf.preference import (
     Paths,
     _accumulate_path_grad,
@@ -359,7 +359,7 @@ def _kto_fixed_point(kept, beta, u):
     return hi
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class KTOOptimum:
     """Where :func:`kto` ends on a policy with a row per prefix.
 
@@ -369,6 +369,8 @@ class KTOOptimum:
         ``s`` (0 for every response KTO drives out).
     reference_point : ``z0 = E_x KL(pi || pi_ref)`` there.
     """
+
+    __repr__ = short_repr
 
     endings: np.ndarray
     reference_point: float

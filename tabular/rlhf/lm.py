@@ -32,6 +32,7 @@ from numba import njit
 from tabular._numba.rng import categorical, seed_states, shuffle
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
+from tabular.results import short_repr
 from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, softmax
 
 EOS = "<eos>"
@@ -266,7 +267,7 @@ def _maximum_likelihood_sgd(logits, data, p, rng):
     return history
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class TrainResult:
     """What :func:`pretrain` and :func:`sft` return.
 
@@ -276,6 +277,8 @@ class TrainResult:
     loss : float64 ``[epochs]``, the mean masked cross-entropy (nats per trained token)
         of each epoch, accumulated while the epoch's steps are taken.
     """
+
+    __repr__ = short_repr
 
     lm: NGramLM
     loss: np.ndarray

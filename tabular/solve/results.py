@@ -8,28 +8,11 @@ numbers, so that a result printed at the prompt fits on a line or two:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-
-def short_repr(obj) -> str:
-    """``Name(field=value, ...)`` of the dataclass instance ``obj``: an array as its dtype
-    and shape (``float64[16, 4]``), a NumPy scalar as the Python number it holds, anything
-    else by its ``repr``; the positional fields first, then the keyword-only ones."""
-    shown = sorted((f for f in dataclasses.fields(obj) if f.repr), key=lambda f: f.kw_only)
-    inner = ", ".join(f"{f.name}={_brief(getattr(obj, f.name))}" for f in shown)
-    return f"{type(obj).__name__}({inner})"
-
-
-def _brief(value) -> str:
-    """``value`` as :func:`short_repr` shows it."""
-    if isinstance(value, np.ndarray):
-        return f"{value.dtype}[{', '.join(map(str, value.shape))}]"
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
+from tabular.results import short_repr
 
 
 @dataclass(frozen=True, eq=False, repr=False)
