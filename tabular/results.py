@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -35,14 +36,31 @@ def shared(**kwargs):
     return field(metadata={"shared": True}, **kwargs)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class RunsResult:
-    """A result whose array fields share a leading run axis when computed with
-    ``runs=n``; a subclass says by ``runs`` whether it has one."""
+    """The base of every result: a frozen dataclass whose array fields share a leading
+    run axis when computed with ``runs=n``; a subclass says by ``runs`` whether it has
+    one.
+
+    Its ``repr`` is a short summary (the class, ``runs``, each array's dtype and shape,
+    the scalars), not the arrays. A subclass keeps it by being declared
+    ``@dataclass(frozen=True, eq=False, repr=False)``: ``@dataclass`` writes a
+    ``__repr__`` of its own into every class it decorates unless told ``repr=False``.
+    """
+
+    #: ``(field, ndim)``: the array field that tells whether there is a run axis, and its
+    #: number of dimensions in a single-run result (a subclass may instead override
+    #: :attr:`runs`).
+    run_axis_of: ClassVar[tuple[str, int] | None] = None
 
     @property
     def runs(self) -> int | None:
         """``None`` for a single-run result (no run axis), else the number of runs."""
-        raise NotImplementedError
+        if self.run_axis_of is None:
+            raise NotImplementedError(f"{type(self).__name__} says neither run_axis_of nor runs")
+        name, single_ndim = self.run_axis_of
+        array = getattr(self, name)
+        return None if array.ndim == single_ndim else array.shape[0]
 
     def run(self, i: int):
         """Run ``i`` of a multi-run result, as a single-run result of the same kind."""
@@ -58,8 +76,33 @@ class RunsResult:
             picked[f.name] = value if shared_field or value is None else value[i]
         return type(self)(**picked)
 
+    def summary_scalars(self) -> dict:
+        """The scalars the ``repr`` shows after ``runs``: every field that is a number,
+        a string or a bool; a subclass may add derived ones."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), int | float | str | np.number)}
 
-@dataclass(frozen=True, eq=False)
+    def __repr__(self) -> str:
+        scalars = {"runs": self.runs, **self.summary_scalars()}
+        head = ", ".join(f"{name}={_short(value)}" for name, value in scalars.items())
+        lines = [f"{type(self).__name__}({head})"]
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                lines.append(f"  {f.name}: {value.dtype}{list(value.shape)}")
+            elif value is not None and f.name not in scalars:
+                lines.append(f"  {f.name}: {_short(value)}")
+        return "\n".join(lines)
+
+
+def _short(value, width: int = 60) -> str:
+    """``repr(value)`` cut to ``width`` characters (a field that is neither an array nor
+    a scalar: a policy, a list of names)."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class LearningResult(RunsResult):
     """What every learner returns: per-episode statistics, with a leading run axis
     when the learner was called with ``runs=n``.
@@ -70,14 +113,15 @@ class LearningResult(RunsResult):
     ``max_steps`` has length ``max_steps``.
     """
 
+    run_axis_of = ("episode_returns", 1)
+
     episode_returns: np.ndarray
     episode_lengths: np.ndarray
 
     @property
-    def runs(self) -> int | None:
-        """``None`` for a single-run result (no run axis), else the number of runs."""
-        return None if self.episode_returns.ndim == 1 else self.episode_returns.shape[0]
-
-    @property
     def episodes(self) -> int:
+        """The number of episodes of each run."""
         return self.episode_returns.shape[-1]
+
+    def summary_scalars(self) -> dict:
+        return {**super().summary_scalars(), "episodes": self.episodes}

@@ -9,7 +9,7 @@ import numpy as np
 from tabular.results import LearningResult
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PredictionResult(LearningResult):
     """A state-value estimate ``V`` (``[S]`` or ``[runs, S]``).
 
@@ -21,7 +21,7 @@ class PredictionResult(LearningResult):
     V_history: np.ndarray | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ControlResult(LearningResult):
     """An action-value estimate ``Q`` (``[S, A]`` or ``[runs, S, A]``).
 
