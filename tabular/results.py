@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -53,19 +54,33 @@ def _brief(value) -> str:
     return repr(value)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class RunsResult:
-    """A result whose array fields share a leading run axis when computed with
-    ``runs=n``; a subclass says by ``runs`` whether it has one. It is shown by
-    :func:`short_repr` (shapes, not numbers): a subclass is declared
-    ``@dataclass(frozen=True, eq=False, repr=False)``, since ``@dataclass`` otherwise
-    writes a ``__repr__`` of its own."""
+    """The base of every result: a frozen dataclass whose array fields share a leading
+    run axis when computed with ``runs=n``; a subclass says by ``runs`` whether it has
+    one.
+
+    It is shown by :func:`short_repr` (each array by its dtype and shape, not its
+    numbers). A subclass keeps that by being declared
+    ``@dataclass(frozen=True, eq=False, repr=False)``: ``@dataclass`` writes a
+    ``__repr__`` of its own into every class it decorates unless told ``repr=False``.
+    """
 
     __repr__ = short_repr
+
+    #: ``(field, ndim)``: the array field that tells whether there is a run axis, and its
+    #: number of dimensions in a single-run result (a subclass may instead override
+    #: :attr:`runs`).
+    run_axis_of: ClassVar[tuple[str, int] | None] = None
 
     @property
     def runs(self) -> int | None:
         """``None`` for a single-run result (no run axis), else the number of runs."""
-        raise NotImplementedError
+        if self.run_axis_of is None:
+            raise NotImplementedError(f"{type(self).__name__} says neither run_axis_of nor runs")
+        name, single_ndim = self.run_axis_of
+        array = getattr(self, name)
+        return None if array.ndim == single_ndim else array.shape[0]
 
     def run(self, i: int):
         """Run ``i`` of a multi-run result, as a single-run result of the same kind."""
@@ -93,14 +108,15 @@ class LearningResult(RunsResult):
     ``max_steps`` has length ``max_steps``.
     """
 
+    run_axis_of = ("episode_returns", 1)
+
     episode_returns: np.ndarray
     episode_lengths: np.ndarray
 
     @property
-    def runs(self) -> int | None:
-        """``None`` for a single-run result (no run axis), else the number of runs."""
-        return None if self.episode_returns.ndim == 1 else self.episode_returns.shape[0]
-
-    @property
     def episodes(self) -> int:
+        """The number of episodes of each run."""
         return self.episode_returns.shape[-1]
+
+    def summary_scalars(self) -> dict:
+        return {**super().summary_scalars(), "episodes": self.episodes}

@@ -1,15 +1,33 @@
-"""The shared core: random streams, the softmax policy, argument checks."""
+"""The shared core: random streams, the runs drivers, the results' base, the softmax
+policy, argument checks."""
 
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from tabular import SoftmaxPolicy, TabularMDP, seed_states
+from tabular import (
+    BanditResult,
+    ControlResult,
+    DifferentialResult,
+    PredictionResult,
+    SoftmaxPolicy,
+    TabularMDP,
+    q_learning,
+    seed_states,
+)
 from tabular._numba.rng import categorical, randint, uniform
+from tabular._numba.runs import runs_driver
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
+from tabular.learn.td import Q_LEARNING, _td_control_run
 from tabular.model.policy import as_softmax_policy
+from tabular.results import RunsResult
 from tabular.rules.policy_gradient import log_softmax, sample_softmax, softmax
 
 
@@ -192,3 +210,69 @@ def test_positive_checks_name_the_parameter():
     with pytest.raises(ValueError, match="episodes"):
         check_positive_int("episodes", 2.5)
     assert check_positive_int("episodes", 3) == 3
+
+
+# --------------------------------------------------------------------- runs drivers
+
+
+CACHE_PROBE = """
+import numpy as np
+from numba.core import event
+
+compiled = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Compiles())
+from tabular import mc_prediction, q_learning, td0
+from tabular.testing import random_mdp
+
+mdp = random_mdp(np.random.default_rng(0), 4, 2, 2, done_rate=0.3)
+pi = np.full((4, 2), 0.5)
+q_learning(mdp, episodes=3, runs=2)
+td0(mdp, pi, episodes=3)
+mc_prediction(mdp, pi, episodes=3)
+print(sorted(set(compiled)))
+"""
+
+
+def test_the_disk_cache_serves_every_kind_of_runs_driver_in_a_new_process(tmp_path):
+    """The drivers that :mod:`tabular._numba.runs` makes (with a method constant, plain,
+    over ``prange``) are cached like hand-written ones: a second process compiles
+    nothing."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    first, second = (subprocess.run([sys.executable, "-c", CACHE_PROBE], env=env, check=True,
+                                    capture_output=True, text=True).stdout.split("\n")[-2]
+                     for _ in range(2))
+    assert "_td_control_run_2_runs" in first and "_mc_prediction_run_prange_runs" in first
+    assert second == "[]"
+
+
+def test_two_drivers_never_share_a_name():
+    """numba's cache key holds a function's bytecode, not its globals: two drivers of
+    one name in one file would load each other's machine code."""
+    with pytest.raises(ValueError, match="exists already"):
+        runs_driver(_td_control_run, Q_LEARNING)
+
+
+# --------------------------------------------------------------------- results
+
+
+def test_a_result_prints_as_a_short_summary():
+    mdp = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
+    res = q_learning(mdp, episodes=20, runs=50)
+    text = repr(res)
+    assert len(text) < 600
+    assert text == ("ControlResult(episode_returns=float64[50, 20], "
+                    "episode_lengths=int64[50, 20], Q=float64[50, 48, 4])")
+    assert repr(res.run(0)).startswith("ControlResult(episode_returns=float64[20], ")
+    for kind in (PredictionResult, ControlResult, BanditResult, DifferentialResult):
+        assert kind.__repr__ is RunsResult.__repr__, kind  # @dataclass(repr=False)
+        assert kind.__dataclass_params__.frozen

@@ -8,10 +8,10 @@ derandomised, so CI sees the same draws every time.
 """
 
 import gymnasium as gym
-import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import on_one_and_two_threads, slow_examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the tabular/ envs)
@@ -26,8 +26,7 @@ from tabular.learn.mc import exploring_start_states
 from tabular.schedules import inverse, linear
 from tabular.testing import acyclic_mdps, mdps
 
-PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = slow_examples(12)
 
 
 def model(env_id, **kwargs):
@@ -204,14 +203,8 @@ def test_minus_infinity_rewards_in_mc():
 @pytest.mark.parametrize("method", ["on_policy", "exploring_starts", "off_policy"])
 def test_mc_same_seed_same_numbers_whatever_the_threads(method):
     mdp = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = mc_control(mdp, method=method, gamma=0.95, episodes=300, runs=4, seed=10)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = mc_control(mdp, method=method, gamma=0.95, episodes=300, runs=4, seed=10)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: mc_control(mdp, method=method, gamma=0.95,
+                                                         episodes=300, runs=4, seed=10))
     np.testing.assert_array_equal(one.Q, two.Q)
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
     alone = mc_control(mdp, method=method, gamma=0.95, episodes=300, seed=10)
@@ -224,14 +217,8 @@ def test_mc_same_seed_same_numbers_whatever_the_threads(method):
 
 def test_mc_prediction_same_seed_same_numbers_whatever_the_threads():
     mdp = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=11)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=11)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: mc_prediction(mdp, uniform_policy(mdp),
+                                                            episodes=100, runs=3, seed=11))
     np.testing.assert_array_equal(one.V, two.V)
     np.testing.assert_array_equal(one.episode_returns, two.episode_returns)
     other = mc_prediction(mdp, uniform_policy(mdp), episodes=100, runs=3, seed=12)

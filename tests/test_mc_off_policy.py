@@ -11,10 +11,10 @@ the same draws every time.
 from dataclasses import replace
 
 import gymnasium as gym
-import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import on_one_and_two_threads, slow_examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the tabzoo/ envs)
@@ -23,8 +23,7 @@ from tabular import TabularMDP, mc_prediction, policy_evaluation
 from tabular.learn.mc_off_policy import off_policy_mc_prediction
 from tabular.testing import acyclic_mdps, random_policy
 
-PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = slow_examples(12)
 SAMPLINGS = ("ordinary", "weighted")
 BLACKJACK = blackjack_model()
 
@@ -222,16 +221,8 @@ def test_same_seed_same_numbers_whatever_the_threads(sampling):
     """Same seed, same numbers with 1 or 2 threads; run 0 of runs=4 is the single run;
     runs=None has no run axis and no history unless asked; runs=1 has an axis."""
     pi, b = stick_on_20(), uniform(BLACKJACK)
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = off_policy_mc_prediction(BLACKJACK, pi, b, importance_sampling=sampling,
-                                       episodes=300, runs=4, seed=6)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = off_policy_mc_prediction(BLACKJACK, pi, b, importance_sampling=sampling,
-                                       episodes=300, runs=4, seed=6)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: off_policy_mc_prediction(
+        BLACKJACK, pi, b, importance_sampling=sampling, episodes=300, runs=4, seed=6))
     np.testing.assert_array_equal(one.V, two.V)
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
     alone = off_policy_mc_prediction(BLACKJACK, pi, b, importance_sampling=sampling,

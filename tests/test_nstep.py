@@ -13,10 +13,10 @@ examples, so CI sees the same draws every time.
 """
 
 import gymnasium as gym
-import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import on_one_and_two_threads, slow_examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
@@ -35,6 +35,7 @@ from tabular.rules.nstep import (
     sigma_mix,
     target_probs,
     tree_backup_return,
+    tree_value,
 )
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import epsilon_greedy_probs, q_learning_target
@@ -54,8 +55,7 @@ CASES = {"n_step_sarsa": (n_step_sarsa, GLIE_GRID),
          "q_sigma": (q_sigma, GLIE_GRID),
          "q_sigma off-policy": (q_sigma, {**FIXED, "target_epsilon": 0.0})}
 OFF_POLICY = ("off_policy_n_step_sarsa", "tree_backup", "q_sigma off-policy")
-CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
-                       suppress_health_check=[HealthCheck.too_slow])
+CONVERGENCE = slow_examples(12)
 ROWS = st.lists(st.sampled_from([-np.inf, -1.0, 0.0, 0.5, 2.0]), min_size=1, max_size=4)
 
 
@@ -88,7 +88,8 @@ def test_rules_follow_the_book():
     # eq. 7.16: R + gamma [pi(0) Q(0) + pi(A) G + 0 * Q(2)], A = 1, G = 8
     assert tree_backup_return(1.0, 0.5, probs, q_row, 1, 8.0) == 1.0 + 0.5 * (0.5 + 6.0)
     # section 7.6: sigma = 0.5 mixes the sampled 8 and the tree value 6.5
-    assert q_sigma_return(1.0, 0.5, 0.5, 8.0, probs, q_row, 1, 8.0) == 1.0 + 0.5 * 7.25
+    assert tree_value(probs, q_row, 1, 8.0) == 6.5
+    assert q_sigma_return(1.0, 0.5, 0.5, 8.0, 6.5) == 1.0 + 0.5 * 7.25
     # eq. 7.17's sampled step: rho (G - Q(S, A)) + V-bar(S)
     assert control_variate_value(2.0, 8.0, 4.0, 3.5) == 11.5
     # eq. 7.11: Q + alpha rho [G - Q]
@@ -149,9 +150,10 @@ def test_q_sigma_return_is_sarsa_at_1_and_tree_backup_at_0(q_row, action, reward
     action %= q_row.shape[0]
     probs = np.zeros(q_row.shape[0])
     epsilon_greedy_probs(q_row, eps, probs)
-    assert q_sigma_return(reward, gamma, 1.0, later, probs, q_row, action, later) == \
+    tree = tree_value(probs, q_row, action, later)
+    assert q_sigma_return(reward, gamma, 1.0, later, tree) == \
         discounted_return(reward, gamma, later)
-    assert q_sigma_return(reward, gamma, 0.0, later, probs, q_row, action, later) == \
+    assert q_sigma_return(reward, gamma, 0.0, later, tree) == \
         tree_backup_return(reward, gamma, probs, q_row, action, later)
 
 
@@ -300,14 +302,7 @@ def test_minus_infinity_rewards_never_make_nans(name):
 def test_same_seed_same_numbers_whatever_the_threads(name):
     mdp = model("FrozenLake-v1")
     learn = METHODS[name]
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10))
     assert_same_runs(one, two)
     alone = learn(mdp, gamma=0.95, episodes=200, seed=10)  # run 0 of any runs=
     np.testing.assert_array_equal(alone.Q, one.Q[0])

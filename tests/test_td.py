@@ -13,10 +13,10 @@ so CI sees the same draws every time.
 """
 
 import gymnasium as gym
-import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import on_one_and_two_threads, slow_examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 import envs  # noqa: F401  (registers the tabular/ envs)
@@ -65,8 +65,7 @@ from tabular.schedules import (
 )
 from tabular.testing import mdps
 
-CONVERGENCE = settings(max_examples=12, deadline=None, derandomize=True,
-                       suppress_health_check=[HealthCheck.too_slow])
+CONVERGENCE = slow_examples(12)
 CONTROL = {"sarsa": sarsa, "expected_sarsa": expected_sarsa, "q_learning": q_learning,
            "double_q_learning": double_q_learning}
 #: Every learner that returns a ControlResult, for the shape conventions they share.
@@ -99,11 +98,12 @@ def test_targets_follow_the_book():
     assert td_target(1.0, 0.5, 4.0, True) == 1.0                   # no value after done
     assert sarsa_target(1.0, 0.5, q_next, 2, False) == 2.0         # R + gamma Q(S', A')
     assert q_learning_target(1.0, 0.5, q_next, False) == 2.5       # R + gamma max Q(S', .)
-    buf = np.zeros(3)                                              # eps = 0.3: (0.1, 0.8, 0.1)
-    assert expected_sarsa_target(1.0, 0.5, q_next, 0.3, buf, False) == pytest.approx(
+    probs = np.zeros(3)
+    epsilon_greedy_probs(q_next, 0.3, probs)                       # eps = 0.3: (0.1, 0.8, 0.1)
+    assert expected_sarsa_target(1.0, 0.5, q_next, probs, False) == pytest.approx(
         1.0 + 0.5 * (0.1 * 1.0 + 0.8 * 3.0 + 0.1 * 2.0))
-    rng = seed_states(0)[0]
-    assert double_q_target(1.0, 0.5, np.array([0.0, 5.0, 1.0]), q_next, False, rng) == 2.5
+    selected = greedy_action(np.array([0.0, 5.0, 1.0]), seed_states(0)[0])  # Q1 picks 1
+    assert double_q_target(1.0, 0.5, q_next, selected, False) == 2.5  # Q2 values it
     assert update_toward(1.0, 3.0, 0.25) == 1.5                    # eq. 2.4
 
 
@@ -299,14 +299,7 @@ def test_minus_infinity_rewards_never_make_nans(name):
 def test_same_seed_same_numbers_whatever_the_threads(name):
     mdp = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
     learn = CONTROL[name]
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: learn(mdp, gamma=0.95, episodes=200, runs=4, seed=10))
     np.testing.assert_array_equal(one.Q, two.Q)
     np.testing.assert_array_equal(one.episode_returns, two.episode_returns)
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
@@ -318,14 +311,8 @@ def test_same_seed_same_numbers_whatever_the_threads(name):
 
 def test_prediction_same_seed_same_numbers_whatever_the_threads():
     mdp = model("tabzoo/RandomWalk-v0")
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        a = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        b = td0(mdp, np.zeros(7, dtype=int), episodes=50, n_step=2, runs=3, seed=12)
-    finally:
-        numba.set_num_threads(threads)
+    a, b = on_one_and_two_threads(lambda: td0(mdp, np.zeros(7, dtype=int), episodes=50,
+                                              n_step=2, runs=3, seed=12))
     np.testing.assert_array_equal(a.V, b.V)
     np.testing.assert_array_equal(a.episode_lengths, b.episode_lengths)
     assert a.V.shape == (3, 7) and a.episode_returns.shape == (3, 50)

@@ -20,32 +20,30 @@ gridworld, and -inf rewards stay exact (no NaN, a -inf estimate only where it is
 """
 
 import gymnasium as gym
-import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import on_one_and_two_threads, slow_examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 import envs
 from tabular import (
     TabularMDP,
     mc_prediction,
+    offline_lambda_return,
     optimal_actions,
     policy_evaluation,
     q_learning,
     sarsa,
-    td0,
-    value_iteration,
-)
-from tabular._numba.rng import categorical, seed_states
-from tabular.learn.traces import (
-    offline_lambda_return,
     sarsa_lambda,
+    td0,
     td_lambda,
     true_online_sarsa_lambda,
     true_online_td_lambda,
+    value_iteration,
     watkins_q_lambda,
 )
+from tabular._numba.rng import categorical, seed_states
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     accumulating_trace,
@@ -59,8 +57,7 @@ from tabular.rules.values import epsilon_greedy_action
 from tabular.schedules import inverse, linear
 from tabular.testing import acyclic_mdps, gammas, mdps, random_mdp, random_policy
 
-IDENTITY = settings(max_examples=25, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+IDENTITY = slow_examples(25)
 TRACES = ["accumulating", "replacing", "dutch"]
 PREDICTION = {
     "offline_lambda_return": offline_lambda_return,
@@ -253,31 +250,23 @@ def test_offline_lambda_1_is_every_visit_constant_alpha_mc(case):
     np.testing.assert_array_equal(got.V_history, expected.V_history)
 
 
+@pytest.mark.parametrize("learn, by_definition, initial_V, episodes", [
+    (offline_lambda_return, offline_by_definition, 0.5, 5),
+    (true_online_td_lambda, online_by_definition, -0.3, 4),
+])
 @IDENTITY
-@given(cases())
-def test_offline_lambda_return_follows_its_definition(case):
-    """Eq. 12.4 on random MDPs with cycles and cut episodes; lam = 1 is constant-alpha
-    every-visit MC with forward updates."""
+@given(case=cases())
+def test_prediction_follows_its_definition(learn, by_definition, initial_V, episodes, case):
+    """Eq. 12.4 (the offline lambda-return; lam = 1 is constant-alpha every-visit MC
+    with forward updates) and sections 12.4-12.5 (true online TD(lambda) computes the
+    online lambda-return algorithm's estimates exactly), after every episode of random
+    MDPs with cycles and cut episodes."""
     mdp, policy, gamma, lam, alpha, seed = case
-    got = offline_lambda_return(mdp, policy, lam=lam, gamma=gamma, alpha=alpha, episodes=5,
-                                max_steps=15, initial_V=0.5, seed=seed, history=True)
-    V = np.full(mdp.n_states, 0.5)
-    for i, episode in enumerate(replay_episodes(mdp, policy, seed, 5, 15)):
-        offline_by_definition(V, episode, gamma, lam, alpha)
-        np.testing.assert_allclose(got.V_history[i], V, rtol=1e-10, atol=1e-10)
-
-
-@IDENTITY
-@given(cases())
-def test_true_online_td_lambda_is_the_online_lambda_return(case):
-    """Sections 12.4-12.5: true online TD(lambda) computes the online lambda-return
-    algorithm's estimates exactly (here after every episode, cut ones included)."""
-    mdp, policy, gamma, lam, alpha, seed = case
-    got = true_online_td_lambda(mdp, policy, lam=lam, gamma=gamma, alpha=alpha, episodes=4,
-                                max_steps=15, initial_V=-0.3, seed=seed, history=True)
-    V = np.full(mdp.n_states, -0.3)
-    for i, episode in enumerate(replay_episodes(mdp, policy, seed, 4, 15)):
-        online_by_definition(V, episode, gamma, lam, alpha)
+    got = learn(mdp, policy, lam=lam, gamma=gamma, alpha=alpha, episodes=episodes,
+                max_steps=15, initial_V=initial_V, seed=seed, history=True)
+    V = np.full(mdp.n_states, initial_V)
+    for i, episode in enumerate(replay_episodes(mdp, policy, seed, episodes, 15)):
+        by_definition(V, episode, gamma, lam, alpha)
         np.testing.assert_allclose(got.V_history[i], V, rtol=1e-10, atol=1e-10)
 
 
@@ -331,8 +320,7 @@ def test_control_reaches_the_optimal_policy_on_a_gridworld(name):
 # --------------------------------------------------------------------- -inf rewards
 
 
-@settings(max_examples=15, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@slow_examples(15)
 @given(mdps(max_states=6, max_actions=3, max_outcomes=3, traps=True),
        st.sampled_from([0.5, 0.9]), st.integers(0, 2**16))
 def test_prediction_minus_infinity_is_exact(mdp, gamma, seed):
@@ -390,14 +378,8 @@ def test_control_minus_infinity_is_exact(name):
 def test_prediction_same_seed_same_numbers_and_run_axis(learn):
     mdp = random_walk(7)
     policy = np.zeros(mdp.n_states, dtype=int)
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = learn(mdp, policy, episodes=20, runs=3, seed=4, history=True)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = learn(mdp, policy, episodes=20, runs=3, seed=4, history=True)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: learn(mdp, policy, episodes=20, runs=3, seed=4,
+                                                    history=True))
     np.testing.assert_array_equal(one.V_history, two.V_history)
     assert one.V.shape == (3, 9) and one.V_history.shape == (3, 20, 9)
     assert one.episode_returns.shape == one.episode_lengths.shape == (3, 20)
@@ -413,14 +395,7 @@ def test_prediction_same_seed_same_numbers_and_run_axis(learn):
 @pytest.mark.parametrize("name", CONTROL)
 def test_control_same_seed_same_numbers_and_run_axis(name):
     learn = CONTROL[name]
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = learn(GRID, episodes=30, runs=3, seed=6)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = learn(GRID, episodes=30, runs=3, seed=6)
-    finally:
-        numba.set_num_threads(threads)
+    one, two = on_one_and_two_threads(lambda: learn(GRID, episodes=30, runs=3, seed=6))
     np.testing.assert_array_equal(one.Q, two.Q)
     np.testing.assert_array_equal(one.episode_lengths, two.episode_lengths)
     assert one.Q.shape == (3, 8, 4) and one.policy.shape == (3, 8)

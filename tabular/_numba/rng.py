@@ -5,9 +5,8 @@ numba's global generator, so that (i) independent runs get independent streams
 spawned from one ``np.random.SeedSequence`` and (ii) the numbers a run draws do
 not depend on which thread executes it. Same seed, same numbers, bit for bit.
 
-The draws are plain jitted functions, compiled once and inlined by LLVM: inlining them
-into numba's IR (``inline="always"``) re-typed them in every kernel and cost a third
-of Q-learning's compile time for no speed.
+The draws are plain jitted functions, compiled once and inlined by LLVM into each
+kernel; :func:`normal` alone is inlined into numba's IR (``docs/internals.md`` says why).
 """
 
 from __future__ import annotations
@@ -141,8 +140,7 @@ def _normal_tail(state, negative):
             return -(_ZIG_TAIL + x) if negative else _ZIG_TAIL + x
 
 
-# inlined into numba's IR: LLVM leaves a call per draw, 10% of a bandit testbed's time
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always")  # LLVM would leave a call per draw
 def normal(state):
     """A standard normal draw by the ziggurat method (Marsaglia and Tsang, 2000): one
     64-bit draw gives the layer (low 7 bits) and a uniform in ``(-1, 1)`` (high 53

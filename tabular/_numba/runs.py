@@ -1,14 +1,28 @@
-"""The runs driver: how a learner's kernel runs ``runs`` independent runs on threads.
+"""The runs driver: how a learner's kernel runs ``runs`` independent runs.
 
-A runs driver is a module-level ``@runs_kernel`` function ``driver(*shared, rng_states,
-out)`` that loops over the leading run axis of ``rng_states`` and of the output record
-``out``; :func:`over_runs` hands each thread a contiguous chunk of the runs. Run ``i``
-draws only from ``rng_states[i]`` and writes only row ``i`` of the outputs, so the numbers
-do not depend on the thread count (see ``docs/internals.md``).
+A learner writes one function, the run: ``run_one(model, params, rng, out, run)``
+computes run ``run`` from its own stream ``rng`` and fills row ``run`` of each array of
+the output record ``out``. The loop over the runs is written once, here, and made into
+a learner's kernel by :func:`runs_driver` (a sequential loop that :func:`over_runs`
+splits over threads) or :func:`prange_driver` (numba's parallel loop)::
+
+    @njit(cache=True, inline="always")
+    def _q_learning_run(model, params, rng, out, run):
+        ...  # the episode loop of one run, composed of tabular.rules
+
+    _q_learning = runs_driver(_q_learning_run)
+    over_runs(_q_learning, mdp.arrays, params, seed_states(seed, n), out)
+
+Run ``i`` draws only from ``rng_states[i]`` and writes only row ``i`` of the outputs,
+so the numbers depend neither on the thread count nor on ``runs``: run ``i`` of
+``runs=n`` equals run ``i`` of ``runs=m``. It advances a private copy of its stream
+state: neighbouring rows share a cache line, which threads drawing on every step would
+contend for (false sharing).
 """
 
 from __future__ import annotations
 
+import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -16,22 +30,87 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numba.core.errors import NumbaPerformanceWarning
 
-#: numba's parallel pipeline with every parallel transformation off: its copy
-#: propagation drops the reference counting of the array views that inlined rules
-#: make, which the plain pipeline keeps in the loop (benchmarks/bench_model_free.py).
+#: numba's parallel pipeline with every parallel transformation off: the pipeline that
+#: compiles the sequential runs drivers (see ``docs/internals.md`` for why).
 SIMPLIFYING_PIPELINE = dict(comprehension=False, reduction=False, inplace_binop=False,
                             setitem=False, numpy=False, stencil=False, fusion=False,
                             prange=False)
 
 
-
 def runs_kernel(driver):
-    """``@njit`` for a runs driver: cached, compiled by :data:`SIMPLIFYING_PIPELINE`,
-    releasing the GIL so that :func:`over_runs` can run chunks of runs on threads."""
+    """``@njit`` for a hand-written runs driver ``driver(*shared, rng_states, out)``: cached,
+    compiled by :data:`SIMPLIFYING_PIPELINE`, releasing the GIL so that :func:`over_runs`
+    can run chunks of runs on threads. (:func:`runs_driver` writes the driver for you.)"""
     return njit(cache=True, nogil=True, parallel=SIMPLIFYING_PIPELINE)(driver)
+
+
+def _each_run(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        run_one(model, params, rng_states[run].copy(), out, run)  # noqa: F821 (bound below)
+
+
+def _each_run_of_variant(model, params, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        run_one(variant, model, params, rng_states[run].copy(), out, run)  # noqa: F821
+
+
+def _each_run_in_parallel(model, params, rng_states, out):
+    for run in prange(rng_states.shape[0]):
+        run_one(model, params, rng_states[run].copy(), out, run)  # noqa: F821 (bound below)
+
+
+def runs_driver(run_one, variant: int | None = None):
+    """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
+    ``rng_states`` by ``run_one(model, params, rng_states[run].copy(), out, run)``, one
+    after another, compiled as :func:`runs_kernel` compiles a driver; call it through
+    :func:`over_runs`. ``run_one`` is typically ``inline="always"``: it is then
+    compiled into the loop.
+
+    ``variant`` (an int): call ``run_one(variant, model, params, rng, out, run)``
+    instead, ``variant`` a compile-time constant of this driver, so that the branches
+    of ``run_one`` for the other variants (the other methods of a family) compile away.
+    """
+    if variant is None:
+        return _bind(_each_run, run_one, "runs", nogil=True, parallel=SIMPLIFYING_PIPELINE)
+    return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
+                 {"variant": int(variant)}, nogil=True, parallel=SIMPLIFYING_PIPELINE)
+
+
+def prange_driver(run_one):
+    """The same kernel as :func:`runs_driver` over numba's parallel loop (``prange``),
+    for a ``run_one`` compiled separately (the longer Monte Carlo and n-step loops);
+    call it directly."""
+    return _bind(_each_run_in_parallel, run_one, "prange_runs", parallel=True)
+
+
+#: ``(source file, name)`` of every driver made, so that no two share a cache entry.
+_BOUND: set[tuple[str, str]] = set()
+
+
+def _bind(loop, run_one, suffix: str, constants=None, **options):
+    """``loop`` with its global ``run_one`` bound to ``run_one`` (and the ``constants``),
+    jitted with ``options`` and cached beside ``run_one``: the function gets
+    ``run_one``'s source file and a name of its own, so numba keeps it in that file's
+    cache under that name and discards it when that file changes, as it does a driver
+    written there. (numba's cache key holds the code's bytes, not its globals: two
+    drivers must never share a name.)"""
+    py_run = run_one.py_func
+    name = f"{py_run.__name__}_{suffix}"
+    where = (py_run.__code__.co_filename, name)
+    if where in _BOUND:
+        raise ValueError(f"a runs driver named {name} exists already in {where[0]}")
+    _BOUND.add(where)
+    code = loop.__code__.replace(co_filename=py_run.__code__.co_filename, co_name=name,
+                                 co_qualname=name,
+                                 co_firstlineno=py_run.__code__.co_firstlineno)
+    driver = types.FunctionType(code, {"run_one": run_one, "range": range, "prange": prange,
+                                       **(constants or {})}, name)
+    driver.__module__, driver.__qualname__ = py_run.__module__, name
+    driver.__doc__ = f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
+    return njit(cache=True, **options)(driver)
 
 
 @contextmanager

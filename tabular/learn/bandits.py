@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import normal, seed_states
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_finite, check_nonnegative, check_positive_int
 from tabular.results import RunsResult, check_runs, with_run_axis
 from tabular.rules.bandits import incremental_mean, ucb_action
@@ -84,32 +84,33 @@ class BanditResult(RunsResult):
     ``means``: the final true values ``q*`` ``[k]``.
     """
 
+    run_axis_of = ("rewards", 1)
+
     rewards: np.ndarray
     optimal: np.ndarray
     estimates: np.ndarray
     means: np.ndarray
 
-    @property
-    def runs(self) -> int | None:
-        return None if self.rewards.ndim == 1 else self.rewards.shape[0]
-
 
 @njit(cache=True, inline="always")
-def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
-    """One run: draw the testbed, then ``steps`` pulls of the chosen method."""
+def _bandit_run(method, testbed, params, rng, out, run):
+    """Run ``run``: draw the testbed, then ``steps`` pulls of ``method`` (a constant of
+    each driver)."""
+    rewards, optimal = out.rewards[run], out.optimal[run]
+    estimates, means = out.estimates[run], out.means[run]
     k = testbed.k
-    epsilon, alpha = read_schedule(p.epsilon), read_schedule(p.alpha)
+    epsilon, alpha = read_schedule(params.epsilon), read_schedule(params.alpha)
     for a in range(k):
         means[a] = testbed.mean + testbed.spread * normal(rng)
-        estimates[a] = p.initial
+        estimates[a] = params.initial
     counts = np.zeros(k, dtype=np.int64)
     probs = np.empty(k)  # the softmax (gradient bandit) or the UCB scores
     average = 0.0  # the gradient bandit's baseline R-bar
-    for t in range(p.steps):
+    for t in range(params.steps):
         if method == EPSILON_GREEDY:
             a = epsilon_greedy_action(estimates, schedule_value(epsilon, t + 1), rng)
         elif method == UCB:
-            a = ucb_action(estimates, counts, t + 1, p.c, rng, probs)
+            a = ucb_action(estimates, counts, t + 1, params.c, rng, probs)
         else:
             a = sample_softmax(estimates, probs, rng)
         reward = means[a] + testbed.reward_sd * normal(rng)
@@ -121,7 +122,7 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
         counts[a] += 1
         if method == GRADIENT:
             average = incremental_mean(average, reward, t + 1)
-            baseline = average if p.baseline else 0.0
+            baseline = average if params.baseline else 0.0
             step = schedule_value(alpha, t + 1) * (reward - baseline)
             for b in range(k):  # eq. 2.12 with the pi that picked a (H has not moved since)
                 estimates[b] += step * log_prob_grad(probs, a, b)
@@ -133,25 +134,9 @@ def _bandit_run(method, testbed, p, rng, rewards, optimal, estimates, means):
                 means[b] += testbed.walk_sd * normal(rng)
 
 
-@runs_kernel
-def _epsilon_greedy(testbed, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _bandit_run(EPSILON_GREEDY, testbed, params, rng_states[run].copy(), out.rewards[run],
-                    out.optimal[run], out.estimates[run], out.means[run])
-
-
-@runs_kernel
-def _ucb(testbed, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _bandit_run(UCB, testbed, params, rng_states[run].copy(), out.rewards[run],
-                    out.optimal[run], out.estimates[run], out.means[run])
-
-
-@runs_kernel
-def _gradient(testbed, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _bandit_run(GRADIENT, testbed, params, rng_states[run].copy(), out.rewards[run],
-                    out.optimal[run], out.estimates[run], out.means[run])
+_epsilon_greedy = runs_driver(_bandit_run, EPSILON_GREEDY)
+_ucb = runs_driver(_bandit_run, UCB)
+_gradient = runs_driver(_bandit_run, GRADIENT)
 
 
 def check_testbed(testbed) -> BanditTestbed:
@@ -168,17 +153,18 @@ def check_testbed(testbed) -> BanditTestbed:
                          check_nonnegative("testbed.walk_sd", testbed.walk_sd))
 
 
-def _bandit(driver, testbed, steps, seed, runs, *, epsilon=0.0, c=0.0, alpha=None,
+def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=None,
             initial=0.0, baseline=False, alpha_high=1.0) -> BanditResult:
     """Check the arguments, run ``driver`` and shape its outputs."""
     testbed = check_testbed(testbed)
     steps = check_positive_int("steps", steps)
     n = check_runs(runs)
     params = BanditParams(
-        steps, as_schedule("epsilon", epsilon, low_inclusive=True).params,
-        check_nonnegative("c", c),
-        (inverse() if alpha is None else as_schedule("alpha", alpha, high=alpha_high)).params,
-        check_finite("initial", initial), bool(baseline))
+        steps=steps, epsilon=as_schedule("epsilon", epsilon, low_inclusive=True).params,
+        c=check_nonnegative("c", c),
+        alpha=(inverse() if alpha is None
+               else as_schedule("alpha", alpha, high=alpha_high)).params,
+        initial=check_finite("initial", initial), baseline=bool(baseline))
     out = BanditOutputs(np.zeros((n, steps)), np.zeros((n, steps), dtype=np.bool_),
                         np.zeros((n, testbed.k)), np.zeros((n, testbed.k)))
     over_runs(driver, testbed, params, seed_states(seed, n), out)
@@ -207,8 +193,8 @@ def epsilon_greedy_bandit(testbed: BanditTestbed | None = None, *, epsilon=0.1, 
 
     Returns a :class:`BanditResult`.
     """
-    return _bandit(_epsilon_greedy, testbed, steps, seed, runs, epsilon=epsilon, alpha=alpha,
-                   initial=initial)
+    return _bandit(_epsilon_greedy, testbed, steps=steps, seed=seed, runs=runs,
+                   epsilon=epsilon, alpha=alpha, initial=initial)
 
 
 def ucb_bandit(testbed: BanditTestbed | None = None, *, c: float = 2.0, alpha=None,
@@ -222,7 +208,8 @@ def ucb_bandit(testbed: BanditTestbed | None = None, *, c: float = 2.0, alpha=No
     ``initial``, ``testbed``, ``steps``, ``seed``, ``runs``: as in
     :func:`epsilon_greedy_bandit`. Returns a :class:`BanditResult`.
     """
-    return _bandit(_ucb, testbed, steps, seed, runs, c=c, alpha=alpha, initial=initial)
+    return _bandit(_ucb, testbed, steps=steps, seed=seed, runs=runs, c=c, alpha=alpha,
+                   initial=initial)
 
 
 def gradient_bandit(testbed: BanditTestbed | None = None, *, alpha=0.1, baseline: bool = True,
@@ -237,5 +224,5 @@ def gradient_bandit(testbed: BanditTestbed | None = None, *, alpha=0.1, baseline
     ``testbed``, ``steps``, ``seed``, ``runs``: as in :func:`epsilon_greedy_bandit`.
     Returns a :class:`BanditResult` whose ``estimates`` are the preferences ``H``.
     """
-    return _bandit(_gradient, testbed, steps, seed, runs, alpha=alpha, baseline=baseline,
-                   alpha_high=1e6)
+    return _bandit(_gradient, testbed, steps=steps, seed=seed, runs=runs, alpha=alpha,
+                   baseline=baseline, alpha_high=1e6)

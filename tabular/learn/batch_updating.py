@@ -15,19 +15,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.rng import categorical, seed_states
-from tabular._numba.runs import over_runs, runs_kernel
-from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
+from tabular._numba.rng import seed_states
+from tabular._numba.runs import over_runs, runs_driver
+from tabular.checks import check_positive, check_positive_int, policy_matrix
 from tabular.learn.results import PredictionResult
 from tabular.learn.setup import (
-    check_episode_args,
+    episode_args,
     history_outputs,
     history_result,
     initial_values,
+    per_run,
+    record_episode,
     record_history,
 )
-from tabular.model.mdp import as_mdp
-from tabular.model.sampling import sample_start, sample_step
 from tabular.results import with_run_axis
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import td_error, td_target
@@ -38,10 +38,12 @@ METHODS = {"td0": TD0, "mc": MC}
 
 
 class BatchParams(NamedTuple):
-    """Hyper-parameters of batch updating (a kernel argument): ``method`` (``TD0`` or
-    ``MC``), ``gamma``, the constant step ``alpha``, the convergence threshold ``tol`` on
-    a sweep's total change, ``max_sweeps`` after each episode, ``episodes``, ``max_steps``."""
+    """Hyper-parameters of batch updating (a kernel argument): ``policy``, the policy
+    evaluated ``[S, A]``; ``method`` (``TD0`` or ``MC``), ``gamma``, the constant step
+    ``alpha``, the convergence threshold ``tol`` on a sweep's total change,
+    ``max_sweeps`` after each episode, ``episodes``, ``max_steps``."""
 
+    policy: np.ndarray
     method: int
     gamma: float
     alpha: float
@@ -64,73 +66,80 @@ class BatchOutputs(NamedTuple):
     sweeps: np.ndarray
 
 
+class _Batch(NamedTuple):
+    """The episodes stored so far: episode ``e`` visits ``states[starts[e] + t]`` and
+    receives ``rewards[starts[e] + t]`` for ``t < lengths[e]``, then stands in
+    ``states[starts[e] + lengths[e]]``; ``ended[e]``: it terminated there (else it was
+    cut)."""
+
+    states: np.ndarray
+    rewards: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    ended: np.ndarray
+
+
 @njit(cache=True, inline="always")
-def _sweep(p, states, rewards, starts, lengths, ended, n_episodes, V, increments):
-    """One presentation of the batch: ``increments`` receives the summed updates."""
+def _sweep(params, batch, n_episodes, V, increments):
+    """One presentation of the first ``n_episodes`` of the ``batch``: ``increments``
+    receives the summed updates (eq. 6.2 increments for TD(0), eq. 6.1 for MC)."""
+    states, rewards, gamma, alpha = batch.states, batch.rewards, params.gamma, params.alpha
     increments[:] = 0.0
     for e in range(n_episodes):
-        lo, T = starts[e], lengths[e]
-        if p.method == TD0:
+        lo, T, ended = batch.starts[e], batch.lengths[e], batch.ended[e]
+        if params.method == TD0:
             for t in range(T):
                 s = states[lo + t]
-                target = td_target(rewards[lo + t], p.gamma, V[states[lo + t + 1]],
-                                   ended[e] and t == T - 1)
-                increments[s] += p.alpha * td_error(target, V[s])
+                target = td_target(rewards[lo + t], gamma, V[states[lo + t + 1]],
+                                   ended and t == T - 1)
+                increments[s] += alpha * td_error(target, V[s])
         else:
-            G = 0.0 if ended[e] else V[states[lo + T]]
+            G = 0.0 if ended else V[states[lo + T]]
             for t in range(T - 1, -1, -1):
-                G = discounted_return(rewards[lo + t], p.gamma, G)
+                G = discounted_return(rewards[lo + t], gamma, G)
                 s = states[lo + t]
-                increments[s] += p.alpha * td_error(G, V[s])
+                increments[s] += alpha * td_error(G, V[s])
 
 
 @njit(cache=True)
-def _batch_run(model, policy, p, rng, out, run):
-    """One run: sample an episode, store it, sweep the batch to convergence, repeat."""
-    V = out.V[run]
+def _batch_run(model, params, rng, out, run):
+    """Run ``run``: sample an episode, store it, sweep the batch to convergence, repeat."""
+    V, policy, max_steps = out.V[run], params.policy, params.max_steps
     capacity = 256
     states = np.empty(capacity, dtype=np.int64)
     rewards = np.empty(capacity)
-    starts = np.empty(p.episodes, dtype=np.int64)
-    lengths = np.empty(p.episodes, dtype=np.int64)
-    ended = np.empty(p.episodes, dtype=np.bool_)
+    starts = np.empty(params.episodes, dtype=np.int64)
+    lengths = np.empty(params.episodes, dtype=np.int64)
+    ended = np.empty(params.episodes, dtype=np.bool_)
+    actions = np.empty(max_steps, dtype=np.int64)
     increments = np.zeros(V.shape[0])
     used = 0
-    for episode in range(p.episodes):
-        if used + p.max_steps + 1 > capacity:  # room for the longest episode
-            capacity = 2 * (used + p.max_steps + 1)
+    for episode in range(params.episodes):
+        if used + max_steps + 1 > capacity:  # room for the longest episode
+            capacity = 2 * (used + max_steps + 1)
             states = np.concatenate((states[:used], np.empty(capacity - used, np.int64)))
             rewards = np.concatenate((rewards[:used], np.empty(capacity - used)))
-        s = sample_start(model, rng)
-        T, total, done = 0, 0.0, False
-        while not done and T < p.max_steps:
-            states[used + T] = s
-            s, r, done = sample_step(model, s, categorical(rng, policy[s]), rng)
-            rewards[used + T] = r
-            total += r
-            T += 1
-        states[used + T] = s
+        T, done, total = record_episode(model, policy, rng, states[used:used + max_steps + 1],
+                                        actions, rewards[used:used + max_steps])
         starts[episode], lengths[episode], ended[episode] = used, T, done
         used += T + 1
         out.returns[run, episode], out.lengths[run, episode] = total, T
+        batch = _Batch(states, rewards, starts, lengths, ended)
         sweeps = 0
-        while sweeps < p.max_sweeps:
-            _sweep(p, states, rewards, starts, lengths, ended, episode + 1, V, increments)
+        while sweeps < params.max_sweeps:
+            _sweep(params, batch, episode + 1, V, increments)
             sweeps += 1
             change = 0.0
             for i in range(V.shape[0]):
                 V[i] += increments[i]
                 change += abs(increments[i])
-            if change < p.tol:
+            if change < params.tol:
                 break
         out.sweeps[run, episode] = sweeps
         record_history(out.history[run], episode, V)
 
 
-@runs_kernel
-def _batch(model, policy, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _batch_run(model, policy, params, rng_states[run].copy(), out, run)
+_batch = runs_driver(_batch_run)
 
 
 def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
@@ -161,23 +170,25 @@ def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
     Returns a :class:`~tabular.results.PredictionResult` (``V``, ``V_history`` with
     ``history=True``, ``episode_returns``, ``episode_lengths``).
     """
-    mdp = as_mdp(mdp)
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    mdp, n, episodes = ep.mdp, ep.n_runs, ep.episodes
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     if ((mdp.prob > 0.0) & (mdp.reward == -np.inf)).any():
         raise ValueError("batch updating needs finite rewards: the MDP pays -inf")
-    episodes, n, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     alpha = check_positive("alpha", alpha)
     if alpha > 1.0:
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
-    params = BatchParams(METHODS[method], check_gamma(gamma), alpha, check_positive("tol", tol),
-                         check_positive_int("max_sweeps", max_sweeps), episodes, max_steps)
+    params = BatchParams(policy=policy_matrix(mdp, policy), method=METHODS[method],
+                         gamma=ep.gamma, alpha=alpha, tol=check_positive("tol", tol),
+                         max_sweeps=check_positive_int("max_sweeps", max_sweeps),
+                         episodes=episodes, max_steps=ep.max_steps)
     V0 = initial_values("initial_V", initial_V, (mdp.n_states,))
-    out = BatchOutputs(np.repeat(V0[None], n, axis=0), np.zeros((n, episodes)),
+    out = BatchOutputs(per_run(V0, n), np.zeros((n, episodes)),
                        np.zeros((n, episodes), dtype=np.int64),
                        history_outputs(n, episodes, mdp.n_states, history),
                        np.zeros((n, episodes), dtype=np.int64))
-    over_runs(_batch, mdp.arrays, policy_matrix(mdp, policy), params, seed_states(seed, n), out)
+    over_runs(_batch, mdp.arrays, params, seed_states(seed, n), out)
     stuck = out.sweeps >= params.max_sweeps
     if strict and stuck.any():
         run, episode = np.argwhere(stuck)[0]

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int
 from tabular.learn.setup import initial_values, per_run
 from tabular.model.mdp import as_mdp
@@ -70,16 +70,15 @@ class DifferentialResult(RunsResult):
     ``policy``: greedy in ``Q`` (int64 ``[S]``).
     """
 
+    run_axis_of = ("Q", 2)
+
     Q: np.ndarray
     average_reward: np.ndarray
     reward_rate: np.ndarray
 
     @property
-    def runs(self) -> int | None:
-        return None if self.Q.ndim == 2 else self.Q.shape[0]
-
-    @property
     def policy(self) -> np.ndarray:
+        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
         return self.Q.argmax(axis=-1)
 
 
@@ -97,18 +96,19 @@ def r_learning_average_update(average, reward, next_max, greedy_value, beta):
 
 
 @njit(cache=True, inline="always")
-def _differential_run(method, model, p, rng, Q):
-    """One run of the box of section 10.3 (tabular ``q``) or of R-learning; returns
-    ``(Rbar, the reward per step collected)``. ``method`` is a constant of each driver."""
-    alpha, alpha_average = read_schedule(p.alpha), read_schedule(p.alpha_average)
-    epsilon = read_schedule(p.epsilon)
+def _differential_run(method, model, params, rng, out, run):
+    """Run ``run`` of the box of section 10.3 (tabular ``q``) or of R-learning;
+    ``method`` is a constant of each driver."""
+    Q = out.Q[run]
+    alpha, alpha_average = read_schedule(params.alpha), read_schedule(params.alpha_average)
+    epsilon = read_schedule(params.epsilon)
     visits = np.zeros(Q.shape, dtype=np.int64)
     average, total = 0.0, 0.0
     s = sample_start(model, rng)
     a = epsilon_greedy_action(Q[s], schedule_value(epsilon, 1), rng)
-    for t in range(p.steps):
+    for t in range(params.steps):
         s_next, r, _ = sample_step(model, s, a, rng)
-        eps = schedule_value(epsilon, t // p.epsilon_block + 1)
+        eps = schedule_value(epsilon, t // params.epsilon_block + 1)
         a_next = epsilon_greedy_action(Q[s_next], eps, rng)
         visits[s, a] += 1
         step = schedule_value(alpha, visits[s, a])
@@ -125,24 +125,14 @@ def _differential_run(method, model, p, rng, Q):
                     average, r, next_max, Q[s, a], schedule_value(alpha_average, t + 1))
         total += r
         s, a = s_next, a_next
-    return average, total / p.steps
+    out.average_reward[run], out.reward_rate[run] = average, total / params.steps
 
 
-@runs_kernel
-def _differential_sarsa(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        out.average_reward[run], out.reward_rate[run] = _differential_run(
-            SARSA, model, params, rng_states[run].copy(), out.Q[run])
+_differential_sarsa = runs_driver(_differential_run, SARSA)
+_r_learning = runs_driver(_differential_run, R_LEARNING)
 
 
-@runs_kernel
-def _r_learning(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        out.average_reward[run], out.reward_rate[run] = _differential_run(
-            R_LEARNING, model, params, rng_states[run].copy(), out.Q[run])
-
-
-def _learn(driver, name, mdp, steps, alpha, alpha_average, epsilon, epsilon_block,
+def _learn(driver, name, mdp, *, steps, alpha, alpha_average, epsilon, epsilon_block,
            initial_Q, seed, runs) -> DifferentialResult:
     """Check the arguments of learner ``name``, run ``driver`` and shape its outputs."""
     mdp = as_mdp(mdp)
@@ -156,17 +146,24 @@ def _learn(driver, name, mdp, steps, alpha, alpha_average, epsilon, epsilon_bloc
     steps = check_positive_int("steps", steps, high=MAX_TIME_STEPS)
     n = check_runs(runs)
     params = DifferentialParams(
-        steps, as_schedule("alpha", alpha).params,
-        as_schedule("alpha_average", alpha_average).params,
-        as_schedule("epsilon", epsilon, low_inclusive=True).params,
-        check_positive_int("epsilon_block", epsilon_block))
+        steps=steps, alpha=as_schedule("alpha", alpha).params,
+        alpha_average=as_schedule("alpha_average", alpha_average).params,
+        epsilon=as_schedule("epsilon", epsilon, low_inclusive=True).params,
+        epsilon_block=check_positive_int("epsilon_block", epsilon_block))
     Q0 = initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions))
     out = DifferentialOutputs(per_run(Q0, n), np.zeros(n), np.zeros(n))
     over_runs(driver, mdp.arrays, params, seed_states(seed, n), out)
     return DifferentialResult(*(with_run_axis(x, runs) for x in out))
 
 
-_PARAMETERS = """
+def differential_sarsa(mdp, *, steps: int = 100_000, alpha=0.1, alpha_average=0.01,
+                       epsilon=0.1, epsilon_block: int = 1, initial_Q=0.0,
+                       seed: int | None = 0, runs: int | None = None) -> DifferentialResult:
+    """Differential semi-gradient SARSA with a tabular ``q`` (the box of section 10.3):
+    one continuing run of ``steps`` time steps, acting epsilon-greedily on ``Q``, moving
+    ``Q(S, A)`` by ``alpha delta`` and ``Rbar`` by ``alpha_average delta``, with the
+    differential TD error ``delta = R - Rbar + Q(S', A') - Q(S, A)`` (eq. 10.10).
+
     Parameters
     ----------
     mdp : a continuing :class:`~tabular.TabularMDP` (no outcome ends the episode; finite
@@ -185,29 +182,38 @@ _PARAMETERS = """
 
     Returns a :class:`DifferentialResult`.
     """
-
-
-def differential_sarsa(mdp, *, steps: int = 100_000, alpha=0.1, alpha_average=0.01,
-                       epsilon=0.1, epsilon_block: int = 1, initial_Q=0.0,
-                       seed: int | None = 0, runs: int | None = None) -> DifferentialResult:
-    return _learn(_differential_sarsa, "differential_sarsa", mdp, steps, alpha,
-                  alpha_average, epsilon, epsilon_block, initial_Q, seed, runs)
+    return _learn(_differential_sarsa, "differential_sarsa", mdp, steps=steps, alpha=alpha,
+                  alpha_average=alpha_average, epsilon=epsilon, epsilon_block=epsilon_block,
+                  initial_Q=initial_Q, seed=seed, runs=runs)
 
 
 def r_learning(mdp, *, steps: int = 100_000, alpha=0.1, alpha_average=0.01, epsilon=0.1,
                epsilon_block: int = 1, initial_Q=0.0, seed: int | None = 0,
                runs: int | None = None) -> DifferentialResult:
-    return _learn(_r_learning, "r_learning", mdp, steps, alpha, alpha_average, epsilon,
-                  epsilon_block, initial_Q, seed, runs)
-
-
-differential_sarsa.__doc__ = """Differential semi-gradient SARSA with a tabular ``q`` (section
-    10.3): one continuing run of ``steps`` time steps, acting epsilon-greedily on ``Q``,
-    moving ``Q(S, A)`` and ``Rbar`` by ``delta = R - Rbar + Q(S', A') - Q(S, A)``.
-""" + _PARAMETERS
-r_learning.__doc__ = """R-learning (Schwartz, 1993; Sutton & Barto, 1st edition, section 6.7):
-    one continuing run of ``steps`` time steps, acting epsilon-greedily on ``Q``;
+    """R-learning (Schwartz, 1993; Sutton & Barto, 1st edition, section 6.7): one
+    continuing run of ``steps`` time steps, acting epsilon-greedily on ``Q``;
     ``Q(S, A) += alpha [R - Rbar + max_a Q(S', a) - Q(S, A)]``, then, if ``A`` is (now)
     greedy in ``S``, ``Rbar += alpha_average [R - Rbar + max_a Q(S', a) - max_a Q(S, a)]``.
     Off-policy: ``Q`` and ``Rbar`` estimate the greedy policy's values and gain.
-""" + _PARAMETERS
+
+    Parameters
+    ----------
+    mdp : a continuing :class:`~tabular.TabularMDP` (no outcome ends the episode; finite
+        rewards), or a Gymnasium env with a transition table.
+    steps : time steps per run, default 100,000.
+    alpha : the step size of ``Q`` in (0, 1], or a :mod:`tabular.schedules` schedule over
+        the visits of each pair, default 0.1.
+    alpha_average : the step size of ``Rbar`` (the book's beta), a number in (0, 1] or a
+        schedule over time steps, default 0.01.
+    epsilon : exploration in [0, 1], or a schedule over blocks of ``epsilon_block``
+        time steps, default 0.1.
+    epsilon_block : the time steps per unit of the epsilon schedule, default 1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams, default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+
+    Returns a :class:`DifferentialResult`.
+    """
+    return _learn(_r_learning, "r_learning", mdp, steps=steps, alpha=alpha,
+                  alpha_average=alpha_average, epsilon=epsilon, epsilon_block=epsilon_block,
+                  initial_Q=initial_Q, seed=seed, runs=runs)

@@ -14,8 +14,8 @@ An episode cut at ``max_steps`` has not terminated: its return bootstraps the ta
 from the current estimate of the state where it was cut (``V(S_T)``, or the target
 policy's expectation of ``Q(S_T, .)``), so that with a large enough ``max_steps``
 (every episode terminating) the estimates are the pure Monte Carlo ones. ``-inf``
-rewards are exact (see :mod:`tabular.learn.setup`). Kernels follow the runs driver of
-:mod:`tabular.learn.setup`.
+rewards are exact (see :mod:`tabular.learn.setup`). Kernels are runs drivers
+(:mod:`tabular._numba.runs`) over one run function each.
 """
 
 from __future__ import annotations
@@ -23,22 +23,23 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from tabular._numba.rng import categorical, randint, seed_states
-from tabular._numba.runs import SIMPLIFYING_PIPELINE, simplifying_pipeline_quiet
-from tabular.checks import check_gamma, policy_matrix
+from tabular._numba.rng import randint, seed_states
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, prange_driver, simplifying_pipeline_quiet
+from tabular.checks import policy_matrix
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.learn.setup import (
-    check_episode_args,
     control_outputs,
     control_result,
+    episode_args,
     initial_values,
+    mark_first_visits,
     prediction_outputs,
     prediction_result,
+    record_episode,
     record_history,
 )
-from tabular.model.mdp import as_mdp
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return, importance_weighted_return
 from tabular.rules.values import (
@@ -61,11 +62,13 @@ SAMPLINGS = {"ordinary": ORDINARY, "weighted": WEIGHTED}
 class MCPredictionParams(NamedTuple):
     """Hyper-parameters of Monte Carlo prediction (a kernel argument).
 
-    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
-    of each state (:mod:`tabular.schedules`); ``first_visit``: update at first visits
-    only; ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    ``policy``: the policy evaluated, ``[S, A]``; ``gamma``: discount; ``alpha``:
+    step-size schedule ``float64[4]`` over the visits of each state
+    (:mod:`tabular.schedules`); ``first_visit``: update at first visits only;
+    ``episodes``: episodes per run; ``max_steps``: step limit per episode.
     """
 
+    policy: np.ndarray
     gamma: float
     alpha: np.ndarray
     first_visit: bool
@@ -81,7 +84,8 @@ class MCControlParams(NamedTuple):
     ``first_visit``: update at first visits only (on-policy and exploring starts);
     ``gamma``: discount; ``alpha``: step-size schedule over the visits of each pair;
     ``epsilon``: exploration schedule over episodes; ``episodes``: episodes per run;
-    ``max_steps``: step limit per episode.
+    ``max_steps``: step limit per episode; ``start_states``: the states an exploring
+    start draws from (:func:`exploring_start_states`).
     """
 
     method: int
@@ -92,38 +96,30 @@ class MCControlParams(NamedTuple):
     epsilon: np.ndarray
     episodes: int
     max_steps: int
+    start_states: np.ndarray
 
 
 # --------------------------------------------------------------------- prediction
 
 
 @njit(cache=True)
-def _mc_prediction_run(model, policy, params, rng, V, returns, lengths, history):
-    """One run of first-/every-visit MC prediction (the box of section 5.1)."""
-    gamma, max_steps = params.gamma, params.max_steps
+def _mc_prediction_run(model, params, rng, out, run):
+    """Run ``run`` of first-/every-visit MC prediction (the box of section 5.1)."""
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    policy, gamma, max_steps = params.policy, params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     n_states = V.shape[0]
     visits = np.zeros(n_states, dtype=np.int64)
     first_time = np.full(n_states, -1, dtype=np.int64)
     states = np.zeros(max_steps + 1, dtype=np.int64)
-    rewards = np.zeros(max_steps + 1)
+    actions = np.zeros(max_steps, dtype=np.int64)
+    rewards = np.zeros(max_steps)
     for episode in range(params.episodes):
-        s = sample_start(model, rng)
-        terminated = False
-        T = 0
-        total = 0.0
-        while not terminated and T < max_steps:
-            states[T] = s
-            if first_time[s] < 0:
-                first_time[s] = T
-            a = categorical(rng, policy[s])
-            s, r, terminated = sample_step(model, s, a, rng)
-            T += 1
-            rewards[T] = r
-            total += r
-        G = 0.0 if terminated else V[s]
+        T, terminated, total = record_episode(model, policy, rng, states, actions, rewards)
+        mark_first_visits(states, T, first_time)
+        G = 0.0 if terminated else V[states[T]]
         for t in range(T - 1, -1, -1):
-            G = discounted_return(rewards[t + 1], gamma, G)
+            G = discounted_return(rewards[t], gamma, G)
             s_t = states[t]
             if not params.first_visit or first_time[s_t] == t:
                 visits[s_t] += 1
@@ -132,14 +128,10 @@ def _mc_prediction_run(model, policy, params, rng, V, returns, lengths, history)
             first_time[states[t]] = -1
         returns[episode] = total
         lengths[episode] = T
-        record_history(history, episode, V)
+        record_history(out.history[run], episode, V)
 
 
-@njit(cache=True, parallel=True)
-def _mc_prediction(model, policy, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _mc_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
-                           out.returns[run], out.lengths[run], out.history[run])
+_mc_prediction = prange_driver(_mc_prediction_run)
 
 
 def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=None,
@@ -176,27 +168,26 @@ def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha
     (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
     each with a leading run axis when ``runs=n``.
     """
-    mdp = as_mdp(mdp)
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
-    pi = policy_matrix(mdp, policy)
-    alpha = as_schedule("alpha", inverse() if alpha is None else alpha)
-    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
-                             n_runs, episodes, history)
-    params = MCPredictionParams(gamma, alpha.params, bool(first_visit), episodes, max_steps)
-    _mc_prediction(mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    params = MCPredictionParams(
+        policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
+        alpha=as_schedule("alpha", inverse() if alpha is None else alpha).params,
+        first_visit=bool(first_visit), episodes=ep.episodes, max_steps=ep.max_steps)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
+                             ep.n_runs, ep.episodes, history)
+    _mc_prediction(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return prediction_result(out, runs)
 
 
 # --------------------------------------------------------------------- control
 
 
-@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)
-def _mc_control_run(model, params, start_states, rng, Q, returns, lengths):
-    """One run of on-policy, exploring-starts or off-policy MC control (sections 5.3-5.7).
-    Compiled by :data:`~tabular.learn.setup.SIMPLIFYING_PIPELINE`, which runs it 2.3x as
-    fast as numba's plain pipeline (the other separately compiled loops ran slower
-    with it)."""
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # faster here: see docs/internals.md
+def _mc_control_run(model, params, rng, out, run):
+    """Run ``run`` of on-policy, exploring-starts or off-policy MC control (sections
+    5.3-5.7)."""
+    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
+    start_states = params.start_states
     method, sampling, gamma, max_steps = (params.method, params.sampling, params.gamma,
                                           params.max_steps)
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
@@ -266,11 +257,7 @@ def _mc_control_run(model, params, start_states, rng, Q, returns, lengths):
         lengths[episode] = T
 
 
-@njit(cache=True, parallel=True)
-def _mc_control(model, params, start_states, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _mc_control_run(model, params, start_states, rng_states[run].copy(), out.Q[run],
-                        out.returns[run], out.lengths[run])
+_mc_control = prange_driver(_mc_control_run)
 
 
 def exploring_start_states(mdp) -> np.ndarray:
@@ -327,15 +314,13 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
     sum of rewards) and ``episode_lengths`` (steps) of the behaviour, ``[episodes]``;
     each with a leading run axis when ``runs=n``.
     """
-    mdp = as_mdp(mdp)
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
     if importance_sampling not in SAMPLINGS:
         raise ValueError(f"importance_sampling must be one of {sorted(SAMPLINGS)}, "
                          f"got {importance_sampling!r}")
     kind, sampling = _METHODS[method], SAMPLINGS[importance_sampling]
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     if epsilon is None:
         epsilon = 0.0 if kind == EXPLORING_STARTS else 0.1
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=kind != OFF_POLICY)
@@ -344,11 +329,12 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
                          "is W / C(s, a), eq. 5.8); leave alpha=None")
     alpha = as_schedule("alpha", inverse() if alpha is None else alpha)
     out = control_outputs(
-        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
-        episodes)
-    params = MCControlParams(kind, sampling, bool(first_visit), gamma, alpha.params,
-                             epsilon.params, episodes, max_steps)
+        initial_values("initial_Q", initial_Q, (ep.mdp.n_states, ep.mdp.n_actions)),
+        ep.n_runs, ep.episodes)
+    params = MCControlParams(method=kind, sampling=sampling, first_visit=bool(first_visit),
+                             gamma=ep.gamma, alpha=alpha.params, epsilon=epsilon.params,
+                             episodes=ep.episodes, max_steps=ep.max_steps,
+                             start_states=exploring_start_states(ep.mdp))
     with simplifying_pipeline_quiet():
-        _mc_control(mdp.arrays, params, exploring_start_states(mdp),
-                    seed_states(seed, n_runs), out)
+        _mc_control(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs)

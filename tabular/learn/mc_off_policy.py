@@ -21,7 +21,7 @@ two weightings is :func:`tabular.learn.mc.mc_control` (``method="off_policy"``),
 vocabulary (``importance_sampling="ordinary" | "weighted"``) this module shares. An
 episode cut at ``max_steps`` bootstraps its tail from ``V(S_T)``, as in
 :mod:`tabular.learn.mc`; ``-inf`` rewards are exact (see :mod:`tabular.learn.setup`). The
-kernel follows the runs driver of :mod:`tabular.learn.setup`.
+kernel is a runs driver (:mod:`tabular._numba.runs`) over one run function.
 """
 
 from __future__ import annotations
@@ -29,21 +29,22 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from tabular._numba.rng import categorical, seed_states
-from tabular.checks import check_gamma, policy_matrix
+from tabular._numba.rng import seed_states
+from tabular._numba.runs import prange_driver
+from tabular.checks import policy_matrix
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
 from tabular.learn.results import PredictionResult
 from tabular.learn.setup import (
-    check_episode_args,
+    episode_args,
     initial_values,
+    mark_first_visits,
     prediction_outputs,
     prediction_result,
+    record_episode,
     record_history,
 )
-from tabular.model.mdp import as_mdp
-from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return, importance_weighted_return
 from tabular.rules.values import update_toward
 
@@ -51,11 +52,14 @@ from tabular.rules.values import update_toward
 class OffPolicyMCParams(NamedTuple):
     """Hyper-parameters of off-policy MC prediction (a kernel argument).
 
-    ``sampling``: ``ORDINARY`` or ``WEIGHTED`` importance sampling (:mod:`tabular.learn.mc`);
-    ``first_visit``: update at first visits only; ``gamma``: discount; ``episodes``:
-    episodes per run; ``max_steps``: step limit per episode.
+    ``target``: the target policy ``pi`` and ``behaviour``: the behaviour policy ``b``,
+    ``[S, A]`` each; ``sampling``: ``ORDINARY`` or ``WEIGHTED`` importance sampling
+    (:mod:`tabular.learn.mc`); ``first_visit``: update at first visits only; ``gamma``:
+    discount; ``episodes``: episodes per run; ``max_steps``: step limit per episode.
     """
 
+    target: np.ndarray
+    behaviour: np.ndarray
     sampling: int
     first_visit: bool
     gamma: float
@@ -63,44 +67,27 @@ class OffPolicyMCParams(NamedTuple):
     max_steps: int
 
 
-class PolicyPair(NamedTuple):
-    """The target policy ``pi`` and the behaviour policy ``b``, ``[S, A]`` each."""
-
-    target: np.ndarray
-    behaviour: np.ndarray
-
-
 @njit(cache=True)
-def _off_policy_mc_run(model, policies, params, rng, V, returns, lengths, history):
-    """One run of off-policy MC prediction (the box of section 5.6, for ``V``)."""
+def _off_policy_mc_run(model, params, rng, out, run):
+    """Run ``run`` of off-policy MC prediction (the box of section 5.6, for ``V``)."""
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
     gamma, max_steps, weighted = params.gamma, params.max_steps, params.sampling == WEIGHTED
     n_states = V.shape[0]
     counts = np.zeros(n_states)  # C(s) (eq. 5.8), or N(s), the visits averaged (eq. 5.5)
     first_time = np.full(n_states, -1, dtype=np.int64)
     states = np.zeros(max_steps + 1, dtype=np.int64)
     actions = np.zeros(max_steps, dtype=np.int64)
-    rewards = np.zeros(max_steps + 1)
+    rewards = np.zeros(max_steps)
     for episode in range(params.episodes):
-        s = sample_start(model, rng)
-        terminated = False
-        T = 0
-        total = 0.0
-        while not terminated and T < max_steps:
-            states[T] = s
-            if first_time[s] < 0:
-                first_time[s] = T
-            a = categorical(rng, policies.behaviour[s])
-            actions[T] = a
-            s, r, terminated = sample_step(model, s, a, rng)
-            T += 1
-            rewards[T] = r
-            total += r
-        G = 0.0 if terminated else V[s]
+        T, terminated, total = record_episode(model, params.behaviour, rng, states, actions,
+                                              rewards)
+        mark_first_visits(states, T, first_time)
+        G = 0.0 if terminated else V[states[T]]
         W = 1.0  # rho_{t:T-1} (eq. 5.3)
         for t in range(T - 1, -1, -1):
-            G = discounted_return(rewards[t + 1], gamma, G)
+            G = discounted_return(rewards[t], gamma, G)
             s_t, a_t = states[t], actions[t]
-            W *= policies.target[s_t, a_t] / policies.behaviour[s_t, a_t]
+            W *= params.target[s_t, a_t] / params.behaviour[s_t, a_t]
             if weighted and W == 0.0:  # no earlier step can matter (section 5.6)
                 break
             if params.first_visit and first_time[s_t] != t:
@@ -116,14 +103,10 @@ def _off_policy_mc_run(model, policies, params, rng, V, returns, lengths, histor
             first_time[states[t]] = -1
         returns[episode] = total
         lengths[episode] = T
-        record_history(history, episode, V)
+        record_history(out.history[run], episode, V)
 
 
-@njit(cache=True, parallel=True)
-def _off_policy_mc(model, policies, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _off_policy_mc_run(model, policies, params, rng_states[run].copy(), out.V[run],
-                           out.returns[run], out.lengths[run], out.history[run])
+_off_policy_mc = prange_driver(_off_policy_mc_run)
 
 
 def off_policy_mc_prediction(mdp, target_policy, behaviour_policy, *,
@@ -165,12 +148,11 @@ def off_policy_mc_prediction(mdp, target_policy, behaviour_policy, *,
     (undiscounted sum of rewards, of the behaviour) and ``episode_lengths`` (steps),
     ``[episodes]``; each with a leading run axis when ``runs=n``.
     """
-    mdp = as_mdp(mdp)
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    mdp = ep.mdp
     if importance_sampling not in SAMPLINGS:
         raise ValueError(f"importance_sampling must be one of {sorted(SAMPLINGS)}, "
                          f"got {importance_sampling!r}")
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
     target = policy_matrix(mdp, target_policy, "target_policy")
     behaviour = policy_matrix(mdp, behaviour_policy, "behaviour_policy")
     uncovered = (target > 0.0) & (behaviour == 0.0)
@@ -181,9 +163,10 @@ def off_policy_mc_prediction(mdp, target_policy, behaviour_policy, *,
                          f"{target[s, a]} (state {mdp.state_name(s)}, action "
                          f"{mdp.action_name(a)})")
     out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
-                             n_runs, episodes, history)
-    params = OffPolicyMCParams(SAMPLINGS[importance_sampling], bool(first_visit), gamma,
-                               episodes, max_steps)
-    _off_policy_mc(mdp.arrays, PolicyPair(target, behaviour), params,
-                   seed_states(seed, n_runs), out)
+                             ep.n_runs, ep.episodes, history)
+    params = OffPolicyMCParams(target=target, behaviour=behaviour,
+                               sampling=SAMPLINGS[importance_sampling],
+                               first_visit=bool(first_visit), gamma=ep.gamma,
+                               episodes=ep.episodes, max_steps=ep.max_steps)
+    _off_policy_mc(mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return prediction_result(out, runs)

@@ -29,8 +29,8 @@ only where the trap cannot be avoided.
 Conventions of :mod:`tabular.learn.td`: step sizes follow a schedule over the visits of each
 pair, exploration a schedule over episodes; an episode cut after ``max_steps`` steps
 is not a termination (its last returns bootstrap from ``Q(S_T, A_T)``); ``-inf``
-rewards are exact (see :mod:`tabular.learn.setup`). Kernels follow the runs driver of
-:mod:`tabular.learn.setup`.
+rewards are exact (see :mod:`tabular.learn.setup`). The kernel is a runs driver
+(:mod:`tabular._numba.runs`) over one run function.
 """
 
 from __future__ import annotations
@@ -38,13 +38,19 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from tabular._numba.rng import seed_states
-from tabular.checks import check_gamma, check_positive_int, check_unit_interval
+from tabular._numba.runs import prange_driver
+from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.results import ControlResult
-from tabular.learn.setup import check_episode_args, control_outputs, control_result, initial_values
-from tabular.model.mdp import as_mdp
+from tabular.learn.setup import (
+    control_outputs,
+    control_result,
+    episode_args,
+    initial_values,
+    ring_mask,
+)
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.nstep import (
     control_variate_value,
@@ -53,6 +59,7 @@ from tabular.rules.nstep import (
     q_sigma_return,
     target_probs,
     tree_backup_return,
+    tree_value,
 )
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import (
@@ -103,13 +110,12 @@ def _behave(q_row, eps, weigh, probs, rng):
 
 
 @njit(cache=True)
-def _n_step_run(model, params, rng, Q, returns, lengths):
-    """One run of n-step SARSA, expected SARSA, off-policy SARSA, tree backup or
+def _n_step_run(model, params, rng, out, run):
+    """Run ``run`` of n-step SARSA, expected SARSA, off-policy SARSA, tree backup or
     Q(sigma) (``params.method``; the boxes of sections 7.2-7.6). The method is read at
     run time: the SARSA return has a loop of its own with no branch on the method; the
-    other returns read pi at every step, which outweighs the branch. Like the Monte
-    Carlo loops (:mod:`tabular.learn.setup`) this longer loop is not inlined into the
-    driver."""
+    other returns read pi at every step, which outweighs the branch."""
+    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
     method, gamma, n_step, sigma = params.method, params.gamma, params.n_step, params.sigma
     max_steps = params.max_steps
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
@@ -119,9 +125,7 @@ def _n_step_run(model, params, rng, Q, returns, lengths):
     visits = np.zeros(Q.shape, dtype=np.int64)
     probs = np.zeros(Q.shape[1])
     scratch = np.zeros(Q.shape[1])
-    mask = 1  # ring buffers of a power of two > n: an index is a mask, not a division
-    while mask < n_step:
-        mask = 2 * mask + 1
+    mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
     states = np.zeros(mask + 1, dtype=np.int64)
     actions = np.zeros(mask + 1, dtype=np.int64)
     rewards = np.zeros(mask + 1)
@@ -171,8 +175,8 @@ def _n_step_run(model, params, rng, Q, returns, lengths):
                                 sampled = control_variate_value(
                                     importance_ratio(probs[a_k], behaviour[j]), G,
                                     Q[s_k, a_k], expectation(probs, Q[s_k]))
-                            G = q_sigma_return(rewards[j], gamma, sigma, sampled, probs,
-                                               Q[s_k], a_k, G)
+                            G = q_sigma_return(rewards[j], gamma, sigma, sampled,
+                                               tree_value(probs, Q[s_k], a_k, G))
                         else:
                             rho *= importance_ratio(probs[a_k], behaviour[j])
                             G = discounted_return(rewards[j], gamma, G)
@@ -193,45 +197,48 @@ def _n_step_run(model, params, rng, Q, returns, lengths):
         lengths[episode] = T
 
 
-@njit(cache=True, parallel=True)
-def _n_step_runs(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        _n_step_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
-                    out.lengths[run])
+_n_step_runs = prange_driver(_n_step_run)
 
 
-def _n_step_control(method, mdp, n_step, gamma, episodes, alpha, epsilon, initial_Q, seed,
-                    runs, max_steps, target_epsilon=None, sigma=1.0) -> ControlResult:
+def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, initial_Q,
+                    seed, runs, max_steps, target_epsilon=None, sigma=1.0) -> ControlResult:
     """Check the arguments, run ``method``'s runs and return their result."""
-    mdp = as_mdp(mdp)
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
-    n_step = check_positive_int("n_step", n_step, high=max_steps)  # longer: the MC return
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    n_step = check_positive_int("n_step", n_step, high=ep.max_steps)  # longer: the MC return
     sigma = check_unit_interval("sigma", sigma)
     alpha = as_schedule("alpha", alpha)
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
     target = epsilon if target_epsilon is None else as_schedule(
         "target_epsilon", target_epsilon, low_inclusive=True)
     out = control_outputs(
-        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
-        episodes)
-    params = NStepParams(method, gamma, alpha.params, epsilon.params, target.params,
-                         target_epsilon is not None, sigma, n_step, episodes, max_steps)
-    _n_step_runs(mdp.arrays, params, seed_states(seed, n_runs), out)
+        initial_values("initial_Q", initial_Q, (ep.mdp.n_states, ep.mdp.n_actions)),
+        ep.n_runs, ep.episodes)
+    params = NStepParams(method=method, gamma=ep.gamma, alpha=alpha.params,
+                         epsilon=epsilon.params, target_epsilon=target.params,
+                         off_policy=target_epsilon is not None, sigma=sigma, n_step=n_step,
+                         episodes=ep.episodes, max_steps=ep.max_steps)
+    _n_step_runs(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs)
 
 
-_ARGS = """
+def n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
+                 alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
+                 runs: int | None = None, max_steps: int | None = None) -> ControlResult:
+    """n-step SARSA, on-policy (the box of section 7.2): ``Q(S_t, A_t) <- Q(S_t, A_t) +
+    alpha [G_{t:t+n} - Q(S_t, A_t)]`` (eq. 7.5) with ``G_{t:t+n} = R_{t+1} + ... +
+    gamma^{n-1} R_{t+n} + gamma^n Q(S_{t+n}, A_{t+n})`` (eq. 7.4), acting
+    epsilon-greedily on ``Q``. ``n_step=1`` is :func:`tabular.sarsa`, number for number.
+
     Parameters
     ----------
     mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.{sigma}
+    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
     gamma : discount in [0, 1], default 1.0.
     episodes : episodes per run, default 500.
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
         visits of each pair ``(s, a)``, default 0.5.
     epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
-        when it decays to 0), default 0.1.{target}
+        when it decays to 0), default 0.1.
     initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
     seed : seed of the runs' random streams (same seed, same numbers), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
@@ -245,76 +252,139 @@ _ARGS = """
     (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
     epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
     ``runs=n``.
-"""
-_TARGET = """
-    target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
-        in [0, 1] (or a schedule over episodes); """
-_GREEDY = "default 0.0: greedy, ties split\n        uniformly; "
-_SIGMA = """
-    sigma : the degree of sampling in [0, 1], the same at every step, default 0.5:
-        1 is n-step SARSA, 0 is tree backup."""
+    """
+    return _n_step_control(SARSA, mdp, n_step=n_step, gamma=gamma, episodes=episodes,
+                           alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed,
+                           runs=runs, max_steps=max_steps)
 
 
-def _doc(summary: str, sigma: str = "", target: str = ""):
-    """Give an n-step learner its docstring: ``summary`` and the shared arguments."""
-    def decorate(fn):
-        fn.__doc__ = summary + _ARGS.format(sigma=sigma, target=target)
-        return fn
-    return decorate
-
-
-@_doc("""n-step SARSA, on-policy (the box of section 7.2): ``Q(S_t, A_t) <- Q(S_t, A_t) +
-    alpha [G_{t:t+n} - Q(S_t, A_t)]`` (eq. 7.5) with ``G_{t:t+n} = R_{t+1} + ... +
-    gamma^{n-1} R_{t+n} + gamma^n Q(S_{t+n}, A_{t+n})`` (eq. 7.4), acting
-    epsilon-greedily on ``Q``. ``n_step=1`` is :func:`tabular.sarsa`, number for number.
-""")
-def n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
-                 alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
-                 runs: int | None = None, max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(SARSA, mdp, n_step, gamma, episodes, alpha, epsilon,
-                           initial_Q, seed, runs, max_steps)
-
-
-@_doc("""n-step expected SARSA (section 7.2): the return ends in the expectation
-    ``gamma^n V-bar(S_{t+n})`` with ``V-bar(s) = sum_a pi(a|s) Q(s, a)`` (eqs. 7.7 and
-    7.8), pi the epsilon-greedy behaviour policy on ``Q`` (on-policy).
-""")
 def n_step_expected_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
                           alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
                           runs: int | None = None,
                           max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(EXPECTED_SARSA, mdp, n_step, gamma, episodes, alpha,
-                           epsilon, initial_Q, seed, runs, max_steps)
+    """n-step expected SARSA (section 7.2): the return ends in the expectation
+    ``gamma^n V-bar(S_{t+n})`` with ``V-bar(s) = sum_a pi(a|s) Q(s, a)`` (eqs. 7.7 and
+    7.8), pi the epsilon-greedy behaviour policy on ``Q`` (on-policy).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
+        when it decays to 0), default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from
+        ``Q(S_T, A_T)``), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
+    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
+    ``runs=n``.
+    """
+    return _n_step_control(EXPECTED_SARSA, mdp, n_step=n_step, gamma=gamma,
+                           episodes=episodes, alpha=alpha, epsilon=epsilon,
+                           initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
 
 
-@_doc("""Off-policy n-step SARSA (the box of section 7.3): ``Q(S_t, A_t) <- Q(S_t, A_t) +
-    alpha rho_{t+1:t+n} [G_{t:t+n} - Q(S_t, A_t)]`` (eq. 7.11), ``G`` the n-step SARSA
-    return (eq. 7.4) and ``rho`` the product of ``pi(A_k|S_k) / b(A_k|S_k)`` over the
-    actions it depends on (eq. 7.10). The behaviour b is epsilon-greedy on ``Q``; the
-    target pi is greedy by default (it learns ``Q*``), or epsilon-greedy.
-""", target=_TARGET + _GREEDY + "``None``: the behaviour itself (then this is n-step SARSA).")
 def off_policy_n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
                             alpha=0.5, epsilon=0.1, target_epsilon=0.0, initial_Q=0.0,
                             seed: int | None = 0, runs: int | None = None,
                             max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(OFF_POLICY_SARSA, mdp, n_step, gamma, episodes, alpha,
-                           epsilon, initial_Q, seed, runs, max_steps, target_epsilon)
+    """Off-policy n-step SARSA (the box of section 7.3): ``Q(S_t, A_t) <- Q(S_t, A_t) +
+    alpha rho_{t+1:t+n} [G_{t:t+n} - Q(S_t, A_t)]`` (eq. 7.11), ``G`` the n-step SARSA
+    return (eq. 7.4) and ``rho`` the product of ``pi(A_k|S_k) / b(A_k|S_k)`` over the
+    actions it depends on (eq. 7.10). The behaviour b is epsilon-greedy on ``Q``; the
+    target pi is greedy by default (it learns ``Q*``), or epsilon-greedy.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
+        when it decays to 0), default 0.1.
+    target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
+        in [0, 1] (or a schedule over episodes); default 0.0: greedy, ties split
+        uniformly; ``None``: the behaviour itself (then this is n-step SARSA).
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from
+        ``Q(S_T, A_T)``), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
+    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
+    ``runs=n``.
+    """
+    return _n_step_control(OFF_POLICY_SARSA, mdp, n_step=n_step, gamma=gamma,
+                           episodes=episodes, alpha=alpha, epsilon=epsilon,
+                           initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps,
+                           target_epsilon=target_epsilon)
 
 
-@_doc("""n-step tree backup (the box of section 7.5): the return (eq. 7.16) follows the
+def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
+                epsilon=0.1, target_epsilon=0.0, initial_Q=0.0, seed: int | None = 0,
+                runs: int | None = None, max_steps: int | None = None) -> ControlResult:
+    """n-step tree backup (the box of section 7.5): the return (eq. 7.16) follows the
     sampled action at each step with the weight ``pi(A_k|S_k)`` and values the other
     actions by ``Q``, so it needs no importance sampling. The behaviour is
     epsilon-greedy on ``Q``; the target pi is greedy by default (``n_step=1`` is then
     Q-learning's target, eq. 6.8), or epsilon-greedy.
-""", target=_TARGET + _GREEDY + "``None``: the behaviour's epsilon-greedy policy.")
-def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
-                epsilon=0.1, target_epsilon=0.0, initial_Q=0.0, seed: int | None = 0,
-                runs: int | None = None, max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(TREE_BACKUP, mdp, n_step, gamma, episodes, alpha, epsilon,
-                           initial_Q, seed, runs, max_steps, target_epsilon, sigma=0.0)
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
+        when it decays to 0), default 0.1.
+    target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
+        in [0, 1] (or a schedule over episodes); default 0.0: greedy, ties split
+        uniformly; ``None``: the behaviour's epsilon-greedy policy.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from
+        ``Q(S_T, A_T)``), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
+    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
+    ``runs=n``.
+    """
+    return _n_step_control(TREE_BACKUP, mdp, n_step=n_step, gamma=gamma, episodes=episodes,
+                           alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed,
+                           runs=runs, max_steps=max_steps, target_epsilon=target_epsilon,
+                           sigma=0.0)
 
 
-@_doc("""n-step Q(sigma) (the box of section 7.6): at every step the return mixes, in
+def q_sigma(mdp, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
+            episodes: int = 500, alpha=0.5, epsilon=0.1, target_epsilon=None, initial_Q=0.0,
+            seed: int | None = 0, runs: int | None = None,
+            max_steps: int | None = None) -> ControlResult:
+    """n-step Q(sigma) (the box of section 7.6): at every step the return mixes, in
     proportion ``sigma : 1 - sigma``, a sampled step and the expectation of tree
     backup (eq. 7.16). The behaviour is epsilon-greedy on ``Q``; the target pi is by
     default the behaviour itself (on-policy): the sampled step is then SARSA's, as in
@@ -322,12 +392,38 @@ def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500
     is :func:`tree_backup` with ``target_epsilon=None``, number for number. Off-policy
     the sampled step is importance-sampled per decision with the control variate of
     eq. 7.17, ``rho_k (G_{k:h} - Q(S_k, A_k)) + V-bar(S_k)``.
-""", sigma=_SIGMA, target=_TARGET + "default ``None``: the\n        behaviour's "
-            "epsilon-greedy policy (on-policy); a number learns off-policy (0: greedy,\n"
-            "        ``Q*``), importance-sampling the sampled steps.")
-def q_sigma(mdp, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
-            episodes: int = 500, alpha=0.5, epsilon=0.1, target_epsilon=None, initial_Q=0.0,
-            seed: int | None = 0, runs: int | None = None,
-            max_steps: int | None = None) -> ControlResult:
-    return _n_step_control(Q_SIGMA, mdp, n_step, gamma, episodes, alpha, epsilon,
-                           initial_Q, seed, runs, max_steps, target_epsilon, sigma)
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
+    sigma : the degree of sampling in [0, 1], the same at every step, default 0.5:
+        1 is n-step SARSA, 0 is tree backup.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
+        when it decays to 0), default 0.1.
+    target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
+        in [0, 1] (or a schedule over episodes); default ``None``: the behaviour's
+        epsilon-greedy policy (on-policy); a number learns off-policy (0: greedy,
+        ``Q*``), importance-sampling the sampled steps.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from
+        ``Q(S_T, A_T)``), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
+    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
+    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
+    ``runs=n``.
+    """
+    return _n_step_control(Q_SIGMA, mdp, n_step=n_step, gamma=gamma, episodes=episodes,
+                           alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed,
+                           runs=runs, max_steps=max_steps, target_epsilon=target_epsilon,
+                           sigma=sigma)

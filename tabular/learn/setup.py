@@ -1,11 +1,10 @@
 """What the model-free learners share: argument checks, per-run tables, output records.
 
 Every learner (:mod:`tabular.learn.td`, :mod:`tabular.learn.mc`, :mod:`tabular.pg.learners`)
-is a thin
-Python function in front of one Numba kernel. The Python side checks the
-arguments, builds the kernel's records and turns the filled outputs into a result
-(:mod:`tabular.results`). A kernel takes a few named records rather than loose
-arrays:
+is a thin Python function in front of one Numba kernel. The Python side checks the
+arguments (:func:`episode_args` first), builds the kernel's records and turns the
+filled outputs into a result (:mod:`tabular.results`). A kernel takes a few named
+records rather than loose arrays:
 
 - the model, :attr:`TabularMDP.arrays <tabular.model.mdp.TabularMDP.arrays>` (a
   :class:`~tabular.model.mdp.ModelArrays`), reached only through
@@ -19,49 +18,20 @@ arrays:
   not ask for has no episodes (:func:`record_history`), so that one compiled kernel
   serves both.
 
-The runs driver (every learner's kernel follows it)::
-
-    @njit(cache=True, inline="always")
-    def _x_run(model, params, rng, Q, returns, lengths):
-        ...  # the episode loop of one run, composed of tabular.rules
-
-    @runs_kernel
-    def _x(model, params, rng_states, out):
-        for run in range(rng_states.shape[0]):
-            _x_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
-                   out.lengths[run])
-
-    over_runs(_x, model, params, rng_states, out)  # the runs, split over threads
-
-Drivers are module-level functions, never closures built by a factory, so that
-numba's on-disk cache serves them in a new process. Where a method's branches sit in
-the inner loop (SARSA, expected SARSA, Q-learning) each method has one tiny driver
-that passes it as a constant, so the other methods' branches compile away: read at
-run time they cost 5-12% of the speed. Where they do not (the TD(lambda) and
-Sarsa(lambda) methods, whose steps cost ``O(S)``; the three planning methods,
-dominated by their planning updates; the five n-step methods, whose SARSA return has
-a loop of its own) the method is a field of the parameters and one kernel, compiled
-once, serves them all. An optional
-argument that the inner loop reads (an action mask) is ``None`` when absent and
-compiles away (:mod:`tabular._numba.optional`). The short
-TD and policy-gradient loops are inlined into the driver (``inline="always"``). A
-driver runs its runs one after another and releases the GIL; :func:`over_runs` gives
-each of numba's threads a contiguous chunk of the runs, as numba's ``prange`` would,
-without compiling a parallel loop (the larger part of a kernel's compile time).
-
-The longer Monte Carlo, n-step and planning loops are compiled as separate functions,
-which keeps their compile time from an empty cache short, and their drivers keep
-``prange``: called from numba's parallel loop, whose arguments it knows not to alias,
-they run faster than from a sequential driver (:mod:`benchmarks.bench_model_free`
-measures both). Such a driver stores a per-run scalar into an array taken out of the
-output record before the loop: numba drops writes made through a record's field
-inside a parallel loop.
-
-Run ``i`` draws only from its own stream ``rng_states[i]`` and writes only its own
-output rows, so the numbers do not depend on the thread count or on ``runs``: run
-``i`` of ``runs=n`` equals run ``i`` of ``runs=m``. Each run advances a private copy
-of its 32-byte stream state: two rows share a 64-byte cache line, and threads
-writing neighbouring rows on every draw would contend for it (false sharing).
+Every kernel is a runs driver of :mod:`tabular._numba.runs` over one run function
+``_x_run(model, params, rng, out, run)``: the episode loop of run ``run``, composed of
+:mod:`tabular.rules`, reading the model only through the sampling kernels and
+filling row ``run`` of ``out``. Where a family's methods differ inside the inner
+loop (SARSA, expected SARSA and Q-learning; the bandit methods; differential SARSA and
+R-learning) each method has a driver of its own, the method a compile-time constant
+(:func:`~tabular._numba.runs.runs_driver`'s ``variant``), so the other methods'
+branches compile away; elsewhere the method is a field of the parameters, read at run
+time, and one kernel serves the family. An optional argument that the inner loop reads
+(an action mask) is ``None`` when absent and compiles away
+(:mod:`tabular._numba.optional`). The short TD loops are inlined into a
+sequential driver that :func:`~tabular._numba.runs.over_runs` spreads over threads; the
+longer Monte Carlo and n-step loops are compiled on their own and run under numba's
+parallel loop (:func:`~tabular._numba.runs.prange_driver`).
 
 ``-inf`` rewards (a trap that ends the episode) are handled exactly by the rules of
 :mod:`tabular.rules.values`: an estimate becomes ``-inf`` only when a sampled target
@@ -83,8 +53,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular.checks import check_positive_int
+from tabular._numba.rng import categorical
+from tabular.checks import check_gamma, check_positive_int
 from tabular.learn.results import ControlResult, PredictionResult
+from tabular.model.mdp import TabularMDP, as_mdp
+from tabular.model.sampling import sample_start, sample_step
 from tabular.results import check_runs, with_run_axis
 
 # --------------------------------------------------------------------- arguments
@@ -115,6 +88,30 @@ def check_episode_args(mdp, episodes: int, runs: int | None, max_steps: int | No
             check_positive_int("max_steps", max_steps, high=MAX_STEPS))
 
 
+class EpisodeArgs(NamedTuple):
+    """The arguments every episodic learner checks first (:func:`episode_args`)."""
+
+    mdp: TabularMDP
+    gamma: float
+    episodes: int
+    n_runs: int
+    max_steps: int
+
+
+def episode_args(mdp, *, gamma: float, episodes: int, runs: int | None,
+                 max_steps: int | None, default_max_steps: int = DEFAULT_MAX_STEPS
+                 ) -> EpisodeArgs:
+    """``mdp`` as a :class:`~tabular.TabularMDP` (:func:`~tabular.model.mdp.as_mdp`: a
+    Gymnasium env is read through its transition table), ``gamma`` checked
+    (:func:`~tabular.checks.check_gamma`) and the episode counts of
+    :func:`check_episode_args`, in one record."""
+    mdp = as_mdp(mdp)
+    gamma = check_gamma(gamma)
+    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps,
+                                                     default_max_steps)
+    return EpisodeArgs(mdp, gamma, episodes, n_runs, max_steps)
+
+
 def initial_values(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
     """The initial estimate: a finite number or a finite array of ``shape``."""
     arr = np.asarray(value, dtype=np.float64)
@@ -132,6 +129,52 @@ def initial_values(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
 def per_run(values: np.ndarray, runs: int) -> np.ndarray:
     """``runs`` copies of ``values`` along a new leading axis (each run's own table)."""
     return np.repeat(values[None], runs, axis=0)
+
+
+# --------------------------------------------------------------------- episodes
+
+
+@njit(cache=True, inline="always")
+def record_episode(model, policy, rng, states, actions, rewards):
+    """Follow ``policy`` (``[S, A]``) from a start state for at most ``L =
+    states.shape[0] - 1`` steps, recording ``S_t`` in ``states[t]`` (``t <= T``), ``A_t``
+    in ``actions[t]`` and ``R_{t+1}`` in ``rewards[t]`` (``t < T``). Returns ``(T,
+    terminated, the sum of the rewards)``; an episode cut at ``L`` steps has
+    ``terminated`` False (the Monte Carlo learners then bootstrap from ``S_T``)."""
+    max_steps = states.shape[0] - 1
+    s = sample_start(model, rng)
+    terminated = False
+    T = 0
+    total = 0.0
+    while not terminated and T < max_steps:
+        states[T] = s
+        a = categorical(rng, policy[s])
+        actions[T] = a
+        s, r, terminated = sample_step(model, s, a, rng)
+        rewards[T] = r
+        total += r
+        T += 1
+    states[T] = s
+    return T, terminated, total
+
+
+@njit(cache=True, inline="always")
+def mark_first_visits(states, T, first_time):
+    """``first_time[s]``: the first ``t < T`` with ``states[t] = s``, for the states the
+    episode visits (``first_time`` holds -1 for every state on entry)."""
+    for t in range(T):
+        if first_time[states[t]] < 0:
+            first_time[states[t]] = t
+
+
+@njit(cache=True)
+def ring_mask(n):
+    """The index mask of the smallest ring buffer whose size, a power of two, exceeds
+    ``n``: step ``t`` lives in slot ``t & mask`` (a mask, not a division)."""
+    mask = 1
+    while mask < n:
+        mask = 2 * mask + 1
+    return mask
 
 
 # --------------------------------------------------------------------- output records
@@ -169,8 +212,8 @@ class ControlOutputs(NamedTuple):
 @njit(cache=True, inline="always")
 def record_history(history, episode, V):
     """``history[episode] = V``, for a run that records its history (one without has
-    ``history`` of length 0). An element loop: numba compiles a slice assignment's
-    shape-mismatch message, seconds of the first compile in a process."""
+    ``history`` of length 0). An element loop, not a slice assignment, which would
+    compile an error path of its own."""
     if history.shape[0] > 0:
         for s in range(V.shape[0]):
             history[episode, s] = V[s]

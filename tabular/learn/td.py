@@ -10,8 +10,8 @@ The episode loops compose the rules of :mod:`tabular.rules.values` (one target
 function per method, and :func:`~tabular.rules.values.update_toward`, eq. 2.4) and
 :func:`~tabular.rules.returns.discounted_return` (eq. 3.9, for the n-step return).
 They reach the dynamics only through :func:`~tabular.model.sampling.sample_step`
-and :func:`~tabular.model.sampling.sample_start`. Kernels follow the runs driver
-of :mod:`tabular.learn.setup`.
+and :func:`~tabular.model.sampling.sample_start`. Kernels are runs drivers
+(:mod:`tabular._numba.runs`) over one run function each.
 
 Conventions: step sizes follow a schedule over the visit count of the state (for
 prediction) or state-action pair (for control); exploration follows a schedule over
@@ -31,26 +31,28 @@ from numba import njit
 
 from tabular._numba.optional import row
 from tabular._numba.rng import categorical, seed_states, uniform
-from tabular._numba.runs import over_runs, runs_kernel
-from tabular.checks import check_action_mask, check_gamma, check_positive_int, policy_matrix
+from tabular._numba.runs import over_runs, runs_driver
+from tabular.checks import check_action_mask, check_positive_int, policy_matrix
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.learn.setup import (
     ControlOutputs,
-    check_episode_args,
     control_outputs,
     control_result,
+    episode_args,
     initial_values,
     prediction_outputs,
     prediction_result,
     record_history,
+    ring_mask,
 )
-from tabular.model.mdp import as_mdp
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
+    epsilon_greedy_probs,
     expected_sarsa_target,
+    greedy_action,
     q_learning_target,
     sarsa_target,
     update_toward,
@@ -63,11 +65,13 @@ SARSA, EXPECTED_SARSA, Q_LEARNING = 0, 1, 2
 class TDPredictionParams(NamedTuple):
     """Hyper-parameters of n-step TD prediction (a kernel argument).
 
-    ``gamma``: discount; ``alpha``: step-size schedule ``float64[4]`` over the visits
-    of each state (:mod:`tabular.schedules`); ``n_step``: the n of the n-step return
-    (1 is TD(0)); ``episodes``: episodes per run; ``max_steps``: step limit per episode.
+    ``policy``: the policy evaluated, ``[S, A]``; ``gamma``: discount; ``alpha``:
+    step-size schedule ``float64[4]`` over the visits of each state
+    (:mod:`tabular.schedules`); ``n_step``: the n of the n-step return (1 is TD(0));
+    ``episodes``: episodes per run; ``max_steps``: step limit per episode.
     """
 
+    policy: np.ndarray
     gamma: float
     alpha: np.ndarray
     n_step: int
@@ -106,14 +110,14 @@ class DoubleQOutputs(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _td_prediction_run(model, policy, params, rng, V, returns, lengths, history):
-    """One run of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
-    gamma, n_step, max_steps = params.gamma, params.n_step, params.max_steps
+def _td_prediction_run(model, params, rng, out, run):
+    """Run ``run`` of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
+    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    policy, gamma, n_step = params.policy, params.gamma, params.n_step
+    max_steps = params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
-    mask = 1  # ring buffers of a power of two > n: an index is a mask, not a division
-    while mask < n_step:
-        mask = 2 * mask + 1
+    mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
     states = np.zeros(mask + 1, dtype=np.int64)
     rewards = np.zeros(mask + 1)
     for episode in range(params.episodes):
@@ -147,14 +151,10 @@ def _td_prediction_run(model, policy, params, rng, V, returns, lengths, history)
             t += 1
         returns[episode] = total
         lengths[episode] = T
-        record_history(history, episode, V)
+        record_history(out.history[run], episode, V)
 
 
-@runs_kernel
-def _td_prediction(model, policy, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _td_prediction_run(model, policy, params, rng_states[run].copy(), out.V[run],
-                           out.returns[run], out.lengths[run], out.history[run])
+_td_prediction = runs_driver(_td_prediction_run)
 
 
 def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,
@@ -188,16 +188,15 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
     (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
     each with a leading run axis when ``runs=n``.
     """
-    mdp = as_mdp(mdp)
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
-    n_step = check_positive_int("n_step", n_step, high=max_steps)  # longer: the MC return
-    pi = policy_matrix(mdp, policy)
-    alpha = as_schedule("alpha", alpha)
-    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
-                             n_runs, episodes, history)
-    params = TDPredictionParams(gamma, alpha.params, n_step, episodes, max_steps)
-    over_runs(_td_prediction, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    params = TDPredictionParams(
+        policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
+        alpha=as_schedule("alpha", alpha).params,
+        n_step=check_positive_int("n_step", n_step, high=ep.max_steps),  # longer: MC
+        episodes=ep.episodes, max_steps=ep.max_steps)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
+                             ep.n_runs, ep.episodes, history)
+    over_runs(_td_prediction, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return prediction_result(out, runs)
 
 
@@ -205,9 +204,10 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
 
 
 @njit(cache=True, inline="always")
-def _td_control_run(method, model, params, rng, Q, returns, lengths):
-    """One run of SARSA, expected SARSA or Q-learning (the boxes of sections 6.4-6.6).
-    ``method`` is a constant of each driver, so the other methods' branches compile away."""
+def _td_control_run(method, model, params, rng, out, run):
+    """Run ``run`` of SARSA, expected SARSA or Q-learning (the boxes of sections
+    6.4-6.6); ``method`` is a constant of each driver."""
+    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
     gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q.shape, dtype=np.int64)
@@ -227,8 +227,8 @@ def _td_control_run(method, model, params, rng, Q, returns, lengths):
                 a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
                 target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
             elif method == EXPECTED_SARSA:
-                target = expected_sarsa_target(r, gamma, Q[s_next], eps, probs_buf, is_done,
-                                               legal_next)
+                epsilon_greedy_probs(Q[s_next], eps, probs_buf, legal_next)
+                target = expected_sarsa_target(r, gamma, Q[s_next], probs_buf, is_done)
             else:
                 target = q_learning_target(r, gamma, Q[s_next], is_done, legal_next)
             visits[s, a] += 1
@@ -242,30 +242,15 @@ def _td_control_run(method, model, params, rng, Q, returns, lengths):
         lengths[episode] = steps
 
 
-@runs_kernel
-def _sarsa(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _td_control_run(SARSA, model, params, rng_states[run].copy(), out.Q[run],
-                        out.returns[run], out.lengths[run])
-
-
-@runs_kernel
-def _expected_sarsa(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _td_control_run(EXPECTED_SARSA, model, params, rng_states[run].copy(), out.Q[run],
-                        out.returns[run], out.lengths[run])
-
-
-@runs_kernel
-def _q_learning(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _td_control_run(Q_LEARNING, model, params, rng_states[run].copy(), out.Q[run],
-                        out.returns[run], out.lengths[run])
+_sarsa = runs_driver(_td_control_run, SARSA)
+_expected_sarsa = runs_driver(_td_control_run, EXPECTED_SARSA)
+_q_learning = runs_driver(_td_control_run, Q_LEARNING)
 
 
 @njit(cache=True, inline="always")
-def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
-    """One run of double Q-learning (the box of section 6.7)."""
+def _double_q_run(model, params, rng, out, run):
+    """Run ``run`` of double Q-learning (the box of section 6.7)."""
+    Q1, Q2, returns, lengths = out.Q1[run], out.Q2[run], out.returns[run], out.lengths[run]
     gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q1.shape, dtype=np.int64)
@@ -286,11 +271,13 @@ def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
             step = schedule_value(alpha, visits[s, a])
             legal_next = row(mask, s_next)
             if uniform(rng) < 0.5:
+                a_star = greedy_action(Q1[s_next], rng, legal_next)
                 Q1[s, a] = update_toward(Q1[s, a], double_q_target(
-                    r, gamma, Q1[s_next], Q2[s_next], is_done, rng, legal_next), step)
+                    r, gamma, Q2[s_next], a_star, is_done), step)
             else:
+                a_star = greedy_action(Q2[s_next], rng, legal_next)
                 Q2[s, a] = update_toward(Q2[s, a], double_q_target(
-                    r, gamma, Q2[s_next], Q1[s_next], is_done, rng, legal_next), step)
+                    r, gamma, Q1[s_next], a_star, is_done), step)
             if Q1[s, a] == -np.inf or Q2[s, a] == -np.inf:  # exact, so true of both tables
                 Q1[s, a] = -np.inf
                 Q2[s, a] = -np.inf
@@ -301,29 +288,24 @@ def _double_q_run(model, params, rng, Q1, Q2, returns, lengths):
         lengths[episode] = steps
 
 
-@runs_kernel
-def _double_q(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _double_q_run(model, params, rng_states[run].copy(), out.Q1[run], out.Q2[run],
-                      out.returns[run], out.lengths[run])
+_double_q = runs_driver(_double_q_run)
 
 
-def control_setup(mdp, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
+def control_setup(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
                   action_mask=None):
-    """A TD control learner's model, run count, params and outputs, arguments checked
-    (shared by the one-step methods here and the trace methods of :mod:`tabular.learn.traces`,
-    which take no ``action_mask``)."""
-    mdp = as_mdp(mdp)
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
-    alpha = as_schedule("alpha", alpha)
-    epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
+    """A TD control learner's checked arguments (:class:`~tabular.learn.setup.EpisodeArgs`),
+    params and outputs (shared by the one-step methods here and the trace methods of
+    :mod:`tabular.learn.traces`, which take no ``action_mask``)."""
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    params = TDControlParams(
+        gamma=ep.gamma, alpha=as_schedule("alpha", alpha).params,
+        epsilon=as_schedule("epsilon", epsilon, low_inclusive=True).params,
+        episodes=ep.episodes, max_steps=ep.max_steps,
+        action_mask=check_action_mask(ep.mdp, action_mask))
     out = control_outputs(
-        initial_values("initial_Q", initial_Q, (mdp.n_states, mdp.n_actions)), n_runs,
-        episodes)
-    params = TDControlParams(gamma, alpha.params, epsilon.params, episodes, max_steps,
-                             check_action_mask(mdp, action_mask))
-    return mdp, n_runs, params, out
+        initial_values("initial_Q", initial_Q, (ep.mdp.n_states, ep.mdp.n_actions)),
+        ep.n_runs, ep.episodes)
+    return ep, params, out
 
 
 def illegal_to_minus_inf(Q, action_mask):
@@ -335,16 +317,23 @@ def illegal_to_minus_inf(Q, action_mask):
     return Q
 
 
-def _td_control(driver, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-                max_steps, action_mask) -> ControlResult:
-    mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
-                                              epsilon, initial_Q, action_mask)
-    over_runs(driver, mdp.arrays, params, seed_states(seed, n_runs), out)
+def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
+    """Check the arguments of a one-step control method, run its ``driver``, return the
+    result; ``args``: the keywords of :func:`control_setup`."""
+    ep, params, out = control_setup(mdp, runs=runs, **args)
+    over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     illegal_to_minus_inf(out.Q, params.action_mask)
     return control_result(out, runs)
 
 
-_CONTROL_ARGS = """
+def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
+          initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
+          max_steps: int | None = None, action_mask=None) -> ControlResult:
+    """SARSA, on-policy TD control (the box of section 6.4): ``Q(S, A) <- Q(S, A) + alpha
+    [R + gamma Q(S', A') - Q(S, A)]`` (eq. 6.7), acting epsilon-greedily on ``Q``;
+    ``A'`` is the action the epsilon-greedy policy takes next, so ``Q`` learns that
+    policy's values.
+
     Parameters
     ----------
     mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
@@ -366,65 +355,137 @@ _CONTROL_ARGS = """
         learner never takes, explores or bootstraps from an unavailable action, and its
         ``Q`` is ``-inf``.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``{q_note};
-    ``policy``, its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
-    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
-    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
-    ``runs=n``.
-"""
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
+    sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
+    ``[episodes]``; each with a leading run axis when ``runs=n``.
+    """
+    return _td_control(_sarsa, mdp, gamma=gamma, episodes=episodes, alpha=alpha,
+                       epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                       max_steps=max_steps, action_mask=action_mask)
 
 
-def _control_doc(summary: str, q_note: str = ""):
-    """Give a TD control learner its docstring: ``summary`` and the shared arguments."""
-    def decorate(fn):
-        fn.__doc__ = summary + _CONTROL_ARGS.format(q_note=q_note)
-        return fn
-    return decorate
-
-
-@_control_doc("""SARSA, on-policy TD control (section 6.4): ``Q(S, A) <- Q(S, A) + alpha
-    [R + gamma Q(S', A') - Q(S, A)]`` (eq. 6.7), acting epsilon-greedily on ``Q``; ``A'``
-    is the action the epsilon-greedy policy takes next.
-""")
-def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-          initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-          max_steps: int | None = None, action_mask=None) -> ControlResult:
-    return _td_control(_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-                       max_steps, action_mask)
-
-
-@_control_doc("""Expected SARSA (section 6.6): the target ``R + gamma sum_a pi(a|S') Q(S', a)``
-    (eq. 6.9), with pi the epsilon-greedy behaviour policy on ``Q``.
-""")
 def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                    initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
                    max_steps: int | None = None, action_mask=None) -> ControlResult:
-    return _td_control(_expected_sarsa, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
-                       runs, max_steps, action_mask)
+    """Expected SARSA (section 6.6): ``Q(S, A) <- Q(S, A) + alpha [R + gamma sum_a
+    pi(a|S') Q(S', a) - Q(S, A)]`` (eq. 6.9), pi the epsilon-greedy behaviour policy on
+    ``Q``: SARSA's target in expectation over ``A'``, which removes the variance of
+    drawing it.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
+        to 0), default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
+        ``action_mask``; at least one per state), default ``None``: all of them. The
+        learner never takes, explores or bootstraps from an unavailable action, and its
+        ``Q`` is ``-inf``.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
+    sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
+    ``[episodes]``; each with a leading run axis when ``runs=n``.
+    """
+    return _td_control(_expected_sarsa, mdp, gamma=gamma, episodes=episodes, alpha=alpha,
+                       epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                       max_steps=max_steps, action_mask=action_mask)
 
 
-@_control_doc("""Q-learning, off-policy TD control (section 6.5): the target ``R + gamma
-    max_a Q(S', a)`` (eq. 6.8), acting epsilon-greedily on ``Q``.
-""")
 def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
                initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
                max_steps: int | None = None, action_mask=None) -> ControlResult:
-    return _td_control(_q_learning, mdp, gamma, episodes, alpha, epsilon, initial_Q, seed,
-                       runs, max_steps, action_mask)
+    """Q-learning, off-policy TD control (the box of section 6.5): ``Q(S, A) <- Q(S, A) +
+    alpha [R + gamma max_a Q(S', a) - Q(S, A)]`` (eq. 6.8), acting epsilon-greedily on
+    ``Q``; the max makes ``Q`` learn the greedy policy's values, ``q*``, whatever the
+    behaviour.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)``, default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
+        to 0), default 0.1.
+    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
+        ``action_mask``; at least one per state), default ``None``: all of them. The
+        learner never takes, explores or bootstraps from an unavailable action, and its
+        ``Q`` is ``-inf``.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
+    sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
+    ``[episodes]``; each with a leading run axis when ``runs=n``.
+    """
+    return _td_control(_q_learning, mdp, gamma=gamma, episodes=episodes, alpha=alpha,
+                       epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
+                       max_steps=max_steps, action_mask=action_mask)
 
 
-@_control_doc("""Double Q-learning (eq. 6.10, section 6.7): with probability 1/2 update
-    ``Q1`` towards ``R + gamma Q2(S', argmax_a Q1(S', a))``, else the mirror image; act
-    epsilon-greedily on ``Q1 + Q2``.
-""", q_note=" (the mean\n    ``(Q1 + Q2) / 2`` of the two tables)")
 def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
                       epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
                       runs: int | None = None, max_steps: int | None = None,
                       action_mask=None) -> ControlResult:
-    mdp, n_runs, params, out = control_setup(mdp, gamma, episodes, runs, max_steps, alpha,
-                                              epsilon, initial_Q, action_mask)
+    """Double Q-learning (the box of section 6.7): with probability 1/2 ``Q1(S, A) <-
+    Q1(S, A) + alpha [R + gamma Q2(S', argmax_a Q1(S', a)) - Q1(S, A)]`` (eq. 6.10), else
+    the same with the tables swapped, acting epsilon-greedily on ``Q1 + Q2``. One table
+    picks the action and the other values it, which removes Q-learning's maximisation
+    bias (section 6.7).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
+        visits of each pair ``(s, a)`` (counted over both tables), default 0.5.
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
+        to 0), default 0.1.
+    initial_Q : the initial estimate of both tables, a finite number or ``[S, A]``
+        array, default 0.0.
+    seed : seed of the runs' random streams (same seed, same numbers), default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
+        leading run axis of length ``n`` (also for ``n = 1``).
+    max_steps : the step limit per episode (a cut episode still bootstraps from the
+        state reached), default ``None``: the env's time limit
+        (``mdp.max_episode_steps``), else 10,000.
+    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
+        ``action_mask``; at least one per state), default ``None``: all of them. The
+        learner never takes, explores or bootstraps from an unavailable action, and its
+        ``Q`` is ``-inf``.
+
+    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``, the mean
+    ``(Q1 + Q2) / 2`` of the two tables; ``policy``, its greedy policy (int64 ``[S]``);
+    ``V = max_a Q``; ``episode_returns`` (undiscounted sum of rewards) and
+    ``episode_lengths`` (steps) of the epsilon-greedy behaviour, ``[episodes]``; each
+    with a leading run axis when ``runs=n``.
+    """
+    ep, params, out = control_setup(mdp, gamma=gamma, episodes=episodes, runs=runs,
+                                    max_steps=max_steps, alpha=alpha, epsilon=epsilon,
+                                    initial_Q=initial_Q, action_mask=action_mask)
     tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
-    over_runs(_double_q, mdp.arrays, params, seed_states(seed, n_runs), tables)
+    over_runs(_double_q, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
     illegal_to_minus_inf(Q, params.action_mask)
     return control_result(ControlOutputs(Q, out.returns, out.lengths), runs)

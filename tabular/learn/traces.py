@@ -33,19 +33,19 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import categorical, seed_states
-from tabular._numba.runs import over_runs, runs_kernel
-from tabular.checks import check_gamma, check_unit_interval, policy_matrix
+from tabular._numba.runs import over_runs, runs_driver
+from tabular.checks import check_unit_interval, policy_matrix
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.learn.setup import (
-    check_episode_args,
     control_result,
+    episode_args,
     initial_values,
     prediction_outputs,
     prediction_result,
+    record_episode,
     record_history,
 )
 from tabular.learn.td import control_setup
-from tabular.model.mdp import as_mdp
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     ACCUMULATING,
@@ -76,12 +76,13 @@ _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
 class LambdaParams(NamedTuple):
     """Hyper-parameters of the prediction methods (a kernel argument): ``method``
     (``TD_LAMBDA``, ``TRUE_ONLINE`` or ``OFFLINE``), ``lam``, ``trace`` (``ACCUMULATING``,
-    ``REPLACING`` or ``DUTCH``), then ``gamma``, ``alpha``, ``episodes`` and
+    ``REPLACING`` or ``DUTCH``), then ``policy``, ``gamma``, ``alpha``, ``episodes`` and
     ``max_steps`` as in :class:`tabular.learn.td.TDPredictionParams`."""
 
     method: int
     lam: float
     trace: int
+    policy: np.ndarray
     gamma: float
     alpha: np.ndarray
     episodes: int
@@ -107,51 +108,41 @@ class LambdaControlParams(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _offline_run(model, policy, params, rng, out, run):
+def _offline_run(model, params, rng, out, run):
     """One run of the offline lambda-return algorithm (eq. 12.4): the lambda-returns of
     an episode use the estimate it started with, then the updates run forwards."""
     V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
-    history = out.history[run]
-    max_steps = params.max_steps
+    policy, max_steps = params.policy, params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
     states = np.zeros(max_steps + 1, dtype=np.int64)
+    actions = np.zeros(max_steps, dtype=np.int64)
     values = np.zeros(max_steps + 1)
     rewards = np.zeros(max_steps)
     dones = np.zeros(max_steps, dtype=np.bool_)
     G = np.zeros(max_steps)
     for episode in range(params.episodes):
-        s = sample_start(model, rng)
-        terminated = False
-        T = 0
-        total = 0.0
-        while not terminated and T < max_steps:
-            states[T] = s
-            a = categorical(rng, policy[s])
-            s, r, terminated = sample_step(model, s, a, rng)
-            rewards[T], dones[T] = r, terminated
-            total += r
-            T += 1
-        states[T] = s
+        T, terminated, total = record_episode(model, policy, rng, states, actions, rewards)
+        dones[T - 1] = terminated  # only the last step can end the episode
         for t in range(T + 1):
             values[t] = V[states[t]]
         lambda_returns(rewards[:T], values, dones, params.gamma, params.lam, G)
+        dones[T - 1] = False  # all False again for the next episode
         for t in range(T):
             s_t = states[t]
             visits[s_t] += 1
             V[s_t] = update_toward(V[s_t], G[t], schedule_value(alpha, visits[s_t]))
         returns[episode] = total
         lengths[episode] = T
-        record_history(history, episode, V)
+        record_history(out.history[run], episode, V)
 
 
 @njit(cache=True, inline="always")
-def _td_lambda_run(model, policy, params, rng, out, run):
+def _td_lambda_run(model, params, rng, out, run):
     """One run of TD(lambda) (the box of section 12.2) or true online TD(lambda) (the box
     of section 12.5), ``params.method``."""
     V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
-    history = out.history[run]
-    gamma, max_steps = params.gamma, params.max_steps
+    policy, gamma, max_steps = params.policy, params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
     step_sizes = np.zeros(V.shape[0])  # each state's step size at its visit count
@@ -182,18 +173,20 @@ def _td_lambda_run(model, policy, params, rng, out, run):
             s = s_next
         returns[episode] = total
         lengths[episode] = steps
-        record_history(history, episode, V)
+        record_history(out.history[run], episode, V)
 
 
-@runs_kernel
-def _lambda_prediction(model, policy, params, rng_states, out):
-    """The runs of any prediction method (read at run time: one kernel serves the
-    three, compiled once)."""
-    for run in range(rng_states.shape[0]):
-        if params.method == OFFLINE:
-            _offline_run(model, policy, params, rng_states[run].copy(), out, run)
-        else:
-            _td_lambda_run(model, policy, params, rng_states[run].copy(), out, run)
+@njit(cache=True, inline="always")
+def _lambda_prediction_run(model, params, rng, out, run):
+    """Run ``run`` of any prediction method, ``params.method`` (read at run time: one
+    kernel serves the three)."""
+    if params.method == OFFLINE:
+        _offline_run(model, params, rng, out, run)
+    else:
+        _td_lambda_run(model, params, rng, out, run)
+
+
+_lambda_prediction = runs_driver(_lambda_prediction_run)
 
 
 def _check_trace(trace) -> int:
@@ -204,107 +197,117 @@ def _check_trace(trace) -> int:
     return _TRACES[trace]
 
 
-def _predict(method, mdp, policy, lam, trace, gamma, episodes, alpha, initial_V, seed, runs,
-             max_steps, history) -> PredictionResult:
+def _predict(method, mdp, policy, *, lam, trace, gamma, episodes, alpha, initial_V, seed,
+             runs, max_steps, history) -> PredictionResult:
     """Check the arguments of a prediction method, run its runs, return their result."""
-    mdp = as_mdp(mdp)
-    lam = check_unit_interval("lam", lam)
-    gamma = check_gamma(gamma)
-    episodes, n_runs, max_steps = check_episode_args(mdp, episodes, runs, max_steps)
-    pi = policy_matrix(mdp, policy)
-    alpha = as_schedule("alpha", alpha)
-    out = prediction_outputs(initial_values("initial_V", initial_V, (mdp.n_states,)),
-                             n_runs, episodes, history)
-    params = LambdaParams(method, lam, trace, gamma, alpha.params, episodes, max_steps)
-    over_runs(_lambda_prediction, mdp.arrays, pi, params, seed_states(seed, n_runs), out)
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    params = LambdaParams(method=method, lam=check_unit_interval("lam", lam), trace=trace,
+                          policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
+                          alpha=as_schedule("alpha", alpha).params, episodes=ep.episodes,
+                          max_steps=ep.max_steps)
+    out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
+                             ep.n_runs, ep.episodes, history)
+    over_runs(_lambda_prediction, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return prediction_result(out, runs)
 
 
-_ARGS = """
-    Parameters
-    ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.{policy}
-    lam : trace decay in [0, 1], default 0.9.{trace}
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
-        each {entry}, default 0.1 (a trace spreads a TD error over earlier steps).{epsilon}
-    gamma, episodes (default {episodes}), {rest} :
-        as for :func:`~tabular.{like}`.
-
-    Returns a :class:`~tabular.results.{result}`, as :func:`~tabular.{like}` does.
-"""
-_PREDICTION = {"policy": """
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
-        a :class:`~tabular.SoftmaxPolicy`.""", "entry": "state", "epsilon": "",
-               "episodes": 100, "rest": "initial_V, seed, runs, max_steps, history",
-               "like": "td0", "result": "PredictionResult"}
-_CONTROL = {"policy": "", "entry": "pair ``(s, a)``", "epsilon": """
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
-        0), default 0.1.""", "episodes": 500, "rest": "initial_Q, seed, runs, max_steps",
-            "like": "sarsa", "result": "ControlResult"}
-_TRACE_ARG = """
-    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
-        ``"dutch"`` (eq. 12.11)."""
-
-
-def _doc(summary: str, args: dict, trace: bool = True):
-    """Give a method its docstring: ``summary`` and its arguments."""
-    def decorate(fn):
-        fn.__doc__ = summary + _ARGS.format(trace=_TRACE_ARG if trace else "", **args)
-        return fn
-    return decorate
-
-
-@_doc("""Estimate ``V^pi`` by the offline lambda-return algorithm (section 12.1): at the
-    end of each episode, ``V(S_t) <- V(S_t) + alpha [G^lam_t - V(S_t)]`` for ``t = 0, ...,
-    T-1`` in turn (eq. 12.4), with the lambda-returns (eq. 12.3) of the estimate the
-    episode started with. ``lam = 1`` is constant-alpha every-visit Monte Carlo (eq.
-    6.1), ``lam = 0`` batch-of-one-episode TD(0).
-""", _PREDICTION, trace=False)
 def offline_lambda_return(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
                           episodes: int = 100, alpha=0.1, initial_V=0.0,
                           seed: int | None = 0, runs: int | None = None,
                           max_steps: int | None = None, history: bool = False
                           ) -> PredictionResult:
-    return _predict(OFFLINE, mdp, policy, lam, ACCUMULATING, gamma, episodes, alpha,
-                    initial_V, seed, runs, max_steps, history)
+    """Estimate ``V^pi`` by the offline lambda-return algorithm (section 12.1): at the
+    end of each episode, ``V(S_t) <- V(S_t) + alpha [G^lam_t - V(S_t)]`` for ``t = 0, ...,
+    T-1`` in turn (eq. 12.4), with the lambda-returns (eq. 12.3) of the estimate the
+    episode started with. ``lam = 1`` is constant-alpha every-visit Monte Carlo (eq.
+    6.1), ``lam = 0`` batch-of-one-episode TD(0).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
+        a :class:`~tabular.SoftmaxPolicy`.
+    lam : the lambda of the lambda-return, in [0, 1], default 0.9.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each state, default 0.1.
+    gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
+        as for :func:`~tabular.td0`.
+
+    Returns a :class:`~tabular.results.PredictionResult`, as :func:`~tabular.td0` does.
+    """
+    return _predict(OFFLINE, mdp, policy, lam=lam, trace=ACCUMULATING, gamma=gamma,
+                    episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
+                    max_steps=max_steps, history=history)
 
 
-@_doc("""Estimate ``V^pi`` by TD(lambda) (section 12.2): on every step decay the traces,
-    ``z <- gamma lam z``, mark the state visited (the ``trace`` rule), and move every
-    state along its trace, ``V <- V + alpha delta z`` (eqs. 12.5-12.7), with ``delta = R +
-    gamma V(S') - V(S)``. ``lam = 0`` is TD(0) (:func:`~tabular.td0`, number for number).
-""", _PREDICTION)
 def td_lambda(mdp, policy, *, lam: float = 0.9, trace: str = "accumulating",
               gamma: float = 1.0, episodes: int = 100, alpha=0.1, initial_V=0.0,
               seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
               history: bool = False) -> PredictionResult:
-    return _predict(TD_LAMBDA, mdp, policy, lam, _check_trace(trace), gamma, episodes,
-                    alpha, initial_V, seed, runs, max_steps, history)
+    """Estimate ``V^pi`` by TD(lambda) (the box of section 12.2): on every step decay the
+    traces, ``z <- gamma lam z``, mark the state visited (the ``trace`` rule), and move
+    every state along its trace, ``V <- V + alpha delta z`` (eqs. 12.5-12.7), with
+    ``delta = R + gamma V(S') - V(S)``. ``lam = 0`` is TD(0) (:func:`~tabular.td0`,
+    number for number).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
+        a :class:`~tabular.SoftmaxPolicy`.
+    lam : trace decay in [0, 1], default 0.9.
+    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
+        ``"dutch"`` (eq. 12.11).
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each state, default 0.1 (a trace spreads a TD error over earlier steps).
+    gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
+        as for :func:`~tabular.td0`.
+
+    Returns a :class:`~tabular.results.PredictionResult`, as :func:`~tabular.td0` does.
+    """
+    return _predict(TD_LAMBDA, mdp, policy, lam=lam, trace=_check_trace(trace), gamma=gamma,
+                    episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
+                    max_steps=max_steps, history=history)
 
 
-@_doc("""Estimate ``V^pi`` by true online TD(lambda) (the box of section 12.5): the dutch
-    trace (eq. 12.11) and ``V <- V + alpha (delta + V(S) - V_old) z - alpha (V(S) -
-    V_old) x`` (eq. 12.10), ``V_old`` the value of ``S`` the previous step bootstrapped
-    from. With a constant step size its estimates are those of the online lambda-return
-    algorithm (section 12.4) at every step.
-""", _PREDICTION, trace=False)
 def true_online_td_lambda(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
                           episodes: int = 100, alpha=0.1, initial_V=0.0,
                           seed: int | None = 0, runs: int | None = None,
                           max_steps: int | None = None, history: bool = False
                           ) -> PredictionResult:
-    return _predict(TRUE_ONLINE, mdp, policy, lam, DUTCH, gamma, episodes, alpha,
-                    initial_V, seed, runs, max_steps, history)
+    """Estimate ``V^pi`` by true online TD(lambda) (the box of section 12.5): the dutch
+    trace (eq. 12.11) and ``V <- V + alpha (delta + V(S) - V_old) z - alpha (V(S) -
+    V_old) x`` (eq. 12.10), ``V_old`` the value of ``S`` the previous step bootstrapped
+    from. With a constant step size its estimates are those of the online lambda-return
+    algorithm (section 12.4) at every step.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
+        a :class:`~tabular.SoftmaxPolicy`.
+    lam : trace decay in [0, 1], default 0.9.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each state, default 0.1 (a trace spreads a TD error over earlier steps).
+    gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
+        as for :func:`~tabular.td0`.
+
+    Returns a :class:`~tabular.results.PredictionResult`, as :func:`~tabular.td0` does.
+    """
+    return _predict(TRUE_ONLINE, mdp, policy, lam=lam, trace=DUTCH, gamma=gamma,
+                    episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
+                    max_steps=max_steps, history=history)
 
 
 # --------------------------------------------------------------------- control
 
 
 @njit(cache=True, inline="always")
-def _control_run(model, params, rng, Q, returns, lengths):
-    """One run of Sarsa(lambda), true online Sarsa(lambda) (the boxes of section 12.7) or
-    Watkins's Q(lambda) (section 12.10), ``params.method``, read at run time: a step
+def _control_run(model, params, rng, out, run):
+    """Run ``run`` of Sarsa(lambda), true online Sarsa(lambda) (the boxes of section 12.7)
+    or Watkins's Q(lambda) (section 12.10), ``params.method``, read at run time: a step
     costs ``O(S A)`` (every trace decays), the switch a few comparisons."""
+    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
     method, gamma, max_steps = params.method, params.gamma, params.max_steps
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     n_states = Q.shape[0]
@@ -354,56 +357,99 @@ def _control_run(model, params, rng, Q, returns, lengths):
         lengths[episode] = steps
 
 
-@runs_kernel
-def _lambda_control(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _control_run(model, params, rng_states[run].copy(), out.Q[run], out.returns[run],
-                     out.lengths[run])
+_lambda_control = runs_driver(_control_run)
 
 
-def _control(method, mdp, lam, trace, gamma, episodes, alpha, epsilon, initial_Q, seed, runs,
-             max_steps) -> ControlResult:
-    """Check the arguments of a control method, run its runs, return their result."""
+def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:
+    """Check the arguments of a control method, run its runs, return their result;
+    ``args``: the keywords of :func:`tabular.learn.td.control_setup`."""
     lam = check_unit_interval("lam", lam)
-    mdp, n_runs, td_params, out = control_setup(mdp, gamma, episodes, runs, max_steps,
-                                                 alpha, epsilon, initial_Q)
-    params = LambdaControlParams(method, lam, trace, td_params.gamma, td_params.alpha,
-                                 td_params.epsilon, td_params.episodes, td_params.max_steps)
-    over_runs(_lambda_control, mdp.arrays, params, seed_states(seed, n_runs), out)
+    ep, td, out = control_setup(mdp, runs=runs, **args)
+    params = LambdaControlParams(method=method, lam=lam, trace=trace, gamma=td.gamma,
+                                 alpha=td.alpha, epsilon=td.epsilon, episodes=td.episodes,
+                                 max_steps=td.max_steps)
+    over_runs(_lambda_control, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs)
 
 
-@_doc("""Sarsa(lambda) (the box of section 12.7): TD(lambda) on action values, with
-    ``delta = R + gamma Q(S', A') - Q(S, A)`` and ``A'`` the epsilon-greedy action taken
-    next. ``lam = 0`` is :func:`~tabular.sarsa`, number for number.
-""", _CONTROL)
 def sarsa_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating", gamma: float = 1.0,
                  episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
                  seed: int | None = 0, runs: int | None = None,
                  max_steps: int | None = None) -> ControlResult:
-    return _control(SARSA_LAMBDA, mdp, lam, _check_trace(trace), gamma, episodes, alpha,
-                    epsilon, initial_Q, seed, runs, max_steps)
+    """Sarsa(lambda) (the box of section 12.7): TD(lambda) on action values, with
+    ``delta = R + gamma Q(S', A') - Q(S, A)`` and ``A'`` the epsilon-greedy action taken
+    next. ``lam = 0`` is :func:`~tabular.sarsa`, number for number.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    lam : trace decay in [0, 1], default 0.9.
+    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
+        ``"dutch"`` (eq. 12.11).
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
+        0), default 0.1.
+    gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
+        as for :func:`~tabular.sarsa`.
+
+    Returns a :class:`~tabular.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    """
+    return _control(SARSA_LAMBDA, mdp, lam=lam, trace=_check_trace(trace), gamma=gamma,
+                    episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
+                    seed=seed, runs=runs, max_steps=max_steps)
 
 
-@_doc("""True online Sarsa(lambda) (the box of section 12.7): true online TD(lambda) on
-    action values, the dutch trace and eq. 12.10 with ``Q(S, A)`` for ``V(S)``.
-""", _CONTROL, trace=False)
 def true_online_sarsa_lambda(mdp, *, lam: float = 0.9, gamma: float = 1.0,
                              episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
                              seed: int | None = 0, runs: int | None = None,
                              max_steps: int | None = None) -> ControlResult:
-    return _control(TRUE_ONLINE_SARSA, mdp, lam, DUTCH, gamma, episodes, alpha, epsilon,
-                    initial_Q, seed, runs, max_steps)
+    """True online Sarsa(lambda) (the box of section 12.7): true online TD(lambda) on
+    action values, the dutch trace (eq. 12.11) and eq. 12.10 with ``Q(S, A)`` for
+    ``V(S)``.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    lam : trace decay in [0, 1], default 0.9.
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
+        0), default 0.1.
+    gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
+        as for :func:`~tabular.sarsa`.
+
+    Returns a :class:`~tabular.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    """
+    return _control(TRUE_ONLINE_SARSA, mdp, lam=lam, trace=DUTCH, gamma=gamma,
+                    episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
+                    seed=seed, runs=runs, max_steps=max_steps)
 
 
-@_doc("""Watkins's Q(lambda) (section 12.10): Q-learning's target ``R + gamma max_a Q(S',
-    a)`` (eq. 6.8) sent back along the traces, which are cut to 0 after an exploratory
-    (non-greedy) action: the return that follows it is not the greedy policy's. ``lam =
-    0`` is :func:`~tabular.q_learning`, number for number.
-""", _CONTROL)
 def watkins_q_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating",
                      gamma: float = 1.0, episodes: int = 500, alpha=0.1, epsilon=0.1,
                      initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
                      max_steps: int | None = None) -> ControlResult:
-    return _control(WATKINS, mdp, lam, _check_trace(trace), gamma, episodes, alpha, epsilon,
-                    initial_Q, seed, runs, max_steps)
+    """Watkins's Q(lambda) (section 12.10): Q-learning's target ``R + gamma max_a Q(S',
+    a)`` (eq. 6.8) sent back along the traces, which are cut to 0 after an exploratory
+    (non-greedy) action: the return that follows it is not the greedy policy's. ``lam =
+    0`` is :func:`~tabular.q_learning`, number for number.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    lam : trace decay in [0, 1], default 0.9.
+    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
+        ``"dutch"`` (eq. 12.11).
+    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
+        each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
+    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
+        0), default 0.1.
+    gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
+        as for :func:`~tabular.sarsa`.
+
+    Returns a :class:`~tabular.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    """
+    return _control(WATKINS, mdp, lam=lam, trace=_check_trace(trace), gamma=gamma,
+                    episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
+                    seed=seed, runs=runs, max_steps=max_steps)

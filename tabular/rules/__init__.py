@@ -18,8 +18,8 @@
 Rules import no learner module; the learners in :mod:`tabular.learn.td`, :mod:`tabular.learn.mc`,
 :mod:`tabular.pg.learners` and :mod:`tabular.rlhf` compose them in their episode loops. A rule
 is a plain ``@njit``, compiled once and inlined by LLVM into each kernel, unless it is
-``inline="always"`` (inlined into numba's IR, and so re-typed in every kernel): the
-rules that LLVM leaves as calls, or that ran slower as calls (action selection over a
-row, the softmax and ``grad log pi``, the returns and traces over arrays, ``td_error``
-and ``td_target``; :mod:`benchmarks.bench_model_free` gives the figures).
+``inline="always"`` (inlined into numba's IR, and so re-typed in every kernel): action
+selection over a row, the softmax and ``grad log pi``, the returns and traces over
+arrays, ``td_error`` and ``td_target``, where the kernels need it for their speed
+(``docs/internals.md``).
 """

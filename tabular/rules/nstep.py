@@ -33,8 +33,8 @@ def target_probs(q_row, action, later_return, epsilon, scratch, out):
     teach it, and a greedy pi does not follow ``A_k`` into an avoidable trap. ``scratch``:
     a buffer of ``A`` floats."""
     if later_return == -np.inf:
-        for a in range(q_row.shape[0]):  # a slice assignment would compile numba's
-            scratch[a] = q_row[a]  # shape-mismatch message: 4 s of a first call
+        for a in range(q_row.shape[0]):  # not a slice assignment: no error path to compile
+            scratch[a] = q_row[a]
         scratch[action] = -np.inf
         epsilon_greedy_probs(scratch, epsilon, out)
     else:
@@ -93,12 +93,12 @@ def control_variate_value(ratio, later_return, q_value, expected_value):
 
 
 @njit(cache=True, inline="always")
-def q_sigma_return(reward, gamma, sigma, sampled, probs, q_row, action, later_return):
-    """``G_{t:h} = R_{t+1} + gamma [sigma X + (1 - sigma) (sum_{a != A_{t+1}}
-    pi(a|S_{t+1}) Q(S_{t+1}, a) + pi(A_{t+1}|S_{t+1}) G_{t+1:h})]``, the n-step Q(sigma)
-    return (section 7.6): the sampled step ``X`` mixed with the tree backup of eq. 7.16.
-    ``sampled = X`` is ``G_{t+1:h}`` itself on-policy (the form of De Asis et al., 2018:
-    ``sigma = 1`` is then exactly n-step SARSA, eq. 7.4) and :func:`control_variate_value`
-    off-policy (eq. 7.17); ``sigma = 0`` is exactly the tree-backup return."""
-    expected = tree_value(probs, q_row, action, later_return)
+def q_sigma_return(reward, gamma, sigma, sampled, expected):
+    """``G_{t:h} = R_{t+1} + gamma [sigma X + (1 - sigma) T]``, the n-step Q(sigma) return
+    (section 7.6): the sampled step ``X`` mixed with the tree-backup step ``T`` of eq.
+    7.16, ``expected =`` :func:`tree_value` ``(pi(.|S_{t+1}), Q(S_{t+1}, .), A_{t+1},
+    G_{t+1:h})``. ``sampled = X`` is ``G_{t+1:h}`` itself on-policy (the form of De Asis
+    et al., 2018: ``sigma = 1`` is then exactly n-step SARSA, eq. 7.4) and
+    :func:`control_variate_value` off-policy (eq. 7.17); ``sigma = 0`` is exactly the
+    tree-backup return."""
     return discounted_return(reward, gamma, sigma_mix(sigma, sampled, expected))

@@ -44,8 +44,7 @@ def _absent(legal):
     return isinstance(legal, types.NoneType | types.Omitted)
 
 
-# Plain overloads (LLVM inlines them): inlined at numba's IR level they made numba 0.68
-# miscompile the Dyna kernels (an index out of bounds).
+# Plain overloads, not inlined into numba's IR: see docs/internals.md.
 
 
 @overload(is_legal)
@@ -222,13 +221,16 @@ def q_learning_target(reward, gamma, q_next_row, done, legal=None):
 
 
 @njit(cache=True, inline="always")
-def expected_sarsa_target(reward, gamma, q_next_row, epsilon, probs_buf, done, legal=None):
-    """``R + gamma sum_a pi(a|S') Q(S', a)`` with pi epsilon-greedy in Q (eq. 6.9)."""
-    epsilon_greedy_probs(q_next_row, epsilon, probs_buf, legal)
-    return td_target(reward, gamma, expectation(probs_buf, q_next_row), done)
+def expected_sarsa_target(reward, gamma, q_next_row, next_probs, done):
+    """``R + gamma sum_a pi(a|S') Q(S', a)`` (eq. 6.9), ``next_probs = pi(.|S')`` (for
+    expected SARSA the epsilon-greedy probabilities of :func:`epsilon_greedy_probs`)."""
+    return td_target(reward, gamma, expectation(next_probs, q_next_row), done)
 
 
 @njit(cache=True, inline="always")
-def double_q_target(reward, gamma, q_select_row, q_eval_row, done, rng, legal=None):
-    """``R + gamma Q2(S', argmax_a Q1(S', a))`` (eq. 6.10): one table picks, the other values."""
-    return td_target(reward, gamma, q_eval_row[greedy_action(q_select_row, rng, legal)], done)
+def double_q_target(reward, gamma, q_eval_row, selected, done):
+    """``R + gamma Q2(S', A*)`` with ``A* = argmax_a Q1(S', a)`` (eq. 6.10): the action
+    ``selected`` by one table (:func:`greedy_action` on ``Q1(S', .)``) is valued by the
+    other, ``q_eval_row = Q2(S', .)``, so that the maximisation bias of one table's
+    noise does not enter the target (section 6.7)."""
+    return td_target(reward, gamma, q_eval_row[selected], done)
