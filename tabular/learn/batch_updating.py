@@ -167,7 +167,7 @@ def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
     strict : raise :class:`~tabular.ConvergenceError` when a batch needs more than
         ``max_sweeps`` sweeps (default True), else return the estimate as it is.
 
-    Returns a :class:`~tabular.results.PredictionResult` (``V``, ``V_history`` with
+    Returns a :class:`~tabular.learn.results.PredictionResult` (``V``, ``V_history`` with
     ``history=True``, ``episode_returns``, ``episode_lengths``).
     """
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)

@@ -163,7 +163,7 @@ def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha
         else 10,000.
     history : also return ``V`` after every episode, default False.
 
-    Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
+    Returns a :class:`~tabular.learn.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
     ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
     each with a leading run axis when ``runs=n``.
@@ -309,7 +309,7 @@ def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: 
         target policy's expectation of ``Q(S_T, .)``), default ``None``: the env's time
         limit (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
     greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
     sum of rewards) and ``episode_lengths`` (steps) of the behaviour, ``[episodes]``;
     each with a leading run axis when ``runs=n``.

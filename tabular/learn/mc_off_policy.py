@@ -143,7 +143,7 @@ def off_policy_mc_prediction(mdp, target_policy, behaviour_policy, *,
         else 10,000.
     history : also return ``V`` after every episode, default False.
 
-    Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
+    Returns a :class:`~tabular.learn.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
     ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
     (undiscounted sum of rewards, of the behaviour) and ``episode_lengths`` (steps),
     ``[episodes]``; each with a leading run axis when ``runs=n``.

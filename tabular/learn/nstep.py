@@ -247,7 +247,7 @@ def n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 50
         ``Q(S_T, A_T)``), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
     epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
@@ -284,7 +284,7 @@ def n_step_expected_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes:
         ``Q(S_T, A_T)``), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
     epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
@@ -326,7 +326,7 @@ def off_policy_n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episode
         ``Q(S_T, A_T)``), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
     epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
@@ -368,7 +368,7 @@ def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500
         ``Q(S_T, A_T)``), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
     epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
@@ -417,7 +417,7 @@ def q_sigma(mdp, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
         ``Q(S_T, A_T)``), default ``None``: the env's time limit
         (``mdp.max_episode_steps``), else 10,000.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
     epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when

@@ -183,7 +183,7 @@ def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_st
         (``mdp.max_episode_steps``), else 10,000.
     history : also return ``V`` after every episode, default False.
 
-    Returns a :class:`~tabular.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
+    Returns a :class:`~tabular.learn.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
     ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
     (undiscounted sum of rewards) and ``episode_lengths`` (steps), ``[episodes]``;
     each with a leading run axis when ``runs=n``.
@@ -355,7 +355,7 @@ def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.
         learner never takes, explores or bootstraps from an unavailable action, and its
         ``Q`` is ``-inf``.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
     greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
     sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
     ``[episodes]``; each with a leading run axis when ``runs=n``.
@@ -394,7 +394,7 @@ def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, e
         learner never takes, explores or bootstraps from an unavailable action, and its
         ``Q`` is ``-inf``.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
     greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
     sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
     ``[episodes]``; each with a leading run axis when ``runs=n``.
@@ -433,7 +433,7 @@ def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsil
         learner never takes, explores or bootstraps from an unavailable action, and its
         ``Q`` is ``-inf``.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
     greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
     sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
     ``[episodes]``; each with a leading run axis when ``runs=n``.
@@ -475,7 +475,7 @@ def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5
         learner never takes, explores or bootstraps from an unavailable action, and its
         ``Q`` is ``-inf``.
 
-    Returns a :class:`~tabular.results.ControlResult`: ``Q`` ``[S, A]``, the mean
+    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``, the mean
     ``(Q1 + Q2) / 2`` of the two tables; ``policy``, its greedy policy (int64 ``[S]``);
     ``V = max_a Q``; ``episode_returns`` (undiscounted sum of rewards) and
     ``episode_lengths`` (steps) of the epsilon-greedy behaviour, ``[episodes]``; each

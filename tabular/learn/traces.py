@@ -1,10 +1,10 @@
 """Eligibility traces (Sutton & Barto, chapter 12), tabular case.
 
-Prediction, returning a :class:`~tabular.results.PredictionResult` like
+Prediction, returning a :class:`~tabular.learn.results.PredictionResult` like
 :func:`~tabular.td0`: :func:`offline_lambda_return` (section 12.1), :func:`td_lambda`
 with an accumulating, replacing or dutch trace (section 12.2) and
 :func:`true_online_td_lambda` (section 12.5). Control, returning a
-:class:`~tabular.results.ControlResult` like :func:`~tabular.sarsa`:
+:class:`~tabular.learn.results.ControlResult` like :func:`~tabular.sarsa`:
 :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda` (section 12.7) and
 :func:`watkins_q_lambda` (section 12.10).
 
@@ -233,7 +233,7 @@ def offline_lambda_return(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
     gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
         as for :func:`~tabular.td0`.
 
-    Returns a :class:`~tabular.results.PredictionResult`, as :func:`~tabular.td0` does.
+    Returns a :class:`~tabular.learn.results.PredictionResult`, as :func:`~tabular.td0` does.
     """
     return _predict(OFFLINE, mdp, policy, lam=lam, trace=ACCUMULATING, gamma=gamma,
                     episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
@@ -263,7 +263,7 @@ def td_lambda(mdp, policy, *, lam: float = 0.9, trace: str = "accumulating",
     gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
         as for :func:`~tabular.td0`.
 
-    Returns a :class:`~tabular.results.PredictionResult`, as :func:`~tabular.td0` does.
+    Returns a :class:`~tabular.learn.results.PredictionResult`, as :func:`~tabular.td0` does.
     """
     return _predict(TD_LAMBDA, mdp, policy, lam=lam, trace=_check_trace(trace), gamma=gamma,
                     episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
@@ -292,7 +292,7 @@ def true_online_td_lambda(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
     gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
         as for :func:`~tabular.td0`.
 
-    Returns a :class:`~tabular.results.PredictionResult`, as :func:`~tabular.td0` does.
+    Returns a :class:`~tabular.learn.results.PredictionResult`, as :func:`~tabular.td0` does.
     """
     return _predict(TRUE_ONLINE, mdp, policy, lam=lam, trace=DUTCH, gamma=gamma,
                     episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
@@ -393,7 +393,7 @@ def sarsa_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating", gamma: f
     gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
         as for :func:`~tabular.sarsa`.
 
-    Returns a :class:`~tabular.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
     """
     return _control(SARSA_LAMBDA, mdp, lam=lam, trace=_check_trace(trace), gamma=gamma,
                     episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
@@ -419,7 +419,7 @@ def true_online_sarsa_lambda(mdp, *, lam: float = 0.9, gamma: float = 1.0,
     gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
         as for :func:`~tabular.sarsa`.
 
-    Returns a :class:`~tabular.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
     """
     return _control(TRUE_ONLINE_SARSA, mdp, lam=lam, trace=DUTCH, gamma=gamma,
                     episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
@@ -448,7 +448,7 @@ def watkins_q_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating",
     gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
         as for :func:`~tabular.sarsa`.
 
-    Returns a :class:`~tabular.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
     """
     return _control(WATKINS, mdp, lam=lam, trace=_check_trace(trace), gamma=gamma,
                     episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
