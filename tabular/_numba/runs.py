@@ -40,13 +40,6 @@ SIMPLIFYING_PIPELINE = dict(comprehension=False, reduction=False, inplace_binop=
                             prange=False)
 
 
-def runs_kernel(driver):
-    """``@njit`` for a hand-written runs driver ``driver(*shared, rng_states, out)``: cached,
-    compiled by :data:`SIMPLIFYING_PIPELINE`, releasing the GIL so that :func:`over_runs`
-    can run chunks of runs on threads. (:func:`runs_driver` writes the driver for you.)"""
-    return njit(cache=True, nogil=True, parallel=SIMPLIFYING_PIPELINE)(driver)
-
-
 def _each_run(model, params, rng_states, out):
     for run in range(rng_states.shape[0]):
         run_one(model, params, rng_states[run].copy(), out, run)  # noqa: F821 (bound below)
@@ -57,6 +50,11 @@ def _each_run_of_variant(model, params, rng_states, out):
         run_one(variant, model, params, rng_states[run].copy(), out, run)  # noqa: F821
 
 
+def _each_run_with_rollout(model, params, rollout, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        run_one(model, params, rollout, rng_states[run].copy(), out, run)  # noqa: F821
+
+
 def _each_run_in_parallel(model, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
         run_one(model, params, rng_states[run].copy(), out, run)  # noqa: F821 (bound below)
@@ -65,18 +63,25 @@ def _each_run_in_parallel(model, params, rng_states, out):
 def runs_driver(run_one, variant: int | None = None):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
     ``rng_states`` by ``run_one(model, params, rng_states[run].copy(), out, run)``, one
-    after another, compiled as :func:`runs_kernel` compiles a driver; call it through
-    :func:`over_runs`. ``run_one`` is typically ``inline="always"``: it is then
-    compiled into the loop.
+    after another, compiled by :data:`SIMPLIFYING_PIPELINE`, cached, and releasing the
+    GIL so that :func:`over_runs` can run chunks of runs on threads. ``run_one`` is
+    typically ``inline="always"``: it is then compiled into the loop.
 
     ``variant`` (an int): call ``run_one(variant, model, params, rng, out, run)``
     instead, ``variant`` a compile-time constant of this driver, so that the branches
     of ``run_one`` for the other variants (the other methods of a family) compile away.
+
+    A ``run_one(model, params, rollout, rng, out, run)`` of six arguments (the
+    policy-gradient and RLHF learners, whose rollout tables are built apart from their
+    parameters) gets the driver ``driver(model, params, rollout, rng_states, out)``.
     """
-    if variant is None:
-        return _bind(_each_run, run_one, "runs", nogil=True, parallel=SIMPLIFYING_PIPELINE)
-    return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
-                 {"variant": int(variant)}, nogil=True, parallel=SIMPLIFYING_PIPELINE)
+    options = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE)
+    if variant is not None:
+        return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
+                     {"variant": int(variant)}, **options)
+    if run_one.py_func.__code__.co_argcount == 6:
+        return _bind(_each_run_with_rollout, run_one, "runs", **options)
+    return _bind(_each_run, run_one, "runs", **options)
 
 
 def prange_driver(run_one):

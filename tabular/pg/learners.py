@@ -77,7 +77,7 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import shuffle
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import (
     check_flag,
     check_nonnegative,
@@ -229,10 +229,7 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
                 discount *= p.gamma
 
 
-@runs_kernel
-def _episode_gradient(model, params, rollout, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _episode_gradient_run(model, params, rollout, rng_states[run].copy(), out, run)
+_episode_gradient = runs_driver(_episode_gradient_run)
 
 
 @njit(cache=True)
@@ -333,10 +330,7 @@ def _ppo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-@runs_kernel
-def _ppo(model, params, rollout, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _ppo_run(model, params, rollout, rng_states[run].copy(), out, run)
+_ppo = runs_driver(_ppo_run)
 
 
 # ------------------------------------------------------------------ front end

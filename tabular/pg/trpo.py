@@ -53,7 +53,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.model.mdp import TabularMDP
 from tabular.pg.batches import (
@@ -273,10 +273,7 @@ def _trpo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-@runs_kernel
-def _trpo(model, params, rollout, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _trpo_run(model, params, rollout, rng_states[run].copy(), out, run)
+_trpo = runs_driver(_trpo_run)
 
 
 # ------------------------------------------------------------------ front end

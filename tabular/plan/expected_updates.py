@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_gamma, check_positive_int, check_unit_interval
 from tabular.learn.setup import initial_values, per_run
 from tabular.model.mdp import TabularMDP, as_mdp
@@ -214,10 +214,7 @@ def _trajectory_run(model, params, rng, out, run):
         _evaluate(model, params, policy, out, run, e)
 
 
-@runs_kernel
-def _trajectory_sampling(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _trajectory_run(model, params, rng_states[run].copy(), out, run)
+_trajectory_sampling = runs_driver(_trajectory_run)
 
 
 # --------------------------------------------------------------------- public functions

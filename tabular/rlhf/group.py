@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int
 from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
@@ -143,10 +143,7 @@ def _grpo_run(model, p, rollout, rng, out, run):
             touched[row] = False
 
 
-@runs_kernel
-def _grpo(model, params, rollout, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _grpo_run(model, params, rollout, rng_states[run].copy(), out, run)
+_grpo = runs_driver(_grpo_run)
 
 
 def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=0.5,

@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
@@ -129,7 +129,7 @@ def _log_ratio_to_reference(rollout, path, seen, T):
 
 
 @njit(cache=True)
-def _kto_run(model, rollout, p, rng, out, run):
+def _kto_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the :class:`KTOOutputs` ``out``: ``steps``
     full-batch ascent steps on the mean of ``v(x, y)``, the reference point re-estimated
     from ``kl_samples`` fresh responses before each step."""
@@ -164,10 +164,7 @@ def _kto_run(model, rollout, p, rng, out, run):
             ascend(theta[r], grad[r], p.alpha)
 
 
-@runs_kernel
-def _kto(model, rollout, p, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _kto_run(model, rollout, p, rng_states[run].copy(), out, run)
+_kto = runs_driver(_kto_run)
 
 
 def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
@@ -247,9 +244,8 @@ def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float 
     n = su.rng_states.shape[0]
     out = KTOOutputs(su.outputs(value=False).logits, np.zeros((n, su.episodes)),
                      np.zeros((n, su.episodes)))
-    over_runs(_kto, su.mdp.arrays, su.rollout,
-              KTOParams(data, beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples),
-              su.rng_states, out)
+    params = KTOParams(data, beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples)
+    over_runs(_kto, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     check_no_overflow(out.logits, "logits")
     return KTOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                      with_run_axis(out.loss, runs), with_run_axis(out.reference_point, runs))

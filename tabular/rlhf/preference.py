@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.policy import as_softmax_policy
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
@@ -280,7 +280,7 @@ def _store_path(path, T, rollout, rows, actions):
 
 
 @njit(cache=True)
-def _iterated_dpo_run(model, rollout, p, rng, out, run):
+def _iterated_dpo_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the :class:`IteratedDPOOutputs` ``out``: each
     round samples ``p.pairs`` pairs of responses to a shared prompt from the current
     policy, labels each by Bradley-Terry on the two returns, and takes ``p.steps`` DPO
@@ -316,10 +316,7 @@ def _iterated_dpo_run(model, rollout, p, rng, out, run):
             _dpo_descent(theta, data, p, loss[r])
 
 
-@runs_kernel
-def _iterated_dpo(model, rollout, p, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _iterated_dpo_run(model, rollout, p, rng_states[run].copy(), out, run)
+_iterated_dpo = runs_driver(_iterated_dpo_run)
 
 
 def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
@@ -374,9 +371,8 @@ def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
-    over_runs(_iterated_dpo, su.mdp.arrays, su.rollout,
-              IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs),
-              su.rng_states, out)
+    params = IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs)
+    over_runs(_iterated_dpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                              with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs))

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.runs import over_runs, runs_kernel
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, policy_matrix
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import as_mdp
@@ -74,7 +74,7 @@ class StepLabelParams(NamedTuple):
 
 
 @njit(cache=True)
-def _step_labels_run(model, rollout, p, rng, out, run):
+def _step_labels_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the :class:`StepLabels` ``out``: ``p.responses``
     responses sampled from the policy ``p.theta``; every prefix ``s_t`` they pass through
     is completed ``p.completions`` times, each completion's return from ``s_t`` on added
@@ -101,10 +101,7 @@ class StepLabels(NamedTuple):
     counts: np.ndarray
 
 
-@runs_kernel
-def _step_labels(model, rollout, p, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        _step_labels_run(model, rollout, p, rng_states[run].copy(), out, run)
+_step_labels = runs_driver(_step_labels_run)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -163,9 +160,8 @@ def fit_process_reward_model(mdp, policy, *, responses: int = 100, completions: 
     parent = _tree_parents(mdp)
     n = su.rng_states.shape[0]
     labels = StepLabels(np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states)))
-    over_runs(_step_labels, mdp.arrays, su.rollout,
-              StepLabelParams(su.episodes, completions, su.policy.logits), su.rng_states,
-              labels)
+    params = StepLabelParams(su.episodes, completions, su.policy.logits)
+    over_runs(_step_labels, mdp.arrays, params, su.rollout, su.rng_states, labels)
     totals, counts = labels
     values = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
     labelled = counts > 0
