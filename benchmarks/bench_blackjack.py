@@ -17,8 +17,8 @@ import gymnasium as gym
 import numba
 import numpy as np
 
-from benchmarks.bench_model_free import against_python, python_rate, report
-from benchmarks.timing import Headline, steps_per_second
+from benchmarks.bench_model_free import kernel_against_python
+from benchmarks.timing import Headline
 from envs.blackjack import blackjack_model
 from experiments.blackjack import stick_on_20
 from tabular import mc_prediction, off_policy_mc_prediction
@@ -62,7 +62,6 @@ def main() -> list[Headline]:
     behaviour = np.full((mdp.n_states, mdp.n_actions), 0.5)
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
-    headlines = []
     try:
         pairs = {
             "mc_prediction (on-policy)": (
@@ -73,12 +72,8 @@ def main() -> list[Headline]:
                 lambda: off_policy_mc_prediction(mdp, target, behaviour, episodes=500_000,
                                                  importance_sampling="weighted")),
         }
-        for name, (python_loop, kernel) in pairs.items():
-            python = python_rate(python_loop)
-            report(f"python + gymnasium {name}", python)
-            rate = steps_per_second(kernel)
-            report(f"{name}, 1 thread, Blackjack", rate, python)
-            headlines.append(against_python(f"{name}, Blackjack, 1 thread", rate, python))
+        headlines = [kernel_against_python(name, "Blackjack", python_loop, kernel)
+                     for name, (python_loop, kernel) in pairs.items()]
     finally:
         numba.set_num_threads(threads)
     return headlines

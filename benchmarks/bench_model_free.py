@@ -173,6 +173,16 @@ def against_python(what: str, rate: float, python: float) -> Headline:
                     f"{rate / python:.0f}x")
 
 
+def kernel_against_python(name: str, where: str, python_loop, kernel) -> Headline:
+    """Print the steps per second of ``python_loop(episodes)`` and of ``kernel()`` (one
+    thread, ``where`` the environment), and return the summary row of the two."""
+    python = python_rate(python_loop)
+    report(f"python + gymnasium {name}", python)
+    rate = steps_per_second(kernel)
+    report(f"{name}, 1 thread, {where}", rate, python)
+    return against_python(f"{name}, {where}, 1 thread", rate, python)
+
+
 def main() -> list[Headline]:
     headlines = []
     for name, call in COMPILE.items():
@@ -186,11 +196,10 @@ def main() -> list[Headline]:
         for name in ENVS:
             env = make(name)
             mdp = TabularMDP.from_gymnasium(env)
-            python = python_rate(lambda n, env=env: python_td_control(env, "q_learning", n))
-            report(f"python + gymnasium Q-learning, {name}", python)
-            rate = steps_per_second(lambda mdp=mdp: q_learning(mdp, episodes=20_000))
-            report(f"q_learning, 1 thread, {name}", rate, python)
-            headlines.append(against_python(f"Q-learning, {name}, 1 thread", rate, python))
+            headlines.append(kernel_against_python(
+                "q_learning", name,
+                lambda n, env=env: python_td_control(env, "q_learning", n),
+                lambda mdp=mdp: q_learning(mdp, episodes=20_000)))
 
         env = make("CliffWalking-v1")
         mdp = TabularMDP.from_gymnasium(env)
@@ -205,12 +214,8 @@ def main() -> list[Headline]:
             "mc_control (on-policy)": (lambda n: python_mc_control(env, n),
                                        lambda: mc_control(mdp, episodes=20_000)),
         }
-        for name, (python_loop, kernel) in pairs.items():
-            python = python_rate(python_loop)
-            report(f"python + gymnasium {name}", python)
-            rate = steps_per_second(kernel)
-            report(f"{name}, 1 thread, CliffWalking-v1", rate, python)
-            headlines.append(against_python(f"{name}, CliffWalking-v1, 1 thread", rate, python))
+        headlines += [kernel_against_python(name, "CliffWalking-v1", python_loop, kernel)
+                      for name, (python_loop, kernel) in pairs.items()]
         report("double_q_learning, 1 thread, CliffWalking-v1",
                steps_per_second(lambda: double_q_learning(mdp, episodes=20_000)))
         report("td0 n_step=3 (uniform policy), 1 thread",
