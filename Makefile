@@ -20,10 +20,10 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist worksteal -q
 
 experiments: $(STAMP)
-	$(PY) -m experiments
+	$(PY) -m tabular.experiments
 
 experiments-quick: $(STAMP)
-	$(PY) -m experiments --quick
+	$(PY) -m tabular.experiments --quick
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -20,7 +20,7 @@ from benchmarks.timing import spread
 ROUNDS = 3
 PROBE = """
 import json, time, numba, gymnasium as gym
-import envs
+from tabular import envs
 from tabular import TabularMDP, q_learning, sarsa, reinforce
 numba.set_num_threads(1)
 def rate(run):

@@ -6,7 +6,7 @@ Reported, from one run of this process, on one thread, as environment steps per
 second and their ratio:
 
 - on-policy first-visit MC prediction of Example 5.1's stick-on-20 policy (Figure 5.1),
-  :func:`tabular.mc_prediction` on :func:`envs.blackjack.blackjack_model`;
+  :func:`tabular.mc_prediction` on :func:`tabular.envs.blackjack.blackjack_model`;
 - off-policy MC prediction of the same policy with weighted importance sampling and a
   uniformly random behaviour policy (Figure 5.3), :func:`tabular.off_policy_mc_prediction`.
 """
@@ -19,9 +19,9 @@ import numpy as np
 
 from benchmarks.bench_model_free import kernel_against_python
 from benchmarks.timing import Headline
-from envs.blackjack import blackjack_model
-from experiments.blackjack import stick_on_20
 from tabular import mc_prediction, off_policy_mc_prediction
+from tabular.envs.blackjack import blackjack_model
+from tabular.experiments.blackjack import stick_on_20
 
 STICK, HIT = 0, 1  # Gymnasium's actions
 

@@ -25,10 +25,15 @@ import gymnasium as gym
 import numba
 import numpy as np
 
-import envs  # noqa: F401  (registers tabzoo/*)
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from benchmarks.timing import Headline, compile_seconds, steps_per_second
-from envs import load_scenario
-from tabular import actor_critic, ppo, reinforce, trpo
+from tabular import (
+    actor_critic,
+    ppo,
+    reinforce,
+    trpo,
+)
+from tabular.envs import load_scenario
 from tabular.rlhf.pipeline import train_pipeline
 
 GAMMA = 0.9

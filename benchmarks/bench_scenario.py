@@ -1,4 +1,4 @@
-"""The bigger token MDP (``envs.load_grammar_scenario()``, the ``assistant`` scenario):
+"""The bigger token MDP (``tabular.envs.load_grammar_scenario()``, the ``assistant`` scenario):
 what it costs to build and to solve exactly.
 
 Reported, from one run of this process (numba's cache warm after a first call):
@@ -19,8 +19,8 @@ from __future__ import annotations
 import resource
 import time
 
-from envs import load_grammar_scenario
 from tabular import soft_value_iteration
+from tabular.envs import load_grammar_scenario
 from tabular.rlhf import kl_objective, kl_optimum, train_pipeline
 
 

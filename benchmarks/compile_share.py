@@ -3,7 +3,8 @@
 benchmarks.compile_share test``, ``... experiments`` or ``... full``; minutes).
 
 Runs the test suite as ``make test`` does (``pytest -n 2 --dist worksteal``),
-``python -m experiments --quick`` or the whole ``python -m experiments`` (``full``) in a
+``python -m tabular.experiments --quick`` or the whole ``python -m tabular.experiments``
+(``full``) in a
 fresh numba cache, with every Python process timing its numba compilations
 (:mod:`benchmarks.compile_clock`); then runs it again on the cache the first run left
 behind. Reported: the wall time of each run, the compile seconds
@@ -26,8 +27,8 @@ CLOCK = pathlib.Path(__file__).with_name("compile_clock")
 RUNS = {
     "test": ([sys.executable, "-m", "pytest", "-n", "2", "--dist", "worksteal", "-q", "-p",
               "no:cacheprovider"], 2),
-    "experiments": ([sys.executable, "-m", "experiments", "--quick"], 1),
-    "full": ([sys.executable, "-m", "experiments"], 1),
+    "experiments": ([sys.executable, "-m", "tabular.experiments", "--quick"], 1),
+    "full": ([sys.executable, "-m", "tabular.experiments"], 1),
 }
 DEFAULT = ["test", "experiments"]
 

@@ -1,7 +1,7 @@
 """Value iteration on 10^8 states: the open 10,000 x 10,000 gridworld (opt-in:
 ``python -m benchmarks huge``, or ``make bench-huge``; never part of ``make bench``).
 
-The model comes from :func:`envs.open_grid.open_grid_mdp` (deterministic, 4 actions,
+The model comes from :func:`tabular.envs.open_grid.open_grid_mdp` (deterministic, 4 actions,
 -1 per move, the goal in the far corner ends the episode), stored compactly (int32
 signed successors and uint16 reward codes: 24 bytes per state), and is solved by
 :func:`tabular.value_iteration` at gamma 0.99 to ``tol = 1e-6`` on every numba
@@ -28,8 +28,8 @@ import numba
 import numpy as np
 
 from benchmarks.bench_dp import copy_bandwidth, sweep_bytes
-from envs.open_grid import open_grid_mdp
 from tabular import value_iteration
+from tabular.envs.open_grid import open_grid_mdp
 from tabular.solve import sweeps as kernels
 
 SIDE = 10_000

@@ -43,11 +43,10 @@ from functools import cache
 import gymnasium as gym
 import numpy as np
 
-import envs
 import tabular
 import tabular.rlhf as rlhf
-from envs.mazes import BLOCKING_MAZE, DYNA_MAZE, changing_maze, maze
-from tabular import SoftmaxPolicy, TabularMDP, schedules
+from tabular import SoftmaxPolicy, TabularMDP, envs, schedules
+from tabular.envs.mazes import BLOCKING_MAZE, DYNA_MAZE, changing_maze, maze
 
 
 # ------------------------------------------------------------------ digests
@@ -271,7 +270,7 @@ def token():
 @cache
 def pipeline():
     """The running example trained end to end (``train_pipeline`` with its defaults)."""
-    return tabular.train_pipeline(envs.load_scenario())
+    return tabular.train_pipeline(tabular.envs.load_scenario())
 
 
 def preferences():

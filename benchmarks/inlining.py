@@ -28,8 +28,8 @@ def exercise() -> None:
     import gymnasium as gym
     import numpy as np
 
-    import envs
     import tabular as T
+    from tabular import envs
     from tabular.plan.expected_updates import (
         branching_task,
         trajectory_sampling,

@@ -1,7 +1,8 @@
-"""Gymnasium environments for the tabular zoo; ``import envs`` registers ``tabzoo/*``.
+"""Gymnasium environments for the tabular zoo; ``from tabular import envs`` registers
+``tabzoo/*``. (The repository's ``envs/`` folder installs as ``tabular.envs``.)
 
     import gymnasium as gym
-    import envs
+    from tabular import envs
     env = gym.make("tabzoo/CliffWalking-v0")
     mdp = env.unwrapped.to_mdp()
 
@@ -18,6 +19,10 @@
   reads a bigger one (:class:`GrammarScenario`: several prompts, responses from a
   grammar, a tree of 10^5 prefixes, sampled comparisons).
 """
+
+if __name__ != "tabular.envs":  # a second copy would register every env twice
+    raise ImportError(f"import this package as tabular.envs (from tabular import envs), "
+                      f"not as {__name__}")
 
 from .base import ModelEnv
 from .blackjack import Blackjack

@@ -3,7 +3,7 @@ cell and the layout character at fault.
 
 :class:`envs.GridWorld` turns its keyword arguments into arrays over the layout here
 (landing rewards, teleport targets, wind), so that the model builder of
-:mod:`envs.gridworld` only sees checked arrays.
+:mod:`tabular.envs.gridworld` only sees checked arrays.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def parse_grid(layout, teleports: dict, cell_rewards: dict) -> np.ndarray:
     """The layout's ``uint8 [H, W]`` character codes, with the characters that
     ``teleports`` and ``cell_rewards`` declare allowed beside the legend.
 
-    ``layout``: anything :func:`envs.layout.layout_text` reads; ``teleports``:
+    ``layout``: anything :func:`tabular.envs.layout.layout_text` reads; ``teleports``:
     ``{char: (target, reward)}``; ``cell_rewards``: ``{(row, col) or char: reward}``.
     """
     extra = set()
@@ -75,7 +75,7 @@ def parse_grid(layout, teleports: dict, cell_rewards: dict) -> np.ndarray:
 
 
 def cell_kinds(chars: np.ndarray, teleports: dict) -> np.ndarray:
-    """``int8 [H, W]`` cell kinds of :mod:`envs.layout` for the character codes ``chars``:
+    """``int8 [H, W]`` cell kinds of :mod:`tabular.envs.layout` for the character codes ``chars``:
     the legend's, ``TELEPORT`` for the keys of ``teleports``, ``MARKED`` for any other
     declared character."""
     kind_of_code = np.full(256, MARKED, dtype=np.int8)
@@ -135,7 +135,7 @@ def teleport_table(chars: np.ndarray, kinds: np.ndarray, state_id: np.ndarray,
     """``(target state [H, W], reward [H, W])`` of the teleport cells of the layout of
     codes ``chars`` and kinds ``kinds`` (target -1 and reward 0 elsewhere).
 
-    ``state_id``: ``[H, W]`` state of each cell (:func:`envs.gridworld.number_states`);
+    ``state_id``: ``[H, W]`` state of each cell (:func:`tabular.envs.gridworld.number_states`);
     ``teleports``: ``{char: (target, reward)}``, the target a character that appears
     once in the layout or a ``(row, col)`` cell, neither a wall nor a cliff.
     """

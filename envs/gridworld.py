@@ -76,12 +76,12 @@ AGENT_COLOUR = (30, 60, 200)
 
 
 class GridWorld(ModelEnv):
-    """A gridworld from an ASCII layout (see :mod:`envs.layout` for the legend).
+    """A gridworld from an ASCII layout (see :mod:`tabular.envs.layout` for the legend).
 
     ## Description
     One step's dynamics (slip, wind, teleports, cliffs) are in the module docstring.
     Attributes: ``chars`` (``uint8 [H, W]``, the layout's characters), ``grid_shape``
-    (``(H, W)``), ``kinds`` (``int8 [H, W]``, the cell kinds of :mod:`envs.layout`).
+    (``(H, W)``), ``kinds`` (``int8 [H, W]``, the cell kinds of :mod:`tabular.envs.layout`).
 
     ## Action Space
     ``Discrete(4)``: 0 = up, 1 = right, 2 = down, 3 = left. A move into the edge or a

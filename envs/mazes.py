@@ -67,7 +67,7 @@ SHORTCUT_MAZE = ("""
 
 
 def maze(layout) -> GridWorld:
-    """The gridworld of ``layout`` (text, rows or a file, :func:`envs.layout.layout_text`)
+    """The gridworld of ``layout`` (text, rows or a file, :func:`tabular.envs.layout.layout_text`)
     with the chapter's rewards: 1 on entering the goal (which ends the episode), 0 for
     every other move."""
     return GridWorld(layout, step_reward=0.0, goal_reward=1.0)

@@ -2,7 +2,7 @@
 
 ``import envs`` registers every built-in env; without it, Gymnasium's own
 ``"module:id"`` syntax imports this package first, so a fresh interpreter that
-imports only ``gymnasium`` can ``gymnasium.make("envs:tabzoo/CliffWalking-v0")``.
+imports only ``gymnasium`` can ``gymnasium.make("tabular.envs:tabzoo/CliffWalking-v0")``.
 (Gymnasium 1.0 removed the ``gymnasium.envs`` entry-point plug-ins of 0.26-0.29, so
 an id without the module part cannot load a third-party package by itself.)
 
@@ -22,20 +22,20 @@ OLD_NAMESPACE = "tabular"
 #: Each built-in env: its entry point and Gymnasium's time limit ``max_episode_steps``
 #: (long enough for every published figure; a learner given the env stops there).
 BUILTINS = {
-    "TrapTreasure-v0": ("envs.trap_treasure:TrapTreasure", 1_000),
-    "Gridworld5x5-v0": ("envs.sutton_barto:Gridworld5x5", 100),
-    "Gridworld4x4-v0": ("envs.sutton_barto:Gridworld4x4", 1_000),
-    "Gambler-v0": ("envs.sutton_barto:Gambler", 10_000),
-    "RandomWalk-v0": ("envs.sutton_barto:RandomWalk", 10_000),
-    "WindyGridworld-v0": ("envs.sutton_barto:WindyGridworld", 10_000),
-    "CliffWalking-v0": ("envs.sutton_barto:CliffWalking", 10_000),
-    "ShortCorridor-v0": ("envs.sutton_barto:ShortCorridor", 1_000),
-    "MaximizationBias-v0": ("envs.sutton_barto:MaximizationBias", 100),
-    "TokenMDP-v0": ("envs.token:TokenMDP", 1_000),
-    "CapitalOfFrance-v0": ("envs.scenarios:capital_of_france", 1_000),
-    "CarRental-v0": ("envs.car_rental:CarRental", 1_000),
-    "Blackjack-v0": ("envs.blackjack:Blackjack", 100),
-    "Racetrack-v0": ("envs.racetrack:Racetrack", 1_000),
+    "TrapTreasure-v0": ("tabular.envs.trap_treasure:TrapTreasure", 1_000),
+    "Gridworld5x5-v0": ("tabular.envs.sutton_barto:Gridworld5x5", 100),
+    "Gridworld4x4-v0": ("tabular.envs.sutton_barto:Gridworld4x4", 1_000),
+    "Gambler-v0": ("tabular.envs.sutton_barto:Gambler", 10_000),
+    "RandomWalk-v0": ("tabular.envs.sutton_barto:RandomWalk", 10_000),
+    "WindyGridworld-v0": ("tabular.envs.sutton_barto:WindyGridworld", 10_000),
+    "CliffWalking-v0": ("tabular.envs.sutton_barto:CliffWalking", 10_000),
+    "ShortCorridor-v0": ("tabular.envs.sutton_barto:ShortCorridor", 1_000),
+    "MaximizationBias-v0": ("tabular.envs.sutton_barto:MaximizationBias", 100),
+    "TokenMDP-v0": ("tabular.envs.token:TokenMDP", 1_000),
+    "CapitalOfFrance-v0": ("tabular.envs.scenarios:capital_of_france", 1_000),
+    "CarRental-v0": ("tabular.envs.car_rental:CarRental", 1_000),
+    "Blackjack-v0": ("tabular.envs.blackjack:Blackjack", 100),
+    "Racetrack-v0": ("tabular.envs.racetrack:Racetrack", 1_000),
 }
 
 
@@ -68,7 +68,7 @@ def register_gridworld(env_id: str, layout, *, max_episode_steps: int | None = N
     """Register a :class:`~envs.GridWorld` so that ``gymnasium.make(env_id)`` builds it.
 
     ``env_id``: the id to register, e.g. ``"my/Maze-v0"``; ``layout``: layout text or
-    a file path/name (see :func:`envs.layout.layout_text`); ``max_episode_steps``:
+    a file path/name (see :func:`tabular.envs.layout.layout_text`); ``max_episode_steps``:
     Gymnasium's time limit (default ``None``: none); ``options``: GridWorld keyword
     arguments (rewards, slip, wind, teleports, ...). The layout and options are
     checked now, so a bad layout fails here rather than at ``make``.
@@ -78,5 +78,5 @@ def register_gridworld(env_id: str, layout, *, max_episode_steps: int | None = N
 
     text = layout_text(layout)
     GridWorld(text, **options)  # raises ValueError naming the row/column or option
-    gymnasium.register(id=env_id, entry_point="envs.gridworld:GridWorld",
+    gymnasium.register(id=env_id, entry_point="tabular.envs.gridworld:GridWorld",
                        kwargs={"layout": text, **options}, max_episode_steps=max_episode_steps)

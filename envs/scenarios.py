@@ -80,9 +80,9 @@ class Scenario:
         the grammar.
 
         ``reward``: ``None`` (default) pays the gold reward of each reply; any
-        :class:`~envs.token.TokenMDP` reward (a function ``(prompt, response) ->
+        :class:`~tabular.envs.token.TokenMDP` reward (a function ``(prompt, response) ->
         float``, such as a trained reward model, or a mapping) pays that instead.
-        ``kwargs`` go to :class:`~envs.token.TokenMDP` (e.g. ``render_mode``).
+        ``kwargs`` go to :class:`~tabular.envs.token.TokenMDP` (e.g. ``render_mode``).
         """
         if reward is None:
             reward = dict(zip(self.replies, self.gold, strict=True))
@@ -155,8 +155,8 @@ def capital_of_france(reward: str | RewardSpec = "gold", **kwargs) -> TokenMDP:
     """The registered ``tabzoo/CapitalOfFrance-v0``: the running example's token MDP.
 
     ``reward``: ``"gold"`` (default) pays the gold reward of each reply; any other
-    :class:`~envs.token.TokenMDP` reward (for instance a trained reward model's
-    ``score``) is optimised instead. ``kwargs`` go to :class:`~envs.token.TokenMDP`.
+    :class:`~tabular.envs.token.TokenMDP` reward (for instance a trained reward model's
+    ``score``) is optimised instead. ``kwargs`` go to :class:`~tabular.envs.token.TokenMDP`.
     """
     return load_scenario().env(None if reward == "gold" else reward, **kwargs)
 
@@ -228,8 +228,8 @@ class GrammarScenario:
     def env(self, reward: RewardSpec | None = None, **kwargs) -> TokenMDP:
         """The token MDP of the scenario: the vocabulary of all its texts, the grammar's
         responses as the grammar; ``reward=None`` (default) pays the gold reward, any
-        :class:`~envs.token.TokenMDP` reward (e.g. a reward model's ``score``) pays that.
-        ``kwargs`` go to :class:`~envs.token.TokenMDP` (``max_states`` defaults to
+        :class:`~tabular.envs.token.TokenMDP` reward (e.g. a reward model's ``score``) pays that.
+        ``kwargs`` go to :class:`~tabular.envs.token.TokenMDP` (``max_states`` defaults to
         10^6)."""
         kwargs.setdefault("max_states", 10**6)
         return TokenMDP(self.prompts, self.gold if reward is None else reward,

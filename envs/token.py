@@ -14,7 +14,7 @@ conversation.
 
 Because the state holds the whole prefix, the reachable states form a tree. The
 env enumerates it into a :class:`tabular.TabularMDP` when it is built and steps
-from that model (:class:`envs.base.ModelEnv`), so ``env.step`` and
+from that model (:class:`tabular.envs.base.ModelEnv`), so ``env.step`` and
 ``env.unwrapped.to_mdp()`` cannot disagree, and every planner and learner of the zoo
 runs on text.
 

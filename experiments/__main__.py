@@ -1,4 +1,4 @@
-"""``python -m experiments [NAME ...] [--quick] [--out DIR] [--runs N] [--set KEY=VALUE]
+"""``python -m tabular.experiments [NAME ...] [--quick] [--out DIR] [--runs N] [--set KEY=VALUE]
 [--backend local|ray] [--force] [--replot] [--list]``; ``NAME --help`` lists its settings."""
 
 import sys

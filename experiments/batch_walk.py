@@ -7,8 +7,11 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabzoo/ environments)
-from tabular import TabularMDP, policy_evaluation
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    policy_evaluation,
+)
 from tabular.learn.batch_updating import batch_prediction
 
 from . import style

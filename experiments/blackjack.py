@@ -6,7 +6,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from envs.blackjack import HIT, N_HANDS, NATURAL, STICK, blackjack_model, state_id
 from tabular import (
     TabularMDP,
     mc_prediction,
@@ -14,6 +13,7 @@ from tabular import (
     policy_evaluation,
     value_iteration,
 )
+from tabular.envs.blackjack import HIT, N_HANDS, NATURAL, STICK, blackjack_model, state_id
 
 from . import style
 from .checks import check

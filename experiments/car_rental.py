@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs import CarRental
 from tabular import greedy_policy, policy_evaluation, q_from_v
+from tabular.envs import CarRental
 
 from . import style
 from .checks import check

@@ -7,9 +7,13 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
-from envs.layout import CLIFF
-from tabular import TabularMDP, q_learning, sarsa
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    q_learning,
+    sarsa,
+)
+from tabular.envs.layout import CLIFF
 
 from . import style
 from .checks import check

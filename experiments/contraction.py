@@ -7,8 +7,13 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
-from tabular import TabularMDP, bellman_optimality, policy_iteration, value_iteration
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    bellman_optimality,
+    policy_iteration,
+    value_iteration,
+)
 
 from . import style
 from .checks import check

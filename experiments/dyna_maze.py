@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, maze
 from tabular import dyna_q, dyna_q_plus
+from tabular.envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, maze
 
 from . import style
 from .checks import check

@@ -41,7 +41,7 @@ class Config(Settings):
 
 def rms_errors(method: str, lam: float, alphas: tuple, episodes: int, runs: int,
                seed: int) -> dict:
-    """The mean over runs of :func:`~experiments.n_step_walk.early_rms` per step size
+    """The mean over runs of :func:`~tabular.experiments.n_step_walk.early_rms` per step size
     (inf when a run diverged; an executor job)."""
     errors = []
     with np.errstate(over="ignore", invalid="ignore"):

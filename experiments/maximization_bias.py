@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs import MaximizationBias
 from tabular import double_q_learning, q_learning
+from tabular.envs import MaximizationBias
 
 from . import style
 from .checks import check

@@ -7,8 +7,12 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabzoo/ environments)
-from tabular import TabularMDP, policy_evaluation, td0
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    policy_evaluation,
+    td0,
+)
 
 from . import style
 from .checks import check

@@ -7,8 +7,14 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
-from tabular import TabularMDP, bellman_expectation, optimal_actions, policy_evaluation, q_from_v
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    bellman_expectation,
+    optimal_actions,
+    policy_evaluation,
+    q_from_v,
+)
 
 from . import style
 from .checks import check

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.mazes import DYNA_MAZE, finer_maze, greedy_steps, maze
 from tabular import dyna_q, prioritized_sweeping, value_iteration
+from tabular.envs.mazes import DYNA_MAZE, finer_maze, greedy_steps, maze
 
 from . import style
 from .checks import check

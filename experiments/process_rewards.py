@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs import load_scenario
 from tabular import reinforce
+from tabular.envs import load_scenario
 from tabular.rlhf import kl_objective, kl_optimum, train_pipeline, visit_probabilities
 from tabular.rlhf.process import fit_process_reward_model, prefix_values, process_rewards
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.racetrack import Racetrack
 from tabular import mc_control, policy_evaluation, value_iteration
+from tabular.envs.racetrack import Racetrack
 
 from . import style
 from .checks import check

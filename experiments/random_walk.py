@@ -8,8 +8,13 @@ from functools import partial
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
-from tabular import TabularMDP, mc_prediction, policy_evaluation, td0
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    mc_prediction,
+    policy_evaluation,
+    td0,
+)
 
 from . import style
 from .checks import check

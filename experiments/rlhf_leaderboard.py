@@ -36,8 +36,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from envs import load_grammar_scenario, load_scenario
 from tabular import actor_critic, ppo, reinforce, trpo
+from tabular.envs import load_grammar_scenario, load_scenario
 from tabular.rlhf import (
     RLHFPipeline,
     best_of_n,

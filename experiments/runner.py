@@ -2,12 +2,12 @@
 
 Each experiment is a module of this package with
 
-- ``Config``: a :class:`~experiments.settings.Settings` dataclass (one docstring per
+- ``Config``: a :class:`~tabular.experiments.settings.Settings` dataclass (one docstring per
   field) with a ``quick()`` variant;
 - ``run(config, executor) -> dict[str, np.ndarray]``: all the computing;
 - ``plot(results, out_dir) -> list[Path]``: figures drawn from the numbers alone;
 - its checks, functions ``(results) -> list[str]`` marked with
-  :func:`experiments.checks.check` and the settings each holds at: the expectations
+  :func:`tabular.experiments.checks.check` and the settings each holds at: the expectations
   the numbers failed (empty: all met);
 - optionally ``table(results) -> (header, rows)``: a small table, also written as CSV.
 
@@ -15,7 +15,7 @@ For experiment ``NAME`` the runner writes, under ``OUT/NAME/``, ``numbers.npz``,
 the PNGs, ``NAME.csv`` for a table, and last ``config.json`` (the config,
 ``tabular.__version__``, the seed, each check's verdict, ``failed_checks`` (the
 failures of the checks that applied) and the SHA-256 of every file). The directory
-changes as a whole (:mod:`experiments.storage`): an interrupted run leaves the previous
+changes as a whole (:mod:`tabular.experiments.storage`): an interrupted run leaves the previous
 results untouched, and a rerun with the same config skips an experiment only when its
 files are exactly the ones its record describes.
 
@@ -23,7 +23,7 @@ Any field of an experiment's ``Config`` can be set from the command line
 (``--set epsilon=0.2``, typed from the field) or from Python
 (``run_experiment("cliff_walking", "results", settings={"epsilon": 0.2})``); both
 write the same files. A check that depends on a setting the run changed is reported
-not applicable rather than run (:mod:`experiments.checks`).
+not applicable rather than run (:mod:`tabular.experiments.checks`).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def load(name: str) -> ModuleType:
     """The module of experiment ``name``."""
     if name not in EXPERIMENTS:
         raise KeyError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    return importlib.import_module(f"experiments.{name}")
+    return importlib.import_module(f"tabular.experiments.{name}")
 
 
 def summary(name: str) -> str:
@@ -175,7 +175,7 @@ def run_experiment(name: str, out: Path = Path("results"), executor=None, quick:
                    runs: int | None = None, force: bool = False,
                    settings: dict | None = None) -> Outcome:
     """Run (or skip) one experiment and write its files under ``out/name``: what
-    ``python -m experiments NAME`` does. ``settings`` sets ``Config`` fields (as
+    ``python -m tabular.experiments NAME`` does. ``settings`` sets ``Config`` fields (as
     ``--set``); ``executor`` defaults to a serial :class:`LocalExecutor`."""
     module = load(name)
     config = make_config(module, quick, runs, settings)
@@ -225,7 +225,7 @@ def replot(name: str, out: Path) -> list[Path]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m experiments",
+        prog="python -m tabular.experiments",
         description="Run the experiments and write their figures and numbers.")
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="experiments to run (default: all; see --list)")
@@ -265,7 +265,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--set takes KEY=VALUE, got {bad[0]!r}")
     args.settings = dict(item.split("=", 1) for item in args.set)
     if args.settings and not args.names:
-        parser.error("--set needs the experiment(s) it applies to: python -m experiments "
+        parser.error("--set needs the experiment(s) it applies to: python -m tabular.experiments "
                      "NAME --set KEY=VALUE")
     for name in args.names:
         try:
@@ -290,7 +290,7 @@ def unwritable(out: Path) -> str:
 
 def settings_help(names) -> str:
     """Each named experiment's settings (its ``Config`` fields), with types, full and
-    quick defaults and docstrings: what ``python -m experiments NAME --help`` prints."""
+    quick defaults and docstrings: what ``python -m tabular.experiments NAME --help`` prints."""
     lines = []
     for name in names:
         module = load(name)

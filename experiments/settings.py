@@ -2,7 +2,7 @@
 where the defaults come from.
 
 An experiment's ``Config`` is a frozen dataclass deriving from :class:`Settings`, one
-docstring per field. ``python -m experiments NAME --set KEY=VALUE`` sets a field from
+docstring per field. ``python -m tabular.experiments NAME --set KEY=VALUE`` sets a field from
 its declared type (:func:`parse_value`): ``bool``, ``int``, ``float``, ``str``, or a
 ``tuple[T, ...]`` / ``list[T]`` of them written comma-separated
 (``--set td_alphas=0.05,0.1``).
@@ -26,7 +26,7 @@ class Settings:
 
     Its defaults are the settings of the source the experiment reproduces (the book,
     unless :attr:`REFERENCE` names another); the checks that compare against that
-    source hold at those settings only (:mod:`experiments.checks`).
+    source hold at those settings only (:mod:`tabular.experiments.checks`).
     """
 
     QUICK: ClassVar[dict] = {}

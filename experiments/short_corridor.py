@@ -7,8 +7,13 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
-from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation, reinforce
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    SoftmaxPolicy,
+    TabularMDP,
+    policy_evaluation,
+    reinforce,
+)
 
 from . import style
 from .checks import check

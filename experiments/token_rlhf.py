@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs import load_scenario
 from tabular import ppo, reinforce
+from tabular.envs import load_scenario
 from tabular.rlhf import RLHFPipeline, dpo, train_pipeline
 
 from . import style

@@ -7,9 +7,13 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
-from envs.layout import GOAL
-from tabular import TabularMDP, sarsa, value_iteration
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    sarsa,
+    value_iteration,
+)
+from tabular.envs.layout import GOAL
 
 from . import style
 from .checks import check

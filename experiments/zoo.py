@@ -13,9 +13,12 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-import envs  # noqa: F401  (registers the tabular/ environments)
 import tabular
-from tabular import TabularMDP, policy_evaluation
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    policy_evaluation,
+)
 
 from . import style
 from .checks import check

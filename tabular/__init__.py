@@ -47,7 +47,7 @@ Learning from samples
       :func:`watkins_q_lambda`;
     - planning with a learned model (chapter 8), a :class:`PlanningResult`:
       :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (``switch=``
-      for a maze that changes, :mod:`envs.mazes`); expected updates spread uniformly or
+      for a maze that changes, :mod:`tabular.envs.mazes`); expected updates spread uniformly or
       along trajectories, an :class:`ExpectedUpdatesResult`:
       :func:`uniform_expected_updates`, :func:`trajectory_sampling` on
       :func:`branching_task` tasks (section 8.6);
@@ -73,7 +73,7 @@ arrows, learning curves with confidence bands; needs matplotlib),
 :mod:`tabular.testing` (hypothesis strategies for random MDPs, policies and layouts)
 and :mod:`tabular.model.graph` (reachability on the model's transition graph).
 
-Environments are in the ``envs`` package (Gymnasium, namespace ``tabzoo/``).
+Environments are in :mod:`tabular.envs` (Gymnasium, namespace ``tabzoo/``).
 """
 
 from tabular._numba.rng import seed_states

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  (registers the tabzoo/ envs)
-from envs import MaximizationBias
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import (
     TabularMDP,
     double_q_learning,
@@ -19,6 +18,7 @@ from tabular import (
     sarsa,
     value_iteration,
 )
+from tabular.envs import MaximizationBias
 from tabular.schedules import inverse
 from tabular.testing import mdps
 

@@ -14,12 +14,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs
 import tabular
-from envs import CarRental, GridWorld, Racetrack, TokenMDP
-from envs.mazes import changing_maze
-from experiments import runner
-from tabular import MDPError, SoftmaxPolicy, TabularMDP, schedules
+from tabular import MDPError, SoftmaxPolicy, TabularMDP, envs, schedules
+from tabular.envs import CarRental, GridWorld, Racetrack, TokenMDP
+from tabular.envs.mazes import changing_maze
+from tabular.experiments import runner
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
 from tabular.rlhf.process import fit_process_reward_model, process_rewards
 

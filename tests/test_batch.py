@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-import envs  # noqa: F401
-from tabular import ConvergenceError, TabularMDP, policy_evaluation
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    ConvergenceError,
+    TabularMDP,
+    policy_evaluation,
+)
 from tabular.learn.batch_updating import batch_prediction
 from tabular.testing import acyclic_mdps
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import TokenMDP
 from tabular import SoftmaxPolicy
+from tabular.envs import TokenMDP
 from tabular.rlhf import ending_probabilities, path_returns, sequence_kl
 from tabular.rlhf.best_of_n import best_of_n
 

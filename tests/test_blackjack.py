@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from envs.blackjack import (
+from tabular import policy_evaluation, value_iteration
+from tabular.envs.blackjack import (
     END,
     HIT,
     N_HANDS,
@@ -24,7 +25,6 @@ from envs.blackjack import (
     dealer_outcomes,
     state_id,
 )
-from tabular import policy_evaluation, value_iteration
 
 MDP = blackjack_model()
 CARD_P = {card: n / len(gbj.deck) for card, n in Counter(gbj.deck).items()}

@@ -21,8 +21,8 @@ import math
 import numpy as np
 import pytest
 
-from envs.car_rental import EXERCISE_4_7, CarRental
 from tabular import policy_iteration
+from tabular.envs.car_rental import EXERCISE_4_7, CarRental
 from tabular.solve.average_reward import average_reward_solve, relative_value_iteration
 
 GAMMA = 0.9

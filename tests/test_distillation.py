@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envs import load_scenario
+from tabular.envs import load_scenario
 from tabular.rlhf import sequence_kl, train_pipeline
 from tabular.rlhf.distillation import distill
 

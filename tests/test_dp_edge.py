@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  (registers the tabzoo/ namespace)
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import (
     ConvergenceError,
     SoftmaxPolicy,

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401  (registers the tabzoo/ namespace)
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import (
     SoftmaxPolicy,
     TabularMDP,

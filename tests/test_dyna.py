@@ -17,9 +17,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  (registers the tabzoo/ envs)
-from envs import GridWorld
-from envs.mazes import (
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    ControlResult,
+    TabularMDP,
+    policy_evaluation,
+    q_learning,
+    value_iteration,
+)
+from tabular._numba.rng import seed_states
+from tabular.envs import GridWorld
+from tabular.envs.mazes import (
     BLOCKING_MAZE,
     DYNA_MAZE,
     SHORTCUT_MAZE,
@@ -28,8 +36,6 @@ from envs.mazes import (
     greedy_steps,
     maze,
 )
-from tabular import ControlResult, TabularMDP, policy_evaluation, q_learning, value_iteration
-from tabular._numba.rng import seed_states
 from tabular.plan import model as plan_model
 from tabular.plan.dyna import PlanningResult, dyna_q, dyna_q_plus, prioritized_sweeping
 from tabular.rules.planning import exploration_bonus, priority

@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs
-from envs import GridWorld, TrapTreasure
-from envs.base import draw_outcome
-from tabular import TabularMDP
+from tabular import TabularMDP, envs
+from tabular.envs import GridWorld, TrapTreasure
+from tabular.envs.base import draw_outcome
 
 # ---------------------------------------------------------------- oracles
 # Independent of the library's planners: dense linear algebra on the model.
@@ -391,17 +390,17 @@ def test_a_fresh_interpreter_makes_every_env_importing_only_gymnasium():
         "import sys, gymnasium as gym\n"
         f"ids = {OWN_IDS!r}\n"
         "for env_id in ids:\n"
-        "    env = gym.make('envs:' + env_id)\n"
+        "    env = gym.make('tabular.envs:' + env_id)\n"
         "    env.reset(seed=0)\n"
         "    assert env.spec.max_episode_steps, env_id\n"
-        "print(len(ids), 'envs' in sys.modules)\n")
+        "print(len(ids), 'tabular.envs' in sys.modules)\n")
     assert out.split() == [str(len(OWN_IDS)), "True"]
 
 
 def test_gymnasium_registrations_are_unchanged_by_importing_the_project():
     code = ("import gymnasium as gym\n"
             "before = {k: str(v.entry_point) for k, v in gym.registry.items()}\n"
-            "import envs, tabular, experiments.runner\n"
+            "import tabular.envs, tabular.experiments.runner\n"
             "after = {k: str(v.entry_point) for k, v in gym.registry.items()}\n"
             "changed = [k for k in before if after.get(k) != before[k]]\n"
             "added = sorted(set(after) - set(before))\n"

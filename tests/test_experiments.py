@@ -29,9 +29,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from experiments import checks, random_walk, runner, storage
-from experiments.executor import LocalExecutor, make_executor
-from experiments.settings import parse_value, shown
+from tabular.experiments import checks, random_walk, runner, storage
+from tabular.experiments.executor import LocalExecutor, make_executor
+from tabular.experiments.settings import parse_value, shown
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -52,7 +52,8 @@ def shared_dir(tmp_path_factory):
 
 
 def quick_run(shared_dir, name):
-    """``python -m experiments --quick NAME`` into the shared directory, once per session."""
+    """``python -m tabular.experiments --quick NAME`` into the shared directory, once per
+    session."""
     out = shared_dir / "experiments-quick"
     out.mkdir(exist_ok=True)
     with open(shared_dir / f"experiments-quick-{name}.lock", "w") as lock:
@@ -191,7 +192,7 @@ def test_a_closed_pipe_ends_the_listing_quietly(tmp_path):
     err = tmp_path / "stderr"
     for reader in ("head -1", "true"):  # true: the pipe closes before anything is written
         done = subprocess.run(
-            ["sh", "-c", f'"{sys.executable}" -m experiments --list 2>"{err}" | {reader}'],
+            ["sh", "-c", f'"{sys.executable}" -m tabular.experiments --list 2>"{err}" | {reader}'],
             capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert err.read_text() == "", reader
         assert done.returncode == 0, reader  # the pipeline's status is the reader's
@@ -202,7 +203,7 @@ def test_a_closed_pipe_exits_with_sigpipes_status():
     read, write = os.pipe()
     os.close(read)
     try:
-        done = subprocess.run([sys.executable, "-m", "experiments", "--list"], stdout=write,
+        done = subprocess.run([sys.executable, "-m", "tabular.experiments", "--list"], stdout=write,
                               stderr=subprocess.PIPE, text=True, timeout=300, cwd=ROOT)
     finally:
         os.close(write)
@@ -463,7 +464,7 @@ def test_a_check_on_a_setting_the_config_lacks_is_an_error():
     def wrong(results):
         return []
 
-    module = SimpleNamespace(__name__="experiments.fake", Config=random_walk.Config,
+    module = SimpleNamespace(__name__="tabular.experiments.fake", Config=random_walk.Config,
                              wrong=wrong)
     with pytest.raises(ValueError, match="no_such_setting"):
         checks.checks_of(module)
@@ -506,11 +507,12 @@ def test_importing_the_experiments_main_module_runs_nothing(monkeypatch):
     import sys
 
     def refuse(*args, **kwargs):
-        raise AssertionError("importing experiments.__main__ started a run")
+        raise AssertionError("importing tabular.experiments.__main__ started a run")
 
     monkeypatch.setattr(runner, "main", refuse)
-    monkeypatch.delitem(sys.modules, "experiments.__main__", raising=False)
-    importlib.import_module("experiments.__main__")  # pydoc, Sphinx and walk_packages do this
+    monkeypatch.delitem(sys.modules, "tabular.experiments.__main__", raising=False)
+    # pydoc, Sphinx and walk_packages do this
+    importlib.import_module("tabular.experiments.__main__")
 
 
 def test_leaderboard_check_states_each_learners_gap(shared_dir):

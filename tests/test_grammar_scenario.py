@@ -1,12 +1,12 @@
-"""The bigger token MDP (envs.load_grammar_scenario): four prompts, responses from a
+"""The bigger token MDP (tabular.envs.load_grammar_scenario): four prompts, responses from a
 grammar, a tree of 108,276 prefixes, a reward model fitted on sampled comparisons; solved
 exactly, and every learner runs on it with the same code as on the running example."""
 
 import numpy as np
 import pytest
 
-from envs import load_grammar_scenario
 from tabular import actor_critic, ppo, reinforce, soft_value_iteration
+from tabular.envs import load_grammar_scenario
 from tabular.rlhf import (
     dpo,
     ending_probabilities,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs import TokenMDP, load_scenario
 from tabular import SoftmaxPolicy, grpo
+from tabular.envs import TokenMDP, load_scenario
 from tabular.rlhf import kl_objective, kl_optimum, train_pipeline
 from tabular.rlhf.group import group_relative_advantages, leave_one_out_advantages
 

@@ -4,7 +4,7 @@ Bradley-Terry on the reward, round after round, measured exactly against pi*."""
 import numpy as np
 import pytest
 
-from envs import load_scenario
+from tabular.envs import load_scenario
 from tabular.rlhf import iterated_dpo, kl_objective, kl_optimum, train_pipeline
 
 

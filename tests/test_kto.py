@@ -4,9 +4,9 @@ with the reference point held constant vanishes (tabular.rlhf.kto_optimum)."""
 import numpy as np
 import pytest
 
-from envs import load_scenario
-from envs.token import TokenMDP
 from tabular import SoftmaxPolicy
+from tabular.envs import load_scenario
+from tabular.envs.token import TokenMDP
 from tabular.rlhf import (
     ending_probabilities,
     kto,

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import GridWorld
-from envs.gridworld import AGENT_COLOUR, COLOURS
-from envs.layout import CLIFF, GOAL, START, TRAP, WALL, available_layouts
+from tabular.envs import GridWorld
+from tabular.envs.gridworld import AGENT_COLOUR, COLOURS
+from tabular.envs.layout import CLIFF, GOAL, START, TRAP, WALL, available_layouts
 from tabular.testing import layouts
 
 MOVES = {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)}

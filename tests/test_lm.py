@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from envs.token import TokenMDP
+from tabular.envs.token import TokenMDP
 from tabular.rlhf import ending_probabilities, response_distribution
 from tabular.rlhf.lm import BOS, NGramLM, context_of, pretrain, sft, sft_examples, tokenize
 

@@ -14,7 +14,7 @@ from conftest import on_one_and_two_threads, slow_examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  (registers the tabular/ envs)
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import (
     TabularMDP,
     mc_control,

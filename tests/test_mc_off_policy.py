@@ -17,9 +17,13 @@ from conftest import on_one_and_two_threads, slow_examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  (registers the tabzoo/ envs)
-from envs.blackjack import HIT, NATURAL, STICK, blackjack_model, state_id
-from tabular import TabularMDP, mc_prediction, policy_evaluation
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+    mc_prediction,
+    policy_evaluation,
+)
+from tabular.envs.blackjack import HIT, NATURAL, STICK, blackjack_model, state_id
 from tabular.learn.mc_off_policy import off_policy_mc_prediction
 from tabular.testing import acyclic_mdps, random_policy
 

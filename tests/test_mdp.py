@@ -10,8 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
 
-import envs  # noqa: F401  (registers tabular/)
-from tabular import MDPError, TabularMDP, seed_states
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    MDPError,
+    TabularMDP,
+    seed_states,
+)
 from tabular.model.sampling import sample_start, sample_step
 from tabular.testing import property_settings
 

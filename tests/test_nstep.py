@@ -19,8 +19,7 @@ from conftest import on_one_and_two_threads, slow_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import envs
-from tabular import TabularMDP, policy_evaluation, sarsa, value_iteration
+from tabular import TabularMDP, envs, policy_evaluation, sarsa, value_iteration
 from tabular.learn.nstep import (
     n_step_expected_sarsa,
     n_step_sarsa,

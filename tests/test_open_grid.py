@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs import GridWorld
-from envs.open_grid import open_grid_mdp
+from tabular.envs import GridWorld
+from tabular.envs.open_grid import open_grid_mdp
 
 
 @pytest.mark.parametrize(("height", "width", "step_reward", "goal_reward"),

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import envs
 from tabular import (
     SoftmaxPolicy,
     TabularMDP,
     actor_critic,
+    envs,
     policy_evaluation,
     ppo,
     reinforce,

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from envs import GridWorld, PickupGridWorld
 from tabular import ConvergenceError, value_iteration
+from tabular.envs import GridWorld, PickupGridWorld
 
 CORRIDOR = "S.$.G"
 TWO = """

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs import load_scenario
+from tabular.envs import load_scenario
 from tabular.model.graph import tree_edges
 from tabular.rlhf import (
     ending_probabilities,

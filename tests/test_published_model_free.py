@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401  (registers the tabular/ envs)
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import (
     TabularMDP,
     mc_prediction,

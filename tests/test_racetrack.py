@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from envs.racetrack import CRASHED, FINISHED, INCREMENTS, Racetrack
 from tabular import policy_evaluation, value_iteration
+from tabular.envs.racetrack import CRASHED, FINISHED, INCREMENTS, Racetrack
 
 ENV = Racetrack()
 MDP = ENV.to_mdp()

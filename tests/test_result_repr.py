@@ -4,9 +4,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401  (registers tabzoo/)
 import tabular
-from tabular import TabularMDP
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import (
+    TabularMDP,
+)
 
 
 @pytest.fixture(scope="module")

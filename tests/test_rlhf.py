@@ -6,8 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import load_scenario
-from envs.token import TokenMDP
 from tabular import (
     SoftmaxPolicy,
     TabularMDP,
@@ -16,6 +14,8 @@ from tabular import (
     reinforce,
     soft_value_iteration,
 )
+from tabular.envs import load_scenario
+from tabular.envs.token import TokenMDP
 from tabular.rlhf import (
     bradley_terry_loss,
     dpo,

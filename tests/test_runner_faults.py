@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from experiments import runner, storage
-from experiments.checks import check
-from experiments.settings import Settings
+from tabular.experiments import runner, storage
+from tabular.experiments.checks import check
+from tabular.experiments.settings import Settings
 
 NAME = runner.EXPERIMENTS[0]  # the fake experiment borrows a real name
 
@@ -51,7 +51,8 @@ def plot(results, out_dir, config):
 
 
 fake = SimpleNamespace(
-    __name__=f"experiments.{NAME}", __doc__="A fake experiment.", Config=Config, run=compute,
+    __name__=f"tabular.experiments.{NAME}", __doc__="A fake experiment.", Config=Config,
+    run=compute,
     plot=plot, finite=check()(lambda results: [] if np.isfinite(results["values"]).all()
                               else ["not finite"]),
     table=lambda results: (["i", "value"], list(enumerate(results["values"].tolist()))),

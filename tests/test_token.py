@@ -7,9 +7,9 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import ModelEnv, load_scenario
-from envs.scenarios import capital_of_france
-from envs.token import TokenMDP
+from tabular.envs import ModelEnv, load_scenario
+from tabular.envs.scenarios import capital_of_france
+from tabular.envs.token import TokenMDP
 from tabular.rlhf.lm import detokenize, tokenize
 
 

@@ -26,9 +26,9 @@ from conftest import on_one_and_two_threads, slow_examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs
 from tabular import (
     TabularMDP,
+    envs,
     mc_prediction,
     offline_lambda_return,
     optimal_actions,

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiments import expected_vs_sample
 from tabular import ConvergenceError, TabularMDP, policy_evaluation, value_iteration
+from tabular.experiments import expected_vs_sample
 from tabular.plan.expected_updates import (
     EVALUATION_TOL,
     branching_task,

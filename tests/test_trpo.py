@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envs import load_scenario
-from envs.token import TokenMDP
 from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation, ppo, trpo
+from tabular.envs import load_scenario
+from tabular.envs.token import TokenMDP
 from tabular.pg.trpo import Fisher, conjugate_gradient, fisher_product
 from tabular.rlhf import kl_objective, kl_optimum, sequence_kl, visit_probabilities
 from tabular.rlhf.pipeline import train_pipeline

@@ -29,7 +29,7 @@ from 1; an episode ends when an outcome is ``done`` or is cut after ``max_steps`
 steps. Time steps ``t`` count the real steps of a run across its episodes: they
 time Dyna-Q+'s ``tau`` and the ``switch`` of a changing environment (Figures 8.4 and
 8.5: after ``switch=(step, other_mdp)``'s ``step`` time steps, the environment is
-``other_mdp``; see :func:`envs.mazes.changing_maze`). ``-inf`` rewards are exact, as
+``other_mdp``; see :func:`tabular.envs.mazes.changing_maze`). ``-inf`` rewards are exact, as
 everywhere (:mod:`tabular.learn.setup`).
 """
 
@@ -261,7 +261,7 @@ def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 
     switch : ``None`` (default), or ``(step, other_mdp)``: after ``step`` time steps (real
         steps over the run's episodes) the environment becomes ``other_mdp``, a model
         with the same states and actions (the changing mazes of Figures 8.4 and 8.5,
-        :func:`envs.mazes.changing_maze`).
+        :func:`tabular.envs.mazes.changing_maze`).
     seed : seed of the runs' random streams (same seed, same numbers), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
         leading run axis of length ``n`` (also for ``n = 1``).

@@ -16,9 +16,9 @@ reward-KL frontier of the KL-regularised optimum, where the gold reward first ri
 then falls as the proxy is over-optimised (Gao et al., 2023).
 
 This module reads a scenario through its attributes only (see
-:class:`ScenarioData`), so ``tabular`` needs neither ``envs`` nor Gymnasium:
+:class:`ScenarioData`), so ``tabular`` needs neither :mod:`tabular.envs` nor Gymnasium:
 
-    from envs import load_scenario
+    from tabular.envs import load_scenario
     from tabular.rlhf.pipeline import train_pipeline
     ex = train_pipeline(load_scenario())
 """
@@ -200,7 +200,7 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
 
     Parameters
     ----------
-    scenario : the data (see :class:`ScenarioData`), e.g. ``envs.load_scenario()``.
+    scenario : the data (see :class:`ScenarioData`), e.g. ``tabular.envs.load_scenario()``.
     pretrain_epochs : epochs of maximum likelihood on the corpus (default 60).
     sft_epochs : epochs of supervised fine-tuning on the demonstrations (default 60).
     alpha : the step size of pre-training and SFT (default 0.5, decayed linearly).
