@@ -144,7 +144,7 @@ class CarRental(ModelEnv):
     * v0: the initial version.
     """
 
-    def __init__(self, max_cars=20, max_move=5, request_rates=(3.0, 4.0),
+    def __init__(self, *, max_cars=20, max_move=5, request_rates=(3.0, 4.0),
                  return_rates=(3.0, 2.0), rental_reward=10.0, move_cost=2.0, free_moves=0,
                  parking_limit=None, parking_cost=4.0, render_mode=None):
         self.max_cars = check_positive_int("max_cars", max_cars, high=MAX_CARS)

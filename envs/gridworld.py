@@ -30,6 +30,7 @@ otherwise ``step_reward``.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -273,23 +274,22 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
     paid = entered & ~np.isnan(landing)
     reward[paid] = landing[paid]
 
+    outcomes = Outcomes(next_state, prob, reward, done)
     start_states = state_id[kinds == START]
     start = np.zeros(S)
     start[start_states] = 1.0 / len(start_states)
     if cliff.any():
-        next_state, prob, reward, done = back_to_start(next_state, prob, reward, done, cliff,
-                                                       start_states, here)
+        outcomes = back_to_start(outcomes, cliff, start_states, here)
 
     source = teleport_to[rows, cols] >= 0
     if source.any():
         target = teleport_to[rows, cols][source]
-        set_rows(next_state, prob, reward, done, source, target,
-                 teleport_reward[rows, cols][source],
+        set_rows(outcomes, source, target, teleport_reward[rows, cols][source],
                  np.isin(kinds[rows[target], cols[target]], TERMINAL_KINDS))
     terminal = np.isin(kinds[rows, cols], TERMINAL_KINDS)
     if terminal.any():
-        set_rows(next_state, prob, reward, done, terminal, np.flatnonzero(terminal), 0.0, True)
-    return TabularMDP(next_state, prob, reward, done, start, state_labels=state_labels,
+        set_rows(outcomes, terminal, np.flatnonzero(terminal), 0.0, True)
+    return TabularMDP(*outcomes, start, state_labels=state_labels,
                       action_names=action_names, grid_shape=(H, W),
                       state_cells=cells)
 
@@ -342,12 +342,23 @@ def blow(open_cells, rows, cols, push):
     return rows
 
 
-def back_to_start(next_state, prob, reward, done, cliff, start_states, here):
+class Outcomes(NamedTuple):
+    """The padded ``[S, A, K]`` model arrays, in :class:`~tabular.TabularMDP`'s order,
+    while a layout's model is being built."""
+
+    next_state: np.ndarray
+    prob: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+
+
+def back_to_start(outcomes: Outcomes, cliff, start_states, here) -> Outcomes:
     """Replace each outcome that lands on a cliff (``cliff`` ``bool [S, A, J]``) by one
     outcome per state of ``start_states`` (uniform, as the start distribution is);
     other outcomes keep one slot and get padding slots that stay in place (``here``
-    ``[S, A, J]``, the state of each row). Returns the new ``(next_state, prob, reward,
-    done)``, ``K = J * len(start_states)`` outcomes each."""
+    ``[S, A, J]``, the state of each row). Returns the new arrays,
+    ``K = J * len(start_states)`` outcomes each."""
+    next_state, prob, reward, done = outcomes
     n = len(start_states)
     first = np.arange(n) == 0
     c = cliff[..., None]
@@ -356,15 +367,16 @@ def back_to_start(next_state, prob, reward, done, cliff, start_states, here):
                                                   here[..., None]))
     new_prob = prob[..., None] * np.where(c, 1.0 / n, first)
     K = J * n
-    return (new_next.reshape(S, A, K), new_prob.reshape(S, A, K),
-            np.repeat(reward, n, axis=2), np.repeat(done, n, axis=2))
+    return Outcomes(new_next.reshape(S, A, K), new_prob.reshape(S, A, K),
+                    np.repeat(reward, n, axis=2), np.repeat(done, n, axis=2))
 
 
-def set_rows(next_state, prob, reward, done, states, target, row_reward, row_done):
+def set_rows(outcomes: Outcomes, states, target, row_reward, row_done) -> None:
     """Make every action of ``states`` (``bool [S]``) go to ``target`` (one state per
     selected state) with probability 1, paying ``row_reward`` and ending when
-    ``row_done`` (scalars or one value per selected state); the model arrays
-    ``next_state, prob, reward, done`` are changed in place."""
+    ``row_done`` (scalars or one value per selected state); ``outcomes`` is changed in
+    place."""
+    next_state, prob, reward, done = outcomes
     idx = np.flatnonzero(states)
     next_state[idx] = idx[:, None, None]
     next_state[idx, :, 0] = np.asarray(target)[:, None]
