@@ -16,6 +16,8 @@ from .base import ModelEnv
 from .grid_options import reward_option
 from .gridworld import GridWorld
 
+MAX_WALK_OUTCOMES = 2 * 10**7  # a walk's model: 25 bytes per outcome, S x 2 jump of them
+
 
 class Gridworld5x5(GridWorld):
     """Example 3.5 (Figures 3.2 and 3.5): a continuing 5x5 gridworld.
@@ -262,7 +264,10 @@ class RandomWalk(ModelEnv):
     ## Description
     ``n_states`` non-terminal states in a row; each step goes left or right with
     probability 1/2. True values (``gamma = 1``):
-    ``v(k) = left + (right - left) * k / (n_states + 1)``.
+    ``v(k) = left + (right - left) * k / (n_states + 1)``. With ``jump = m``, each step
+    jumps to one of the ``m`` states on the left or the ``m`` on the right, uniformly,
+    and a jump past an end ends the episode there: ``RandomWalk(1000, jump=100,
+    left_reward=-1.0)`` is the 1000-state walk of Example 9.1.
 
     ## Action Space
     ``Discrete(1)``: one action (``"walk"``).
@@ -285,27 +290,38 @@ class RandomWalk(ModelEnv):
     ## Arguments
     * ``n_states``: the number of non-terminal states (default 5, Example 6.2).
     * ``left_reward``, ``right_reward``: the rewards at the ends (defaults 0 and 1).
+    * ``jump``: how many states a step may jump each way, at most ``n_states``
+      (default 1).
     * ``render_mode``: ``"ansi"`` or ``None`` (default).
 
     ## Version History
-    * v0: the initial version (registered as ``tabzoo/RandomWalk-v0``; the
+    * v0: the initial version (``jump`` added since, with the old walk as its default;
+      registered as ``tabzoo/RandomWalk-v0``; the
       ``tabular/RandomWalk-v0`` id of earlier releases now raises an error naming the
       new id).
     """
 
-    def __init__(self, n_states=5, left_reward=0.0, right_reward=1.0, render_mode=None):
-        self.n_states = check_positive_int("n_states", n_states)
+    def __init__(self, n_states=5, left_reward=0.0, right_reward=1.0, render_mode=None, *,
+                 jump=1):
+        self.n_states = check_positive_int("n_states", n_states, high=MAX_WALK_OUTCOMES // 2)
         self.left_reward = reward_option("left_reward", left_reward)
         self.right_reward = reward_option("right_reward", right_reward)
+        self.jump = check_positive_int("jump", jump, high=self.n_states)
+        outcomes = (self.n_states + 2) * 2 * self.jump
+        if outcomes > MAX_WALK_OUTCOMES:
+            raise ValueError(f"n_states={self.n_states} with jump={self.jump} makes {outcomes:,} "
+                             f"outcomes ({25 * outcomes / 2**30:.1f} GiB); at most "
+                             f"{MAX_WALK_OUTCOMES:,} are built")
         super().__init__(self.model(), render_mode)
 
     def model(self) -> TabularMDP:
-        """The exact model of this walk (one action, two outcomes)."""
-        n = self.n_states
+        """The exact model of this walk (one action, ``2 * jump`` outcomes)."""
+        n, m = self.n_states, self.jump
         S = n + 2
-        s = np.arange(S)[:, None]
-        next_state = np.stack([s - 1, s + 1], axis=2)
-        prob = np.full((S, 1, 2), 0.5)
+        s = np.arange(S)[:, None, None]
+        steps = np.concatenate([-np.arange(m, 0, -1), np.arange(1, m + 1)])
+        next_state = np.clip(s + steps, 0, S - 1)
+        prob = np.full((S, 1, 2 * m), 1.0 / (2 * m))
         reward = np.where(next_state == 0, self.left_reward,
                           np.where(next_state == S - 1, self.right_reward, 0.0))
         done = (next_state == 0) | (next_state == S - 1)

@@ -14,7 +14,7 @@ LAYERS = [
     ("tabular.results", "tabular.model"),
     ("tabular.rules",),
     ("tabular.solve",),
-    ("tabular.learn",),
+    ("tabular.learn", "tabular.linear"),
     ("tabular.plan", "tabular.pg"),
     ("tabular.rlhf",),
     ("tabular.plot", "tabular.testing", "tabular.warm", "tabular"),

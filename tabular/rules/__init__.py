@@ -13,7 +13,9 @@
 - :mod:`tabular.rules.nstep` -- importance-sampling ratios, tree-backup and Q(sigma)
   returns;
 - :mod:`tabular.rules.planning` -- Dyna-Q+'s exploration bonus and prioritized
-  sweeping's priority.
+  sweeping's priority;
+- :mod:`tabular.rules.linear` -- the linear estimate ``x(s) . w`` and the
+  (semi-)gradient step of chapter 9.
 
 Rules import no learner module; the learners in :mod:`tabular.learn.td`, :mod:`tabular.learn.mc`,
 :mod:`tabular.pg.learners` and :mod:`tabular.rlhf` compose them in their episode loops. A rule

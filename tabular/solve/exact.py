@@ -60,13 +60,22 @@ def policy_values(mdp, pi, gamma: float, policy_name: str = "policy") -> np.ndar
                              "infinite; use gamma < 1 or a policy that reaches termination")
     solve = ~doomed & ~stuck
     V = np.where(doomed, -np.inf, 0.0)
-    P = np.zeros((S, S))
-    s_idx = np.broadcast_to(np.arange(S)[:, None, None], weight.shape)
-    np.add.at(P, (s_idx[flows], next_state[flows]), weight[flows])
+    P = chain_matrix(next_state, weight, flows)
     idx = np.flatnonzero(solve)
     system = np.eye(idx.size) - gamma * P[np.ix_(idx, idx)]
     V[idx] = trusted_solve(mdp, system, r_pi[idx], idx, gamma, policy_name)
     return V
+
+
+def chain_matrix(next_state, weight, flows) -> np.ndarray:
+    """``P [S, S']``: the probability that the policy moves from ``s`` to ``s'`` with value
+    flowing, the sum of ``weight`` (``[S, A, K]``, the probability of each outcome
+    under the policy) over the outcomes marked by ``flows``."""
+    S = next_state.shape[0]
+    P = np.zeros((S, S))
+    s_idx = np.broadcast_to(np.arange(S)[:, None, None], weight.shape)
+    np.add.at(P, (s_idx[flows], next_state[flows]), weight[flows])
+    return P
 
 
 def trusted_solve(mdp, system, r, states, gamma: float, policy_name: str) -> np.ndarray:

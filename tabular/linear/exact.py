@@ -1,0 +1,244 @@
+"""The exact answers of linear value prediction on a finite MDP (Sutton & Barto,
+chapters 9 and 11).
+
+A policy makes a model a Markov reward process (:class:`RewardProcess`): ``P``, the
+probability of moving from ``s`` to ``s'`` with value flowing (outcomes that end the
+episode excluded), ``r``, the expected reward, ``v = v_pi`` and ``mu``, the on-policy
+distribution. On it, for features ``X [S, d]`` and weights ``w [d]``:
+
+- the value error ``VE(w) = sum_s mu(s) [v(s) - x(s) . w]^2`` (eq. 9.1) and its
+  minimiser (:func:`ve_minimiser`, what gradient Monte Carlo converges to);
+- the TD fixed point ``w_TD = A^{-1} b`` with ``A = X^T D (I - gamma P) X`` and
+  ``b = X^T D r`` (eq. 9.12), and for TD(lambda) with ``(I - gamma lambda P)^{-1}``
+  between ``D`` and the rest, the fixed point of the lambda-return's Bellman operator
+  (what LSTD and semi-gradient TD converge to);
+- the Bellman error ``BE(w) = ||delta_w||^2_mu`` with ``delta_w = r + gamma P X w - X w``
+  (eq. 11.19) and the projected Bellman error ``PBE(w) = ||Pi delta_w||^2_mu`` (eq.
+  11.22), ``Pi`` the ``mu``-weighted projection onto the span of the features.
+
+``D = diag(mu)``. Where the features are linearly dependent on the states ``mu``
+weighs, the minimisers are not unique; the functions then return the one of least
+norm, and every one of them gives the same estimate ``X w`` on those states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tabular.checks import check_gamma, check_unit_interval, policy_matrix
+from tabular.linear.features import check_features
+from tabular.model.graph import reaches
+from tabular.model.mdp import TabularMDP, as_mdp
+from tabular.results import short_repr
+from tabular.solve.exact import EXACT_MAX_STATES, chain_matrix, policy_values
+
+#: Relative residual above which a linear system's answer is refused (float64 cannot
+#: be trusted there: the features or the chain are too close to singular).
+SOLVE_TOLERANCE = 1e-8
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RewardProcess:
+    """The Markov reward process of a policy on a model, with its exact values.
+
+    ``P``: ``[S, S]``, the probability of each move with value flowing (a row sums to
+    less than 1 where the episode may end); ``r``: ``[S]``, the expected reward;
+    ``v``: ``[S]``, ``v_pi`` (eq. 4.4); ``mu``: ``[S]``, the on-policy distribution;
+    ``gamma``: the discount; ``episodic``: whether ``mu`` is eq. 9.3's normalised
+    expected visits (episodes end) or the stationary distribution (they never do).
+    """
+
+    P: np.ndarray
+    r: np.ndarray
+    v: np.ndarray
+    mu: np.ndarray
+    gamma: float
+    episodic: bool
+
+    __repr__ = short_repr
+
+    @property
+    def n_states(self) -> int:
+        return self.r.shape[0]
+
+
+def reward_process(mdp: TabularMDP, policy, *, gamma: float) -> RewardProcess:
+    """The :class:`RewardProcess` of ``policy`` (any form :func:`~tabular.checks.policy_matrix`
+    reads) on ``mdp`` (a :class:`~tabular.TabularMDP` or a Gymnasium env with a
+    transition table), discount ``gamma`` in [0, 1].
+
+    ``mu`` is the distribution of the states a sample of the policy's experience
+    visits: in an episodic task, eq. 9.2-9.3, ``eta = h + P^T eta`` normalised (the
+    expected visits per episode; the book suggests folding ``gamma`` into ``P`` here,
+    which this leaves out, since sampled learners see the undiscounted visits and the
+    error bound of eq. 9.14 holds for them); in a continuing task (no episode ends
+    from any state the policy reaches) the stationary distribution ``mu = P^T mu``,
+    which must be unique. Rewards must be finite where the policy goes (a linear
+    estimate cannot be ``-inf``), and in an episodic task every state the policy
+    reaches must be able to end the episode.
+    """
+    mdp = as_mdp(mdp)
+    gamma = check_gamma(gamma)
+    pi = policy_matrix(mdp, policy)
+    S = mdp.n_states
+    if S > EXACT_MAX_STATES:
+        raise ValueError(f"reward_process builds a dense {S}x{S} chain; at most "
+                         f"{EXACT_MAX_STATES} states")
+    weight = pi[:, :, None] * mdp.prob
+    taken = weight > 0.0
+    reached = _reached(mdp.start > 0.0, chain_matrix(mdp.next_state, weight, taken & ~mdp.done))
+    risky = taken & ~np.isfinite(mdp.reward) & reached[:, None, None]
+    if risky.any():
+        s, a, _ = np.argwhere(risky)[0]
+        raise ValueError(f"the policy takes a -inf reward in state {mdp.state_name(s)} "
+                         f"(action {mdp.action_name(a)}): a linear estimate is finite")
+    r = (weight * np.where(taken, mdp.reward, 0.0)).sum(axis=(1, 2))
+    flows = taken & ~mdp.done
+    P = chain_matrix(mdp.next_state, weight, flows)
+    ends = (taken & mdp.done).any(axis=(1, 2))
+    episodic = bool((ends & reached).any())
+    if episodic:
+        stuck = reached & ~reaches(mdp.next_state, flows, ends)
+        if stuck.any():
+            s = int(np.argmax(stuck))
+            raise ValueError(f"the policy reaches state {mdp.state_name(s)}, from which its "
+                             "episode never ends: the on-policy distribution of an episodic "
+                             "task (eq. 9.2) counts visits per episode")
+        mu = _expected_visits(mdp.start, P, reached)
+    else:
+        mu = _stationary(P, reached, mdp)
+    v = policy_values(mdp, pi, gamma)
+    return RewardProcess(P=P, r=r, v=v, mu=mu, gamma=gamma, episodic=episodic)
+
+
+def _reached(start: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Bool ``[S]``: the states the chain ``P`` reaches from the ``start`` states."""
+    reached = start.copy()
+    frontier = start.copy()
+    while frontier.any():
+        frontier = (P[frontier] > 0.0).any(axis=0) & ~reached
+        reached |= frontier
+    return reached
+
+
+def _expected_visits(start: np.ndarray, P: np.ndarray, reached: np.ndarray) -> np.ndarray:
+    """eq. 9.2-9.3: ``eta = h + P^T eta`` on the reached states, normalised."""
+    idx = np.flatnonzero(reached)
+    eta = np.zeros(start.shape[0])
+    eta[idx] = _solve(np.eye(idx.size) - P[np.ix_(idx, idx)].T, start[idx], "eq. 9.2")
+    return eta / eta.sum()
+
+
+def _stationary(P: np.ndarray, reached: np.ndarray, mdp: TabularMDP) -> np.ndarray:
+    """The unique ``mu = P^T mu`` summing to 1, exactly 0 on the transient states."""
+    idx = np.flatnonzero(reached)
+    n = idx.size
+    if np.linalg.matrix_rank(np.eye(n) - P[np.ix_(idx, idx)].T) < n - 1:
+        raise ValueError("the policy's chain has more than one closed class of states it "
+                         "reaches, so its stationary distribution depends on the start; "
+                         f"give {mdp.n_states}-state models one class or episodes that end")
+    rough = np.zeros(P.shape[0])
+    rough[idx] = _solve(np.vstack([np.eye(n) - P[np.ix_(idx, idx)].T, np.ones((1, n))]),
+                        np.r_[np.zeros(n), 1.0], "mu = P^T mu")
+    one = np.zeros(P.shape[0], dtype=bool)
+    one[np.argmax(rough)] = True
+    closed = np.flatnonzero(_reached(one, P))  # a recurrent state's class
+    m = closed.size
+    mu = np.zeros(P.shape[0])
+    mu[closed] = _solve(np.vstack([np.eye(m) - P[np.ix_(closed, closed)].T, np.ones((1, m))]),
+                        np.r_[np.zeros(m), 1.0], "mu = P^T mu")
+    return mu
+
+
+def _solve(A: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
+    """``A x = b`` by least squares (the least-norm ``x`` when ``A`` is singular), refused
+    when no ``x`` solves it to :data:`SOLVE_TOLERANCE`."""
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    scale = max(np.abs(b).max(initial=0.0), np.abs(A).max(initial=0.0) * np.abs(x).max(initial=0.0))
+    if np.abs(A @ x - b).max(initial=0.0) > SOLVE_TOLERANCE * max(scale, 1e-300):
+        raise ValueError(f"{what} has no solution float64 can trust (the system is singular "
+                         "or too close to it)")
+    return x
+
+
+def _features_and_weights(process: RewardProcess, X, w=None):
+    X = check_features(X, process.n_states)
+    if w is None:
+        return X, None
+    w = np.asarray(w)
+    if (w.shape != (X.shape[1],) or w.dtype == np.bool_
+            or not np.issubdtype(w.dtype, np.number) or np.iscomplexobj(w)):
+        raise ValueError(f"w must be a real array of shape [{X.shape[1]}] (one weight per "
+                         f"feature), got dtype {w.dtype} and shape {list(w.shape)}")
+    w = w.astype(np.float64)
+    if not np.isfinite(w).all():
+        i = int(np.argmax(~np.isfinite(w)))
+        raise ValueError(f"w[{i}] = {w[i]} is not finite")
+    return X, w
+
+
+def _weighted_fit(process: RewardProcess, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The least-norm ``theta`` minimising ``||X theta - y||^2_mu``."""
+    root = np.sqrt(process.mu)
+    return np.linalg.lstsq(root[:, None] * X, root * y, rcond=None)[0]
+
+
+def _norm2(process: RewardProcess, y: np.ndarray) -> float:
+    """``||y||^2_mu = sum_s mu(s) y(s)^2`` over the states ``mu`` weighs."""
+    on = process.mu > 0.0
+    return float(np.sum(process.mu[on] * y[on] ** 2))
+
+
+def value_error(process: RewardProcess, X, w) -> float:
+    """``VE(w) = sum_s mu(s) [v_pi(s) - x(s) . w]^2`` (eq. 9.1)."""
+    X, w = _features_and_weights(process, X, w)
+    return _norm2(process, np.where(process.mu > 0.0, process.v, 0.0) - X @ w)
+
+
+def ve_minimiser(process: RewardProcess, X) -> np.ndarray:
+    """The ``w`` of least VE (eq. 9.1), ``(X^T D X)^{-1} X^T D v_pi``: the fixed point of
+    gradient Monte Carlo (section 9.3)."""
+    X, _ = _features_and_weights(process, X)
+    return _weighted_fit(process, X, np.where(process.mu > 0.0, process.v, 0.0))
+
+
+def bellman_error_vector(process: RewardProcess, X, w) -> np.ndarray:
+    """``delta_w = r + gamma P X w - X w`` (``[S]``, eq. 11.17's expectation of the TD
+    error in each state)."""
+    X, w = _features_and_weights(process, X, w)
+    estimate = X @ w
+    return process.r + process.gamma * (process.P @ estimate) - estimate
+
+
+def bellman_error(process: RewardProcess, X, w) -> float:
+    """``BE(w) = ||delta_w||^2_mu`` (eq. 11.19)."""
+    return _norm2(process, bellman_error_vector(process, X, w))
+
+
+def projected_bellman_error(process: RewardProcess, X, w) -> float:
+    """``PBE(w) = ||Pi delta_w||^2_mu`` (eq. 11.22), ``Pi`` the ``mu``-weighted
+    projection onto the span of ``X``'s columns (eq. 11.14)."""
+    X, w = _features_and_weights(process, X, w)
+    delta = bellman_error_vector(process, X, w)
+    return _norm2(process, X @ _weighted_fit(process, X, delta))
+
+
+def td_fixed_point(process: RewardProcess, X, *, lambda_: float = 0.0) -> np.ndarray:
+    """The TD fixed point: ``w`` with ``A w = b`` (eq. 9.12), where for TD(lambda)
+    ``A = X^T D M (I - gamma P) X`` and ``b = X^T D M r`` with ``M = (I - gamma lambda
+    P)^{-1}`` (``M = I`` for TD(0)): the weights at which the expected update of TD(lambda)
+    vanishes, and LSTD's limit. ``lambda_ = 1`` gives :func:`ve_minimiser`'s answer.
+    A ``ValueError`` when ``A`` is singular in a way no ``w`` solves."""
+    X, _ = _features_and_weights(process, X)
+    lam = check_unit_interval("lambda_", lambda_)
+    on = process.mu > 0.0  # closed under P: the chain never leaves the states mu weighs
+    X_on, P_on, r_on = X[on], process.P[np.ix_(on, on)], process.r[on]
+    n, gamma = X_on.shape[0], process.gamma
+    left, right = X_on - gamma * (P_on @ X_on), r_on
+    if lam > 0.0:
+        both = np.linalg.solve(np.eye(n) - gamma * lam * P_on, np.column_stack([left, right]))
+        left, right = both[:, :-1], both[:, -1]
+    weighted = process.mu[on][:, None] * X_on
+    return _solve(weighted.T @ left, weighted.T @ right, "the TD fixed point A w = b")

@@ -1,0 +1,314 @@
+"""Learning linear value estimates from samples (Sutton & Barto, sections 9.3, 9.4 and
+9.8).
+
+- :func:`gradient_mc` -- gradient Monte Carlo (the box of section 9.3);
+- :func:`semi_gradient_td` -- semi-gradient TD(0) (the box of section 9.3) and n-step
+  semi-gradient TD (the box of section 10.2's prediction half, eq. 9.15 with the
+  n-step return);
+- :func:`lstd` -- least-squares TD (section 9.8), the TD fixed point of the experience.
+
+They are the tabular learners with ``x(s) . w`` in place of ``V(s)``
+(:mod:`tabular.rules.linear`): the same episode loops, the same random draws in the
+same order, so with :func:`~tabular.linear.features.one_hot` features
+:func:`semi_gradient_td` is :func:`~tabular.td0` and :func:`gradient_mc` is
+every-visit constant-alpha :func:`~tabular.mc_prediction`, bit for bit. As there, the
+returns of a stored episode are computed backwards and its updates made in that order;
+an episode cut at ``max_steps`` bootstraps from the estimate of the state reached.
+
+Their limits are exact (:mod:`tabular.linear.exact`): gradient MC's is the VE
+minimiser, semi-gradient TD's and LSTD's the TD fixed point. The step size is a
+constant ``alpha`` (chapter 9's setting); an estimate that leaves float64 raises
+``FloatingPointError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from tabular._numba.rng import categorical, seed_states
+from tabular._numba.runs import over_runs, runs_driver
+from tabular.checks import check_positive, check_positive_int, policy_matrix
+from tabular.learn.setup import episode_args, initial_values, record_episode, ring_mask
+from tabular.linear.features import check_features
+from tabular.model.sampling import sample_start, sample_step
+from tabular.results import LearningResult, shared, with_run_axis
+from tabular.rules.linear import gradient_step, linear_value
+from tabular.rules.returns import discounted_return
+
+#: The most entries of LSTD's matrices ``[runs, d, d]`` (800 MB of float64).
+MAX_LSTD_ENTRIES = 10**8
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class LinearPredictionResult(LearningResult):
+    """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the features ``X`` (``[S, d]``,
+    the same for every run); ``V = X w`` is the estimate of every state."""
+
+    w: np.ndarray
+    features: np.ndarray = shared()
+
+    @property
+    def V(self) -> np.ndarray:
+        """``v(s, w) = x(s) . w`` for every state, ``[S]`` or ``[runs, S]``."""
+        return self.w @ self.features.T
+
+
+class LinearParams(NamedTuple):
+    """Hyper-parameters of the linear learners (a kernel argument).
+
+    ``features``: ``X [S, d]``; ``policy``: ``[S, A]``; ``gamma``: discount; ``alpha``:
+    the constant step size; ``n_step``: the n of the n-step return (1: TD(0)), unused
+    by gradient MC and LSTD; ``episodes``: episodes per run; ``max_steps``: the step
+    limit per episode.
+    """
+
+    features: np.ndarray
+    policy: np.ndarray
+    gamma: float
+    alpha: float
+    n_step: int
+    episodes: int
+    max_steps: int
+
+
+class LinearOutputs(NamedTuple):
+    """What a linear kernel fills, each with a leading run axis of length ``n``:
+    ``w [n, d]`` (the initial weights on entry), ``returns`` and ``lengths`` of each
+    episode ``[n, episodes]``; LSTD's sums ``A [n, d, d]`` and ``b [n, d]`` (empty
+    ``[n, 0, 0]`` and ``[n, 0]`` for the other learners)."""
+
+    w: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+    A: np.ndarray
+    b: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def _gradient_mc_run(model, params, rng, out, run):
+    """Run ``run`` of gradient Monte Carlo (the box of section 9.3)."""
+    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    X, gamma, alpha = params.features, params.gamma, params.alpha
+    states = np.zeros(params.max_steps + 1, dtype=np.int64)
+    actions = np.zeros(params.max_steps, dtype=np.int64)
+    rewards = np.zeros(params.max_steps)
+    for episode in range(params.episodes):
+        T, terminated, total = record_episode(model, params.policy, rng, states, actions,
+                                              rewards)
+        G = 0.0 if terminated else linear_value(X[states[T]], w)
+        for t in range(T - 1, -1, -1):
+            G = discounted_return(rewards[t], gamma, G)
+            gradient_step(w, X[states[t]], G, alpha)
+        returns[episode] = total
+        lengths[episode] = T
+
+
+_gradient_mc = runs_driver(_gradient_mc_run)
+
+
+@njit(cache=True, inline="always")
+def _semi_gradient_td_run(model, params, rng, out, run):
+    """Run ``run`` of n-step semi-gradient TD (n = 1: the box of section 9.3)."""
+    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    X, policy, gamma, n_step = params.features, params.policy, params.gamma, params.n_step
+    max_steps, alpha = params.max_steps, params.alpha
+    mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
+    states = np.zeros(mask + 1, dtype=np.int64)
+    rewards = np.zeros(mask + 1)
+    for episode in range(params.episodes):
+        states[0] = sample_start(model, rng)
+        T = max_steps + 1  # the step at which the episode ends, once known
+        terminated = False
+        total = 0.0
+        t = 0
+        while True:
+            if t < T:
+                s = states[t & mask]
+                a = categorical(rng, policy[s])
+                s_next, r, is_done = sample_step(model, s, a, rng)
+                states[(t + 1) & mask] = s_next
+                rewards[(t + 1) & mask] = r
+                total += r
+                if is_done or t + 1 == max_steps:
+                    T = t + 1
+                    terminated = is_done
+            tau = t - n_step + 1  # the time whose estimate is updated
+            if tau >= 0:
+                end = min(tau + n_step, T)
+                G = 0.0 if (end == T and terminated) else linear_value(X[states[end & mask]], w)
+                for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
+                    G = discounted_return(rewards[i & mask], gamma, G)
+                gradient_step(w, X[states[tau & mask]], G, alpha)
+            if tau == T - 1:
+                break
+            t += 1
+        returns[episode] = total
+        lengths[episode] = T
+
+
+_semi_gradient_td = runs_driver(_semi_gradient_td_run)
+
+
+@njit(cache=True, inline="always")
+def _lstd_run(model, params, rng, out, run):
+    """Run ``run`` of LSTD's sums (section 9.8): ``A += x_t (x_t - gamma x_{t+1})^T`` and
+    ``b += R_{t+1} x_t`` over every step, ``x_{t+1} = 0`` where the episode ends."""
+    A, b, returns, lengths = out.A[run], out.b[run], out.returns[run], out.lengths[run]
+    X, gamma = params.features, params.gamma
+    d = X.shape[1]
+    states = np.zeros(params.max_steps + 1, dtype=np.int64)
+    actions = np.zeros(params.max_steps, dtype=np.int64)
+    rewards = np.zeros(params.max_steps)
+    for episode in range(params.episodes):
+        T, terminated, total = record_episode(model, params.policy, rng, states, actions,
+                                              rewards)
+        for t in range(T):
+            x = X[states[t]]
+            x_next = X[states[t + 1]]
+            flows = not (terminated and t == T - 1)
+            for i in range(d):
+                if x[i] != 0.0:
+                    b[i] += rewards[t] * x[i]
+                    for j in range(d):
+                        A[i, j] += x[i] * (x[j] - gamma * x_next[j] if flows else x[j])
+        returns[episode] = total
+        lengths[episode] = T
+
+
+_lstd = runs_driver(_lstd_run)
+
+
+def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
+                 initial_w=0.0, n_step=1):
+    """The checked episode arguments, kernel parameters and outputs of a linear learner."""
+    ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
+    X = check_features(features, ep.mdp.n_states)
+    if not np.isfinite(ep.mdp.reward[ep.mdp.prob > 0.0]).all():
+        raise ValueError("the linear learners need finite rewards (a linear estimate "
+                         "cannot be -inf); this model has a -inf reward")
+    d = X.shape[1]
+    params = LinearParams(
+        features=X, policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
+        alpha=1.0 if alpha is None else check_positive("alpha", alpha),
+        n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
+        episodes=ep.episodes, max_steps=ep.max_steps)
+    w0 = initial_values("initial_w", initial_w, (d,))
+    lstd_size = d if alpha is None else 0
+    if ep.n_runs * lstd_size**2 > MAX_LSTD_ENTRIES:
+        raise ValueError(f"lstd keeps a {d} x {d} matrix per run: {ep.n_runs} runs need "
+                         f"{8 * ep.n_runs * d * d / 2**30:.1f} GiB; at most "
+                         f"{MAX_LSTD_ENTRIES:,} entries (use fewer runs or features)")
+    out = LinearOutputs(np.repeat(w0[None], ep.n_runs, axis=0), np.zeros((ep.n_runs, ep.episodes)),
+                        np.zeros((ep.n_runs, ep.episodes), dtype=np.int64),
+                        np.zeros((ep.n_runs, lstd_size, lstd_size)),
+                        np.zeros((ep.n_runs, lstd_size)))
+    return ep, params, out
+
+
+def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
+            w: np.ndarray | None = None) -> LinearPredictionResult:
+    w = out.w if w is None else w
+    if not np.isfinite(w).all():
+        raise FloatingPointError(f"{name} diverged (a weight left float64); lower alpha: "
+                                 "alpha times ||x(s)||^2 must stay well below 1")
+    return LinearPredictionResult(episode_returns=with_run_axis(out.returns, runs),
+                                  episode_lengths=with_run_axis(out.lengths, runs),
+                                  w=with_run_axis(w, runs), features=X)
+
+
+def gradient_mc(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
+                alpha: float = 2e-5, initial_w=0.0, seed: int | None = 0,
+                runs: int | None = None, max_steps: int | None = None
+                ) -> LinearPredictionResult:
+    """Gradient Monte Carlo prediction (the box of section 9.3):
+    ``w <- w + alpha [G_t - v(S_t, w)] x(S_t)`` at every step of each episode, a true
+    stochastic-gradient step of the value error (eq. 9.7), converging to its minimiser
+    (:func:`~tabular.linear.exact.ve_minimiser`).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]``
+        or a :class:`~tabular.SoftmaxPolicy`.
+    features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : the constant step size, default 2e-5 (Figure 9.1's).
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`): the seed of
+        the runs' streams (default 0), ``None`` for one run without a run axis or ``n``
+        runs, and the step limit per episode (default: the env's time limit, else
+        10,000).
+
+    Returns a :class:`LinearPredictionResult`: ``w`` ``[d]``, ``V = X w``,
+    ``episode_returns`` and ``episode_lengths``; a leading run axis when ``runs=n``.
+    """
+    ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
+                                   alpha=alpha, runs=runs, max_steps=max_steps,
+                                   initial_w=initial_w)
+    over_runs(_gradient_mc, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result("gradient_mc", out, params.features, runs)
+
+
+def semi_gradient_td(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
+                     alpha: float = 0.01, n_step: int = 1, initial_w=0.0,
+                     seed: int | None = 0, runs: int | None = None,
+                     max_steps: int | None = None) -> LinearPredictionResult:
+    """Semi-gradient TD(0) (the box of section 9.3), ``w <- w + alpha [R + gamma
+    v(S', w) - v(S, w)] x(S)``, or with ``n_step = n`` n-step semi-gradient TD (eq. 9.15
+    with the n-step return ``G_{t:t+n}`` of eq. 7.1 bootstrapping from ``v(., w)``).
+    It converges to the TD fixed point (eq. 9.12, :func:`~tabular.linear.exact.td_fixed_point`).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]``
+        or a :class:`~tabular.SoftmaxPolicy`.
+    features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : the constant step size, default 0.01.
+    n_step : the n of the n-step return, at most ``max_steps``, default 1 (TD(0)).
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`).
+    """
+    ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
+                                   alpha=alpha, runs=runs, max_steps=max_steps,
+                                   initial_w=initial_w, n_step=n_step)
+    over_runs(_semi_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result("semi_gradient_td", out, params.features, runs)
+
+
+def lstd(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
+         epsilon: float = 1e-6, seed: int | None = 0, runs: int | None = None,
+         max_steps: int | None = None) -> LinearPredictionResult:
+    """Least-squares TD (section 9.8): ``w = (epsilon I + A_hat)^{-1} b_hat`` with
+    ``A_hat = sum_t x_t (x_t - gamma x_{t+1})^T`` and ``b_hat = sum_t R_{t+1} x_t`` over
+    every step of the run (``x_{t+1} = 0`` where an episode ends): the TD fixed point
+    of the experience itself, which tends to the exact one as the episodes grow
+    (``A_hat / N -> A``, ``b_hat / N -> b`` of eq. 9.12). The sums are solved once at
+    the end rather than by the book's incremental Sherman-Morrison inverse: the same
+    answer with no drift of the inverse.
+
+    Parameters
+    ----------
+    mdp, policy, features, gamma, episodes : as for :func:`semi_gradient_td`.
+    epsilon : the regulariser ``epsilon I`` (the book's ``A^{-1}_0 = epsilon^{-1} I``),
+        a number > 0, default 1e-6.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`).
+    """
+    eps = check_positive("epsilon", epsilon)
+    ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
+                                   alpha=None, runs=runs, max_steps=max_steps)
+    over_runs(_lstd, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    d = params.features.shape[1]
+    w = np.linalg.solve(eps * np.eye(d) + out.A, out.b[..., None])[..., 0]
+    return _result("lstd", out, params.features, runs, w)

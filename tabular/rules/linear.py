@@ -1,0 +1,33 @@
+"""Linear function approximation's two operations (Sutton & Barto, section 9.4): the
+estimate ``v(s, w) = x(s) . w`` (eq. 9.8) and the (semi-)gradient step toward a target
+(eq. 9.7, with ``grad v(s, w) = x(s)``, eq. 9.9). Both skip the zero features, so a
+sparse feature row (aggregation, tile coding, one-hot) costs its active features only,
+and with one-hot features they are exactly the tabular estimate and eq. 2.4's update.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from tabular.rules.values import td_error
+
+
+@njit(cache=True, inline="always")
+def linear_value(x, w):
+    """``v(s, w) = x(s) . w`` (eq. 9.8), over the nonzero features of ``x``."""
+    total = 0.0
+    for i in range(w.shape[0]):
+        if x[i] != 0.0:
+            total += x[i] * w[i]
+    return total
+
+
+@njit(cache=True, inline="always")
+def gradient_step(w, x, target, step):
+    """``w <- w + alpha [U - v(S, w)] x(S)`` in place (eq. 9.7): a true gradient step of
+    the squared error when the target ``U`` does not depend on ``w`` (Monte Carlo), a
+    semi-gradient step when it bootstraps from ``w`` (TD, eq. 9.15's update)."""
+    scaled = step * td_error(target, linear_value(x, w))
+    for i in range(w.shape[0]):
+        if x[i] != 0.0:
+            w[i] += scaled * x[i]

@@ -1,0 +1,301 @@
+"""Linear function approximation (tabular/linear), against its exact answers.
+
+- One-hot features make every linear learner its tabular counterpart, bit for bit:
+  semi-gradient TD is td0 (n = 1 and n = 3), gradient MC is every-visit constant-alpha
+  mc_prediction, on the same seeds.
+- The exact quantities keep the identities of chapters 9 and 11 on random MDPs and
+  random features (hypothesis): VE(w_VE) <= VE(w) for any w; PBE(w_TD) = 0; BE >= PBE;
+  VE(w_VE) <= VE(w_TD) <= VE(w_VE) / (1 - gamma^2) (eq. 9.14's bound 1/(1 - gamma),
+  tightened by the Pythagorean step of its proof); lambda = 1 gives w_VE; one-hot
+  features give v_pi.
+- The sampled learners agree with the exact fixed points through their expected
+  update: started at w_TD (w_VE for gradient MC) with a step size so small that the
+  weights do not move, the sum of each run's TD (MC) errors times features is the
+  update's expectation plus noise, so its mean over independent runs is 0 within 5
+  standard errors, and clearly not 0 at weights 0.03 away.
+- LSTD on a deterministic chain sees the expected sums themselves: it is w_TD to
+  rounding.
+"""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import slow_examples
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import TabularMDP, mc_prediction, td0
+from tabular.envs import RandomWalk
+from tabular.linear import (
+    bellman_error,
+    fourier,
+    gradient_mc,
+    lstd,
+    one_hot,
+    polynomial,
+    projected_bellman_error,
+    reward_process,
+    semi_gradient_td,
+    state_aggregation,
+    state_coordinates,
+    td_fixed_point,
+    tile_coding,
+    value_error,
+    ve_minimiser,
+)
+from tabular.testing import gammas, mdps, policies
+
+WALK = RandomWalk(100, jump=10, left_reward=-1.0).model()  # Example 9.1, scaled down 10x
+WALK_POLICY = np.zeros(WALK.n_states, dtype=np.int64)
+WALK_GROUPS = state_aggregation(np.r_[0, np.arange(100) // 10, 9])
+
+
+@pytest.fixture(scope="module")
+def walk_process():
+    return reward_process(WALK, WALK_POLICY, gamma=1.0)
+
+
+# ------------------------------------------------------------------ one-hot is tabular
+
+
+@pytest.mark.parametrize("env_id", ["tabzoo/RandomWalk-v0", "tabzoo/Gridworld4x4-v0"])
+@pytest.mark.parametrize("n_step", [1, 3])
+def test_one_hot_semi_gradient_td_is_td0(env_id, n_step):
+    mdp = TabularMDP.from_gymnasium(gym.make(env_id))
+    pi = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+    tabular = td0(mdp, pi, episodes=40, alpha=0.1, n_step=n_step, runs=3, seed=7)
+    linear = semi_gradient_td(mdp, pi, one_hot(mdp.n_states), episodes=40, alpha=0.1,
+                              n_step=n_step, runs=3, seed=7)
+    assert np.array_equal(linear.V, tabular.V)
+    assert np.array_equal(linear.episode_lengths, tabular.episode_lengths)
+
+
+@pytest.mark.parametrize("env_id", ["tabzoo/RandomWalk-v0", "tabzoo/Gridworld4x4-v0"])
+def test_one_hot_gradient_mc_is_constant_alpha_mc(env_id):
+    mdp = TabularMDP.from_gymnasium(gym.make(env_id))
+    pi = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+    tabular = mc_prediction(mdp, pi, episodes=40, alpha=0.05, first_visit=False, runs=3,
+                            seed=7)
+    linear = gradient_mc(mdp, pi, one_hot(mdp.n_states), episodes=40, alpha=0.05, runs=3,
+                         seed=7)
+    assert np.array_equal(linear.V, tabular.V)
+    assert np.array_equal(linear.episode_returns, tabular.episode_returns)
+
+
+def test_run_i_is_the_same_whatever_the_number_of_runs():
+    many = semi_gradient_td(WALK, WALK_POLICY, WALK_GROUPS, episodes=30, runs=4, seed=3)
+    one = semi_gradient_td(WALK, WALK_POLICY, WALK_GROUPS, episodes=30, runs=2, seed=3)
+    assert np.array_equal(many.w[:2], one.w)
+    assert np.array_equal(many.run(1).V, one.run(1).V)
+
+
+# ------------------------------------------------------------------ exact identities
+
+
+@st.composite
+def problems(draw):
+    """A random MDP and policy whose reward process exists, random features of full
+    rank on the states the policy visits, and a discount below 1."""
+    mdp = draw(mdps(max_states=12, max_actions=3, max_outcomes=3))
+    policy = draw(policies(mdp))
+    gamma = draw(gammas(max_gamma=0.95))
+    try:
+        process = reward_process(mdp, policy, gamma=gamma)
+    except ValueError:  # episodes that never end, or several closed classes
+        assume(False)
+    on = process.mu > 0.0
+    d = draw(st.integers(1, int(on.sum())))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X = rng.normal(size=(mdp.n_states, d))
+    assume(np.linalg.matrix_rank(X[on]) == d)
+    return process, X, rng
+
+
+def scale(process):
+    return 1.0 + float(np.max(np.abs(process.v[process.mu > 0.0]), initial=0.0)) ** 2
+
+
+@given(problems())
+@slow_examples(60)
+def test_the_exact_quantities_keep_their_identities(problem):
+    process, X, rng = problem
+    tol = 1e-9 * scale(process)
+    w_ve, w_td = ve_minimiser(process, X), td_fixed_point(process, X)
+    ve_min, ve_td = value_error(process, X, w_ve), value_error(process, X, w_td)
+    w = rng.normal(size=X.shape[1])
+    assert ve_min <= value_error(process, X, w) + tol
+    assert projected_bellman_error(process, X, w_td) <= tol
+    assert projected_bellman_error(process, X, w) <= bellman_error(process, X, w) + tol
+    assert ve_min <= ve_td + tol
+    assert ve_td <= ve_min / (1.0 - process.gamma**2) + tol
+    assert ve_td <= ve_min / (1.0 - process.gamma) + tol  # eq. 9.14 as the book states it
+    on = process.mu > 0.0
+    w_one = td_fixed_point(process, X, lambda_=1.0)
+    assert np.allclose((X @ w_one)[on], (X @ w_ve)[on], rtol=0.0, atol=1e-7 * scale(process))
+
+
+@given(problems())
+@slow_examples(30)
+def test_one_hot_fixed_points_are_v_pi(problem):
+    process, _, _ = problem
+    X = one_hot(process.n_states)
+    on = process.mu > 0.0
+    for w in (ve_minimiser(process, X), td_fixed_point(process, X),
+              td_fixed_point(process, X, lambda_=0.5)):
+        assert np.allclose(w[on], process.v[on], rtol=0.0, atol=1e-8 * scale(process))
+    assert bellman_error(process, X, process.v * on) <= 1e-12 * scale(process)
+
+
+def test_mu_is_the_distribution_of_visits(walk_process):
+    """eq. 9.2-9.3 on the walk: a distribution, peaked at the start state (as Figure 9.1
+    shows), 0 on the end states, and the visits a simulation counts."""
+    mu = walk_process.mu
+    assert mu.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.argmax(mu) == np.argmax(WALK.start)
+    assert mu[0] == 0.0 and mu[-1] == 0.0
+    lengths = gradient_mc(WALK, WALK_POLICY, WALK_GROUPS, episodes=4000, runs=1).episode_lengths
+    expected_length = 1.0 / (walk_process.mu * (1.0 - walk_process.P.sum(axis=1))).sum()
+    # eta sums to the expected episode length; its sampled mean is within 5 standard errors
+    assert abs(lengths.mean() - expected_length) < 5 * lengths.std() / np.sqrt(lengths.size)
+
+
+def test_a_continuing_chain_weighs_its_stationary_distribution():
+    # two states that swap with probability 0.25 each step: stationary (1/2, 1/2) whatever
+    # the start, and no episode ends
+    mdp = TabularMDP.from_dense(np.array([[[0.75, 0.25]], [[0.25, 0.75]]]),
+                                np.array([[[1.0, 0.0]], [[0.0, 0.0]]]),
+                                start=np.array([1.0, 0.0]))
+    process = reward_process(mdp, np.zeros(2, dtype=np.int64), gamma=0.9)
+    assert not process.episodic
+    assert np.allclose(process.mu, [0.5, 0.5], atol=1e-12)
+
+
+# ------------------------------------------------------------------ sampled vs exact
+
+
+def mean_update_z(learner, w0, alpha=1e-9, runs=100, episodes=2000):
+    """The mean over runs of each run's summed update direction at ``w0``, in standard
+    errors: the weights move by at most ``alpha`` times the summed errors, so the
+    update is taken at ``w0`` throughout."""
+    result = learner(WALK, WALK_POLICY, WALK_GROUPS, episodes=episodes, alpha=alpha,
+                     runs=runs, initial_w=w0, seed=11)
+    g = (result.w - w0) / alpha
+    return g.mean(axis=0) / (g.std(axis=0, ddof=1) / np.sqrt(runs))
+
+
+@pytest.mark.parametrize("learner, fixed_point", [(semi_gradient_td, td_fixed_point),
+                                                  (gradient_mc, ve_minimiser)])
+def test_the_expected_update_vanishes_at_the_exact_fixed_point(walk_process, learner,
+                                                               fixed_point):
+    w_star = fixed_point(walk_process, WALK_GROUPS)
+    assert np.abs(mean_update_z(learner, w_star)).max() < 5.0
+    assert np.abs(mean_update_z(learner, w_star + 0.03)).max() > 5.0
+
+
+def test_lstd_on_a_deterministic_chain_is_the_td_fixed_point():
+    # a corridor walked right to its end: every episode is the same, so LSTD's sums are
+    # the episode count times the expected ones
+    S = 6
+    nxt = np.minimum(np.arange(S) + 1, S - 1)[:, None, None]
+    done = (nxt == S - 1)
+    reward = np.where(done, 1.0, -0.1)
+    start = np.zeros(S)
+    start[0] = 1.0
+    mdp = TabularMDP(nxt, np.ones((S, 1, 1)), reward, done, start)
+    X = polynomial(state_coordinates(mdp), 2)
+    process = reward_process(mdp, np.zeros(S, dtype=np.int64), gamma=0.9)
+    result = lstd(mdp, np.zeros(S, dtype=np.int64), X, gamma=0.9, episodes=3, epsilon=1e-12)
+    assert np.allclose(result.w, td_fixed_point(process, X), rtol=1e-9, atol=1e-9)
+
+
+# ------------------------------------------------------------------ features
+
+
+def test_feature_constructors_have_their_shapes():
+    coords = np.linspace(0.0, 1.0, 11)[:, None]
+    assert polynomial(coords, 3).shape == (11, 4)
+    assert np.array_equal(polynomial(coords, 0), np.ones((11, 1)))
+    assert fourier(coords, 5).shape == (11, 6)
+    assert np.allclose(fourier(coords, 1)[:, 1], np.cos(np.pi * coords[:, 0]))
+    tiles = tile_coding(np.c_[coords, coords[::-1]], tilings=4, tiles=3)
+    assert tiles.shape == (11, 4 * 16)
+    assert np.array_equal(tiles.sum(axis=1), np.full(11, 4.0))  # one tile per tiling
+    grid = TabularMDP.from_gymnasium(gym.make("tabzoo/Gridworld4x4-v0"))
+    c = state_coordinates(grid)
+    assert c.shape == (grid.n_states, 2) and c.min() == 0.0 and c.max() == 1.0
+
+
+def test_the_1000_state_walk_is_antisymmetric():
+    mdp = RandomWalk(1000, jump=100, left_reward=-1.0).model()
+    assert mdp.n_outcomes == 200 and np.argmax(mdp.start) == 500
+    process = reward_process(mdp, np.zeros(mdp.n_states, dtype=np.int64), gamma=1.0)
+    assert np.allclose(process.v[1:-1], -process.v[1:-1][::-1], atol=1e-10)
+
+
+# ------------------------------------------------------------------ bad input
+
+NAN = float("nan")
+
+
+def bad_rows():
+    p = reward_process(WALK, WALK_POLICY, gamma=1.0)
+    X = WALK_GROUPS
+    return [
+        ("features shape", lambda: semi_gradient_td(WALK, WALK_POLICY, X[:-1]), ValueError,
+         "shape [102, d]"),
+        ("features NaN", lambda: gradient_mc(WALK, WALK_POLICY, np.where(X == 1, NAN, X)),
+         ValueError, "features[0]"),
+        ("features bool", lambda: lstd(WALK, WALK_POLICY, X.astype(bool)), ValueError,
+         "real numbers"),
+        ("alpha 0", lambda: semi_gradient_td(WALK, WALK_POLICY, X, alpha=0.0), ValueError,
+         "alpha"),
+        ("alpha text", lambda: gradient_mc(WALK, WALK_POLICY, X, alpha="0.1"), ValueError,
+         "alpha"),
+        ("n_step 0", lambda: semi_gradient_td(WALK, WALK_POLICY, X, n_step=0), ValueError,
+         "n_step"),
+        ("initial_w shape", lambda: gradient_mc(WALK, WALK_POLICY, X, initial_w=np.zeros(3)),
+         ValueError, "initial_w"),
+        ("epsilon 0", lambda: lstd(WALK, WALK_POLICY, X, epsilon=0.0), ValueError,
+         "epsilon"),
+        ("diverging alpha", lambda: semi_gradient_td(WALK, WALK_POLICY, 1e3 * X, alpha=1.0,
+                                                     episodes=20), FloatingPointError,
+         "lower alpha"),
+        ("w shape", lambda: value_error(p, X, np.zeros(3)), ValueError, "shape [10]"),
+        ("w NaN", lambda: bellman_error(p, X, np.full(10, NAN)), ValueError, "w[0]"),
+        ("lambda_ 2", lambda: td_fixed_point(p, X, lambda_=2.0), ValueError, "lambda_"),
+        ("gamma 1.5", lambda: reward_process(WALK, WALK_POLICY, gamma=1.5), ValueError,
+         "gamma"),
+        ("policy action 3", lambda: reward_process(WALK, np.full(102, 3), gamma=1.0),
+         ValueError, "not an action"),
+        ("groups gap", lambda: state_aggregation(np.array([0, 2])), ValueError, "group 1"),
+        ("groups float", lambda: state_aggregation(np.array([0.0, 1.0])), ValueError,
+         "int array"),
+        ("coordinates beyond 1", lambda: polynomial(np.array([0.0, 2.0]), 2), ValueError,
+         "coordinates[1]"),
+        ("polynomial order -1", lambda: polynomial(np.array([0.5]), -1), ValueError,
+         "order"),
+        ("fourier order too big", lambda: fourier(np.full((2, 6), 0.5), 40), ValueError,
+         "features"),
+        ("tilings 0", lambda: tile_coding(np.array([0.5]), tilings=0, tiles=4), ValueError,
+         "tilings"),
+        ("one_hot huge", lambda: one_hot(10**5), ValueError, "GiB"),
+        ("walk jump beyond", lambda: RandomWalk(5, jump=6), ValueError, "jump"),
+        ("walk too big", lambda: RandomWalk(10**6, jump=100), ValueError, "GiB"),
+    ]
+
+
+@pytest.mark.parametrize("row", bad_rows(), ids=lambda row: row[0])
+def test_bad_input_is_a_clear_error(row):
+    _, call, error, fragment = row
+    with pytest.raises(error, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+        call()
+
+
+def test_a_policy_that_never_ends_its_episode_is_refused():
+    # state 1 loops on itself forever; state 0 ends or moves to 1
+    mdp = TabularMDP(np.array([[[0, 1]], [[1, 1]]]), np.array([[[0.5, 0.5]], [[1.0, 0.0]]]),
+                     np.zeros((2, 1, 2)), np.array([[[True, False]], [[False, False]]]),
+                     np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="never ends"):
+        reward_process(mdp, np.zeros(2, dtype=np.int64), gamma=0.9)
