@@ -84,6 +84,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "expected_vs_sample",
     "trajectory_sampling",
     "lambda_walk",
+    "state_aggregation",
     "windy_gridworld",
     "cliff_walking",
     "maximization_bias",

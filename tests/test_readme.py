@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import tabular
+import tabular.linear
 import tabular.rlhf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,12 +69,14 @@ def zoo_names() -> list[str]:
 
 def test_zoo_table_names_only_public_functions():
     for name in zoo_names():
-        found = getattr(tabular, name, None) or getattr(tabular.rlhf, name, None)
+        found = (getattr(tabular, name, None) or getattr(tabular.rlhf, name, None)
+                 or getattr(tabular.linear, name, None))
         assert callable(found) and not inspect.isclass(found), name
 
 
 def test_zoo_table_covers_every_public_function():
-    public = {name for module in (tabular, tabular.rlhf) for name in module.__all__
+    public = {name for module in (tabular, tabular.rlhf, tabular.linear)
+              for name in module.__all__
               if callable(obj := getattr(module, name)) and not inspect.isclass(obj)}
     assert public - set(zoo_names()) == set(), "functions missing from the zoo table"
 

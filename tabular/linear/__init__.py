@@ -21,7 +21,6 @@ from tabular.linear.exact import (
     ve_minimiser,
 )
 from tabular.linear.features import (
-    check_features,
     fourier,
     one_hot,
     polynomial,
@@ -33,7 +32,7 @@ from tabular.linear.learners import LinearPredictionResult, gradient_mc, lstd, s
 
 __all__ = [
     "LinearPredictionResult", "RewardProcess", "bellman_error", "bellman_error_vector",
-    "check_features", "fourier", "gradient_mc", "lstd", "one_hot", "polynomial",
+    "fourier", "gradient_mc", "lstd", "one_hot", "polynomial",
     "projected_bellman_error", "reward_process", "semi_gradient_td", "state_aggregation",
     "state_coordinates", "td_fixed_point", "tile_coding", "value_error", "ve_minimiser",
 ]
