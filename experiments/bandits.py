@@ -25,6 +25,10 @@ STUDY = {
 }
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), sections 2.3-2.7, Figures 2.2-2.6 (the 10-armed testbed)"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Section 2.3: 10 arms, q*(a) ~ N(0, 1), rewards N(q*(a), 1), 1000 steps."""

@@ -19,6 +19,10 @@ ENV_ID = "tabzoo/RandomWalk-v0"
 LABELS = {"td0": "batch TD(0)", "mc": "batch constant-alpha MC"}
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), section 6.3, Figure 6.2 (batch updating)"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 6.2's walk (V = 0.5 at first); the batch is swept until a sweep changes

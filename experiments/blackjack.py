@@ -26,6 +26,10 @@ BOOK_STICK_FROM = {"usable ace": (19, 18, 18, 18, 18, 18, 18, 18, 19, 19),
 FIGURE_5_3_STATE, BOOK_VALUE = (13, True, 2), -0.27726
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Examples 5.1, 5.3 and 5.4, Figures 5.1-5.4"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """The book's blackjack (infinite deck, dealer stands on 17, sab rules)."""

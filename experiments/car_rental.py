@@ -13,6 +13,9 @@ from . import style
 from .checks import check
 from .settings import Settings
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 4.2, Figure 4.2"
+
 
 @dataclass(frozen=True)
 class Config(Settings):

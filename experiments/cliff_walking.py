@@ -19,6 +19,10 @@ ENV_ID = "tabzoo/CliffWalking-v0"
 METHODS = {"SARSA": sarsa, "Q-learning": q_learning}
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.6 (its figure of reward per episode)"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 6.6: epsilon-greedy SARSA and Q-learning, undiscounted (the book: epsilon

@@ -17,6 +17,13 @@ from .settings import Settings
 ENV_ID = "tabzoo/Gridworld5x5-v0"
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "Sutton & Barto (2018), sections 4.3-4.4: value iteration's gamma-contraction and "
+    "policy iteration (Theorem 4.1), against the exact v*"
+)
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Value iteration from V_0 = 0 on the Example 3.5 gridworld, for several discounts."""

@@ -16,6 +16,10 @@ from .settings import Settings
 GAMMA = 0.95  # Example 8.1
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Examples 8.1-8.3, Figures 8.2, 8.4 and 8.5"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Examples 8.1-8.3: reward 1 at the goal, epsilon = 0.1, gamma = 0.95."""

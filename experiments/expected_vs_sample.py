@@ -14,6 +14,10 @@ from .settings import Settings
 INITIAL_ERROR = 1.0
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), section 8.5, Figure 8.7"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Section 8.5: one state-action pair whose b next states are equally likely; their

@@ -17,6 +17,10 @@ from .settings import Settings
 ENV_ID = "tabzoo/Gambler-v0"
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 4.3, Figure 4.3"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 4.3: goal $100, heads with probability p_h, reward +1 on reaching the goal."""

@@ -21,6 +21,10 @@ METHODS = {"offline lambda-return (Fig. 12.3)": offline_lambda_return,
 CLIP = 0.6
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), sections 12.1, 12.2 and 12.5, Figures 12.3, 12.6 and 12.8"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Section 7.1's walk (19 states, -1 left, +1 right, gamma = 1, V = 0 at first)."""

@@ -16,6 +16,10 @@ from .settings import Settings
 METHODS = {"Q-learning": q_learning, "Double Q-learning": double_q_learning}
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.7, Figure 6.5"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 6.7: epsilon = 0.1, alpha = 0.1, gamma = 1, Q = 0 at first; B has

@@ -17,6 +17,10 @@ from .settings import Settings
 ENV_ID = "tabzoo/RandomWalk-v0"
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 7.1, Figure 7.2"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Section 7.1: 19 states, -1 on the left, +1 on the right, gamma = 1, V = 0 at first."""

@@ -18,6 +18,10 @@ LEARNERS = {"dyna_q": dyna_q, "prioritized_sweeping": prioritized_sweeping}
 LABELS = {"dyna_q": "Dyna-Q", "prioritized_sweeping": "prioritized sweeping"}
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 8.4"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 8.4: the Dyna maze drawn ``factor`` times finer (47 factor^2 states),

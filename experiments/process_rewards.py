@@ -21,6 +21,13 @@ from .settings import Settings
 REWARDS = ("outcome", "process", "fitted PRM")
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: outcome against potential-based process rewards (Ng, Harada and "
+    "Russell, 1999) on the token MDP, against its exact optimum"
+)
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """The capital-of-France scenario, SFT reference, REINFORCE without a baseline."""

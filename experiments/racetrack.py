@@ -14,6 +14,9 @@ from . import style
 from .checks import check
 from .settings import Settings
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Exercise 5.12 (Figure 5.5's two tracks)"
+
 
 @dataclass(frozen=True)
 class Config(Settings):

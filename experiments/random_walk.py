@@ -22,6 +22,10 @@ ENV_ID = "tabzoo/RandomWalk-v0"
 METHODS = {"TD(0)": td0, "MC": partial(mc_prediction, first_visit=False)}
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.2 (its figure of RMS error per episode)"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 6.2: five states A-E, start in C, +1 on the right; V initialised to 0.5."""

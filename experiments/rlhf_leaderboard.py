@@ -64,6 +64,13 @@ SCENARIOS = {"capital of France": load_scenario,
              "assistant (grammar)": lambda: load_grammar_scenario("assistant")}
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: every RLHF learner against the exact KL-regularised optimum "
+    "(Rafailov et al., 2023, appendix A.1)"
+)
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Every RLHF learner at two KL coefficients on both scenarios."""

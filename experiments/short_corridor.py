@@ -26,6 +26,10 @@ STUCK = -100.0
 MAX_STUCK = 0.15
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 13.1, Figure 13.1"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Figure 13.1: one shared pair of logits (the states look alike), gamma = 1."""

@@ -34,6 +34,13 @@ KERNELS = {
 PPO_BATCH = 8
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: the library's own speed, kernels against a Python Gymnasium "
+    "loop"
+)
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Cliff walking (Gymnasium's CliffWalking-v1), one run per kernel, best of repeats: a

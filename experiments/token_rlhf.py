@@ -19,6 +19,13 @@ from .settings import Settings
 LEARNERS = ("REINFORCE", "PPO", "DPO")
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: the exact KL-regularised RLHF optimum of the token MDP "
+    "(Rafailov et al., 2023), against SFT, PPO and DPO"
+)
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """RLHF of the running example's SFT model against its Bradley-Terry reward model.

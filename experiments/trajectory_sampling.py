@@ -22,6 +22,10 @@ LABELS = {"on_policy": "on-policy (trajectory sampling)", "uniform": "uniform"}
 BLOCK = 25
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), section 8.6, Figure 8.8"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Section 8.6: random tasks (:func:`tabular.plan.expected_updates.branching_task`) with 2

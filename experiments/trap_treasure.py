@@ -18,6 +18,13 @@ ENV_ID = "tabzoo/TrapTreasure-v0"
 RIGHT = 1  # the post's action R
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: the exact optimum of the trap/treasure grid (value iteration), "
+    "against every learner"
+)
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """The default 5x5 trap/treasure layout, treasure +1, undiscounted."""

@@ -18,6 +18,10 @@ from .settings import Settings
 ENV_ID = "tabzoo/WindyGridworld-v0"
 
 
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.5 (its figure of episodes against time steps)"
+
+
 @dataclass(frozen=True)
 class Config(Settings):
     """Example 6.5: epsilon-greedy SARSA (epsilon 0.1, alpha 0.5), reward -1 per step."""
