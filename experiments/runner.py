@@ -6,9 +6,9 @@ Each experiment is a module of this package with
   field) with a ``quick()`` variant;
 - ``run(config, executor) -> dict[str, np.ndarray]``: all the computing;
 - ``plot(results, out_dir) -> list[Path]``: figures drawn from the numbers alone;
-- its checks, functions ``(results) -> list[str]`` marked with
-  :func:`experiments.checks.check` and the settings each holds at: the expectations
-  the numbers failed (empty: all met);
+- its checks, functions ``(results) -> list[Measure]`` marked with
+  :func:`experiments.checks.check` and the settings each holds at: every comparison
+  made, each with its published or exact value, measured value and tolerance;
 - optionally ``table(results) -> (header, rows)``: a small table, also written as CSV.
 
 For experiment ``NAME`` the runner writes, under ``OUT/NAME/``, ``numbers.npz``,
