@@ -185,6 +185,13 @@ def test_a_measure_that_fails_is_a_failure_of_its_check():
     assert [row[-1] for row in rows] == ["passed", "failed: y is outside", "failed"]
 
 
+def test_every_experiment_says_what_it_reproduces():
+    for name in runner.EXPERIMENTS:
+        reproduces = runner.load(name).REPRODUCES
+        assert isinstance(reproduces, str) and len(reproduces) > 20, name
+        assert "Sutton & Barto" in reproduces or reproduces.startswith("no published"), name
+
+
 # ---------------------------------------------------------------- --backend ray without Ray
 def test_ray_backend_without_ray_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, find_spec finds none
