@@ -621,7 +621,7 @@ def learners_reach_their_gaps(results: dict) -> list[Measure]:
             for b, beta in enumerate(betas):
                 high = REACHES[p].get(name, (np.inf,) * len(betas))[b]
                 low = STAYS_ABOVE[p].get(name, (-np.inf,) * len(betas))[b]
-                ranges.append(f"[{low:g}, {high:g}]")
+                ranges.append(f"<= {high:g}" if low == -np.inf else f"[{low:g}, {high:g}]")
                 if not low <= reached[b, m] <= high:
                     outside.append(
                         f"{sc}, beta = {beta:g}: {name}'s mean gap after {CHECK_BUDGET} "
