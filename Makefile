@@ -5,14 +5,27 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test experiments experiments-quick bench bench-huge lint warm clean clean-cache
+.PHONY: browser test experiments experiments-quick bench bench-huge lint warm clean clean-cache
 
 $(STAMP): setup.cfg pyproject.toml
+	$(MAKE) --no-print-directory browser
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
 	$(PY) -m tabular.warm > /dev/null
 	touch $(STAMP)
+
+# Headless Chromium and its driver for the gallery's browser test (Debian's packages), when
+# missing: as root, or through sudo where it needs no password; where neither works the
+# test is skipped, saying why, and the set-up goes on.
+APT_BROWSER := apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -qq chromium chromium-driver
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then sh -c '$(APT_BROWSER)' || echo "$(NO_BROWSER)"; \
+	elif sudo -n true 2>/dev/null; then sudo sh -c '$(APT_BROWSER)' || echo "$(NO_BROWSER)"; \
+	else echo "$(NO_BROWSER)"; fi
+NO_BROWSER := could not install chromium and chromium-driver: the browser test is skipped
 
 # worksteal: each worker starts on its own half of the suite, so the two rarely compile
 # the same kernel at once (as round-robin dealing makes them do)

@@ -13,7 +13,7 @@ import numpy as np
 from tabular.learn.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact, inside
 from .settings import Settings
 
 #: Figure 2.6's methods and their parameter (the book's grid: powers of 2).
@@ -23,6 +23,10 @@ STUDY = {
     "UCB": ("c", tuple(2.0**i for i in range(-4, 3))),
     "greedy, optimistic (alpha = 0.1)": ("initial", tuple(2.0**i for i in range(-2, 3))),
 }
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), sections 2.3-2.7, Figures 2.2-2.6 (the 10-armed testbed)"
 
 
 @dataclass(frozen=True)
@@ -138,42 +142,56 @@ def table(results: dict):
 
 
 @check("steps")
-def book_figures(results: dict) -> list[str]:
+def book_figures(results: dict) -> list[Measure]:
     """The book's numbers at the end of 1000 steps, read from its figures (2000 runs;
     bands for fewer runs), and its orderings of the methods."""
     late = {name: (results["reward"][i, -100:].mean(), results["optimal"][i, -100:].mean())
             for i, name in enumerate(results["curves"])}
-    failures = []
 
     def want(name, low, high, what=0):
         value = late[name][what]
-        if not low < value < high:
-            label = "average reward" if what == 0 else "% optimal"
-            failures.append(f"{name}: {label} at the end {value:.3f} is outside the book's "
-                            f"({low}, {high})")
+        label = "average reward" if what == 0 else "% optimal"
+        return inside(f"Figure 2.2, {name}: {label}, last 100 steps", value, low, high,
+                      f"{name}: {label} at the end {value:.3f} is outside the book's "
+                      f"({low}, {high})", "read from the book's figure")
 
-    want("greedy", 0.9, 1.15)
-    want("greedy", 0.28, 0.45, what=1)
-    want("epsilon = 0.1", 1.28, 1.47)
-    want("epsilon = 0.1", 0.72, 0.88, what=1)
-    if not late["greedy"][0] < late["epsilon = 0.01"][0] < late["epsilon = 0.1"][0]:
-        failures.append("Figure 2.2: epsilon = 0.1 should end above 0.01, and 0.01 above greedy")
-    if not late["optimistic, greedy, Q1 = 5, alpha = 0.1"][1] > \
-            late["realistic, epsilon = 0.1, Q1 = 0, alpha = 0.1"][1]:
-        failures.append("Figure 2.3: optimistic greedy should end above realistic epsilon-greedy")
-    if not late["UCB, c = 2"][0] > late["epsilon = 0.1"][0]:
-        failures.append("Figure 2.4: UCB should end above epsilon-greedy")
+    measures = [want("greedy", 0.9, 1.15), want("greedy", 0.28, 0.45, what=1),
+                want("epsilon = 0.1", 1.28, 1.47), want("epsilon = 0.1", 0.72, 0.88, what=1)]
+    ends = [late[name][0] for name in ("greedy", "epsilon = 0.01", "epsilon = 0.1")]
+    optimistic = late["optimistic, greedy, Q1 = 5, alpha = 0.1"][1]
+    realistic = late["realistic, epsilon = 0.1, Q1 = 0, alpha = 0.1"][1]
     gradient = {name: late[name][1] for name in late if name.startswith("gradient")}
     order = sorted(gradient, key=gradient.get, reverse=True)
-    if not (order[0].startswith("gradient, alpha = 0.1, with")
-            and all("without" in name for name in order[2:])):
-        failures.append(f"Figure 2.5: the baseline should matter most, alpha = 0.1 best; got "
-                        f"{order}")
     best = {m: results["study_reward"][results["study_method"] == m].max() for m in STUDY}
-    if not max(best, key=best.get) == "UCB":
-        failures.append(f"Figure 2.6: UCB should be best, got {best}")
+    measures += [
+        fact("Figure 2.2: final reward, greedy < epsilon 0.01 < epsilon 0.1",
+             ends[0] < ends[1] < ends[2], "in that order",
+             ", ".join(f"{v:.3f}" for v in ends),
+             "Figure 2.2: epsilon = 0.1 should end above 0.01, and 0.01 above greedy",
+             "ordering"),
+        fact("Figure 2.3: % optimal, optimistic greedy against realistic epsilon-greedy",
+             optimistic > realistic, "optimistic above", f"{optimistic:.3f} vs {realistic:.3f}",
+             "Figure 2.3: optimistic greedy should end above realistic epsilon-greedy",
+             "ordering"),
+        fact("Figure 2.4: final reward, UCB against epsilon-greedy",
+             late["UCB, c = 2"][0] > late["epsilon = 0.1"][0], "UCB above",
+             f"{late['UCB, c = 2'][0]:.3f} vs {late['epsilon = 0.1'][0]:.3f}",
+             "Figure 2.4: UCB should end above epsilon-greedy",
+             "ordering"),
+        fact("Figure 2.5: gradient bandits by % optimal",
+             order[0].startswith("gradient, alpha = 0.1, with")
+             and all("without" in name for name in order[2:]),
+             "alpha = 0.1 with baseline first, both without baseline last", "; ".join(order),
+             f"Figure 2.5: the baseline should matter most, alpha = 0.1 best; got {order}",
+             "ordering"),
+        fact("Figure 2.6: best method of the parameter study", max(best, key=best.get) == "UCB",
+             "UCB", max(best, key=best.get), f"Figure 2.6: UCB should be best, got {best}"),
+    ]
     for method in STUDY:
         rewards = results["study_reward"][results["study_method"] == method]
-        if not (rewards.argmax() not in (0, len(rewards) - 1) or method.startswith("greedy")):
-            failures.append(f"Figure 2.6: {method}'s curve has no interior maximum")
-    return failures
+        measures.append(fact(
+            f"Figure 2.6: {method}'s best parameter", rewards.argmax() not in (0, len(rewards) - 1)
+            or method.startswith("greedy"), "inside the range (greedy: anywhere)",
+            f"index {int(rewards.argmax())} of {len(rewards)}",
+            f"Figure 2.6: {method}'s curve has no interior maximum", "shape"))
+    return measures

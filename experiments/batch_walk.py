@@ -15,11 +15,15 @@ from tabular import (
 from tabular.learn.batch_updating import batch_prediction
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact, inside
 from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
 LABELS = {"td0": "batch TD(0)", "mc": "batch constant-alpha MC"}
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), section 6.3, Figure 6.2 (batch updating)"
 
 
 @dataclass(frozen=True)
@@ -78,20 +82,24 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("episodes", "alpha", "tol")
-def td_beats_mc(results: dict) -> list[str]:
+def td_beats_mc(results: dict) -> list[Measure]:
     """Batch TD(0) is below batch MC once a few episodes are in (the book's finding:
     certainty equivalence beats sample averages on Markov data), and both fall."""
     mean = dict(zip(results["methods"].tolist(), results["rms"].mean(axis=1), strict=True))
     td, mc = mean["td0"], mean["mc"]
-    failures = []
     later = slice(9, None)
-    if not (td[later] < mc[later]).all():
-        worst = int(np.argmax(td[later] - mc[later])) + 10
-        failures.append(f"batch TD(0) is not below batch MC at episode {worst}")
+    worst = int(np.argmax(td[later] - mc[later])) + 10
+    measures = [fact("batch TD(0) against batch MC, RMS error from episode 10 on",
+                     (td[later] < mc[later]).all(), "TD(0) below MC at every episode",
+                     f"largest TD(0) - MC {np.max(td[later] - mc[later]):.3g} "
+                     f"(episode {worst})",
+                     f"batch TD(0) is not below batch MC at episode {worst}", "ordering")]
     for name, curve in (("TD(0)", td), ("MC", mc)):
-        if not curve[-1] < 0.5 * curve[0]:
-            failures.append(f"batch {name}'s error {curve[-1]:.3f} has not halved from "
-                            f"{curve[0]:.3f}")
-    if not 0.01 < td[-1] < 0.1:
-        failures.append(f"batch TD(0) ends at {td[-1]:.3f}, outside (0.01, 0.1)")
-    return failures
+        measures.append(fact(f"batch {name}: last RMS error / first", curve[-1] < 0.5 * curve[0],
+                             "< 0.5", f"{curve[-1] / curve[0]:.3g}",
+                             f"batch {name}'s error {curve[-1]:.3f} has not halved from "
+                             f"{curve[0]:.3f}", "the book's curves halve"))
+    measures.append(inside("batch TD(0): final RMS error", td[-1], 0.01, 0.1,
+                           f"batch TD(0) ends at {td[-1]:.3f}, outside (0.01, 0.1)",
+                           "Figure 6.2's range"))
+    return measures

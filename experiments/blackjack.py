@@ -16,7 +16,7 @@ from tabular import (
 from tabular.envs.blackjack import HIT, N_HANDS, NATURAL, STICK, blackjack_model, state_id
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check, fact, within
 from .settings import Settings
 
 #: Figure 5.2's optimal policy: the smallest player sum that sticks, per dealer card A-10.
@@ -24,6 +24,10 @@ BOOK_STICK_FROM = {"usable ace": (19, 18, 18, 18, 18, 18, 18, 18, 19, 19),
                    "no usable ace": (17, 13, 13, 12, 12, 12, 17, 17, 17, 17)}
 #: Example 5.4's state and the book's estimate of its value (10^8 episodes).
 FIGURE_5_3_STATE, BOOK_VALUE = (13, True, 2), -0.27726
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Examples 5.1, 5.3 and 5.4, Figures 5.1-5.4"
 
 
 @dataclass(frozen=True)
@@ -146,55 +150,65 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def book_policy(results: dict) -> list[str]:
+def book_policy(results: dict) -> list[Measure]:
     """Figure 5.2's optimal policy, exactly (value iteration: no setting changes it)."""
-    failures = []
+    measures = []
     for usable, key in ((1, "usable ace"), (0, "no usable ace")):
         policy = results["pi_star"][usable]  # [sum 12-21, dealer]
         stick_from = [12 + int(np.argmax(policy[:, d] == STICK)) for d in range(10)]
-        if tuple(stick_from) != BOOK_STICK_FROM[key]:
-            failures.append(f"pi* with {key} sticks from {stick_from}, the book's "
-                            f"{list(BOOK_STICK_FROM[key])}")
-    return failures
+        measures.append(fact(
+            f"pi* with {key}: smallest sum it sticks on, dealer A-10",
+            tuple(stick_from) == BOOK_STICK_FROM[key], str(list(BOOK_STICK_FROM[key])),
+            str(stick_from), f"pi* with {key} sticks from {stick_from}, the book's "
+            f"{list(BOOK_STICK_FROM[key])}"))
+    return measures
 
 
 @check()
-def example_5_4_value(results: dict) -> list[str]:
+def example_5_4_value(results: dict) -> list[Measure]:
     """Example 5.4's state is worth the book's estimate to its sampling error (the
     exact linear solve: no setting changes it)."""
     value = float(results["state_value"])
-    if not abs(value - BOOK_VALUE) < 2e-4:
-        return [f"Example 5.4's state is worth {value:.6f}, the book's {BOOK_VALUE} (+- 1e-4)"]
-    return []
+    return [within("value of Example 5.4's state", value, BOOK_VALUE, 2e-4 - 1e-12,
+                   f"Example 5.4's state is worth {value:.6f}, the book's {BOOK_VALUE} "
+                   "(+- 1e-4)", "the book's sampling error")]
 
 
 @check("prediction_episodes")
-def prediction_converges(results: dict) -> list[str]:
+def prediction_converges(results: dict) -> list[Measure]:
     """Figure 5.1: first-visit MC prediction after its longest run is near the exact
     values."""
     error = np.abs(results["estimates"][-1] - results["exact_v"]).mean()
-    if not error < 0.05:  # rare hands (a usable ace and a low sum) are seen rarely
-        return [f"MC prediction after {results['prediction_episodes'][-1]:,} episodes is "
-                f"{error:.3f} from the exact values on average"]
-    return []
+    # rare hands (a usable ace and a low sum) are seen rarely
+    return [below(f"MC prediction after {results['prediction_episodes'][-1]:,} episodes: "
+                  "mean |v - exact|", error, 0.05 - 1e-12,
+                  f"MC prediction after {results['prediction_episodes'][-1]:,} episodes is "
+                  f"{error:.3f} from the exact values on average", "rare hands are seen rarely")]
 
 
 @check("sampling_episodes")
-def weighted_beats_ordinary(results: dict) -> list[str]:
+def weighted_beats_ordinary(results: dict) -> list[Measure]:
     """Figure 5.3: weighted importance sampling starts far below ordinary, and both end
     near the exact value."""
     ordinary, weighted = results["mse_ordinary"], results["mse_weighted"]
-    if not (ordinary[0] > 10 * weighted[0] and ordinary[-1] < 0.05 and weighted[-1] < 0.05):
-        return [f"weighted IS's first MSE {weighted[0]:.3f} is not far below ordinary's "
-                f"{ordinary[0]:.3f}, or they end at {ordinary[-1]:.3f}, {weighted[-1]:.3f}"]
-    return []
+    failure = (f"weighted IS's first MSE {weighted[0]:.3f} is not far below ordinary's "
+               f"{ordinary[0]:.3f}, or they end at {ordinary[-1]:.3f}, {weighted[-1]:.3f}")
+    return [fact("first MSE: ordinary / weighted importance sampling",
+                 ordinary[0] > 10 * weighted[0], "> 10", f"{ordinary[0] / weighted[0]:.3g}",
+                 failure, "far below"),
+            below("final MSE, ordinary importance sampling", ordinary[-1], 0.05 - 1e-12,
+                  failure, "near the exact value"),
+            below("final MSE, weighted importance sampling", weighted[-1], 0.05 - 1e-12,
+                  failure, "near the exact value")]
 
 
 @check("infinite_variance_episodes")
-def infinite_variance(results: dict) -> list[str]:
+def infinite_variance(results: dict) -> list[Measure]:
     """Figure 5.4: ordinary importance sampling on the one-state MDP never settles."""
     late = results["one_state_ordinary"][:, -1]
-    if not (np.median(late) < 0.95 or late.std() > 0.2):
-        return [f"ordinary IS on Figure 5.4's state ends at {np.round(late, 2)}: settled, "
-                "not the unending spread of infinite variance"]
-    return []
+    return [fact("ordinary IS on Figure 5.4's state: final estimates' median, spread",
+                 np.median(late) < 0.95 or late.std() > 0.2,
+                 "median < 0.95 or spread > 0.2 (unsettled)",
+                 f"{np.median(late):.3f}, {late.std():.3f}",
+                 f"ordinary IS on Figure 5.4's state ends at {np.round(late, 2)}: settled, "
+                 "not the unending spread of infinite variance", "infinite variance")]

@@ -10,8 +10,11 @@ from tabular import greedy_policy, policy_evaluation, q_from_v
 from tabular.envs import CarRental
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact, within
 from .settings import Settings
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 4.2, Figure 4.2"
 
 
 @dataclass(frozen=True)
@@ -76,20 +79,26 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("gamma", "max_improvements")
-def book_policies(results: dict) -> list[str]:
+def book_policies(results: dict) -> list[Measure]:
     """Figure 4.2: four improvements (pi_0 ... pi_4); pi_4 moves five cars from a full
     first location to an empty second one and at most four the other way; v* rises from
     about 420 at (0, 0) to its maximum at (20, 20) (636.99 in the exact model; the
     book's axis shows 612, see envs.CarRental)."""
-    failures = []
-    if int(results["improvements"]) != 4:
-        failures.append(f"{int(results['improvements'])} improvements, the book shows 4")
     final = results["moves"][-1]
-    if not (final[20, 0] == 5 and final.min() == -4 and final[0, 0] == 0):
-        failures.append(f"pi_4 moves {final[20, 0]} at (20, 0) and at least {final.min()}: "
-                        "the book's +5 and -4")
     v = results["v_star"]
-    if not (abs(v[0, 0] - 421.4) < 1.0 and np.unravel_index(v.argmax(), v.shape) == (20, 20)):
-        failures.append(f"v* is {v[0, 0]:.1f} at (0, 0) (book: about 420) with its maximum "
-                        f"at {np.unravel_index(v.argmax(), v.shape)}")
-    return failures
+    peak = tuple(int(i) for i in np.unravel_index(v.argmax(), v.shape))
+    return [
+        fact("policy improvements", int(results["improvements"]) == 4, "4 (pi_0 ... pi_4)",
+             str(int(results["improvements"])),
+             f"{int(results['improvements'])} improvements, the book shows 4"),
+        fact("pi_4: cars moved at (20, 0), fewest moved, at (0, 0)",
+             final[20, 0] == 5 and final.min() == -4 and final[0, 0] == 0, "+5, -4, 0",
+             f"{final[20, 0]:+d}, {final.min():+d}, {final[0, 0]:d}",
+             f"pi_4 moves {final[20, 0]} at (20, 0) and at least {final.min()}: "
+             "the book's +5 and -4"),
+        within("v*(0, 0)", v[0, 0], 421.4, 1.0,
+               f"v* is {v[0, 0]:.1f} at (0, 0) (book: about 420) with its maximum at {peak}",
+               "the book's figure: about 420"),
+        fact("v*'s maximum at", peak == (20, 20), "(20, 20)", str(peak),
+             f"v* is {v[0, 0]:.1f} at (0, 0) (book: about 420) with its maximum at {peak}"),
+    ]

@@ -1,11 +1,17 @@
 """An experiment's checks, each knowing the settings it holds at.
 
-A check is a module-level function of an experiment, ``(results) -> failures``
-(empty: it holds), marked with :func:`check` and the settings it depends on::
+A check is a module-level function of an experiment, ``(results) -> measures``,
+marked with :func:`check` and the settings it depends on::
 
     @check("gamma")
-    def book_values(results: dict) -> list[str]:
+    def book_values(results: dict) -> list[Measure]:
         '''Figures 3.2 and 3.5 to the book's one decimal.'''
+        return [within("Fig. 3.2 v_pi(A)", v[0, 1], 8.8, 0.05, "v_pi(A) is not the book's")]
+
+Each :class:`Measure` is one comparison: the published or exact value, the measured
+one, the tolerance, whether it held, and in words what failed. The gallery shows them
+as a table (:mod:`tabular.experiments.gallery`); the check fails when one of them did not hold.
+A check may also give a failure as a plain string, a comparison it has no number for.
 
 A check that compares against the book holds at the book's settings only: when a
 run changes one it depends on (``--set gamma=0.95``), :func:`judge` does not run it
@@ -26,8 +32,82 @@ from .settings import shown
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
 
 
+@dataclass(frozen=True)
+class Measure:
+    """One comparison a check made, as the gallery's table shows it."""
+
+    quantity: str
+    """What was compared: ``"Fig. 3.2 v_pi, largest cell error"``."""
+    expected: str
+    """The published or exact value (or range, or ordering) it was held against."""
+    measured: str
+    """What the run measured."""
+    tolerance: str
+    """How far the two may differ, and why (``"0.05 (one decimal)"``; ``"exact"``)."""
+    passed: bool
+    failure: str = ""
+    """What the numbers failed, in words (used only when the comparison did not pass)."""
+
+    def said(self) -> str:
+        """The failure in words: :attr:`failure`, or the numbers if it has none."""
+        return self.failure or (f"{self.quantity}: measured {self.measured}, expected "
+                                f"{self.expected} ({self.tolerance})")
+
+    def record(self) -> dict:
+        return {"quantity": self.quantity, "expected": self.expected,
+                "measured": self.measured, "tolerance": self.tolerance,
+                "passed": self.passed, "failure": "" if self.passed else self.failure}
+
+    @classmethod
+    def from_record(cls, record: dict) -> Measure:
+        return cls(record["quantity"], record["expected"], record["measured"],
+                   record["tolerance"], bool(record["passed"]), record.get("failure", ""))
+
+
+def number(value, digits: int = 4) -> str:
+    """A measured or published number as the table shows it (``digits`` significant)."""
+    return f"{float(value):.{digits}g}"
+
+
+def within(quantity: str, measured, expected, tolerance, failure: str,
+           why: str = "") -> Measure:
+    """``|measured - expected| <= tolerance``; ``why`` says where the tolerance comes
+    from."""
+    ok = bool(abs(float(measured) - float(expected)) <= float(tolerance))
+    return Measure(quantity, number(expected, 6), number(measured, 6),
+                   f"± {number(tolerance)}" + (f" ({why})" if why else ""), ok, failure)
+
+
+def inside(quantity: str, measured, low, high, failure: str, why: str = "") -> Measure:
+    """``low < measured < high`` (an open range: the book's band, a bound)."""
+    ok = bool(float(low) < float(measured) < float(high))
+    return Measure(quantity, f"in ({number(low)}, {number(high)})", number(measured),
+                   why or "the range", ok, failure)
+
+
+def below(quantity: str, measured, bound, failure: str, why: str = "") -> Measure:
+    """``measured <= bound``."""
+    ok = bool(float(measured) <= float(bound))
+    return Measure(quantity, f"<= {number(bound)}", number(measured), why or "the bound",
+                   ok, failure)
+
+
+def above(quantity: str, measured, bound, failure: str, why: str = "") -> Measure:
+    """``measured > bound``."""
+    ok = bool(float(measured) > float(bound))
+    return Measure(quantity, f"> {number(bound)}", number(measured), why or "the bound",
+                   ok, failure)
+
+
+def fact(quantity: str, passed, expected: str, measured: str, failure: str,
+         tolerance: str = "exact") -> Measure:
+    """A comparison that is not one number against another: an ordering, a policy, a
+    count, stated in words."""
+    return Measure(quantity, expected, measured, tolerance, bool(passed), failure)
+
+
 def check(*depends: str):
-    """Mark a function ``(results) -> list[str]`` as one of its module's checks, holding
+    """Mark a function ``(results) -> list[Measure | str]`` as one of its module's checks, holding
     at the reference values of the settings named in ``depends`` (none: at any)."""
     def mark(fn):
         fn.depends = depends
@@ -48,6 +128,8 @@ class Verdict:
     changed: tuple[str, ...] = ()
     """Why the check did not apply: each setting it depends on that the run changed,
     ``"gamma = 0.95, the book uses 0.9"`` (empty: it applied)."""
+    measures: tuple[Measure, ...] = ()
+    """Every comparison the check made (empty: it did not apply, or gave words only)."""
 
     @property
     def status(self) -> str:
@@ -63,13 +145,15 @@ class Verdict:
     def record(self) -> dict:
         """The verdict as ``config.json`` stores it."""
         return {"name": self.name, "doc": self.doc, "status": self.status,
-                "failures": list(self.failures), "changed": list(self.changed)}
+                "failures": list(self.failures), "changed": list(self.changed),
+                "measures": [m.record() for m in self.measures]}
 
     @classmethod
     def from_record(cls, record: dict) -> Verdict:
         """The verdict that :meth:`record` stored."""
         return cls(record["name"], record.get("doc", ""), tuple(record.get("failures", ())),
-                   tuple(record.get("changed", ())))
+                   tuple(record.get("changed", ())),
+                   tuple(Measure.from_record(m) for m in record.get("measures", ())))
 
 
 def checks_of(module: ModuleType) -> list:
@@ -111,8 +195,11 @@ def judge(module: ModuleType, results: dict, config=None, quick: bool = False) -
     for fn in checks_of(module):
         doc = " ".join((fn.__doc__ or "").split())
         changed = () if config is None else changes(module, fn.depends, config, quick)
-        failures = () if changed else tuple(fn(results))
-        verdicts.append(Verdict(fn.__name__, doc, failures, changed))
+        said = () if changed else tuple(fn(results))
+        measures = tuple(m for m in said if isinstance(m, Measure))
+        failures = tuple(m if isinstance(m, str) else m.said()
+                         for m in said if isinstance(m, str) or not m.passed)
+        verdicts.append(Verdict(fn.__name__, doc, failures, changed, measures))
     return verdicts
 
 

@@ -16,11 +16,15 @@ from tabular import (
 from tabular.envs.layout import CLIFF
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact
 from .settings import Settings
 
 ENV_ID = "tabzoo/CliffWalking-v0"
 METHODS = {"SARSA": sarsa, "Q-learning": q_learning}
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.6 (its figure of reward per episode)"
 
 
 @dataclass(frozen=True)
@@ -102,22 +106,27 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("episodes", "alpha", "epsilon")
-def safe_against_optimal(results: dict) -> list[str]:
+def safe_against_optimal(results: dict) -> list[Measure]:
     """SARSA earns more online; Q-learning's greedy route is the 13-step edge path."""
-    failures = []
     tail = slice(-100, None)
     sarsa_online = float(results["returns_sarsa"][:, tail].mean())
     q_online = float(results["returns_q_learning"][:, tail].mean())
-    # the book's gap is ~25 (about -25 vs -50); over >= 20 runs x 100 episodes the
-    # standard error of each mean is < 2 (runs spread by ~7), so the order is not luck
-    if not sarsa_online > q_online:
-        failures.append(f"SARSA's online return {sarsa_online:.1f} is not above "
-                        f"Q-learning's {q_online:.1f} over the last 100 episodes")
     q_steps = len(results["path_q_learning"]) - 1
-    if q_steps != 13:
-        failures.append(f"Q-learning's greedy route takes {q_steps} steps, not the optimal 13")
     sarsa_steps = len(results["path_sarsa"]) - 1
-    if not 13 < sarsa_steps < 100:
-        failures.append(f"SARSA's greedy route takes {sarsa_steps} steps; expected the longer "
-                        "safe route that still reaches the goal")
-    return failures
+    return [
+        # the book's gap is ~25 (about -25 vs -50); over >= 20 runs x 100 episodes the
+        # standard error of each mean is < 2 (runs spread by ~7), so the order is not luck
+        fact("online return, last 100 episodes: SARSA against Q-learning",
+             sarsa_online > q_online, "SARSA above Q-learning (book: about -25 vs -50)",
+             f"{sarsa_online:.1f} vs {q_online:.1f}",
+             f"SARSA's online return {sarsa_online:.1f} is not above "
+             f"Q-learning's {q_online:.1f} over the last 100 episodes",
+             "ordering (standard error < 2)"),
+        fact("Q-learning's greedy route, steps", q_steps == 13, "13 (the optimal edge path)",
+             str(q_steps), f"Q-learning's greedy route takes {q_steps} steps, not the "
+             "optimal 13"),
+        fact("SARSA's greedy route, steps", 13 < sarsa_steps < 100,
+             "a longer safe route: in (13, 100)", str(sarsa_steps),
+             f"SARSA's greedy route takes {sarsa_steps} steps; expected the longer "
+             "safe route that still reaches the goal", "the range"),
+    ]

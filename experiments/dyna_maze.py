@@ -10,10 +10,14 @@ from tabular import dyna_q, dyna_q_plus
 from tabular.envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, maze
 
 from . import style
-from .checks import check
+from .checks import Measure, above, check, fact
 from .settings import Settings
 
 GAMMA = 0.95  # Example 8.1
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Examples 8.1-8.3, Figures 8.2, 8.4 and 8.5"
 
 
 @dataclass(frozen=True)
@@ -95,33 +99,39 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("planning_steps", "episodes")
-def planning_pays(results: dict) -> list[str]:
+def planning_pays(results: dict) -> list[Measure]:
     """Figure 8.2: more planning steps reach the 14-step path in far fewer episodes."""
-    failures = []
     steps = results["lengths"][:, :, 1:10].mean(axis=(1, 2))  # episodes 2-10
-    if not all(later * 1.5 < earlier for earlier, later in zip(steps, steps[1:], strict=False)):
-        failures.append(f"steps per episode over episodes 2-10 are {np.round(steps, 1)}, "
-                        "not falling with more planning")
     final = results["lengths"][:, :, -5:].mean(axis=(1, 2))
-    if not (final < 14 + 10).all():
-        failures.append(f"the last episodes take {np.round(final, 1)} steps, not near 14")
-    return failures
+    return [
+        fact("steps per episode over episodes 2-10, by planning steps",
+             all(later * 1.5 < earlier for earlier, later in zip(steps, steps[1:], strict=False)),
+             "each below 2/3 of the one with less planning", str(np.round(steps, 1)),
+             f"steps per episode over episodes 2-10 are {np.round(steps, 1)}, "
+             "not falling with more planning", "factor 1.5"),
+        fact("steps of the last 5 episodes, by planning steps", (final < 14 + 10).all(),
+             "< 24 (the shortest path: 14)", str(np.round(final, 1)),
+             f"the last episodes take {np.round(final, 1)} steps, not near 14",
+             "10 steps of exploration"),
+    ]
 
 
 @check("kappa")
-def dyna_q_plus_explores(results: dict) -> list[str]:
+def dyna_q_plus_explores(results: dict) -> list[Measure]:
     """After the shortcut opens, Dyna-Q+ collects reward faster than Dyna-Q (Figure 8.5);
     both recover from the blocked path (Figure 8.4)."""
-    failures = []
     plain, plus = (gained_after(results[f"shortcut_{key}"], 3000)
                    for key in ("dyna_q", "dyna_q_plus"))
-    if not plus > 1.1 * plain:
-        failures.append(f"after the shortcut opens Dyna-Q+ gains {plus:.1f}, Dyna-Q "
-                        f"{plain:.1f}: Dyna-Q+ should find the shortcut")
+    measures = [fact("reward after the shortcut opens: Dyna-Q+ against Dyna-Q",
+                     plus > 1.1 * plain, "Dyna-Q+ above 1.1 x Dyna-Q",
+                     f"{plus:.1f} vs {plain:.1f}",
+                     f"after the shortcut opens Dyna-Q+ gains {plus:.1f}, Dyna-Q "
+                     f"{plain:.1f}: Dyna-Q+ should find the shortcut", "10%")]
     for key in ("blocking_dyna_q", "blocking_dyna_q_plus"):
-        if not gained_after(results[key], 1500) > 20:
-            failures.append(f"{key}: little reward after the block")
-    return failures
+        measures.append(above(f"{key}: reward after the block", gained_after(results[key], 1500),
+                              20, f"{key}: little reward after the block",
+                              "it finds the new path"))
+    return measures
 
 
 def gained_after(curve: np.ndarray, t: int) -> float:

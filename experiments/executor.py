@@ -14,8 +14,8 @@ executor, process or thread ran them: local and Ray give identical results.
   threading layer: the default ``workqueue`` layer is not thread-safe).
 - :class:`RayExecutor` sends each job to a Ray worker. It joins the cluster named
   by ``address`` or the ``RAY_ADDRESS`` environment variable, and otherwise
-  starts a local instance once per process (``pip install .[ray]``). Jobs are
-  pickled by reference, so every node needs this package installed.
+  starts a local instance once per process (``pip install 'tabular-zoo[ray]'``).
+  Jobs are pickled by reference, so every node needs this package installed.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from tqdm.auto import tqdm
 
 BACKENDS = ("local", "ray")
+#: What ``--backend ray`` says when Ray is not installed.
+RAY_MISSING = "--backend ray needs Ray, which is not installed: pip install 'tabular-zoo[ray]'"
 
 
 class LocalExecutor:
@@ -72,8 +74,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as error:
-            raise RuntimeError("--backend ray needs Ray: pip install '.[ray]' "
-                               "(or .venv/bin/pip install 'ray[default]')") from error
+            raise ImportError(RAY_MISSING) from error
         self._ray = ray
         self.progress = progress
         self._started_here = False

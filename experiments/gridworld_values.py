@@ -16,7 +16,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check
 from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld5x5-v0"
@@ -38,6 +38,10 @@ BOOK_V_STAR = np.array([
     [16.0, 17.8, 16.0, 14.4, 13.0],
     [14.4, 16.0, 14.4, 13.0, 11.7],
 ])
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 3.5, Figures 3.2 and 3.5"
 
 
 @dataclass(frozen=True)
@@ -91,24 +95,26 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("gamma")
-def book_values(results: dict) -> list[str]:
+def book_values(results: dict) -> list[Measure]:
     """The book's one-decimal numbers (Figures 3.2 and 3.5) within rounding."""
     shape = tuple(results["grid_shape"])
-    failures = []
+    measures = []
     for key, book, name in (("V_random", BOOK_V_RANDOM, "Fig. 3.2 v_pi"),
                             ("V_star", BOOK_V_STAR, "Fig. 3.5 v*")):
         ours = style.grid_image(results[key], results["state_cells"], shape)
         worst = float(np.max(np.abs(ours - book)))
-        if not worst <= 0.05 + 1e-9:  # the book prints one decimal
-            failures.append(f"{name} differs from the book by {worst:.3f} (> 0.05 rounding)")
-    return failures
+        measures.append(below(  # the book prints one decimal
+            f"{name}: largest |ours - book| over the 25 cells", worst, 0.05 + 1e-9,
+            f"{name} differs from the book by {worst:.3f} (> 0.05 rounding)",
+            "the book's one decimal"))
+    return measures
 
 
 @check()
-def optimal_beats_random(results: dict) -> list[str]:
+def optimal_beats_random(results: dict) -> list[Measure]:
     """v* >= v_pi of the random policy in every state, at any gamma (v* is the value of
     the best policy); the margin covers the solvers' stopping tolerance."""
     shortfall = float(np.max(results["V_random"] - results["V_star"]))
-    if shortfall > 1e-6:
-        return [f"v_pi of the random policy exceeds v* by {shortfall:.3g} in some state"]
-    return []
+    return [below("largest v_pi(s) - v*(s)", shortfall, 1e-6,
+                  f"v_pi of the random policy exceeds v* by {shortfall:.3g} in some state",
+                  "the solvers' stopping tolerance")]

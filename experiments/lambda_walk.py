@@ -10,7 +10,7 @@ import numpy as np
 from tabular import offline_lambda_return, td_lambda, true_online_td_lambda
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact
 from .n_step_walk import early_rms
 from .settings import Settings
 
@@ -19,6 +19,10 @@ METHODS = {"offline lambda-return (Fig. 12.3)": offline_lambda_return,
            "true online TD(lambda) (Fig. 12.8)": true_online_td_lambda}
 #: Errors above this are drawn at the top of the plot (accumulating traces diverge).
 CLIP = 0.6
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), sections 12.1, 12.2 and 12.5, Figures 12.3, 12.6 and 12.8"
 
 
 @dataclass(frozen=True)
@@ -80,26 +84,36 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("lams", "alphas", "episodes")
-def book_findings(results: dict) -> list[str]:
+def book_findings(results: dict) -> list[Measure]:
     """The chapter's findings: each method's best error is near the n-step methods'
     0.25 at an intermediate lambda; true online TD(lambda) matches the offline
     lambda-return's best; accumulating traces blow up at large alpha when lambda is
     near 1, where the other two stay bounded."""
-    failures = []
+    measures = []
     offline, accumulating, true_online = results["errors"]
     lams = results["lams"]
     for name, errors in zip(results["methods"], results["errors"], strict=True):
         best = errors.min()
         lam = lams[np.unravel_index(errors.argmin(), errors.shape)[0]]
-        if not (0.2 < best < 0.3 and 0.4 <= lam <= 0.95):
-            failures.append(f"{name}: best error {best:.3f} at lambda = {lam:g}, not about "
-                            "0.25 at an intermediate lambda")
-    if not true_online.min() <= offline.min() + 0.01:
-        failures.append(f"true online TD(lambda)'s best {true_online.min():.3f} is above the "
-                        f"offline lambda-return's {offline.min():.3f}")
+        measures.append(fact(
+            f"{name}: best RMS error, at lambda", 0.2 < best < 0.3 and 0.4 <= lam <= 0.95,
+            "in (0.2, 0.3), at lambda in [0.4, 0.95]", f"{best:.3f} at lambda = {lam:g}",
+            f"{name}: best error {best:.3f} at lambda = {lam:g}, not about "
+            "0.25 at an intermediate lambda", "the book's figures"))
+    measures.append(fact(
+        "best error: true online TD(lambda) against the offline lambda-return",
+        true_online.min() <= offline.min() + 0.01, "not above", f"{true_online.min():.3f} vs "
+        f"{offline.min():.3f}", f"true online TD(lambda)'s best {true_online.min():.3f} is "
+        f"above the offline lambda-return's {offline.min():.3f}", "+ 0.01"))
     near_one = lams >= 0.9
-    if not (accumulating[near_one, -1] > CLIP).any():
-        failures.append("accumulating traces do not blow up at alpha = 1 for lambda >= 0.9")
-    if not (np.isfinite(true_online).all() and true_online.max() < 1.0):
-        failures.append("true online TD(lambda) is not bounded over the sweep")
-    return failures
+    measures.append(fact(
+        "accumulating traces at alpha = 1, lambda >= 0.9: largest error",
+        (accumulating[near_one, -1] > CLIP).any(), f"> {CLIP} (blows up)",
+        f"{accumulating[near_one, -1].max():.3g}",
+        "accumulating traces do not blow up at alpha = 1 for lambda >= 0.9", "the clip"))
+    measures.append(fact(
+        "true online TD(lambda): largest error over the sweep",
+        np.isfinite(true_online).all() and true_online.max() < 1.0, "finite, < 1",
+        f"{true_online.max():.3g}", "true online TD(lambda) is not bounded over the sweep",
+        "bounded"))
+    return measures

@@ -10,10 +10,14 @@ from tabular import double_q_learning, q_learning
 from tabular.envs import MaximizationBias
 
 from . import style
-from .checks import check
+from .checks import Measure, above, check, fact, inside
 from .settings import Settings
 
 METHODS = {"Q-learning": q_learning, "Double Q-learning": double_q_learning}
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.7, Figure 6.5"
 
 
 @dataclass(frozen=True)
@@ -66,28 +70,34 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("episodes", "n_b_actions")
-def book_findings(results: dict) -> list[str]:
+def book_findings(results: dict) -> list[Measure]:
     """Example 6.7's findings: Q-learning at first takes left far more often than right
     (measured: a peak of 94% near episode 20) and always more often than the 5% that
     epsilon-greedy forces (12% at episode 300), while Double Q-learning is essentially
     unaffected (about 6% over the last 50 episodes, never above Q-learning by more than
     noise after episode 5)."""
-    failures = []
     plain, double = results["q_learning"], results["double_q_learning"]
-    if not plain[:50].max() > 0.8:
-        failures.append(f"Q-learning's % left peaks at {100 * plain[:50].max():.0f}% in the "
-                        "first 50 episodes (expected above 80%: maximization bias)")
-    if not plain[-50:].mean() > 0.08:
-        failures.append(f"Q-learning's % left ends at {100 * plain[-50:].mean():.1f}% (expected "
-                        "well above the 5% of epsilon-greedy)")
-    if not 0.04 < double[-50:].mean() < 0.08:
-        failures.append(f"Double Q-learning's % left ends at {100 * double[-50:].mean():.1f}% "
-                        "(expected near 5%)")
-    if not (plain[5:] > double[5:] - 0.03).all():
-        failures.append("Double Q-learning goes left more often than Q-learning after "
-                        "episode 5")
-    if not plain[5:100].mean() > double[5:100].mean() + 0.3:
-        failures.append(f"over episodes 6-100 Q-learning goes left "
-                        f"{100 * plain[5:100].mean():.0f}% of the time, Double Q-learning "
-                        f"{100 * double[5:100].mean():.0f}%: no maximization bias")
-    return failures
+    return [
+        above("Q-learning: peak fraction left, first 50 episodes", plain[:50].max(), 0.8,
+              f"Q-learning's % left peaks at {100 * plain[:50].max():.0f}% in the "
+              "first 50 episodes (expected above 80%: maximization bias)",
+              "Figure 6.5's peak"),
+        above("Q-learning: fraction left, last 50 episodes", plain[-50:].mean(), 0.08,
+              f"Q-learning's % left ends at {100 * plain[-50:].mean():.1f}% (expected "
+              "well above the 5% of epsilon-greedy)", "above epsilon-greedy's 0.05"),
+        inside("Double Q-learning: fraction left, last 50 episodes", double[-50:].mean(),
+               0.04, 0.08, f"Double Q-learning's % left ends at "
+               f"{100 * double[-50:].mean():.1f}% (expected near 5%)",
+               "near epsilon-greedy's 0.05"),
+        fact("Double Q-learning - Q-learning, fraction left after episode 5",
+             (plain[5:] > double[5:] - 0.03).all(), "< 0.03 at every episode",
+             f"largest {np.max(double[5:] - plain[5:]):.3f}",
+             "Double Q-learning goes left more often than Q-learning after "
+             "episode 5", "noise 0.03"),
+        fact("fraction left over episodes 6-100: Q-learning - Double Q-learning",
+             plain[5:100].mean() > double[5:100].mean() + 0.3, "> 0.3",
+             f"{plain[5:100].mean() - double[5:100].mean():.3f}",
+             f"over episodes 6-100 Q-learning goes left "
+             f"{100 * plain[5:100].mean():.0f}% of the time, Double Q-learning "
+             f"{100 * double[5:100].mean():.0f}%: no maximization bias", "the bias"),
+    ]

@@ -17,7 +17,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check
 from .settings import Settings
 
 ENV_ID = "tabzoo/Gridworld4x4-v0"
@@ -35,6 +35,10 @@ BOOK = {
     -1: [[0.0, -14.0, -20.0, -22.0], [-14.0, -18.0, -20.0, -20.0],
          [-20.0, -20.0, -18.0, -14.0], [-22.0, -20.0, -14.0, 0.0]],
 }
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 4.1, Figure 4.1"
 
 
 @dataclass(frozen=True)
@@ -97,26 +101,28 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check("gamma")
-def book_values(results: dict) -> list[str]:
+def book_values(results: dict) -> list[Measure]:
     """Every snapshot the book prints, to its one decimal."""
     shape = tuple(results["grid_shape"])
-    failures = []
+    measures = []
     for i, k in enumerate(results["k"]):
         if int(k) not in BOOK:
             continue
         ours = np.nan_to_num(style.grid_image(results["V"][i], results["state_cells"], shape))
         worst = float(np.max(np.abs(ours - np.array(BOOK[int(k)]))))
-        if not worst <= 0.05 + 1e-9:  # the book prints one decimal (k = inf: integers)
-            failures.append(f"v_k for k = {'inf' if k < 0 else k} differs from Figure 4.1 "
-                            f"by {worst:.3f}")
-    return failures
+        sweep = "inf" if k < 0 else int(k)
+        measures.append(below(  # the book prints one decimal (k = inf: integers)
+            f"v_k, k = {sweep}: largest |ours - Figure 4.1| over the cells", worst,
+            0.05 + 1e-9, f"v_k for k = {sweep} differs from Figure 4.1 by {worst:.3f}",
+            "the book's one decimal"))
+    return measures
 
 
 @check()
-def values_fall_with_sweeps(results: dict) -> list[str]:
+def values_fall_with_sweeps(results: dict) -> list[Measure]:
     """At any gamma, ``v_k`` falls in every state with each sweep from ``v_0 = 0`` down to
     ``v_pi`` (every reward is -1, so ``v_1 <= v_0`` and ``T_pi`` is monotone)."""
     rise = float(np.max(np.diff(results["V"], axis=0)))  # rows: sweeps in order, then v_pi
-    if rise > 1e-9:
-        return [f"a state's value rises by {rise:.3g} from one snapshot to the next"]
-    return []
+    return [below("largest rise of v(s) from one snapshot to the next", rise, 1e-9,
+                  f"a state's value rises by {rise:.3g} from one snapshot to the next",
+                  "float rounding")]

@@ -10,12 +10,16 @@ from tabular import dyna_q, prioritized_sweeping, value_iteration
 from tabular.envs.mazes import DYNA_MAZE, finer_maze, greedy_steps, maze
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact
 from .settings import Settings
 
 GAMMA = 0.95  # Example 8.1
 LEARNERS = {"dyna_q": dyna_q, "prioritized_sweeping": prioritized_sweeping}
 LABELS = {"dyna_q": "Dyna-Q", "prioritized_sweeping": "prioritized sweeping"}
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 8.4"
 
 
 @dataclass(frozen=True)
@@ -115,31 +119,39 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def shortest_paths(results: dict) -> list[str]:
+def shortest_paths(results: dict) -> list[Measure]:
     """The shortest path of the maze drawn ``factor`` times finer is 14 x factor steps
     (value iteration: no setting changes it)."""
-    if not (results["shortest"] == 14 * results["factors"]).all():
-        return [f"the shortest paths {results['shortest']} are not 14 x factor"]
-    return []
+    return [fact("shortest path by maze factor", (results["shortest"] == 14 * results[
+                 "factors"]).all(), f"14 x factor = {(14 * results['factors']).tolist()}",
+                 str(results["shortest"].tolist()),
+                 f"the shortest paths {results['shortest']} are not 14 x factor")]
 
 
 @check("slack", "episodes")
-def fewer_updates(results: dict) -> list[str]:
+def fewer_updates(results: dict) -> list[Measure]:
     """Example 8.4's finding: on every maze size prioritized sweeping finds the path in
     far fewer updates than Dyna-Q (asserted: the median over runs at most 2/3 of
     Dyna-Q's; measured 2.1-4.2x fewer over 10 runs of factors 1-6), and both need more
     updates on bigger mazes."""
-    failures = []
     order = np.argsort(results["states"])  # --set factors may list them in any order
     plain = medians(results, "dyna_q")[order]
     sweeping = medians(results, "prioritized_sweeping")[order]
-    if not np.isfinite(sweeping).all():
-        failures.append(f"prioritized sweeping did not find the path in most runs on the "
-                        f"mazes of {results['states'][order][~np.isfinite(sweeping)]} states")
-    if not (1.5 * sweeping <= plain).all():
-        failures.append(f"prioritized sweeping's median updates {sweeping} are not at most "
-                        f"2/3 of Dyna-Q's {plain}")
+    measures = [
+        fact("mazes where prioritized sweeping found the path in most runs",
+             np.isfinite(sweeping).all(), "every maze",
+             f"{int(np.isfinite(sweeping).sum())} of {len(sweeping)}",
+             f"prioritized sweeping did not find the path in most runs on the "
+             f"mazes of {results['states'][order][~np.isfinite(sweeping)]} states"),
+        fact("median updates: prioritized sweeping / Dyna-Q, by maze size",
+             (1.5 * sweeping <= plain).all(), "<= 2/3 on every maze",
+             str(np.round(sweeping / plain, 3).tolist()),
+             f"prioritized sweeping's median updates {sweeping} are not at most "
+             f"2/3 of Dyna-Q's {plain}", "Example 8.4: far fewer"),
+    ]
     for name, needed in (("Dyna-Q", plain), ("prioritized sweeping", sweeping)):
-        if not (needed[1:] > needed[:-1]).all():
-            failures.append(f"{name}'s updates {needed} do not grow with the maze")
-    return failures
+        measures.append(fact(f"{name}'s median updates, smallest maze to largest",
+                             (needed[1:] > needed[:-1]).all(), "growing", str(needed.tolist()),
+                             f"{name}'s updates {needed} do not grow with the maze",
+                             "ordering"))
+    return measures

@@ -15,10 +15,17 @@ from tabular.rlhf import kl_objective, kl_optimum, train_pipeline, visit_probabi
 from tabular.rlhf.process import fit_process_reward_model, prefix_values, process_rewards
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check, fact, number
 from .settings import Settings
 
 REWARDS = ("outcome", "process", "fitted PRM")
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: outcome against potential-based process rewards (Ng, Harada and "
+    "Russell, 1999) on the token MDP, against its exact optimum"
+)
 
 
 @dataclass(frozen=True)
@@ -94,34 +101,34 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def optimum_unmoved(results: dict) -> list[str]:
+def optimum_unmoved(results: dict) -> list[Measure]:
     """Potential-based process rewards leave the optimum where it is (Ng et al., 1999),
     whatever the potential."""
     moved = float(results["optimum_moved"])
-    if not moved < 1e-12:
-        return [f"the process rewards moved the optimum by {moved}"]
-    return []
+    return [fact("distance the process rewards moved the optimum", moved < 1e-12, "0",
+                 number(moved), f"the process rewards moved the optimum by {moved}",
+                 "< 1e-12 (float rounding)")]
 
 
 @check("beta", "alpha", "prm_responses", "prm_completions")
-def process_rewards_are_faster(results: dict) -> list[str]:
+def process_rewards_are_faster(results: dict) -> list[Measure]:
     """By crediting each token against the reference's expectation, process rewards
     close the gap several times faster than the outcome reward from a few hundred
     episodes on; so does a process reward model fitted to Monte Carlo step labels."""
-    failures = []
     outcome, process, fitted = np.median(results["gaps"], axis=2)
     late = results["checkpoints"] >= 1000
-    for name, gaps in (("process rewards", process), ("the fitted PRM", fitted)):
-        if not (gaps[late] * 2 < outcome[late]).all():
-            failures.append(f"median gaps with {name} {np.round(gaps, 4)} are not half those "
-                            f"with the outcome reward {np.round(outcome, 4)}")
-    return failures
+    return [fact(f"median gap with {name} / with the outcome reward, from 1000 episodes",
+                 (gaps[late] * 2 < outcome[late]).all(), "< 0.5 at every checkpoint",
+                 str(np.round(gaps[late] / outcome[late], 3).tolist()),
+                 f"median gaps with {name} {np.round(gaps, 4)} are not half those "
+                 f"with the outcome reward {np.round(outcome, 4)}", "several times faster")
+            for name, gaps in (("process rewards", process), ("the fitted PRM", fitted))]
 
 
 @check("prm_responses", "prm_completions")
-def fitted_prm_is_close(results: dict) -> list[str]:
+def fitted_prm_is_close(results: dict) -> list[Measure]:
     """The fitted process reward model's prefix values are off by a few hundredths."""
     error = float(results["prm_error"])
-    if not error < 0.1:
-        return [f"the fitted PRM is off the prefix values by {error:.3f}"]
-    return []
+    return [below("fitted PRM's largest error on the prefix values", error, 0.1,
+                  f"the fitted PRM is off the prefix values by {error:.3f}",
+                  "a few hundredths, from Monte Carlo labels")]

@@ -17,7 +17,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check, fact, inside
 from .settings import Settings
 
 ENV_ID = "tabzoo/RandomWalk-v0"
@@ -25,6 +25,10 @@ ENV_ID = "tabzoo/RandomWalk-v0"
 #: state once per walk, so a walk that revisits a state moves its value less, and its
 #: curves end far below the book's.
 METHODS = {"TD(0)": td0, "MC": partial(mc_prediction, first_visit=False)}
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.2 (its figure of RMS error per episode)"
 
 
 @dataclass(frozen=True)
@@ -122,34 +126,40 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def true_values(results: dict) -> list[str]:
+def true_values(results: dict) -> list[Measure]:
     """The exact values of A-E are 1/6 ... 5/6 (Example 6.2), and every curve starts at
     the error of the initial guess V = 0.5, whatever its step size."""
-    failures = []
     true_V = results["true_V"]
-    if not np.allclose(true_V, np.arange(1, 6) / 6, atol=1e-12):
-        failures.append(f"the true values are {np.round(true_V, 4)}, not 1/6 ... 5/6")
     start = np.sqrt(np.mean((0.5 - true_V) ** 2))
-    if not np.allclose(results["rms"][:, :, 0], start, atol=1e-12):
-        failures.append(f"a curve does not start at the initial guess's error {start:.4f}")
-    return failures
+    return [
+        below("true values of A-E: largest |v - k/6|",
+              np.max(np.abs(true_V - np.arange(1, 6) / 6)), 1e-12,
+              f"the true values are {np.round(true_V, 4)}, not 1/6 ... 5/6", "float rounding"),
+        below(f"every curve's first RMS error: largest |error - {start:.4f}|",
+              np.max(np.abs(results["rms"][:, :, 0] - start)), 1e-12,
+              f"a curve does not start at the initial guess's error {start:.4f}",
+              "float rounding"),
+    ]
 
 
 @check("td_alphas", "mc_alphas", "episodes")
-def td_beats_mc(results: dict) -> list[str]:
+def td_beats_mc(results: dict) -> list[Measure]:
     """TD(0) with its best step size ends below MC with its best (the book's finding), and
     every-visit MC levels off near the book's 0.1."""
     late = results["rms"][:, :, -25:].mean(axis=(1, 2))  # last 25 episodes, all runs
     td = late[results["methods"] == "TD(0)"].min()
     mc = late[results["methods"] == "MC"].min()
-    failures = []
-    # the book's gap is ~0.05 vs ~0.1; the run-mean's standard error is < 0.01 at 100 runs
-    if not td < mc:
-        failures.append(f"TD(0)'s best late RMS error {td:.3f} is not below MC's {mc:.3f}")
-    if not 0.02 < td < 0.12:
-        failures.append(f"TD(0)'s best late RMS error {td:.3f} is outside the book's range")
-    # every-visit MC's best (alpha = 0.02) is near 0.09, its 100-run mean within 0.01;
-    # first-visit MC's best lies below this range, so the check tells the two apart
-    if not 0.07 < mc < 0.13:
-        failures.append(f"MC's best late RMS error {mc:.3f} is outside the book's range")
-    return failures
+    return [
+        # the book's gap is ~0.05 vs ~0.1; the run-mean's standard error is < 0.01 at 100 runs
+        fact("best late RMS error: TD(0) against MC", td < mc, "TD(0) below MC",
+             f"{td:.3f} vs {mc:.3f}",
+             f"TD(0)'s best late RMS error {td:.3f} is not below MC's {mc:.3f}", "ordering"),
+        inside("TD(0)'s best late RMS error", td, 0.02, 0.12,
+               f"TD(0)'s best late RMS error {td:.3f} is outside the book's range",
+               "the book's figure"),
+        # every-visit MC's best (alpha = 0.02) is near 0.09, its 100-run mean within 0.01;
+        # first-visit MC's best lies below this range, so the check tells the two apart
+        inside("MC's best late RMS error", mc, 0.07, 0.13,
+               f"MC's best late RMS error {mc:.3f} is outside the book's range",
+               "the book's figure"),
+    ]

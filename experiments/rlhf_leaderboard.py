@@ -56,12 +56,19 @@ from tabular.rlhf.reward_model import sigmoid
 from tabular.schedules import inverse
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check, fact
 from .settings import Settings
 
 #: The scenarios, by the name the figure and the table give them.
 SCENARIOS = {"capital of France": load_scenario,
              "assistant (grammar)": lambda: load_grammar_scenario("assistant")}
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: every RLHF learner against the exact KL-regularised optimum "
+    "(Rafailov et al., 2023, appendix A.1)"
+)
 
 
 @dataclass(frozen=True)
@@ -575,28 +582,32 @@ least this far from it: 0.8 times the smallest mean measured, rounded down."""
 
 
 @check()
-def exact_gaps(results: dict) -> list[str]:
+def exact_gaps(results: dict) -> list[Measure]:
     """Exactness, at any setting: the gap ``J* - J(pi)`` is ``beta KL(pi || pi*)`` and
     never negative."""
-    failures = []
+    measures = []
     betas = results["betas"]
     for sc in (str(s) for s in results["scenarios"]):
         p = key(sc)
         gap, kl = results[f"{p}_gap"], results[f"{p}_kl_opt"]
         off = np.abs(gap - betas[:, None, None, None] * kl).max()
-        if not off <= 1e-9:
-            failures.append(f"{sc}: J* - J(pi) differs from beta KL(pi || pi*) by {off:.3g}")
-        if not gap.min() >= -1e-9:
-            failures.append(f"{sc}: a policy beats the exact optimum by {-gap.min():.3g}")
-    return failures
+        measures += [
+            below(f"{sc}: largest |J* - J(pi) - beta KL(pi || pi*)|", off, 1e-9,
+                  f"{sc}: J* - J(pi) differs from beta KL(pi || pi*) by {off:.3g}",
+                  "float rounding"),
+            below(f"{sc}: largest J(pi) - J*", -gap.min(), 1e-9,
+                  f"{sc}: a policy beats the exact optimum by {-gap.min():.3g}",
+                  "float rounding"),
+        ]
+    return measures
 
 
 @check("betas")
-def learners_reach_their_gaps(results: dict) -> list[str]:
+def learners_reach_their_gaps(results: dict) -> list[Measure]:
     """The gap every learner reaches within :data:`CHECK_BUDGET` responses, per beta of
     :data:`REACHES` (upper bounds with margins; lower bounds for IPO and KTO, whose fixed
     points are not ``pi*``, from :data:`STAYS_ABOVE`)."""
-    failures = []
+    measures = []
     betas = results["betas"]
     methods = [str(m) for m in results["methods"]]
     for sc in (str(s) for s in results["scenarios"]):
@@ -605,36 +616,52 @@ def learners_reach_their_gaps(results: dict) -> list[str]:
         if CHECK_BUDGET not in budgets:
             continue
         reached = results[f"{p}_gap"][:, :, budgets.index(CHECK_BUDGET)].mean(axis=-1)
-        for m, name in enumerate(methods):  # reached: [beta, method]
+        for m, name in enumerate(methods):  # reached: [beta, method], one row per learner
+            ranges, outside = [], []
             for b, beta in enumerate(betas):
                 high = REACHES[p].get(name, (np.inf,) * len(betas))[b]
                 low = STAYS_ABOVE[p].get(name, (-np.inf,) * len(betas))[b]
+                ranges.append(f"<= {high:g}" if low == -np.inf else f"[{low:g}, {high:g}]")
                 if not low <= reached[b, m] <= high:
-                    failures.append(
+                    outside.append(
                         f"{sc}, beta = {beta:g}: {name}'s mean gap after {CHECK_BUDGET} "
                         f"responses is {reached[b, m]:.3g}, outside [{low:g}, {high:g}]")
-    return failures
+            measures.append(fact(
+                f"{sc}: {name}'s mean gap after {CHECK_BUDGET} responses, beta = "
+                f"{', '.join(f'{beta:g}' for beta in betas)}", not outside,
+                ", ".join(ranges), ", ".join(f"{g:.3g}" for g in reached[:, m]),
+                "; ".join(outside), "the bounds, with margins"))
+    return measures
 
 
 @check()
-def best_of_n_bounds(results: dict) -> list[str]:
+def best_of_n_bounds(results: dict) -> list[Measure]:
     """Best-of-N, at any setting: its exact KL within the usual formula, strictly below
     it from N = 2 on; its reward rising with N; never above the optimum's objective at
     any beta."""
-    failures = []
+    measures = []
     n = results["best_of"]
     for sc in (str(s) for s in results["scenarios"]):
         p = key(sc)
         kl_n = results[f"{p}_bon_kl"]
         bound, reward = results[f"{p}_bon_kl_bound"], results[f"{p}_bon_reward"]
-        if not (kl_n <= bound + 1e-12).all() or not (kl_n[n >= 2] < bound[n >= 2] - 1e-3).all():
-            failures.append(f"{sc}: best-of-N's exact KL {np.round(kl_n, 4)} is not below "
-                            f"log N - (N-1)/N = {np.round(bound, 4)}")
-        if not (np.diff(reward) >= -1e-12).all():
-            failures.append(f"{sc}: best-of-N's reward {np.round(reward, 4)} falls as N grows")
         value = results[f"{p}_frontier_value"]
         over = (reward[:, None] - results[f"{p}_frontier_betas"][None] * kl_n[:, None]
                 - value[None]).max()
-        if not over <= 1e-9:
-            failures.append(f"{sc}: best-of-N beats the optimum's objective by {over:.3g}")
-    return failures
+        measures += [
+            fact(f"{sc}: best-of-N's exact KL, N = {n.tolist()}",
+                 (kl_n <= bound + 1e-12).all() and (kl_n[n >= 2] < bound[n >= 2] - 1e-3).all(),
+                 f"below log N - (N-1)/N = {np.round(bound, 4).tolist()}",
+                 str(np.round(kl_n, 4).tolist()),
+                 f"{sc}: best-of-N's exact KL {np.round(kl_n, 4)} is not below "
+                 f"log N - (N-1)/N = {np.round(bound, 4)}", "strictly, by 1e-3, from N = 2"),
+            fact(f"{sc}: best-of-N's reward, N = {n.tolist()}",
+                 (np.diff(reward) >= -1e-12).all(), "rising with N",
+                 str(np.round(reward, 4).tolist()),
+                 f"{sc}: best-of-N's reward {np.round(reward, 4)} falls as N grows",
+                 "float rounding"),
+            below(f"{sc}: best-of-N's objective - the optimum's, largest over beta", over,
+                  1e-9, f"{sc}: best-of-N beats the optimum's objective by {over:.3g}",
+                  "float rounding"),
+        ]
+    return measures

@@ -6,18 +6,21 @@ Each experiment is a module of this package with
   field) with a ``quick()`` variant;
 - ``run(config, executor) -> dict[str, np.ndarray]``: all the computing;
 - ``plot(results, out_dir) -> list[Path]``: figures drawn from the numbers alone;
-- its checks, functions ``(results) -> list[str]`` marked with
-  :func:`tabular.experiments.checks.check` and the settings each holds at: the expectations
-  the numbers failed (empty: all met);
+- its checks, functions ``(results) -> list[Measure]`` marked with
+  :func:`tabular.experiments.checks.check` and the settings each holds at: every comparison
+  made, each with its published or exact value, measured value and tolerance;
 - optionally ``table(results) -> (header, rows)``: a small table, also written as CSV.
 
 For experiment ``NAME`` the runner writes, under ``OUT/NAME/``, ``numbers.npz``,
-the PNGs, ``NAME.csv`` for a table, and last ``config.json`` (the config,
-``tabular.__version__``, the seed, each check's verdict, ``failed_checks`` (the
-failures of the checks that applied) and the SHA-256 of every file). The directory
-changes as a whole (:mod:`tabular.experiments.storage`): an interrupted run leaves the previous
-results untouched, and a rerun with the same config skips an experiment only when its
-files are exactly the ones its record describes.
+the PNGs, ``NAME.csv`` for a table, and last ``config.json`` (the config and the
+settings a run overrode, ``tabular.__version__``, the seed, each check's verdict and
+comparisons, ``failed_checks`` (the failures of the checks that applied), what the
+experiment reproduces, the commit, the date, the run time and the SHA-256 of every
+file). After running, the command line rewrites the gallery ``OUT/index.html`` and
+``OUT/checks.md`` from every record under ``OUT`` (:mod:`tabular.experiments.gallery`).
+The directory changes as a whole (:mod:`tabular.experiments.storage`): an interrupted
+run leaves the previous results untouched, and a rerun with the same config skips an
+experiment only when its files are exactly the ones its record describes.
 
 Any field of an experiment's ``Config`` can be set from the command line
 (``--set epsilon=0.2``, typed from the field) or from Python
@@ -31,11 +34,14 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import os
 import shutil
+import subprocess
 import sys
 import textwrap
 import time
@@ -48,8 +54,9 @@ from tqdm.auto import tqdm
 
 import tabular
 
+from . import gallery
 from .checks import NOT_APPLICABLE, Verdict, failures_of, judge
-from .executor import BACKENDS, LocalExecutor, make_executor
+from .executor import BACKENDS, RAY_MISSING, LocalExecutor, make_executor
 from .settings import parse_value, shown, type_name
 from .storage import (
     CONFIG,
@@ -171,6 +178,41 @@ def metadata(name: str, config, quick: bool) -> dict:
     }
 
 
+def provenance(module: ModuleType, config, quick: bool) -> dict:
+    """What the gallery shows beside a run, recorded with it but not part of what makes
+    two runs the same (:func:`metadata`): what the experiment reproduces, the settings
+    the run changed from the mode's defaults (with the defaults), the commit and the
+    date."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    base = module.Config.quick() if quick else module.Config()
+    changed = {f.name: getattr(base, f.name) for f in dataclasses.fields(config)
+               if getattr(config, f.name) != getattr(base, f.name)}
+    return {
+        "description": summary(name),
+        "reproduces": module.REPRODUCES,
+        "overrides": json.loads(json.dumps(changed, default=jsonable)),
+        "commit": commit(),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+    }
+
+
+@functools.cache
+def commit() -> str | None:
+    """The checkout's commit, ``+dirty`` when tracked files differ from it (None outside
+    a git checkout, e.g. an installed wheel)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=30)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD"],
+                               capture_output=True, timeout=30).returncode != 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
 # ------------------------------------------------------------------ running
 def run_experiment(name: str, out: Path = Path("results"), executor=None, quick: bool = False,
                    runs: int | None = None, force: bool = False,
@@ -201,7 +243,8 @@ def run_experiment(name: str, out: Path = Path("results"), executor=None, quick:
     verdicts = judge(module, numbers, config, quick)
     failures = failures_of(verdicts)
     seconds = time.perf_counter() - began
-    save_json(stage / CONFIG, {**meta, "checks": [v.record() for v in verdicts],
+    save_json(stage / CONFIG, {**meta, **provenance(module, config, quick),
+                               "checks": [v.record() for v in verdicts],
                                "failed_checks": failures, "files": files,
                                "digests": digests(stage, files), "seconds": round(seconds, 2)})
     publish(stage, out_dir)
@@ -258,6 +301,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                      f"{', '.join(EXPERIMENTS)}")
     if args.runs is not None and args.runs < 1:
         parser.error(f"--runs must be >= 1, got {args.runs}")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        parser.exit(2, f"{parser.prog}: error: {RAY_MISSING}\n")  # one line, no usage
     problem = unwritable(args.out)
     if problem and not args.list:
         parser.error(f"--out {args.out}: {problem}")
@@ -347,6 +392,7 @@ def command(argv=None) -> int:
         for name in names:
             for path in replot(name, args.out):
                 print(path)
+        gallery.write(args.out, EXPERIMENTS)
         return 0
     executor = make_executor(args.backend)
     outcomes = []
@@ -370,7 +416,8 @@ def command(argv=None) -> int:
                 tqdm.write(f"  {v.describe()}")
     finally:
         executor.close()
-    print(f"results in {args.out.resolve()}")
+    index, _ = gallery.write(args.out, EXPERIMENTS)
+    print(f"results in {args.out.resolve()}; gallery {index.resolve()}")
     return 1 if any(o.failures for o in outcomes) else 0
 
 

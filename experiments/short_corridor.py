@@ -16,7 +16,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check, fact, within
 from .settings import Settings
 
 ENV_ID = "tabzoo/ShortCorridor-v0"
@@ -29,6 +29,10 @@ STUCK = -100.0
 #: The largest fraction of stuck runs the check accepts at any step size: a few percent
 #: get stuck at 2^-12, so more than 15% of 50 runs is a binomial tail of about 3e-4.
 MAX_STUCK = 0.15
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 13.1, Figure 13.1"
 
 
 @dataclass(frozen=True)
@@ -120,44 +124,51 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def exact_optimum(results: dict) -> list[str]:
+def exact_optimum(results: dict) -> list[Measure]:
     """v*(s0) = -(6 + 4 sqrt 2) = -11.66 at p(right) = 2 - sqrt 2 = 0.59 (the book prints
     -11.6), by exact evaluation of the shared policies: no setting changes it."""
     v_star, p_star = float(results["v_star"]), float(results["p_star"])
     exact_v, exact_p = -(6.0 + 4.0 * np.sqrt(2.0)), 2.0 - np.sqrt(2.0)
-    if abs(v_star - exact_v) > 1e-4 or abs(p_star - exact_p) > 1e-3:  # the p grid's step
-        return [f"best shared policy p = {p_star:.4f}, v = {v_star:.4f}; exact: "
-                f"p = {exact_p:.4f}, v = {exact_v:.4f}"]
-    return []
+    failure = (f"best shared policy p = {p_star:.4f}, v = {v_star:.4f}; exact: "
+               f"p = {exact_p:.4f}, v = {exact_v:.4f}")
+    return [within("v*(s0) = -(6 + 4 sqrt 2)", v_star, exact_v, 1e-4, failure, "the p grid"),
+            within("best p(right) = 2 - sqrt 2", p_star, exact_p, 1e-3, failure,
+                   "the p grid's step")]
 
 
 @check()
-def nobody_beats_the_optimum(results: dict) -> list[str]:
+def nobody_beats_the_optimum(results: dict) -> list[Measure]:
     """No step size's late returns (the mean over all runs of the last 100 episodes)
     lie above v* by more than noise, whatever the settings."""
     late = results["returns"][:, :, -100:].mean(axis=(1, 2))
-    if late.max() > float(results["v_star"]) + 1.0:
-        return [f"a learner's late return {late.max():.1f} beats v* = "
-                f"{float(results['v_star']):.1f} by more than noise: the ground truth is wrong"]
-    return []
+    v_star = float(results["v_star"])
+    return [below("best late return (last 100 episodes, all runs)", late.max(), v_star + 1.0,
+                  f"a learner's late return {late.max():.1f} beats v* = "
+                  f"{v_star:.1f} by more than noise: the ground truth is wrong",
+                  "v* + 1 (noise)")]
 
 
 @check("alphas", "episodes", "initial_right")
-def reinforce_climbs(results: dict) -> list[str]:
+def reinforce_climbs(results: dict) -> list[Measure]:
     """REINFORCE with the book's step sizes climbs to within a few units of v*, apart
     from the few runs that got stuck without the book's probability floor."""
-    failures = []
+    measures = []
     v_star = float(results["v_star"])
     for alpha, returns in zip(results["alphas"], results["returns"], strict=True):
         stuck = returns[:, -100:].mean(axis=1) < STUCK
-        if stuck.mean() > MAX_STUCK:
-            failures.append(f"alpha = {alpha:g}: {stuck.sum()} of {len(stuck)} runs stuck "
-                            "(expected: a few percent at 2^-12)")
+        measures.append(below(f"alpha = {alpha:g}: fraction of runs stuck", stuck.mean(),
+                              MAX_STUCK, f"alpha = {alpha:g}: {stuck.sum()} of {len(stuck)} "
+                              "runs stuck (expected: a few percent at 2^-12)",
+                              "a few percent"))
         first = returns[~stuck, :50].mean()
         last = returns[~stuck, -100:].mean()
         # the mean of 50 runs has a standard error of about 0.2: the smallest step size,
         # still climbing near -15, lies many of them inside v* - 5
-        if not (last > first and last > v_star - 5.0):
-            failures.append(f"alpha = {alpha:g}: late return {last:.1f} (first 50 "
-                            f"episodes: {first:.1f}) is not within 5 of v* = {v_star:.1f}")
-    return failures
+        measures.append(fact(f"alpha = {alpha:g}: late return (first 50 episodes)",
+                             last > first and last > v_star - 5.0,
+                             f"rising, above v* - 5 = {v_star - 5.0:.2f}",
+                             f"{last:.2f} ({first:.2f})",
+                             f"alpha = {alpha:g}: late return {last:.1f} (first 50 "
+                             f"episodes: {first:.1f}) is not within 5 of v* = {v_star:.1f}",
+                             "5 (Figure 13.1)"))
+    return measures

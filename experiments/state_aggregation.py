@@ -22,6 +22,8 @@ from . import style
 from .checks import check
 from .settings import Settings
 
+REPRODUCES = ("Sutton & Barto (2018), Example 9.1: Figure 9.1 (gradient MC) and Figure 9.2 "
+              "left (semi-gradient TD(0)), with the exact VE minimiser and TD fixed point")
 LEARNERS = {"MC": gradient_mc, "TD(0)": semi_gradient_td}
 #: How far off the fixed points the probe must see a nonzero mean update.
 OFFSET = 0.06

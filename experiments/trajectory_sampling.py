@@ -13,13 +13,17 @@ from tabular.plan.expected_updates import (
 )
 
 from . import style
-from .checks import check
+from .checks import Measure, check, fact
 from .settings import Settings
 
 METHODS = ("on_policy", "uniform")
 LABELS = {"on_policy": "on-policy (trajectory sampling)", "uniform": "uniform"}
 #: Tasks per executor job.
 BLOCK = 25
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), section 8.6, Figure 8.8"
 
 
 @dataclass(frozen=True)
@@ -177,46 +181,64 @@ def table(results: dict):
 
 @check("states", "branchings", "updates", "evaluate_every", "large_states",
        "large_branchings", "large_updates", "large_evaluate_every", "epsilon")
-def book_findings(results: dict) -> list[str]:
+def book_findings(results: dict) -> list[Measure]:
     """Section 8.6's findings: in every case sampling the on-policy distribution plans
     faster at first and slower in the long run; its head start lasts longer at smaller b,
     and is larger and longer-lasting with more states."""
-    failures = []
+    measures = []
     states, branching = results["curve_states"], results["curve_branching"]
     for c in range(states.shape[0]):
         name = f"{states[c]:,} states, b = {branching[c]}"
         mean, se = lead(results, c)
-        # paired differences over tasks: 3 standard errors is not luck
-        if not mean[1] > 3.0 * se[1]:
-            failures.append(f"{name}: after {results[f'updates_{c}'][1]:,} updates trajectory "
-                            f"sampling leads by {mean[1]:.3f} (standard error {se[1]:.3f}); "
-                            "the book's on-policy planning is faster initially")
-        if not mean[-1] < 0.0:
-            failures.append(f"{name}: after {results[f'updates_{c}'][-1]:,} updates trajectory "
-                            f"sampling still leads by {mean[-1]:.3f}; the book's uniform "
-                            "updates do better in the long run")
+        early, late = results[f"updates_{c}"][1], results[f"updates_{c}"][-1]
+        measures += [
+            # paired differences over tasks: 3 standard errors is not luck
+            fact(f"{name}: trajectory sampling's lead after {early:,} updates",
+                 mean[1] > 3.0 * se[1], f"> 3 standard errors ({3.0 * se[1]:.3f})",
+                 f"{mean[1]:.3f}",
+                 f"{name}: after {early:,} updates trajectory "
+                 f"sampling leads by {mean[1]:.3f} (standard error {se[1]:.3f}); "
+                 "the book's on-policy planning is faster initially", "3 standard errors"),
+            fact(f"{name}: trajectory sampling's lead after {late:,} updates",
+                 mean[-1] < 0.0, "< 0 (uniform ahead)", f"{mean[-1]:.3f}",
+                 f"{name}: after {late:,} updates trajectory "
+                 f"sampling still leads by {mean[-1]:.3f}; the book's uniform "
+                 "updates do better in the long run", "sign"),
+        ]
     for n in np.unique(states):
         mine = np.flatnonzero(states == n)
         order = mine[np.argsort(branching[mine])]
         level = [catch_up(results, c) for c in order]
-        if any(later > sooner for later, sooner in zip(level[1:], level, strict=False)) or (
-                len(level) > 1 and not level[0] > level[-1]):
-            failures.append(f"{n:,} states: uniform updates draw level after {level} sweeps "
-                            f"for b = {branching[order].tolist()}; the head start of "
-                            "trajectory sampling should last longer at smaller b")
+        measures.append(fact(
+            f"{n:,} states: sweeps until uniform draws level, b = "
+            f"{branching[order].tolist()}",
+            not any(later > sooner for later, sooner in zip(level[1:], level, strict=False))
+            and not (len(level) > 1 and not level[0] > level[-1]),
+            "falling with b", str(level),
+            f"{n:,} states: uniform updates draw level after {level} sweeps "
+            f"for b = {branching[order].tolist()}; the head start of "
+            "trajectory sampling should last longer at smaller b", "ordering"))
     for b in np.unique(branching):
         mine = np.flatnonzero(branching == b)
         if mine.size < 2:
             continue
         small, large = mine[np.argmin(states[mine])], mine[np.argmax(states[mine])]
-        if not head_start(results, large) > head_start(results, small):
-            failures.append(f"b = {b}: trajectory sampling's mean lead over the first two "
-                            f"sweeps is {head_start(results, large):.3f} with "
-                            f"{states[large]:,} states, not larger than the "
-                            f"{head_start(results, small):.3f} with {states[small]:,}")
-        if not catch_up(results, large) > catch_up(results, small):
-            failures.append(f"b = {b}: uniform updates draw level after "
-                            f"{catch_up(results, large)} sweeps with {states[large]:,} states, "
-                            f"not later than the {catch_up(results, small)} with "
-                            f"{states[small]:,}")
-    return failures
+        measures += [
+            fact(f"b = {b}: mean lead over the first two sweeps, {states[large]:,} against "
+                 f"{states[small]:,} states", head_start(results, large) > head_start(
+                     results, small), "larger with more states",
+                 f"{head_start(results, large):.3f} vs {head_start(results, small):.3f}",
+                 f"b = {b}: trajectory sampling's mean lead over the first two "
+                 f"sweeps is {head_start(results, large):.3f} with "
+                 f"{states[large]:,} states, not larger than the "
+                 f"{head_start(results, small):.3f} with {states[small]:,}", "ordering"),
+            fact(f"b = {b}: sweeps until uniform draws level, {states[large]:,} against "
+                 f"{states[small]:,} states", catch_up(results, large) > catch_up(
+                     results, small), "later with more states",
+                 f"{catch_up(results, large)} vs {catch_up(results, small)}",
+                 f"b = {b}: uniform updates draw level after "
+                 f"{catch_up(results, large)} sweeps with {states[large]:,} states, "
+                 f"not later than the {catch_up(results, small)} with "
+                 f"{states[small]:,}", "ordering"),
+        ]
+    return measures

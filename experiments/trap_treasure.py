@@ -10,12 +10,19 @@ import numpy as np
 from tabular import TabularMDP, reinforce
 
 from . import style, zoo
-from .checks import check
+from .checks import Measure, above, below, check, within
 from .settings import Settings
 from .zoo import nobody_beats_the_optimum  # noqa: F401  (one of this experiment's checks)
 
 ENV_ID = "tabzoo/TrapTreasure-v0"
 RIGHT = 1  # the post's action R
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = (
+    "no published figure: the exact optimum of the trap/treasure grid (value iteration), "
+    "against every learner"
+)
 
 
 @dataclass(frozen=True)
@@ -121,39 +128,39 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def optimum_is_certain(results: dict) -> list[str]:
+def optimum_is_certain(results: dict) -> list[Measure]:
     """The optimal success probability is 1: the grid is deterministic."""
     best = float(results["optimal_success"])
-    if abs(best - 1.0) > 1e-9:
-        return [f"optimal success {best}, expected 1 on a deterministic grid"]
-    return []
+    return [within("optimal success probability", best, 1.0, 1e-9,
+                   f"optimal success {best}, expected 1 on a deterministic grid",
+                   "float rounding")]
 
 
 @check("checkpoints", "zoo_step_reward", "gamma", "zoo_trap_reward")
-def q_learning_finds_the_treasure(results: dict) -> list[str]:
+def q_learning_finds_the_treasure(results: dict) -> list[Measure]:
     """Q-learning's greedy policy reaches the treasure for sure by the last checkpoint."""
     q = list(results["algorithms"]).index("Q-learning")
     final = float(results["success"][q][:, -1].mean())
-    if final < 0.99:
-        return [f"Q-learning's greedy policy reaches the treasure with p = {final:.2f}"]
-    return []
+    return [above("Q-learning's greedy success probability, last checkpoint", final, 0.99 - 1e-12,
+                  f"Q-learning's greedy policy reaches the treasure with p = {final:.2f}",
+                  "for sure, to 0.01")]
 
 
 @check("checkpoints", "reinforce_alpha", "reward_floor")
-def reinforce_avoids_the_trap(results: dict) -> list[str]:
+def reinforce_avoids_the_trap(results: dict) -> list[Measure]:
     """REINFORCE drives pi(R | left of trap) to ~0 in most runs and far below the prior
     0.25 on average."""
-    failures = []
     p = results["p_right"]
     mean, learned = p.mean(axis=0), np.mean(p[:, -1] < 0.05)
     # Each trap visit costs the floor's full gradient, so a run that keeps visiting the cell
     # drives pi(R) to ~0, while a run whose route leaves the cell early stops updating it:
     # about two thirds of runs end below 0.05, with a mean near 0.08. Both thresholds sit
     # about 5 standard errors of a 100-run fraction (or mean) away from that.
-    if not learned >= 0.4:
-        failures.append(f"only {learned:.0%} of runs end with pi(R | left of trap) below 0.05 "
-                        "(expected: about two thirds)")
-    if not mean[-1] < 0.15:
-        failures.append(f"pi(R | left of trap) goes {np.round(mean, 3).tolist()} on average: "
-                        "it should end below 0.15 (prior 0.25)")
-    return failures
+    return [
+        above("fraction of runs ending with pi(R | left of trap) < 0.05", learned, 0.4 - 1e-12,
+              f"only {learned:.0%} of runs end with pi(R | left of trap) below 0.05 "
+              "(expected: about two thirds)", "5 standard errors below 2/3"),
+        below("mean final pi(R | left of trap)", mean[-1], 0.15 - 1e-12,
+              f"pi(R | left of trap) goes {np.round(mean, 3).tolist()} on average: "
+              "it should end below 0.15 (prior 0.25)", "5 standard errors above 0.08"),
+    ]

@@ -16,10 +16,14 @@ from tabular import (
 from tabular.envs.layout import GOAL
 
 from . import style
-from .checks import check
+from .checks import Measure, above, check, fact, inside
 from .settings import Settings
 
 ENV_ID = "tabzoo/WindyGridworld-v0"
+
+
+#: What the experiment reproduces, as the gallery names it.
+REPRODUCES = "Sutton & Barto (2018), Example 6.5 (its figure of episodes against time steps)"
 
 
 @dataclass(frozen=True)
@@ -96,35 +100,36 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 
 @check()
-def optimal_path(results: dict) -> list[str]:
+def optimal_path(results: dict) -> list[Measure]:
     """The optimal path takes the book's 15 steps (value iteration: no setting changes
     it)."""
     optimal = int(results["optimal_steps"])
-    if optimal != 15:
-        return [f"the optimal path takes {optimal} steps, the book's takes 15"]
-    return []
+    return [fact("optimal path, steps", optimal == 15, "15 (the book)", str(optimal),
+                 f"the optimal path takes {optimal} steps, the book's takes 15")]
 
 
 @check("episodes", "alpha", "epsilon")
-def book_slope(results: dict) -> list[str]:
+def book_slope(results: dict) -> list[Measure]:
     """The book's slope: ~170 episodes in ~8,000 steps; the best run's greedy path is the
     15-step optimum, and a good share of runs end within 2 steps of it."""
-    failures = []
     total = float(results["lengths"].sum(axis=1).mean())
-    # single runs spread with a standard deviation of ~250 steps, so a mean of >= 10 runs lies
-    # far inside this band around the book's ~8,000
-    if not 6_000 < total < 11_000:
-        failures.append(f"{results['lengths'].shape[1]} episodes took {total:.0f} steps on "
-                        "average; the book shows about 8,000")
     optimal = int(results["optimal_steps"])
     steps = results["greedy_steps"]
-    if steps.min() != optimal:
-        failures.append(f"no run's greedy path is optimal: the best takes {steps.min()} steps")
-    # About 44% of runs end with a greedy path within 2 steps of the optimum (a fifth
-    # exactly optimal); many others loop, as 170 episodes leave many Q values at their
-    # initial 0. At 100 runs 0.25 lies ~4 binomial standard errors below 44%.
     near = float(np.mean(steps <= optimal + 2))
-    if near < 0.25:
-        failures.append(f"only {near:.0%} of runs learned a greedy path within 2 steps of "
-                        "the optimum (expected about 44%)")
-    return failures
+    return [
+        # single runs spread with a standard deviation of ~250 steps, so a mean of >= 10
+        # runs lies far inside this band around the book's ~8,000
+        inside(f"time steps of {results['lengths'].shape[1]} episodes (mean over runs)",
+               total, 6_000, 11_000, f"{results['lengths'].shape[1]} episodes took "
+               f"{total:.0f} steps on average; the book shows about 8,000",
+               "around the book's ~8,000"),
+        fact("best run's greedy path, steps", steps.min() == optimal, f"{optimal} (optimal)",
+             str(steps.min()),
+             f"no run's greedy path is optimal: the best takes {steps.min()} steps"),
+        # About 44% of runs end with a greedy path within 2 steps of the optimum (a fifth
+        # exactly optimal); many others loop, as 170 episodes leave many Q values at their
+        # initial 0. At 100 runs 0.25 lies ~4 binomial standard errors below 44%.
+        above("fraction of runs whose greedy path is within 2 steps of optimal", near,
+              0.25 - 1e-12, f"only {near:.0%} of runs learned a greedy path within 2 steps of "
+              "the optimum (expected about 44%)", "4 standard errors below 0.44"),
+    ]

@@ -21,7 +21,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import check
+from .checks import Measure, below, check
 
 #: name -> (learner, keyword arguments). PPO's unit is a batch of 8 episodes.
 ALGORITHMS = {
@@ -127,15 +127,16 @@ def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: flo
 
 
 @check()
-def nobody_beats_the_optimum(results: dict) -> list[str]:
+def nobody_beats_the_optimum(results: dict) -> list[Measure]:
     """No learned policy, nor the policy optimal for the learners' own discount, reaches
     the goal more often than the best achievable success probability (any setting)."""
-    best, failures = float(results["optimal_success"]), []
-    if results["success"].max() > best + 1e-9:
-        failures.append("a learned policy beats the optimal success probability")
-    if not float(results["target_success"]) <= best + 1e-9:
-        failures.append("the gamma-optimal policy beats the optimal success probability")
-    return failures
+    best = float(results["optimal_success"])
+    return [below("best learned policy's success probability", results["success"].max(),
+                  best + 1e-9, "a learned policy beats the optimal success probability",
+                  "the optimum + 1e-9"),
+            below("gamma-optimal policy's success probability", results["target_success"],
+                  best + 1e-9, "the gamma-optimal policy beats the optimal success "
+                  "probability", "the optimum + 1e-9")]
 
 
 def plot_online(ax, results: dict, smooth: int) -> None:

@@ -53,6 +53,7 @@ def plot(results, out_dir, config):
 fake = SimpleNamespace(
     __name__=f"tabular.experiments.{NAME}", __doc__="A fake experiment.", Config=Config,
     run=compute,
+    REPRODUCES="nothing published: a fake",
     plot=plot, finite=check()(lambda results: [] if np.isfinite(results["values"]).all()
                               else ["not finite"]),
     table=lambda results: (["i", "value"], list(enumerate(results["values"].tolist()))),
@@ -73,13 +74,15 @@ def run(out: Path, **settings) -> runner.Outcome:
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
-    """Every file's bytes, except the record's timing (the rest of the record is compared)."""
+    """Every file's bytes, except the record's timing and date (the rest of the record is
+    compared)."""
     files = {}
     for path in sorted(Path(directory).iterdir()):
         data = path.read_bytes()
         if path.name == runner.CONFIG:
             record = json.loads(data)
             record.pop("seconds")
+            record.pop("finished")
             data = json.dumps(record, sort_keys=True).encode()
         files[path.name] = data
     return files
