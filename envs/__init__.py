@@ -33,6 +33,7 @@ from .racetrack import Racetrack
 from .registration import register_builtins, register_gridworld
 from .scenarios import GrammarScenario, Scenario, load_grammar_scenario, load_scenario
 from .sutton_barto import (
+    BairdCounterexample,
     CliffWalking,
     Gambler,
     Gridworld4x4,
@@ -46,10 +47,11 @@ from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
 __all__ = [
-    "Blackjack", "CarRental", "CliffWalking", "Gambler", "GrammarScenario", "GridWorld",
-    "Gridworld4x4", "Gridworld5x5", "MaximizationBias", "ModelEnv", "PickupGridWorld",
-    "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld",
-    "load_grammar_scenario", "load_scenario", "register_builtins", "register_gridworld",
+    "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
+    "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
+    "ModelEnv", "PickupGridWorld", "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP",
+    "TrapTreasure", "WindyGridworld", "load_grammar_scenario", "load_scenario",
+    "register_builtins", "register_gridworld",
 ]
 
 register_builtins()

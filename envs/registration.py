@@ -36,6 +36,7 @@ BUILTINS = {
     "CarRental-v0": ("tabular.envs.car_rental:CarRental", 1_000),
     "Blackjack-v0": ("tabular.envs.blackjack:Blackjack", 100),
     "Racetrack-v0": ("tabular.envs.racetrack:Racetrack", 1_000),
+    "BairdCounterexample-v0": ("tabular.envs.sutton_barto:BairdCounterexample", 1_000),
 }
 
 

@@ -467,3 +467,74 @@ class MaximizationBias(ModelEnv):
 
     def _info(self, prob: float) -> dict:
         return {"prob": prob, "action_mask": self.action_mask[self.s].copy()}
+
+
+class BairdCounterexample(ModelEnv):
+    """Example 11.1 (Figure 11.1): Baird's counterexample, where off-policy semi-gradient
+    TD and DP diverge with linear features that could represent ``v_pi`` exactly.
+
+    ## Description
+    Seven states, a continuing task: ``dashed`` moves to one of the six upper states
+    (0-5) uniformly, ``solid`` moves to the lower state 6; every reward is 0, so
+    ``v_pi = 0`` for every policy. The book's behaviour policy takes dashed with
+    probability 6/7 (its stationary distribution is uniform), the target policy always
+    takes solid. :meth:`features` gives the book's eight features and
+    :data:`INITIAL_WEIGHTS` its starting weights.
+
+    ## Action Space
+    ``Discrete(2)``: 0 = dashed, 1 = solid.
+
+    ## Observation Space
+    ``Discrete(7)``: 0-5 the upper states, 6 the lower one.
+
+    ## Starting State
+    Uniform over the seven states.
+
+    ## Rewards
+    0 on every transition.
+
+    ## Episode End
+    Never terminates. Truncation: ``tabzoo/BairdCounterexample-v0`` is registered with
+    ``max_episode_steps=1000`` (Figure 11.2's horizon).
+
+    ## Arguments
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version.
+    """
+
+    DASHED, SOLID = 0, 1
+    #: Figure 11.2's initial weights ``w = (1, 1, 1, 1, 1, 1, 10, 1)``.
+    INITIAL_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 10.0, 1.0])
+    #: The behaviour policy ``b(dashed) = 6/7``, ``b(solid) = 1/7`` in every state.
+    BEHAVIOUR = np.tile([6.0 / 7.0, 1.0 / 7.0], (7, 1))
+    #: The target policy: always solid.
+    TARGET = np.tile([0.0, 1.0], (7, 1))
+
+    def __init__(self, render_mode=None):
+        super().__init__(self.model(), render_mode)
+
+    @staticmethod
+    def model() -> TabularMDP:
+        """The exact model: dashed has six outcomes, solid one."""
+        next_state = np.zeros((7, 2, 6), dtype=np.int64)
+        next_state[:, BairdCounterexample.DASHED] = np.arange(6)
+        next_state[:, BairdCounterexample.SOLID] = 6
+        prob = np.zeros((7, 2, 6))
+        prob[:, BairdCounterexample.DASHED] = 1.0 / 6.0
+        prob[:, BairdCounterexample.SOLID, 0] = 1.0
+        return TabularMDP(next_state, prob, np.zeros((7, 2, 6)),
+                          np.zeros((7, 2, 6), dtype=bool), np.full(7, 1.0 / 7.0),
+                          state_labels=[*(f"upper {i}" for i in range(6)), "lower"],
+                          action_names=["dashed", "solid"])
+
+    @staticmethod
+    def features() -> np.ndarray:
+        """Figure 11.1's features ``[7, 8]``: ``v(s_i) = 2 w_i + w_8`` for the upper
+        states, ``v(s_7) = w_7 + 2 w_8`` for the lower one."""
+        X = np.zeros((7, 8))
+        X[np.arange(6), np.arange(6)] = 2.0
+        X[:6, 7] = 1.0
+        X[6, 6], X[6, 7] = 1.0, 2.0
+        return X

@@ -92,6 +92,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "trajectory_sampling",
     "lambda_walk",
     "state_aggregation",
+    "baird",
     "windy_gridworld",
     "cliff_walking",
     "maximization_bias",

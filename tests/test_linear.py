@@ -26,12 +26,14 @@ from hypothesis import strategies as st
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, mc_prediction, td0
-from tabular.envs import RandomWalk
+from tabular.envs import BairdCounterexample, RandomWalk
 from tabular.linear import (
     bellman_error,
+    expected_td_update,
     fourier,
     gradient_mc,
     lstd,
+    off_policy_semi_gradient_td,
     one_hot,
     polynomial,
     projected_bellman_error,
@@ -299,3 +301,48 @@ def test_a_policy_that_never_ends_its_episode_is_refused():
                      np.array([1.0, 0.0]))
     with pytest.raises(ValueError, match="never ends"):
         reward_process(mdp, np.zeros(2, dtype=np.int64), gamma=0.9)
+
+
+# ------------------------------------------------------------------ off-policy: Baird
+
+
+def test_off_policy_td_on_policy_is_semi_gradient_td():
+    pi = np.full((WALK.n_states, 1), 1.0)
+    on = semi_gradient_td(WALK, pi, WALK_GROUPS, episodes=30, alpha=0.01, runs=2, seed=5)
+    off = off_policy_semi_gradient_td(WALK, pi, pi, WALK_GROUPS, episodes=30, alpha=0.01,
+                                      runs=2, seed=5)
+    assert np.array_equal(on.w, off.w)
+
+
+def test_baird_sampled_mean_follows_the_exact_expected_update():
+    """One-step episodes from the uniform start are independent draws of the behaviour's
+    stationary transitions, so E[w_t] is the t-th expected iterate exactly."""
+    B = BairdCounterexample
+    mdp, X = B.model(), B.features()
+    target = reward_process(mdp, B.TARGET, gamma=0.99)
+    mu_b = reward_process(mdp, B.BEHAVIOUR, gamma=0.99).mu
+    assert np.allclose(mu_b, 1.0 / 7.0, atol=1e-12)
+    result = off_policy_semi_gradient_td(mdp, B.TARGET, B.BEHAVIOUR, X, gamma=0.99,
+                                         episodes=300, max_steps=1, alpha=0.01,
+                                         initial_w=B.INITIAL_WEIGHTS, runs=100, history=True)
+    w = B.INITIAL_WEIGHTS.copy()
+    for _ in range(300):
+        w = w + 0.01 * expected_td_update(target, X, w, mu=mu_b)
+    sampled = result.w_history[:, -1]
+    z = np.abs(sampled.mean(axis=0) - w) / (sampled.std(axis=0, ddof=1) / 10.0)
+    assert z.max() < 5.0
+    assert np.abs(w).max() > 2 * np.abs(B.INITIAL_WEIGHTS).max()  # diverging already
+
+
+def test_off_policy_td_needs_coverage():
+    B = BairdCounterexample
+    with pytest.raises(ValueError, match=r"never takes action 1 \(solid\) in state 0"):
+        off_policy_semi_gradient_td(B.model(), B.TARGET, np.tile([1.0, 0.0], (7, 1)),
+                                    B.features())
+
+
+def test_expected_td_update_refuses_a_bad_distribution():
+    B = BairdCounterexample
+    process = reward_process(B.model(), B.TARGET, gamma=0.99)
+    with pytest.raises(ValueError, match="mu must be a distribution"):
+        expected_td_update(process, B.features(), B.INITIAL_WEIGHTS, mu=np.full(7, 0.5))

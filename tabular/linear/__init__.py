@@ -4,16 +4,18 @@ chapters 9 and 11).
 - :mod:`~tabular.linear.features` -- feature matrices ``X [S, d]``: one-hot (the
   tabular case), state aggregation, polynomial, Fourier and tile coding;
 - :mod:`~tabular.linear.exact` -- the policy's reward process and on-policy
-  distribution, VE, BE and PBE of any weights, the VE minimiser and the TD(lambda)
-  fixed point;
-- :mod:`~tabular.linear.learners` -- gradient Monte Carlo, semi-gradient n-step TD and
-  LSTD, in the shape of every learner (``seed=``, ``runs=``, a run axis).
+  distribution, VE, BE and PBE of any weights, the VE minimiser, the TD(lambda)
+  fixed point and the expected TD update under any state distribution;
+- :mod:`~tabular.linear.learners` -- gradient Monte Carlo, semi-gradient n-step TD,
+  off-policy semi-gradient TD and LSTD, in the shape of every learner (``seed=``,
+  ``runs=``, a run axis).
 """
 
 from tabular.linear.exact import (
     RewardProcess,
     bellman_error,
     bellman_error_vector,
+    expected_td_update,
     projected_bellman_error,
     reward_process,
     td_fixed_point,
@@ -28,11 +30,18 @@ from tabular.linear.features import (
     state_coordinates,
     tile_coding,
 )
-from tabular.linear.learners import LinearPredictionResult, gradient_mc, lstd, semi_gradient_td
+from tabular.linear.learners import (
+    LinearPredictionResult,
+    gradient_mc,
+    lstd,
+    off_policy_semi_gradient_td,
+    semi_gradient_td,
+)
 
 __all__ = [
     "LinearPredictionResult", "RewardProcess", "bellman_error", "bellman_error_vector",
-    "fourier", "gradient_mc", "lstd", "one_hot", "polynomial",
-    "projected_bellman_error", "reward_process", "semi_gradient_td", "state_aggregation",
-    "state_coordinates", "td_fixed_point", "tile_coding", "value_error", "ve_minimiser",
+    "expected_td_update", "fourier", "gradient_mc", "lstd", "off_policy_semi_gradient_td",
+    "one_hot", "polynomial", "projected_bellman_error", "reward_process", "semi_gradient_td",
+    "state_aggregation", "state_coordinates", "td_fixed_point", "tile_coding", "value_error",
+    "ve_minimiser",
 ]

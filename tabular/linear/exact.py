@@ -179,6 +179,19 @@ def _features_and_weights(process: RewardProcess, X, w=None):
     return X, w
 
 
+def _distribution(mu, n_states: int) -> np.ndarray:
+    """``mu`` as a float64 distribution over ``n_states`` states, or a ``ValueError``."""
+    arr = np.asarray(mu)
+    if (arr.shape != (n_states,) or arr.dtype == np.bool_
+            or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
+        raise ValueError(f"mu must be a real array of shape [{n_states}], got dtype "
+                         f"{arr.dtype} and shape {list(arr.shape)}")
+    arr = arr.astype(np.float64)
+    if not (np.isfinite(arr).all() and (arr >= 0).all() and abs(arr.sum() - 1.0) <= 1e-9):
+        raise ValueError(f"mu must be a distribution (non-negative, summing to 1), got {arr}")
+    return arr
+
+
 def _weighted_fit(process: RewardProcess, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The least-norm ``theta`` minimising ``||X theta - y||^2_mu``."""
     root = np.sqrt(process.mu)
@@ -210,6 +223,18 @@ def bellman_error_vector(process: RewardProcess, X, w) -> np.ndarray:
     X, w = _features_and_weights(process, X, w)
     estimate = X @ w
     return process.r + process.gamma * (process.P @ estimate) - estimate
+
+
+def expected_td_update(process: RewardProcess, X, w, *, mu=None) -> np.ndarray:
+    """The expected semi-gradient TD(0) update per unit step size, ``X^T diag(mu)
+    delta_w`` (``[d]``): with the process's own ``mu`` the on-policy update (``b - A w``,
+    eq. 9.12's), with the distribution of a behaviour policy the expected off-policy
+    update with importance sampling (eq. 11.2), and with a uniform ``mu`` the update of
+    semi-gradient DP (section 11.2, Figure 11.2 right). ``mu``: ``[S]``, a
+    distribution; default ``process.mu``."""
+    X, w = _features_and_weights(process, X, w)
+    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    return X.T @ (mu * bellman_error_vector(process, X, w))
 
 
 def bellman_error(process: RewardProcess, X, w) -> float:

@@ -5,6 +5,8 @@
 - :func:`semi_gradient_td` -- semi-gradient TD(0) (the box of section 9.3) and n-step
   semi-gradient TD (the box of section 10.2's prediction half, eq. 9.15 with the
   n-step return);
+- :func:`off_policy_semi_gradient_td` -- with importance sampling (eq. 11.2), which
+  can diverge (Baird's counterexample, section 11.2);
 - :func:`lstd` -- least-squares TD (section 9.8), the TD fixed point of the experience.
 
 They are the tabular learners with ``x(s) . w`` in place of ``V(s)``
@@ -31,8 +33,16 @@ from numba import njit
 
 from tabular._numba.rng import categorical, seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive, check_positive_int, policy_matrix
-from tabular.learn.setup import episode_args, initial_values, record_episode, ring_mask
+from tabular.checks import check_flag, check_positive, check_positive_int, policy_matrix
+from tabular.learn.setup import (
+    episode_args,
+    history_outputs,
+    history_result,
+    initial_values,
+    record_episode,
+    record_history,
+    ring_mask,
+)
 from tabular.linear.features import check_features
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import LearningResult, shared, with_run_axis
@@ -46,10 +56,13 @@ MAX_LSTD_ENTRIES = 10**8
 @dataclass(frozen=True, eq=False, repr=False)
 class LinearPredictionResult(LearningResult):
     """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the features ``X`` (``[S, d]``,
-    the same for every run); ``V = X w`` is the estimate of every state."""
+    the same for every run); ``V = X w`` is the estimate of every state; ``w_history``
+    (only when asked for): ``w`` after each episode, ``[episodes, d]`` or
+    ``[runs, episodes, d]``."""
 
     w: np.ndarray
     features: np.ndarray = shared()
+    w_history: np.ndarray | None = None
 
     @property
     def V(self) -> np.ndarray:
@@ -60,7 +73,9 @@ class LinearPredictionResult(LearningResult):
 class LinearParams(NamedTuple):
     """Hyper-parameters of the linear learners (a kernel argument).
 
-    ``features``: ``X [S, d]``; ``policy``: ``[S, A]``; ``gamma``: discount; ``alpha``:
+    ``features``: ``X [S, d]``; ``policy``: ``[S, A]`` (the target policy off-policy);
+    ``behaviour``: the behaviour policy ``[S, A]`` (the policy itself on-policy);
+    ``gamma``: discount; ``alpha``:
     the constant step size; ``n_step``: the n of the n-step return (1: TD(0)), unused
     by gradient MC and LSTD; ``episodes``: episodes per run; ``max_steps``: the step
     limit per episode.
@@ -68,6 +83,7 @@ class LinearParams(NamedTuple):
 
     features: np.ndarray
     policy: np.ndarray
+    behaviour: np.ndarray
     gamma: float
     alpha: float
     n_step: int
@@ -79,13 +95,15 @@ class LinearOutputs(NamedTuple):
     """What a linear kernel fills, each with a leading run axis of length ``n``:
     ``w [n, d]`` (the initial weights on entry), ``returns`` and ``lengths`` of each
     episode ``[n, episodes]``; LSTD's sums ``A [n, d, d]`` and ``b [n, d]`` (empty
-    ``[n, 0, 0]`` and ``[n, 0]`` for the other learners)."""
+    ``[n, 0, 0]`` and ``[n, 0]`` for the other learners); ``history``: ``w`` after each
+    episode ``[n, episodes, d]``, or ``[n, 0, d]`` when not asked for."""
 
     w: np.ndarray
     returns: np.ndarray
     lengths: np.ndarray
     A: np.ndarray
     b: np.ndarray
+    history: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -154,6 +172,35 @@ _semi_gradient_td = runs_driver(_semi_gradient_td_run)
 
 
 @njit(cache=True, inline="always")
+def _off_policy_td_run(model, params, rng, out, run):
+    """Run ``run`` of off-policy semi-gradient TD(0) (eq. 11.2): act by the behaviour
+    policy, weigh each TD error by ``rho = pi(A|S) / b(A|S)``."""
+    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    X, gamma, alpha = params.features, params.gamma, params.alpha
+    pi, b = params.policy, params.behaviour
+    for episode in range(params.episodes):
+        s = sample_start(model, rng)
+        total = 0.0
+        steps = 0
+        while True:
+            a = categorical(rng, b[s])
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            steps += 1
+            G = discounted_return(r, gamma, 0.0 if is_done else linear_value(X[s_next], w))
+            gradient_step(w, X[s], G, alpha * (pi[s, a] / b[s, a]))
+            if is_done or steps == params.max_steps:
+                break
+            s = s_next
+        returns[episode] = total
+        lengths[episode] = steps
+        record_history(out.history[run], episode, w)
+
+
+_off_policy_td = runs_driver(_off_policy_td_run)
+
+
+@njit(cache=True, inline="always")
 def _lstd_run(model, params, rng, out, run):
     """Run ``run`` of LSTD's sums (section 9.8): ``A += x_t (x_t - gamma x_{t+1})^T`` and
     ``b += R_{t+1} x_t`` over every step, ``x_{t+1} = 0`` where the episode ends."""
@@ -183,16 +230,25 @@ _lstd = runs_driver(_lstd_run)
 
 
 def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
-                 initial_w=0.0, n_step=1):
-    """The checked episode arguments, kernel parameters and outputs of a linear learner."""
+                 initial_w=0.0, n_step=1, behaviour=None, history=False):
+    """The checked episode arguments, kernel parameters and outputs of a linear learner
+    (``alpha=None``: LSTD's, which keep its sums instead)."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     X = check_features(features, ep.mdp.n_states)
     if not np.isfinite(ep.mdp.reward[ep.mdp.prob > 0.0]).all():
         raise ValueError("the linear learners need finite rewards (a linear estimate "
                          "cannot be -inf); this model has a -inf reward")
     d = X.shape[1]
+    pi = policy_matrix(ep.mdp, policy, "target_policy" if behaviour is not None else "policy")
+    b = pi if behaviour is None else policy_matrix(ep.mdp, behaviour, "behaviour_policy")
+    uncovered = (pi > 0.0) & (b == 0.0)
+    if uncovered.any():
+        s, a = np.argwhere(uncovered)[0]
+        raise ValueError(f"the behaviour policy never takes action {ep.mdp.action_name(a)} in "
+                         f"state {ep.mdp.state_name(s)}, which the target policy takes "
+                         "(importance sampling needs coverage, section 5.5)")
     params = LinearParams(
-        features=X, policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
+        features=X, policy=pi, behaviour=b, gamma=ep.gamma,
         alpha=1.0 if alpha is None else check_positive("alpha", alpha),
         n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
         episodes=ep.episodes, max_steps=ep.max_steps)
@@ -205,7 +261,8 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
     out = LinearOutputs(np.repeat(w0[None], ep.n_runs, axis=0), np.zeros((ep.n_runs, ep.episodes)),
                         np.zeros((ep.n_runs, ep.episodes), dtype=np.int64),
                         np.zeros((ep.n_runs, lstd_size, lstd_size)),
-                        np.zeros((ep.n_runs, lstd_size)))
+                        np.zeros((ep.n_runs, lstd_size)),
+                        history_outputs(ep.n_runs, ep.episodes, d, check_flag("history", history)))
     return ep, params, out
 
 
@@ -217,7 +274,8 @@ def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
                                  "alpha times ||x(s)||^2 must stay well below 1")
     return LinearPredictionResult(episode_returns=with_run_axis(out.returns, runs),
                                   episode_lengths=with_run_axis(out.lengths, runs),
-                                  w=with_run_axis(w, runs), features=X)
+                                  w=with_run_axis(w, runs), features=X,
+                                  w_history=history_result(out.history, runs))
 
 
 def gradient_mc(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
@@ -283,6 +341,42 @@ def semi_gradient_td(mdp, policy, features, *, gamma: float = 1.0, episodes: int
                                    initial_w=initial_w, n_step=n_step)
     over_runs(_semi_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return _result("semi_gradient_td", out, params.features, runs)
+
+
+def off_policy_semi_gradient_td(mdp, target_policy, behaviour_policy, features, *,
+                                gamma: float = 1.0, episodes: int = 100, alpha: float = 0.01,
+                                initial_w=0.0, seed: int | None = 0, runs: int | None = None,
+                                max_steps: int | None = None, history: bool = False
+                                ) -> LinearPredictionResult:
+    """Off-policy semi-gradient TD(0) (eq. 11.2): act by ``behaviour_policy``, and update
+    ``w <- w + alpha rho_t delta_t x(S_t)`` with ``rho_t = pi(A_t|S_t) / b(A_t|S_t)``
+    (eq. 11.1) and the TD error ``delta_t = R + gamma v(S', w) - v(S, w)``. Its expected
+    update is :func:`~tabular.linear.exact.expected_td_update` with the behaviour's
+    state distribution, which need not converge: on Baird's counterexample
+    (:class:`~tabular.envs.BairdCounterexample`) it diverges (section 11.2).
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    target_policy, behaviour_policy : ``pi`` and ``b``, any form of policy; ``b`` must
+        take every action ``pi`` takes.
+    features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : the constant step size, default 0.01.
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode, default False.
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
+    diverges past float64 raises ``FloatingPointError``.
+    """
+    ep, params, out = _linear_args(mdp, target_policy, features, gamma=gamma,
+                                   episodes=episodes, alpha=alpha, runs=runs,
+                                   max_steps=max_steps, initial_w=initial_w,
+                                   behaviour=behaviour_policy, history=history)
+    over_runs(_off_policy_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result("off_policy_semi_gradient_td", out, params.features, runs)
 
 
 def lstd(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
