@@ -217,5 +217,5 @@ class Blackjack(ModelEnv):
       ``tabular/Blackjack-v0`` is Gymnasium's own JAX blackjack).
     """
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__(blackjack_model(), render_mode)

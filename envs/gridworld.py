@@ -30,6 +30,7 @@ otherwise ``step_reward``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from .layout import (
     TERMINAL_KINDS,
     TRAP,
     WALL,
+    LayoutSpec,
     as_text,
 )
 
@@ -133,9 +135,13 @@ class GridWorld(ModelEnv):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     action_names = ACTION_NAMES
 
-    def __init__(self, layout, *, step_reward=0.0, goal_reward=1.0, trap_reward=-math.inf,
-                 cliff_reward=-100.0, bump_reward=None, cell_rewards=None, slip=0.0,
-                 wind=None, teleports=None, render_mode=None):
+    def __init__(self, layout: LayoutSpec, *, step_reward: float = 0.0,
+                 goal_reward: float = 1.0, trap_reward: float = -math.inf,
+                 cliff_reward: float = -100.0, bump_reward: float | None = None,
+                 cell_rewards: Mapping[tuple[int, int] | str, float] | None = None,
+                 slip: float = 0.0, wind: Sequence[int] | None = None,
+                 teleports: Mapping[str, tuple[str | tuple[int, int], float]] | None = None,
+                 render_mode: str | None = None) -> None:
         teleports = dict(teleports or {})
         cell_rewards = dict(cell_rewards or {})
         chars = parse_grid(layout, teleports, cell_rewards)
@@ -186,7 +192,7 @@ class GridWorld(ModelEnv):
         return int(r), int(c)
 
     # --------------------------------------------------------------- render
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         """:meth:`render_rgb` in mode ``"rgb_array"``, :meth:`render_text` in ``"ansi"``."""
         if self.render_mode == "rgb_array":
             return self.render_rgb()

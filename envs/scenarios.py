@@ -30,6 +30,7 @@ import itertools
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class Scenario:
                             | {t for r in self.replies for t in tokenize(r)}
                             | set(tokenize(self.prompt))))
 
-    def env(self, reward: RewardSpec | None = None, **kwargs) -> TokenMDP:
+    def env(self, reward: RewardSpec | None = None, **kwargs: Any) -> TokenMDP:
         """The token MDP of the scenario: the vocabulary of all its texts, the replies as
         the grammar.
 
@@ -225,7 +226,7 @@ class GrammarScenario:
         cut = self.unfinished if len(tokens) >= self.max_len else 0.0
         return named + sum(self.token_scores.get(t, 0.0) for t in tokens) - cut
 
-    def env(self, reward: RewardSpec | None = None, **kwargs) -> TokenMDP:
+    def env(self, reward: RewardSpec | None = None, **kwargs: Any) -> TokenMDP:
         """The token MDP of the scenario: the vocabulary of all its texts, the grammar's
         responses as the grammar; ``reward=None`` (default) pays the gold reward, any
         :class:`~tabular.envs.token.TokenMDP` reward (e.g. a reward model's ``score``) pays that.

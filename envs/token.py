@@ -109,7 +109,7 @@ class TokenMDP(ModelEnv):
                  max_len: int = 3, prompt_probs: Sequence[float] | None = None,
                  grammar: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                  eos: str = EOS, illegal_reward: float = -1.0, default_reward: float = 0.0,
-                 max_states: int = 100_000, render_mode: str | None = None):
+                 max_states: int = 100_000, render_mode: str | None = None) -> None:
         if isinstance(prompts, str):
             prompts = (prompts,)
         self.prompts = tuple(prompts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class RunsResult:
         array = getattr(self, name)
         return None if array.ndim == single_ndim else array.shape[0]
 
-    def run(self, i: int):
+    def run(self, i: int) -> Self:
         """Run ``i`` of a multi-run result, as a single-run result of the same kind."""
         if self.runs is None:
             raise ValueError("this result holds a single run (it has no run axis); "

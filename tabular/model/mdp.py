@@ -17,11 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.model import compact
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 PROB_TOL = 1e-9
 #: The largest magnitude of a finite reward: sums of 1e8 such rewards, discounted or
@@ -279,7 +283,8 @@ class TabularMDP:
 
     # ------------------------------------------------------------ constructors
     @classmethod
-    def from_transitions(cls, P, start=None, **metadata) -> TabularMDP:
+    def from_transitions(cls, P: Mapping[Any, Any] | Sequence[Any],
+                         start: npt.ArrayLike | None = None, **metadata: Any) -> TabularMDP:
         """Build from Gymnasium's table ``P[s][a] = [(prob, next_state, reward, terminated), ...]``.
 
         ``P``: a dict or a list over states, each a dict or list over actions (states and
@@ -328,7 +333,8 @@ class TabularMDP:
         return cls(next_state, prob, reward, done, start, **metadata)
 
     @classmethod
-    def from_gymnasium(cls, env, start=None) -> TabularMDP:
+    def from_gymnasium(cls, env: gym.Env[Any, Any], start: npt.ArrayLike | None = None
+                       ) -> TabularMDP:
         """The exact model of a Gymnasium env, looked up through any wrappers.
 
         ``env``: a Gymnasium env, wrapped or not. Uses ``env.unwrapped.to_mdp()`` when
@@ -366,8 +372,9 @@ class TabularMDP:
                                     max_episode_steps=limit)
 
     @classmethod
-    def from_dense(cls, P, R, *, layout: str = "SAS", start=None, terminal=None,
-                   **metadata) -> TabularMDP:
+    def from_dense(cls, P: npt.ArrayLike, R: npt.ArrayLike, *, layout: str = "SAS",
+                   start: npt.ArrayLike | None = None, terminal: npt.ArrayLike | None = None,
+                   **metadata: Any) -> TabularMDP:
         """Build from dense transition probabilities and rewards.
 
         ``P``: the probabilities, laid out as ``layout`` (default ``"SAS"``) says:
@@ -422,7 +429,9 @@ class TabularMDP:
 
 
     @classmethod
-    def from_arrays(cls, successor, code, prob, reward, start=None, **metadata) -> TabularMDP:
+    def from_arrays(cls, successor: npt.ArrayLike, code: npt.ArrayLike | None,
+                    prob: npt.ArrayLike, reward: npt.ArrayLike, start: npt.ArrayLike | None = None,
+                    **metadata: Any) -> TabularMDP:
         """Build from the stored form (:class:`ModelArrays`, :mod:`tabular.model.compact`), for
         models too large to pass through the wide arrays (a generator of a 10^8-state
         gridworld builds these directly).
@@ -488,7 +497,7 @@ class TabularMDP:
         return mdp
 
 
-def as_mdp(env, name: str = "mdp") -> TabularMDP:
+def as_mdp(env: TabularMDP | gym.Env[Any, Any], name: str = "mdp") -> TabularMDP:
     """A :class:`TabularMDP`, or a Gymnasium env compiled to one (its transition table
     is what the sampler draws from); anything else is a clear error naming ``name``."""
     if isinstance(env, TabularMDP):

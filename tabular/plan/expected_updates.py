@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import seed_states
@@ -49,6 +50,7 @@ from tabular.solve.bellman import ConvergenceError
 from tabular.solve.evaluation import EVALUATION_TOL, MAX_EVALUATION_STEPS, start_value
 from tabular.solve.results import short_repr
 from tabular.solve.sweeps import q_value
+from tabular.types import MDPLike, StepSize
 
 __all__ = ["ExpectedUpdatesResult", "branching_task", "trajectory_sampling",
            "uniform_expected_updates"]
@@ -220,8 +222,8 @@ _trajectory_sampling = runs_driver(_trajectory_run)
 # --------------------------------------------------------------------- public functions
 
 
-def uniform_expected_updates(mdp, *, updates: int, gamma: float = 1.0, evaluate_every: int,
-                             initial_Q=0.0) -> ExpectedUpdatesResult:
+def uniform_expected_updates(mdp: MDPLike, *, updates: int, gamma: float = 1.0, evaluate_every: int,
+                             initial_Q: npt.ArrayLike = 0.0) -> ExpectedUpdatesResult:
     """Expected updates of every state-action pair in a fixed cyclic order (the uniform
     distribution of section 8.6): ``Q(s, a) <- sum_{s', r} p(s', r | s, a) [r + gamma
     max_a' Q(s', a')]`` for ``(0, 0), (0, 1), ..., (S-1, A-1)``, then again, each in
@@ -248,9 +250,9 @@ def uniform_expected_updates(mdp, *, updates: int, gamma: float = 1.0, evaluate_
     return _result(out, evaluate_at, gamma, None)
 
 
-def trajectory_sampling(mdp, *, updates: int, gamma: float = 1.0, epsilon=0.1,
+def trajectory_sampling(mdp: MDPLike, *, updates: int, gamma: float = 1.0, epsilon: StepSize = 0.1,
                         evaluate_every: int, seed: int | None = 0, runs: int | None = None,
-                        initial_Q=0.0) -> ExpectedUpdatesResult:
+                        initial_Q: npt.ArrayLike = 0.0) -> ExpectedUpdatesResult:
     """Expected updates along simulated on-policy trajectories (section 8.6): from a start
     state, act epsilon-greedily on ``Q``, update the pair taken, ``Q(s, a) <- sum_{s', r}
     p(s', r | s, a) [r + gamma max_a' Q(s', a')]``, then sample its transition from the

@@ -3,10 +3,12 @@ from it (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import randint, seed_states, uniform
@@ -56,7 +58,8 @@ def _bradley_terry_descent(scores, winners, losers, counts, steps, alpha):
             scores[j] += alpha * grad[j]
 
 
-def bradley_terry_loss(scores, winners, losers, counts=None) -> float:
+def bradley_terry_loss(scores: npt.ArrayLike, winners: npt.ArrayLike, losers: npt.ArrayLike,
+                       counts: npt.ArrayLike | None = None) -> float:
     """Mean ``-log sigma(r(x, y_w) - r(x, y_l))`` over preference pairs, the negative
     Bradley-Terry log-likelihood (Ouyang et al., 2022, eq. 1).
 
@@ -154,7 +157,8 @@ class RewardModel:
         return self.score(prompt, response)
 
 
-def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
+def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
+                       reference: Iterable[tuple[str, str]] | None = None, steps: int = 20_000,
                        alpha: float = 5.0) -> RewardModel:
     """Fit ``r`` by maximum likelihood under Bradley-Terry, ``P(y_w > y_l) = sigma(r_w - r_l)``
     (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5).
@@ -219,7 +223,7 @@ def _sample_bradley_terry(scores, n, rng):
     return wins
 
 
-def sample_preferences(prompt: str, responses: Sequence[str], scores, n: int, *,
+def sample_preferences(prompt: str, responses: Sequence[str], scores: npt.ArrayLike, n: int, *,
                        seed: int | None = 0) -> list[tuple[int, str, str, str]]:
     """``n`` labeller comparisons simulated from a Bradley-Terry model.
 
