@@ -154,7 +154,7 @@ class ModelEnv(gym.Env):
         outcome drawn; a subclass adds what describes its current state ``self.s``."""
         return {"prob": prob}
 
-    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+    def render(self) -> str | np.ndarray | None:
         """:meth:`render_text` in mode ``"ansi"``, ``None`` without a render mode."""
         if self.render_mode == "ansi":
             return self.render_text()

@@ -224,6 +224,7 @@ class CarRental(ModelEnv):
 
     def _info(self, prob: float) -> dict:
         """The base info and ``cars``: ``(cars at first, cars at second)`` now."""
+        assert self.s is not None  # reset() drew one before any info
         return {**super()._info(prob), "cars": self.cars(self.s)}
 
 
@@ -232,7 +233,8 @@ def _rates(name: str, rates) -> tuple[float, float]:
     if np.ndim(rates) != 1 or len(rates) != 2:
         raise ValueError(f"{name} must be two Poisson means (first location, second), "
                          f"got {rates!r}")
-    return tuple(check_nonnegative(f"{name}[{i}]", rate) for i, rate in enumerate(rates))
+    first, second = (check_nonnegative(f"{name}[{i}]", rate) for i, rate in enumerate(rates))
+    return first, second
 
 
 def _count(name: str, value) -> int:

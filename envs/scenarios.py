@@ -159,7 +159,8 @@ def capital_of_france(reward: str | RewardSpec = "gold", **kwargs) -> TokenMDP:
     :class:`~tabular.envs.token.TokenMDP` reward (for instance a trained reward model's
     ``score``) is optimised instead. ``kwargs`` go to :class:`~tabular.envs.token.TokenMDP`.
     """
-    return load_scenario().env(None if reward == "gold" else reward, **kwargs)
+    return load_scenario().env(None if reward == "gold" else reward,  # type: ignore[arg-type]
+                               **kwargs)
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,7 @@ class GrammarScenario:
         """``(count, prompt, reply)``: per prompt, the ``demonstrations`` best responses of
         its pool by the gold reward, once each."""
         return tuple((1, x, y) for x, pool in zip(self.prompts, self._pools, strict=True)
-                     for y in sorted(pool, key=lambda y, x=x: -self.gold(x, y))
+                     for y in sorted(pool, key=lambda y, x=x: -self.gold(x, y))  # type: ignore[misc]
                      [: self.demonstrations])
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import numpy.typing as npt
@@ -28,9 +27,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
+from matplotlib.rcsetup import cycler
 
 from tabular.model.mdp import TabularMDP
-from tabular.results import LearningResult
+from tabular.results import RunsResult
 from tabular.types import BoolArray, FloatArray, IntArray, PolicyLike
 
 #: Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
@@ -58,7 +58,7 @@ STYLE = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
-    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.prop_cycle": cycler(color=PALETTE),
     "lines.linewidth": 1.6,
     "image.cmap": "viridis",
 }
@@ -69,7 +69,7 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3
     """``(fig, axes)``: a figure in the house style (:data:`STYLE`) with ``nrows x ncols``
     panels of ``width x height`` inches; ``axes`` is always a 2-D array
     ``[nrows, ncols]`` of ``Axes`` (``squeeze=False``); ``title`` is the figure's title."""
-    plt.rcParams.update(STYLE)
+    plt.rcParams.update(STYLE)  # type: ignore[arg-type]  # STYLE's keys are rcParams names
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
                              squeeze=False, layout="constrained", **kwargs)
     if title:
@@ -167,7 +167,7 @@ def policy_arrows(ax: Axes, cells: npt.ArrayLike, actions: np.ndarray,
         if mask is not None and not mask[s]:
             continue
         for a in np.flatnonzero(chosen[s]):
-            dx, dy = ARROWS[action_names[a]]
+            dx, dy = ARROWS[action_names[int(a)]]
             ax.annotate("", xy=(c + scale * dx, r + scale * dy), xytext=(c, r),
                         arrowprops=dict(arrowstyle="->", color=color, lw=1.3))
     return ax
@@ -236,7 +236,7 @@ def mean_band(ax: Axes, x: npt.ArrayLike | None, runs: npt.ArrayLike,
     return line
 
 
-def learning_curve(result: LearningResult | npt.ArrayLike, *, ax: Axes | None = None,
+def learning_curve(result: RunsResult | npt.ArrayLike, *, ax: Axes | None = None,
                    label: str | None = None, color: str | None = None, smooth: int = 1,
                    field: str = "episode_returns") -> Axes:
     """A learner's ``episode_returns`` (or another per-episode ``field``) against the
@@ -244,7 +244,7 @@ def learning_curve(result: LearningResult | npt.ArrayLike, *, ax: Axes | None = 
     axis (``runs=n``), the single curve otherwise. ``result`` may also be an array
     ``[T]`` or ``[runs, T]``. Returns the ``Axes``."""
     ax = _axes(ax)
-    values = getattr(result, field) if hasattr(result, field) else result
+    values: Any = getattr(result, field) if hasattr(result, field) else result
     mean_band(ax, None, values, label=label, color=color, smooth=smooth)
     ax.set_xlabel("episode")
     ax.set_ylabel("sum of rewards during episode" if field == "episode_returns" else field)

@@ -81,7 +81,8 @@ def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, *, done_rate: f
     return TabularMDP(*arrays, np.full(S, 1.0 / S))
 
 
-def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale):
+def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(next_state, prob, reward, done)`` of a random model; ``successor(rng, shape)``
     draws the next states."""
     outcomes = rng.integers(1, K + 1, size=(S, A))  # outcomes actually used per pair

@@ -528,7 +528,7 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                        check_nonnegative("entropy_coef", entropy_coef),
                        check_positive_int("minibatches", minibatches),
                        check_flag("normalise", normalise), joint,
-                       check_positive("value_coef", value_coef) if joint else 0.0,
+                       check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
                        check_positive("kl_penalty_init", kl_penalty_init))
     out = su.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives

@@ -30,8 +30,8 @@ runs driver of :mod:`tabular.learn.setup`; uniform updates are deterministic (on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +43,7 @@ from tabular.checks import check_gamma, check_positive_int, check_unit_interval
 from tabular.learn.setup import initial_values, per_run
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import RunsResult, check_runs, shared, with_run_axis
+from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.values import epsilon_greedy_action, max_value
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.solve.bellman import ConvergenceError
@@ -74,7 +74,7 @@ class ExpectedUpdatesResult(RunsResult):
     ``argmax_a Q(s, a)`` (lowest action on ties), the one evaluated.
     """
 
-    updates: np.ndarray = shared()
+    updates: np.ndarray = field(metadata=SHARED)
     start_values: np.ndarray
     Q: np.ndarray
 
@@ -364,7 +364,8 @@ def _evaluation_points(updates, evaluate_every) -> np.ndarray:
     return points if points[-1] == updates else np.append(points, np.int64(updates))
 
 
-def _setup(mdp, updates, gamma, evaluate_every, initial_Q, n_runs):
+def _setup(mdp: MDPLike, updates: int, gamma: float, evaluate_every: int,
+           initial_Q: npt.ArrayLike, n_runs: int) -> tuple[TabularMDP, float, np.ndarray, Any]:
     """The checked model, discount and evaluation points, and the outputs of ``n_runs``."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)

@@ -14,6 +14,7 @@ at the end.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,8 @@ from tabular.pg.learners import actor_critic, ppo, reinforce
 from tabular.pg.results import PolicyGradientResult
 from tabular.types import MDPLike, PolicyLike
 
-LEARNERS = {"reinforce": reinforce, "actor_critic": actor_critic, "ppo": ppo}
+LEARNERS: dict[str, Callable[..., PolicyGradientResult]] = {
+    "reinforce": reinforce, "actor_critic": actor_critic, "ppo": ppo}
 
 
 def distill(mdp: MDPLike, student: PolicyLike, teacher: PolicyLike, *, learner: str = "reinforce",

@@ -166,7 +166,8 @@ class NGramLM:
         check_positive_int("max_len", max_len)
         temperature = check_positive("temperature", temperature)
         rng = seed_states(seed, 1)[0]
-        x, y = self.encode(prompt), ()
+        x = self.encode(prompt)
+        y: tuple[int, ...] = ()
         probs = np.empty(len(self.vocab))
         while len(y) < max_len and (not y or y[-1] != self.eos_id):
             logits = self.logits[self.row(x + y)]

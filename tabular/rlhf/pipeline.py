@@ -230,7 +230,7 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     rm = train_reward_model([row if len(row) == 4 else (row[0], x, *row[1:])
                              for row in scenario.preferences],
                             reference=None if hasattr(scenario, "prompts")
-                            else [(x, y) for y in scenario.replies],
+                            else [(scenario.prompt, y) for y in scenario.replies],
                             steps=reward_steps)
     env = scenario.env(reward=rm.score)
     return RLHFPipeline(scenario, base, tuned, rm, env, gold_env, env.to_mdp(),

@@ -117,11 +117,14 @@ def preference_records(preferences) -> list[tuple[float, str, str, str]]:
     return records
 
 
-def _preference_arrays(preferences):
+def _preference_arrays(preferences: Iterable[tuple[Any, ...]]
+                       ) -> tuple[dict[tuple[str, str], int], np.ndarray, np.ndarray, np.ndarray]:
     """:func:`preference_records` as index arrays over the distinct ``(prompt, response)``
     pairs: ``(keys, winners, losers, counts)``."""
-    keys: dict = {}
-    winners, losers, counts = [], [], []
+    keys: dict[tuple[str, str], int] = {}
+    winners: list[int] = []
+    losers: list[int] = []
+    counts: list[float] = []
     for count, x, yw, yl in preference_records(preferences):
         winners.append(keys.setdefault((x, yw), len(keys)))
         losers.append(keys.setdefault((x, yl), len(keys)))
@@ -185,10 +188,10 @@ def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
     scores = np.zeros(len(keys))
     _bradley_terry_descent(scores, winners, losers, counts, steps, alpha)
     loss = bradley_terry_loss(scores, winners, losers, counts)
-    reference = list(keys) if reference is None else [tuple(r) for r in reference]
+    pairs = list(keys) if reference is None else [tuple(r) for r in reference]
     table = dict(zip(keys, scores, strict=True))
     for x in {k[0] for k in keys}:
-        refs = [table[r] for r in reference if r[0] == x and r in table]
+        refs = [table[r] for r in pairs if r[0] == x and r in table]
         if not refs:
             raise ValueError(f"no reference response of prompt {x!r} was compared: "
                              "its score level cannot be fixed")

@@ -17,6 +17,8 @@ that risks one has ``q = -inf``) and no NaN is formed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numba
 import numpy as np
@@ -26,7 +28,10 @@ from tabular.checks import check_gamma, check_positive, policy_matrix
 from tabular.model.graph import actions_toward, can_end, reaches
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.solve import sweeps as kernels
-from tabular.types import PolicyLike
+from tabular.types import MDPLike, PolicyLike
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class ConvergenceError(RuntimeError):
@@ -38,11 +43,12 @@ class ConvergenceError(RuntimeError):
 PARALLEL_MIN_OUTCOMES = 32_768
 
 
-def single_thread_when_small(func):
+def single_thread_when_small(func: Callable[Concatenate[TabularMDP, P], R]
+                             ) -> Callable[Concatenate[MDPLike, P], R]:
     """Run ``func(mdp, ...)`` on one numba thread when the model is small (``mdp`` may be
     a Gymnasium env: :func:`~tabular.model.mdp.as_mdp`)."""
     @functools.wraps(func)
-    def wrapper(mdp, *args, **kwargs):
+    def wrapper(mdp: MDPLike, *args: P.args, **kwargs: P.kwargs) -> R:
         mdp = as_mdp(mdp)
         if mdp.n_states * mdp.n_actions * mdp.n_outcomes >= PARALLEL_MIN_OUTCOMES:
             return func(mdp, *args, **kwargs)
