@@ -91,9 +91,9 @@ def callables() -> dict[str, tuple[typing.Callable[..., object], bool]]:
         if inspect.isclass(obj):
             for name, member in members(obj).items():
                 static = isinstance(inspect.getattr_static(obj, name, None), staticmethod)
-                found[f"{qualname}.{name}"] = (member, not static)  # type: ignore[assignment]
+                found[f"{qualname}.{name}"] = (member, not static)
         else:
-            found[qualname] = (obj, False)  # type: ignore[assignment]
+            found[qualname] = (obj, False)
     return found
 
 
