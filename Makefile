@@ -50,8 +50,10 @@ bench-huge: $(STAMP)
 warm: $(STAMP)
 	$(PY) -m tabular.warm
 
+# ruff, then mypy on tabular/ and envs/ (its settings: setup.cfg's [mypy] section)
 lint: $(STAMP)
 	$(PY) -m ruff check tabular envs experiments tests benchmarks
+	$(PY) -m mypy
 
 # Numba's on-disk cache is keyed on each kernel's own source file, not on the
 # helpers it inlines from other modules: after editing tabular/model/mdp.py, rng.py or

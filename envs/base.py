@@ -7,11 +7,17 @@ from ``env.unwrapped.to_mdp()`` can never disagree.
 
 from __future__ import annotations
 
+from typing import Any, TypeAlias
+
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from tabular import TabularMDP
+
+#: An action as :meth:`ModelEnv.step` takes it: an integer id (Python, NumPy, or a 0-d
+#: array).
+ActionLike: TypeAlias = int | np.integer[Any] | np.ndarray
 
 
 def draw_outcome(cumulative: np.ndarray, prob: np.ndarray, u: float) -> int:
@@ -72,7 +78,7 @@ class ModelEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, mdp: TabularMDP, render_mode: str | None = None):
+    def __init__(self, mdp: TabularMDP, render_mode: str | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
                              f"or None, got {render_mode!r}")
@@ -106,7 +112,8 @@ class ModelEnv(gym.Env):
         """The start distribution ``[S]`` (toy-text's name for ``mdp.start``)."""
         return self._mdp.start
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[int, dict[str, Any]]:
         """Draw a start state from ``mdp.start``; ``seed`` (default ``None``: keep the
         current generator) reseeds ``np_random``; ``options`` is unused. Returns
         ``(state, info)``."""
@@ -115,7 +122,7 @@ class ModelEnv(gym.Env):
         self.last_action = None
         return self.s, self._info(float(self._mdp.start[self.s]))
 
-    def step(self, action):
+    def step(self, action: ActionLike) -> tuple[int, float, bool, bool, dict[str, Any]]:
         """Take ``action`` (an id in ``[0, A)``): returns ``(next state, reward,
         terminated, truncated=False, info)``, the outcome drawn from the model."""
         if self.s is None:
@@ -129,7 +136,7 @@ class ModelEnv(gym.Env):
         terminated = bool(self._mdp.done[s, a, k])
         return self.s, reward, terminated, False, self._info(float(self._mdp.prob[s, a, k]))
 
-    def _action_id(self, action) -> int:
+    def _action_id(self, action: ActionLike) -> int:
         """``action`` as an id of ``Discrete(A)``: an integer (Python, NumPy or a 0-d
         array) in ``[0, A)``; anything else (``1.7``, ``"1"``, ``None``, ``True``) is an
         error that names it, not a silent ``int()``."""
@@ -147,7 +154,7 @@ class ModelEnv(gym.Env):
         outcome drawn; a subclass adds what describes its current state ``self.s``."""
         return {"prob": prob}
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         """:meth:`render_text` in mode ``"ansi"``, ``None`` without a render mode."""
         if self.render_mode == "ansi":
             return self.render_text()

@@ -11,6 +11,8 @@ dealer's hands, from the hidden card on.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tabular import TabularMDP
@@ -165,7 +167,7 @@ def blackjack_model() -> TabularMDP:
                       state_labels=labels, action_names=["stick", "hit"])
 
 
-def _card_name(card: int) -> str:
+def _card_name(card: int | np.integer[Any]) -> str:
     return "A" if card == 1 else str(card)
 
 
@@ -217,5 +219,5 @@ class Blackjack(ModelEnv):
       ``tabular/Blackjack-v0`` is Gymnasium's own JAX blackjack).
     """
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__(blackjack_model(), render_mode)

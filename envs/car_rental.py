@@ -7,6 +7,7 @@ location: rentals, then returns), so no Python loop runs over outcomes.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular import TabularMDP
 from tabular.checks import check_nonnegative, check_positive_int, policy_matrix
@@ -144,9 +145,11 @@ class CarRental(ModelEnv):
     * v0: the initial version.
     """
 
-    def __init__(self, *, max_cars=20, max_move=5, request_rates=(3.0, 4.0),
-                 return_rates=(3.0, 2.0), rental_reward=10.0, move_cost=2.0, free_moves=0,
-                 parking_limit=None, parking_cost=4.0, render_mode=None):
+    def __init__(self, *, max_cars: int = 20, max_move: int = 5,
+                 request_rates: tuple[float, float] = (3.0, 4.0),
+                 return_rates: tuple[float, float] = (3.0, 2.0), rental_reward: float = 10.0,
+                 move_cost: float = 2.0, free_moves: int = 0, parking_limit: int | None = None,
+                 parking_cost: float = 4.0, render_mode: str | None = None) -> None:
         self.max_cars = check_positive_int("max_cars", max_cars, high=MAX_CARS)
         self.max_move = check_positive_int("max_move", max_move)
         self.request_rates = _rates("request_rates", request_rates)
@@ -203,7 +206,7 @@ class CarRental(ModelEnv):
         """``(cars at first, cars at second)`` of state id ``s``."""
         return divmod(int(s), self.max_cars + 1)
 
-    def net_moves(self, policy) -> np.ndarray:
+    def net_moves(self, policy: npt.ArrayLike) -> np.ndarray:
         """The cars a deterministic ``policy`` moves in each state, drawn as Figure 4.2
         draws pi_0 ... pi_4: int ``[max_cars + 1, max_cars + 1]`` indexed by the cars at
         the first and the second location, positive from the first to the second.
@@ -221,6 +224,7 @@ class CarRental(ModelEnv):
 
     def _info(self, prob: float) -> dict:
         """The base info and ``cars``: ``(cars at first, cars at second)`` now."""
+        assert self.s is not None  # reset() drew one before any info
         return {**super()._info(prob), "cars": self.cars(self.s)}
 
 
@@ -229,7 +233,8 @@ def _rates(name: str, rates) -> tuple[float, float]:
     if np.ndim(rates) != 1 or len(rates) != 2:
         raise ValueError(f"{name} must be two Poisson means (first location, second), "
                          f"got {rates!r}")
-    return tuple(check_nonnegative(f"{name}[{i}]", rate) for i, rate in enumerate(rates))
+    first, second = (check_nonnegative(f"{name}[{i}]", rate) for i, rate in enumerate(rates))
+    return first, second
 
 
 def _count(name: str, value) -> int:

@@ -30,6 +30,7 @@ otherwise ``step_reward``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -56,6 +57,7 @@ from .layout import (
     TERMINAL_KINDS,
     TRAP,
     WALL,
+    LayoutSpec,
     as_text,
 )
 
@@ -134,9 +136,13 @@ class GridWorld(ModelEnv):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     action_names = ACTION_NAMES
 
-    def __init__(self, layout, *, step_reward=0.0, goal_reward=1.0, trap_reward=-math.inf,
-                 cliff_reward=-100.0, bump_reward=None, cell_rewards=None, slip=0.0,
-                 wind=None, teleports=None, render_mode=None):
+    def __init__(self, layout: LayoutSpec, *, step_reward: float = 0.0,
+                 goal_reward: float = 1.0, trap_reward: float = -math.inf,
+                 cliff_reward: float = -100.0, bump_reward: float | None = None,
+                 cell_rewards: Mapping[tuple[int, int] | str, float] | None = None,
+                 slip: float = 0.0, wind: Sequence[int] | None = None,
+                 teleports: Mapping[str, tuple[str | tuple[int, int], float]] | None = None,
+                 render_mode: str | None = None) -> None:
         teleports = dict(teleports or {})
         cell_rewards = dict(cell_rewards or {})
         chars = parse_grid(layout, teleports, cell_rewards)
@@ -187,7 +193,7 @@ class GridWorld(ModelEnv):
         return int(r), int(c)
 
     # --------------------------------------------------------------- render
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         """:meth:`render_rgb` in mode ``"rgb_array"``, :meth:`render_text` in ``"ansi"``."""
         if self.render_mode == "rgb_array":
             return self.render_rgb()
@@ -274,22 +280,22 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
     paid = entered & ~np.isnan(landing)
     reward[paid] = landing[paid]
 
-    outcomes = Outcomes(next_state, prob, reward, done)
+    model = Outcomes(next_state, prob, reward, done)
     start_states = state_id[kinds == START]
     start = np.zeros(S)
     start[start_states] = 1.0 / len(start_states)
     if cliff.any():
-        outcomes = back_to_start(outcomes, cliff, start_states, here)
+        model = back_to_start(model, cliff, start_states, here)
 
     source = teleport_to[rows, cols] >= 0
     if source.any():
         target = teleport_to[rows, cols][source]
-        set_rows(outcomes, source, target, teleport_reward[rows, cols][source],
+        set_rows(model, source, target, teleport_reward[rows, cols][source],
                  np.isin(kinds[rows[target], cols[target]], TERMINAL_KINDS))
     terminal = np.isin(kinds[rows, cols], TERMINAL_KINDS)
     if terminal.any():
-        set_rows(outcomes, terminal, np.flatnonzero(terminal), 0.0, True)
-    return TabularMDP(*outcomes, start, state_labels=state_labels,
+        set_rows(model, terminal, np.flatnonzero(terminal), 0.0, True)
+    return TabularMDP(*model, start, state_labels=state_labels,
                       action_names=action_names, grid_shape=(H, W),
                       state_cells=cells)
 

@@ -22,9 +22,15 @@ Any other character must be declared by the gridworld's options: a key of
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 import numpy as np
+
+#: A layout as the envs take it: its text, a list of rows, a ``.txt`` path, or the name
+#: of a file in ``envs/layouts/``.
+LayoutSpec: TypeAlias = str | os.PathLike[str] | Sequence[str]
 
 LAYOUT_DIR = Path(__file__).parent / "layouts"
 
@@ -38,7 +44,7 @@ def available_layouts() -> list[str]:
     return sorted(p.stem for p in LAYOUT_DIR.glob("*.txt"))
 
 
-def layout_text(layout) -> str:
+def layout_text(layout: LayoutSpec) -> str:
     """The text of a layout given as text, a list of rows, a file path, or a file name.
 
     A single line without a newline is looked up as ``envs/layouts/<name>.txt`` first;

@@ -111,8 +111,9 @@ def changing_maze(before, after) -> tuple[TabularMDP, TabularMDP]:
         raise ValueError("before and after must differ only in walls '#'")
     union = maze(as_text(np.where(walls[0], grids[1], grids[0])))
     mdp = union.to_mdp()
-    return tuple(_blocked(mdp, union.state_id[walls[i] & ~(walls[0] & walls[1])])
-                 for i in range(2))
+    before, after = (_blocked(mdp, union.state_id[walls[i] & ~(walls[0] & walls[1])])
+                     for i in range(2))
+    return before, after
 
 
 def _blocked(mdp: TabularMDP, states: np.ndarray) -> TabularMDP:

@@ -40,9 +40,9 @@ def open_grid_mdp(height: int, width: int, *, step_reward: float = -1.0,
     S = height * width
     if S < 2:
         raise ValueError("the grid needs at least two cells, one for S and one for G")
-    for name, value in (("step_reward", step_reward), ("goal_reward", goal_reward)):
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    for name, reward in (("step_reward", step_reward), ("goal_reward", goal_reward)):
+        if not np.isfinite(reward):
+            raise ValueError(f"{name} must be a finite number, got {reward!r}")
     # the table as tabular.model.compact orders it: the distinct rewards by their bits
     rewards = np.array([step_reward, goal_reward, 0.0])
     table = np.unique(rewards.view(np.uint64))

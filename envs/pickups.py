@@ -10,6 +10,8 @@ pickups of the bits of ``mask`` collected.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tabular import TabularMDP
@@ -17,6 +19,7 @@ from tabular import TabularMDP
 from .base import ModelEnv
 from .grid_options import reward_option
 from .gridworld import GridWorld
+from .layout import LayoutSpec
 
 #: The most pickups a layout may hold: the state count doubles with each one.
 MAX_PICKUPS = 12
@@ -84,7 +87,8 @@ class PickupGridWorld(GridWorld):
     options : the keyword arguments of :class:`GridWorld`.
     """
 
-    def __init__(self, layout, *, pickups, render_mode=None, **options):
+    def __init__(self, layout: LayoutSpec, *, pickups: dict[str, float],
+                 render_mode: str | None = None, **options: Any) -> None:
         if not isinstance(pickups, dict) or not pickups:
             raise ValueError(f"pickups must be a non-empty {{char: reward}} dict, got {pickups!r}")
         bonus = {char: reward_option(f"pickups[{char!r}]", value)

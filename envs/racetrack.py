@@ -34,7 +34,7 @@ from tabular import TabularMDP
 from tabular.checks import check_positive_int, check_unit_interval
 
 from .base import ModelEnv
-from .layout import as_text, layout_text, parse_layout
+from .layout import LayoutSpec, as_text, layout_text, parse_layout
 
 TRACK_CHARS = {"#": "outside", ".": "track", "S": "start", "F": "finish"}
 #: The nine actions ``(dvx, dvy)``, action id ``3 * (dvx + 1) + (dvy + 1)``.
@@ -91,7 +91,8 @@ class Racetrack(ModelEnv):
     * v0: the initial version.
     """
 
-    def __init__(self, layout="racetrack_1", *, noise=0.1, max_speed=4, render_mode=None):
+    def __init__(self, layout: LayoutSpec = "racetrack_1", *, noise: float = 0.1,
+                 max_speed: int = 4, render_mode: str | None = None) -> None:
         self.noise = check_unit_interval("noise", noise)
         self.max_speed = check_positive_int("max_speed", max_speed, high=10)
         self.chars = track_chars(layout)

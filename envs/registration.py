@@ -14,7 +14,11 @@ that raise an error naming their new id, except where Gymnasium owns the id.
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium
+
+from .layout import LayoutSpec
 
 NAMESPACE = "tabzoo"
 OLD_NAMESPACE = "tabular"
@@ -64,8 +68,8 @@ def register_builtins() -> None:
             gymnasium.register(id=old_id, entry_point=renamed(old_id, env_id))
 
 
-def register_gridworld(env_id: str, layout, *, max_episode_steps: int | None = None,
-                       **options) -> None:
+def register_gridworld(env_id: str, layout: LayoutSpec, *,
+                       max_episode_steps: int | None = None, **options: Any) -> None:
     """Register a :class:`~envs.GridWorld` so that ``gymnasium.make(env_id)`` builds it.
 
     ``env_id``: the id to register, e.g. ``"my/Maze-v0"``; ``layout``: layout text or

@@ -30,6 +30,7 @@ import itertools
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class Scenario:
                             | {t for r in self.replies for t in tokenize(r)}
                             | set(tokenize(self.prompt))))
 
-    def env(self, reward: RewardSpec | None = None, **kwargs) -> TokenMDP:
+    def env(self, reward: RewardSpec | None = None, **kwargs: Any) -> TokenMDP:
         """The token MDP of the scenario: the vocabulary of all its texts, the replies as
         the grammar.
 
@@ -158,7 +159,8 @@ def capital_of_france(reward: str | RewardSpec = "gold", **kwargs) -> TokenMDP:
     :class:`~tabular.envs.token.TokenMDP` reward (for instance a trained reward model's
     ``score``) is optimised instead. ``kwargs`` go to :class:`~tabular.envs.token.TokenMDP`.
     """
-    return load_scenario().env(None if reward == "gold" else reward, **kwargs)
+    return load_scenario().env(None if reward == "gold" else reward,  # type: ignore[arg-type]
+                               **kwargs)
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ class GrammarScenario:
         cut = self.unfinished if len(tokens) >= self.max_len else 0.0
         return named + sum(self.token_scores.get(t, 0.0) for t in tokens) - cut
 
-    def env(self, reward: RewardSpec | None = None, **kwargs) -> TokenMDP:
+    def env(self, reward: RewardSpec | None = None, **kwargs: Any) -> TokenMDP:
         """The token MDP of the scenario: the vocabulary of all its texts, the grammar's
         responses as the grammar; ``reward=None`` (default) pays the gold reward, any
         :class:`~tabular.envs.token.TokenMDP` reward (e.g. a reward model's ``score``) pays that.
@@ -259,7 +261,7 @@ class GrammarScenario:
         """``(count, prompt, reply)``: per prompt, the ``demonstrations`` best responses of
         its pool by the gold reward, once each."""
         return tuple((1, x, y) for x, pool in zip(self.prompts, self._pools, strict=True)
-                     for y in sorted(pool, key=lambda y, x=x: -self.gold(x, y))
+                     for y in sorted(pool, key=lambda y, x=x: -self.gold(x, y))  # type: ignore[misc]
                      [: self.demonstrations])
 
 

@@ -55,7 +55,7 @@ class Gridworld5x5(GridWorld):
       the new id).
     """
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__("gridworld_3_5", bump_reward=-1.0,
                          teleports={"A": ("a", 10.0), "B": ("b", 5.0)}, render_mode=render_mode)
 
@@ -95,7 +95,7 @@ class Gridworld4x4(GridWorld):
       the new id).
     """
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__("gridworld_4_1", step_reward=-1.0, goal_reward=-1.0,
                          render_mode=render_mode)
 
@@ -136,7 +136,7 @@ class WindyGridworld(GridWorld):
 
     WIND = (0, 0, 0, 1, 1, 1, 2, 2, 1, 0)
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__("windy_gridworld", step_reward=-1.0, goal_reward=-1.0,
                          wind=self.WIND, render_mode=render_mode)
 
@@ -177,7 +177,7 @@ class CliffWalking(GridWorld):
       Gymnasium's own (JAX) CliffWalking, which this project leaves untouched.
     """
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__("cliff_walking", step_reward=-1.0, goal_reward=-1.0,
                          cliff_reward=-100.0, render_mode=render_mode)
 
@@ -230,7 +230,7 @@ class Gambler(ModelEnv):
       new id).
     """
 
-    def __init__(self, p_h=0.4, goal=100, render_mode=None):
+    def __init__(self, p_h: float = 0.4, goal: int = 100, render_mode: str | None = None) -> None:
         p_h = check_unit_interval("p_h", p_h)
         goal = check_positive_int("goal", goal)
         if goal < 2:
@@ -301,8 +301,8 @@ class RandomWalk(ModelEnv):
       new id).
     """
 
-    def __init__(self, n_states=5, left_reward=0.0, right_reward=1.0, render_mode=None, *,
-                 jump=1):
+    def __init__(self, n_states: int = 5, left_reward: float = 0.0, right_reward: float = 1.0,
+                 render_mode: str | None = None, *, jump: int = 1) -> None:
         self.n_states = check_positive_int("n_states", n_states, high=MAX_WALK_OUTCOMES // 2)
         self.left_reward = reward_option("left_reward", left_reward)
         self.right_reward = reward_option("right_reward", right_reward)
@@ -371,7 +371,7 @@ class ShortCorridor(ModelEnv):
       the new id).
     """
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__(self.model(), render_mode)
 
     @staticmethod
@@ -439,7 +439,7 @@ class MaximizationBias(ModelEnv):
 
     LEFT, RIGHT = 0, 1
 
-    def __init__(self, n_b_actions=10, render_mode=None):
+    def __init__(self, n_b_actions: int = 10, render_mode: str | None = None) -> None:
         self.n_b_actions = check_positive_int("n_b_actions", n_b_actions)
         if self.n_b_actions < 2:
             raise ValueError(f"n_b_actions must be at least 2 (A has two actions), got "
@@ -512,7 +512,7 @@ class BairdCounterexample(ModelEnv):
     #: The target policy: always solid.
     TARGET = np.tile([0.0, 1.0], (7, 1))
 
-    def __init__(self, render_mode=None):
+    def __init__(self, render_mode: str | None = None) -> None:
         super().__init__(self.model(), render_mode)
 
     @staticmethod

@@ -109,7 +109,7 @@ class TokenMDP(ModelEnv):
                  max_len: int = 3, prompt_probs: Sequence[float] | None = None,
                  grammar: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
                  eos: str = EOS, illegal_reward: float = -1.0, default_reward: float = 0.0,
-                 max_states: int = 100_000, render_mode: str | None = None):
+                 max_states: int = 100_000, render_mode: str | None = None) -> None:
         if isinstance(prompts, str):
             prompts = (prompts,)
         self.prompts = tuple(prompts)
@@ -143,9 +143,9 @@ class TokenMDP(ModelEnv):
             for rs in allowed]
         self._reward = _reward_function(reward, self.default_reward)
 
-        if prompt_probs is None:
-            prompt_probs = np.full(len(self.prompts), 1.0 / len(self.prompts))
-        self.prompt_probs = np.asarray(prompt_probs, dtype=np.float64)
+        self.prompt_probs = np.asarray(
+            np.full(len(self.prompts), 1.0 / len(self.prompts)) if prompt_probs is None
+            else prompt_probs, dtype=np.float64)
         if not (self.prompt_probs.shape == (len(self.prompts),)
                 and np.all(self.prompt_probs >= 0.0)
                 and abs(self.prompt_probs.sum() - 1.0) <= 1e-9):  # NaN fails each test
@@ -320,13 +320,16 @@ class TokenMDP(ModelEnv):
         return self._texts[s]
 
     @property
-    def state_labels(self) -> tuple[str, ...]:
+    def state_labels(self) -> Sequence[str]:
         """``"prompt | response"`` of each state (the model's state labels)."""
-        return self.to_mdp().state_labels
+        labels = self.to_mdp().state_labels
+        assert labels is not None  # the token MDP's model names every state
+        return labels
 
     # ------------------------------------------------------------ gymnasium
     def _info(self, prob: float) -> dict:
         s = self.s
+        assert s is not None  # reset() drew one before any info
         return {"prob": prob, "prompt": self.prompts[self.state_prompt[s]],
                 "response": self.text(s),
                 "tokens": tuple(self.vocab[i] for i in self.response_ids(s)),

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .gridworld import GridWorld
-from .layout import FLOOR, MARKED, START, TRAP
+from .layout import FLOOR, MARKED, START, TRAP, LayoutSpec
 
 
 class TrapTreasure(GridWorld):
@@ -65,8 +65,9 @@ class TrapTreasure(GridWorld):
 
     action_names = ("U", "R", "D", "L")
 
-    def __init__(self, layout="trap_treasure", *, trap_reward=-math.inf, treasure_reward=1.0,
-                 step_reward=0.0, slip=0.0, render_mode=None):
+    def __init__(self, layout: LayoutSpec = "trap_treasure", *, trap_reward: float = -math.inf,
+                 treasure_reward: float = 1.0, step_reward: float = 0.0, slip: float = 0.0,
+                 render_mode: str | None = None) -> None:
         super().__init__(layout, step_reward=step_reward, goal_reward=treasure_reward,
                          trap_reward=trap_reward, slip=slip, render_mode=render_mode)
 

@@ -9,7 +9,23 @@ one converter to a :class:`~tabular.SoftmaxPolicy` (policy-gradient learners).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
+import numpy.typing as npt
+
+
+class HasSizes(Protocol):
+    """What the checks read of a model (a :class:`~tabular.TabularMDP`): its sizes and
+    the names of its states, for errors."""
+
+    @property
+    def n_states(self) -> int: ...
+
+    @property
+    def n_actions(self) -> int: ...
+
+    def state_name(self, s: int) -> str: ...
 
 
 def check_gamma(gamma: float) -> float:
@@ -17,7 +33,7 @@ def check_gamma(gamma: float) -> float:
     return check_unit_interval("gamma", gamma)
 
 
-def check_number(name: str, value) -> float:
+def check_number(name: str, value: object) -> float:
     """``value`` as a float; a ``ValueError`` naming ``name`` unless it is a real number
     (``None``, text and ``True`` are refused rather than coerced; NaN passes: the caller
     says which range it wants)."""
@@ -26,7 +42,7 @@ def check_number(name: str, value) -> float:
     return float(value)
 
 
-def check_flag(name: str, value) -> bool:
+def check_flag(name: str, value: object) -> bool:
     """``value`` as a bool; a ``ValueError`` naming ``name`` unless it is ``True`` or
     ``False`` (no truthiness: ``"no"`` is not ``False``)."""
     if not isinstance(value, bool | np.bool_):
@@ -77,7 +93,8 @@ def check_positive_int(name: str, value: int, high: int | None = None) -> int:
     return int(value)
 
 
-def policy_matrix(mdp, policy, name: str = "policy") -> np.ndarray:
+def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
+                  name: str = "policy") -> npt.NDArray[np.float64]:
     """A policy as a stochastic ``float64 [S, A]`` matrix (a new, C-contiguous array).
 
     ``mdp``: the :class:`~tabular.TabularMDP` the policy acts in (its sizes, and the
@@ -126,7 +143,8 @@ def _sizes(mdp):
     return mdp.n_states, mdp.n_actions, mdp.state_name
 
 
-def check_action_mask(mdp, action_mask) -> np.ndarray | None:
+def check_action_mask(mdp: HasSizes, action_mask: npt.ArrayLike | None
+                      ) -> npt.NDArray[np.bool_] | None:
     """``action_mask`` as a read-only bool ``[S, A]`` array (``None`` stays ``None``); a
     ``ValueError`` naming the problem (and the state with no available action)."""
     if action_mask is None:

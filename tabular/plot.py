@@ -17,9 +17,21 @@ imports matplotlib.
 
 from __future__ import annotations
 
-import matplotlib
+from collections.abc import Sequence
+from typing import Any
+
 import matplotlib.pyplot as plt
 import numpy as np
+import numpy.typing as npt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
+from matplotlib.rcsetup import cycler
+
+from tabular.model.mdp import TabularMDP
+from tabular.results import RunsResult
+from tabular.types import BoolArray, FloatArray, IntArray, PolicyLike
 
 #: Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
@@ -46,18 +58,18 @@ STYLE = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
-    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.prop_cycle": cycler(color=PALETTE),
     "lines.linewidth": 1.6,
     "image.cmap": "viridis",
 }
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.8,
-           title: str | None = None, **kwargs):
+           title: str | None = None, **kwargs: Any) -> tuple[Figure, np.ndarray]:
     """``(fig, axes)``: a figure in the house style (:data:`STYLE`) with ``nrows x ncols``
     panels of ``width x height`` inches; ``axes`` is always a 2-D array
     ``[nrows, ncols]`` of ``Axes`` (``squeeze=False``); ``title`` is the figure's title."""
-    plt.rcParams.update(STYLE)
+    plt.rcParams.update(STYLE)  # type: ignore[arg-type]  # STYLE's keys are rcParams names
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
                              squeeze=False, layout="constrained", **kwargs)
     if title:
@@ -65,7 +77,7 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3
     return fig, axes
 
 
-def _axes(ax):
+def _axes(ax: Axes | None) -> Axes:
     return figure()[1][0, 0] if ax is None else ax
 
 
@@ -77,7 +89,8 @@ def _grid_of(mdp):
     return tuple(mdp.grid_shape), np.asarray(mdp.state_cells)
 
 
-def grid_image(values, cells, shape, fill=np.nan) -> np.ndarray:
+def grid_image(values: npt.ArrayLike, cells: npt.ArrayLike, shape: tuple[int, int],
+               fill: float = np.nan) -> FloatArray:
     """Per-state ``values [S]`` scattered onto a ``shape`` grid by their ``cells``
     (``int [S, 2]`` row, column); cells of no state hold ``fill``."""
     image = np.full(shape, fill, dtype=np.float64)
@@ -86,8 +99,9 @@ def grid_image(values, cells, shape, fill=np.nan) -> np.ndarray:
     return image
 
 
-def heatmap(ax, image, *, fmt: str = "{:.1f}", cmap: str = "viridis", annotate: bool = True,
-            colorbar_label: str | None = None, vmin=None, vmax=None):
+def heatmap(ax: Axes, image: np.ndarray, *, fmt: str = "{:.1f}", cmap: str = "viridis",
+            annotate: bool = True, colorbar_label: str | None = None,
+            vmin: float | None = None, vmax: float | None = None) -> AxesImage:
     """An annotated image of a 2-D array (NaN cells blank, e.g. walls); returns the
     ``AxesImage``. ``fmt`` formats each annotation; ``colorbar_label`` adds a colour bar."""
     masked = np.ma.masked_invalid(image)
@@ -107,7 +121,7 @@ def heatmap(ax, image, *, fmt: str = "{:.1f}", cmap: str = "viridis", annotate: 
     return im
 
 
-def grid_axes(ax, shape, title: str | None = None):
+def grid_axes(ax: Axes, shape: tuple[int, int], title: str | None = None) -> Axes:
     """Cell-centred axes for a ``shape`` grid: column on x, row on y (row 0 on top),
     cell borders drawn; returns ``ax``."""
     ax.set_xlim(-0.5, shape[1] - 0.5)
@@ -127,7 +141,7 @@ def grid_axes(ax, shape, title: str | None = None):
     return ax
 
 
-def best_actions(policy, n_actions: int, tol: float = 1e-12) -> np.ndarray:
+def best_actions(policy: PolicyLike, n_actions: int, tol: float = 1e-12) -> BoolArray:
     """Bool ``[S, A]``: the actions a policy takes with the highest probability (every
     one of them on ties). ``policy``: greedy ``int [S]``, stochastic ``[S, A]`` or a
     :class:`~tabular.SoftmaxPolicy`."""
@@ -141,8 +155,9 @@ def best_actions(policy, n_actions: int, tol: float = 1e-12) -> np.ndarray:
     return policy >= policy.max(axis=1, keepdims=True) - tol
 
 
-def policy_arrows(ax, cells, actions, action_names, *, color: str = "black", mask=None,
-                  scale: float = 0.35):
+def policy_arrows(ax: Axes, cells: npt.ArrayLike, actions: np.ndarray,
+                  action_names: Sequence[str], *, color: str = "black",
+                  mask: np.ndarray | None = None, scale: float = 0.35) -> Axes:
     """Arrows of the chosen actions: ``actions`` is ``int [S]`` or a bool ``[S, A]`` of
     the actions to draw in each state (ties drawn together). ``mask [S]`` skips the
     states where it is False; ``action_names`` pick the arrow directions
@@ -152,21 +167,22 @@ def policy_arrows(ax, cells, actions, action_names, *, color: str = "black", mas
         if mask is not None and not mask[s]:
             continue
         for a in np.flatnonzero(chosen[s]):
-            dx, dy = ARROWS[action_names[a]]
+            dx, dy = ARROWS[action_names[int(a)]]
             ax.annotate("", xy=(c + scale * dx, r + scale * dy), xytext=(c, r),
                         arrowprops=dict(arrowstyle="->", color=color, lw=1.3))
     return ax
 
 
-def terminal_states(mdp) -> np.ndarray:
+def terminal_states(mdp: TabularMDP) -> BoolArray:
     """Bool ``[S]``: absorbing states whose every action ends the episode (no arrow)."""
     loops = mdp.next_state == np.arange(mdp.n_states)[:, None, None]
     return np.all((mdp.prob == 0) | (loops & mdp.done), axis=(1, 2))
 
 
-def value_map(mdp, V, *, Q=None, policy=None, ax=None, fmt: str = "{:.1f}",
+def value_map(mdp: TabularMDP, V: npt.ArrayLike, *, Q: npt.ArrayLike | None = None,
+              policy: PolicyLike | None = None, ax: Axes | None = None, fmt: str = "{:.1f}",
               cmap: str = "viridis", colorbar_label: str | None = "state value",
-              title: str | None = None, tol: float = 1e-8):
+              title: str | None = None, tol: float = 1e-8) -> Axes:
     """The values ``V [S]`` of a grid env's model as an annotated heatmap, with arrows.
 
     ``Q [S, A]`` draws every optimal action of each state (all actions within ``tol``
@@ -197,8 +213,9 @@ def value_map(mdp, V, *, Q=None, policy=None, ax=None, fmt: str = "{:.1f}",
 
 
 # ------------------------------------------------------------------ curves
-def mean_band(ax, x, runs, label: str | None = None, color: str | None = None, *,
-              smooth: int = 1, band_alpha: float = 0.2, **line_style):
+def mean_band(ax: Axes, x: npt.ArrayLike | None, runs: npt.ArrayLike,
+              label: str | None = None, color: str | None = None, *, smooth: int = 1,
+              band_alpha: float = 0.2, **line_style: Any) -> Line2D:
     """The mean over runs (``runs [n, T]``, axis 0) with its 95% confidence band
     (mean +- 1.96 standard errors); ``smooth > 1`` first averages each run over a
     trailing window of that many points; ``band_alpha`` is the band's opacity and
@@ -219,14 +236,15 @@ def mean_band(ax, x, runs, label: str | None = None, color: str | None = None, *
     return line
 
 
-def learning_curve(result, *, ax=None, label: str | None = None, color: str | None = None,
-                   smooth: int = 1, field: str = "episode_returns"):
+def learning_curve(result: RunsResult | npt.ArrayLike, *, ax: Axes | None = None,
+                   label: str | None = None, color: str | None = None, smooth: int = 1,
+                   field: str = "episode_returns") -> Axes:
     """A learner's ``episode_returns`` (or another per-episode ``field``) against the
     episode number: the mean over runs with its 95% band when the result has a run
     axis (``runs=n``), the single curve otherwise. ``result`` may also be an array
     ``[T]`` or ``[runs, T]``. Returns the ``Axes``."""
     ax = _axes(ax)
-    values = getattr(result, field) if hasattr(result, field) else result
+    values: Any = getattr(result, field) if hasattr(result, field) else result
     mean_band(ax, None, values, label=label, color=color, smooth=smooth)
     ax.set_xlabel("episode")
     ax.set_ylabel("sum of rewards during episode" if field == "episode_returns" else field)
@@ -235,8 +253,9 @@ def learning_curve(result, *, ax=None, label: str | None = None, color: str | No
     return ax
 
 
-def frontier(kl, reward, *, ax=None, label: str | None = None, color: str | None = None,
-             marker: str = "", **kwargs):
+def frontier(kl: npt.ArrayLike, reward: npt.ArrayLike, *, ax: Axes | None = None,
+             label: str | None = None, color: str | None = None, marker: str = "",
+             **kwargs: Any) -> Axes:
     """Reward against ``KL(pi || pi_ref)`` (nats): the exact KL-regularised frontier of
     a token MDP, or learners' points on it. ``kl`` and ``reward`` are arrays (e.g. the
     ``kl`` and ``gold`` or ``proxy`` fields of a pipeline's frontier); other keyword
@@ -251,7 +270,8 @@ def frontier(kl, reward, *, ax=None, label: str | None = None, color: str | None
     return ax
 
 
-def draw_path(ax, cells, color: str, label: str | None = None, offset: float = 0.0):
+def draw_path(ax: Axes, cells: npt.ArrayLike, color: str, label: str | None = None,
+              offset: float = 0.0) -> Axes:
     """A path through grid cells (``[T, 2]`` rows, columns) as a line with a start dot."""
     cells = np.asarray(cells, dtype=np.float64)
     ax.plot(cells[:, 1] + offset, cells[:, 0] + offset, "-", color=color, label=label,
@@ -260,7 +280,7 @@ def draw_path(ax, cells, color: str, label: str | None = None, offset: float = 0
     return ax
 
 
-def greedy_path(mdp, policy, max_steps: int = 200) -> np.ndarray:
+def greedy_path(mdp: TabularMDP, policy: np.ndarray, max_steps: int = 200) -> IntArray:
     """The cells ``[T, 2]`` visited by a greedy ``policy [S]`` from the most likely start
     state, following each action's most likely outcome until the episode ends (or
     ``max_steps`` steps, for a policy that loops)."""

@@ -10,8 +10,8 @@ axis, so ``res.run(i).policy`` works for every learner.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Self
 
 import numpy as np
 
@@ -31,16 +31,16 @@ def with_run_axis(array: np.ndarray | None, runs: int | None):
     return array[0]
 
 
-def shared(**kwargs):
-    """A result field that is the same for every run (it never has a run axis)."""
-    return field(metadata={"shared": True}, **kwargs)
+#: The metadata of a result field that is the same for every run (it never has a run
+#: axis): ``field(metadata=SHARED)``, spelt out so that a type checker sees the field.
+SHARED = {"shared": True}
 
 
 def short_repr(obj) -> str:
     """``Name(field=value, ...)`` of the dataclass instance ``obj``: an array as its dtype
     and shape (``float64[16, 4]``), a NumPy scalar as the Python number it holds, anything
     else by its ``repr``; the positional fields first, then the keyword-only ones."""
-    shown = sorted((f for f in dataclasses.fields(obj) if f.repr), key=lambda f: f.kw_only)
+    shown = sorted((f for f in dataclasses.fields(obj) if f.repr), key=lambda f: bool(f.kw_only))
     inner = ", ".join(f"{f.name}={_brief(getattr(obj, f.name))}" for f in shown)
     return f"{type(obj).__name__}({inner})"
 
@@ -82,7 +82,7 @@ class RunsResult:
         array = getattr(self, name)
         return None if array.ndim == single_ndim else array.shape[0]
 
-    def run(self, i: int):
+    def run(self, i: int) -> Self:
         """Run ``i`` of a multi-run result, as a single-run result of the same kind."""
         if self.runs is None:
             raise ValueError("this result holds a single run (it has no run axis); "
@@ -117,6 +117,3 @@ class LearningResult(RunsResult):
     def episodes(self) -> int:
         """The number of episodes of each run."""
         return self.episode_returns.shape[-1]
-
-    def summary_scalars(self) -> dict:
-        return {**super().summary_scalars(), "episodes": self.episodes}

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 CONSTANT, INVERSE, EXPONENTIAL, LINEAR = 0, 1, 2, 3
@@ -37,7 +38,8 @@ _KIND_NAMES = {CONSTANT: "constant", INVERSE: "inverse", EXPONENTIAL: "exponenti
 
 
 @njit(cache=True)
-def schedule_value(params, n):
+def schedule_value(params: np.ndarray | tuple[float, float, float, float],
+                   n: float) -> float:
     """The value of schedule ``params = (kind, a, b, c)`` at count ``n >= 1``."""
     kind = int(params[0])
     a, b, c = params[1], params[2], params[3]
@@ -51,7 +53,7 @@ def schedule_value(params, n):
 
 
 @njit(cache=True)
-def read_schedule(params):
+def read_schedule(params: np.ndarray) -> tuple[float, float, float, float]:
     """The schedule ``params`` as a tuple ``(kind, a, b, c)`` that :func:`schedule_value`
     also takes. Read once before an episode loop, so that the loop keeps the four
     numbers in registers: the compiler cannot prove that the loop's stores leave an
@@ -88,7 +90,7 @@ class Schedule:
         """``float64[4]``, what a kernel takes."""
         return np.array([self.kind, self.a, self.b, self.c], dtype=np.float64)
 
-    def __call__(self, n):
+    def __call__(self, n: npt.ArrayLike) -> float | np.ndarray:
         """Value(s) at count ``n`` (an int or an array of ints ``>= 1``)."""
         params = self.params
         values = [schedule_value(params, float(k)) for k in np.ravel(n)]
@@ -168,7 +170,7 @@ def linear(start: float, end: float, steps: float) -> Schedule:
                     _finite("steps", steps))
 
 
-def as_schedule(name: str, value, low: float = 0.0, high: float = 1.0,
+def as_schedule(name: str, value: float | Schedule, low: float = 0.0, high: float = 1.0,
                 low_inclusive: bool = False) -> Schedule:
     """A number or :class:`Schedule` as a validated schedule whose every value lies in
     ``(low, high]`` (``[low, high]`` with ``low_inclusive``); the error names ``name``.

@@ -38,6 +38,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tabular import TabularMDP
+from tabular.types import FloatArray
 
 
 def property_settings(max_examples: int) -> settings:
@@ -49,14 +50,15 @@ def property_settings(max_examples: int) -> settings:
                     suppress_health_check=[HealthCheck.too_slow])
 
 
-def gammas(max_gamma: float = 0.99):
+def gammas(max_gamma: float = 0.99) -> st.SearchStrategy[float]:
     """Discounts in ``[0, max_gamma]`` (default ``max_gamma=0.99``), with the edges 0 and
     ``max_gamma`` drawn often."""
     return st.one_of(st.just(0.0), st.just(max_gamma),
                      st.floats(0.0, max_gamma, allow_nan=False))
 
 
-def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0.3):
+def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0.3
+                  ) -> FloatArray:
     """A stochastic ``[S, A]`` policy drawn with ``rng``; about ``zero_rate`` (default 0.3)
     of its entries are 0, never a whole row."""
     weights = rng.random((S, A)) * (rng.random((S, A)) >= zero_rate)
@@ -79,7 +81,8 @@ def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, *, done_rate: f
     return TabularMDP(*arrays, np.full(S, 1.0 / S))
 
 
-def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale):
+def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(next_state, prob, reward, done)`` of a random model; ``successor(rng, shape)``
     draws the next states."""
     outcomes = rng.integers(1, K + 1, size=(S, A))  # outcomes actually used per pair

@@ -42,7 +42,7 @@ def _chain() -> TabularMDP:
     prob = np.array([[[0.9, 0.1], [0.8, 0.2]], [[1.0, 0.0], [1.0, 0.0]]])
     reward = np.array([[[-1.0, -1.0], [0.0, -1.0]], [[0.0, 0.0], [1.0, 0.0]]])
     done = np.array([[[False, False], [False, False]], [[True, False], [True, False]]])
-    return TabularMDP(next_state, prob, reward, done, [1.0, 0.0])
+    return TabularMDP(next_state, prob, reward, done, np.array([1.0, 0.0]))
 
 
 def _calls(mdp: TabularMDP) -> dict:

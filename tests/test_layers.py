@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1] / "tabular"
 #: Lowest first: a module may import from its own layer and from the layers before it.
 LAYERS = [
     ("tabular.checks", "tabular.schedules", "tabular._numba"),
-    ("tabular.results", "tabular.model"),
+    ("tabular.results", "tabular.model", "tabular.types"),
     ("tabular.rules",),
     ("tabular.solve",),
     ("tabular.learn", "tabular.linear"),

@@ -30,7 +30,9 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
                              or seed < 0):
         raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
-    states = _spawned_states(np.random.SeedSequence(seed).entropy, runs)
+    entropy = np.random.SeedSequence(seed).entropy
+    assert isinstance(entropy, int)  # SeedSequence(int or None) draws or keeps an int
+    states = _spawned_states(entropy, runs)
     states[~states.any(axis=1), 0] = 1  # the all-zero state is xoshiro's one fixed point
     return states
 

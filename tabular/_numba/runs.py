@@ -153,4 +153,4 @@ def runs_slice(out: NamedTuple, n_runs: int, first: int, stop: int) -> NamedTupl
     for name, field in zip(out._fields, out, strict=True):
         if field is not None and field.shape[0] != n_runs:
             raise RuntimeError(f"output {name} has no leading run axis of length {n_runs}")
-    return type(out)(*(None if field is None else field[first:stop] for field in out))
+    return out._make(None if field is None else field[first:stop] for field in out)

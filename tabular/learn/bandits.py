@@ -32,6 +32,7 @@ from tabular.rules.bandits import incremental_mean, ucb_action
 from tabular.rules.policy_gradient import log_prob_grad, sample_softmax
 from tabular.rules.values import epsilon_greedy_action, update_toward
 from tabular.schedules import as_schedule, inverse, read_schedule, schedule_value
+from tabular.types import StepSize
 
 EPSILON_GREEDY, UCB, GRADIENT = 0, 1, 2
 
@@ -171,9 +172,9 @@ def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=Non
     return BanditResult(*(with_run_axis(x, runs) for x in out))
 
 
-def epsilon_greedy_bandit(testbed: BanditTestbed | None = None, *, epsilon=0.1, alpha=None,
-                          initial: float = 0.0, steps: int = 1000, seed: int | None = 0,
-                          runs: int | None = None) -> BanditResult:
+def epsilon_greedy_bandit(testbed: BanditTestbed | None = None, *, epsilon: StepSize = 0.1,
+                          alpha: StepSize | None = None, initial: float = 0.0, steps: int = 1000,
+                          seed: int | None = 0, runs: int | None = None) -> BanditResult:
     """Epsilon-greedy action values (sections 2.2-2.6): pull a greedy arm (ties at
     random), a uniformly random one with probability epsilon, and move ``Q(a)`` toward
     the reward (eq. 2.4).
@@ -197,9 +198,9 @@ def epsilon_greedy_bandit(testbed: BanditTestbed | None = None, *, epsilon=0.1, 
                    epsilon=epsilon, alpha=alpha, initial=initial)
 
 
-def ucb_bandit(testbed: BanditTestbed | None = None, *, c: float = 2.0, alpha=None,
-               initial: float = 0.0, steps: int = 1000, seed: int | None = 0,
-               runs: int | None = None) -> BanditResult:
+def ucb_bandit(testbed: BanditTestbed | None = None, *, c: float = 2.0,
+               alpha: StepSize | None = None, initial: float = 0.0, steps: int = 1000,
+               seed: int | None = 0, runs: int | None = None) -> BanditResult:
     """Upper-confidence-bound selection (eq. 2.10, section 2.7): pull
     ``argmax_a Q(a) + c sqrt(ln t / N(a))`` (untried arms first) and move ``Q(a)``
     toward the reward.
@@ -212,8 +213,8 @@ def ucb_bandit(testbed: BanditTestbed | None = None, *, c: float = 2.0, alpha=No
                    initial=initial)
 
 
-def gradient_bandit(testbed: BanditTestbed | None = None, *, alpha=0.1, baseline: bool = True,
-                    steps: int = 1000, seed: int | None = 0,
+def gradient_bandit(testbed: BanditTestbed | None = None, *, alpha: StepSize = 0.1,
+                    baseline: bool = True, steps: int = 1000, seed: int | None = 0,
                     runs: int | None = None) -> BanditResult:
     """The gradient bandit (section 2.8): pull an arm with probability
     ``pi(a) = softmax(H)(a)`` and update ``H(b) += alpha (R_t - Rbar_t)(1[b = A_t] - pi(b))``

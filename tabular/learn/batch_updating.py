@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import seed_states
@@ -32,6 +33,7 @@ from tabular.results import with_run_axis
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import td_error, td_target
 from tabular.solve.bellman import ConvergenceError
+from tabular.types import MDPLike, PolicyLike
 
 TD0, MC = 0, 1
 METHODS = {"td0": TD0, "mc": MC}
@@ -142,10 +144,10 @@ def _batch_run(model, params, rng, out, run):
 _batch = runs_driver(_batch_run)
 
 
-def batch_prediction(mdp, policy, *, method: str = "td0", gamma: float = 1.0,
+def batch_prediction(mdp: MDPLike, policy: PolicyLike, *, method: str = "td0", gamma: float = 1.0,
                      episodes: int = 100, alpha: float = 0.001, tol: float = 1e-3,
-                     max_sweeps: int = 100_000, initial_V=0.0, seed: int | None = 0,
-                     runs: int | None = None, max_steps: int | None = None,
+                     max_sweeps: int = 100_000, initial_V: npt.ArrayLike = 0.0,
+                     seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
                      history: bool = False, strict: bool = True) -> PredictionResult:
     """Estimate ``V^pi`` by batch TD(0) or batch constant-alpha MC (section 6.3).
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import seed_states
@@ -30,6 +31,7 @@ from tabular.model.sampling import sample_start, sample_step
 from tabular.results import RunsResult, check_runs, with_run_axis
 from tabular.rules.values import epsilon_greedy_action, max_value, update_toward
 from tabular.schedules import as_schedule, read_schedule, schedule_value
+from tabular.types import MDPLike, StepSize
 
 #: The most time steps of one run (the kernel keeps nothing per step, but a call this
 #: long would take hours).
@@ -156,8 +158,9 @@ def _learn(driver, name, mdp, *, steps, alpha, alpha_average, epsilon, epsilon_b
     return DifferentialResult(*(with_run_axis(x, runs) for x in out))
 
 
-def differential_sarsa(mdp, *, steps: int = 100_000, alpha=0.1, alpha_average=0.01,
-                       epsilon=0.1, epsilon_block: int = 1, initial_Q=0.0,
+def differential_sarsa(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 0.1,
+                       alpha_average: StepSize = 0.01, epsilon: StepSize = 0.1,
+                       epsilon_block: int = 1, initial_Q: npt.ArrayLike = 0.0,
                        seed: int | None = 0, runs: int | None = None) -> DifferentialResult:
     """Differential semi-gradient SARSA with a tabular ``q`` (the box of section 10.3):
     one continuing run of ``steps`` time steps, acting epsilon-greedily on ``Q``, moving
@@ -187,9 +190,10 @@ def differential_sarsa(mdp, *, steps: int = 100_000, alpha=0.1, alpha_average=0.
                   initial_Q=initial_Q, seed=seed, runs=runs)
 
 
-def r_learning(mdp, *, steps: int = 100_000, alpha=0.1, alpha_average=0.01, epsilon=0.1,
-               epsilon_block: int = 1, initial_Q=0.0, seed: int | None = 0,
-               runs: int | None = None) -> DifferentialResult:
+def r_learning(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 0.1,
+               alpha_average: StepSize = 0.01, epsilon: StepSize = 0.1, epsilon_block: int = 1,
+               initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None
+               ) -> DifferentialResult:
     """R-learning (Schwartz, 1993; Sutton & Barto, 1st edition, section 6.7): one
     continuing run of ``steps`` time steps, acting epsilon-greedily on ``Q``;
     ``Q(S, A) += alpha [R - Rbar + max_a Q(S', a) - Q(S, A)]``, then, if ``A`` is (now)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import randint, seed_states
@@ -49,6 +50,7 @@ from tabular.rules.values import (
     update_toward,
 )
 from tabular.schedules import as_schedule, inverse, read_schedule, schedule_value
+from tabular.types import MDPLike, PolicyLike, StepSize
 
 ON_POLICY, EXPLORING_STARTS, OFF_POLICY = 0, 1, 2
 _METHODS = {"on_policy": ON_POLICY, "exploring_starts": EXPLORING_STARTS,
@@ -134,10 +136,10 @@ def _mc_prediction_run(model, params, rng, out, run):
 _mc_prediction = prange_driver(_mc_prediction_run)
 
 
-def mc_prediction(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=None,
-                  first_visit: bool = True, initial_V=0.0, seed: int | None = 0,
-                  runs: int | None = None, max_steps: int | None = None,
-                  history: bool = False) -> PredictionResult:
+def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int = 100,
+                  alpha: StepSize | None = None, first_visit: bool = True,
+                  initial_V: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
+                  max_steps: int | None = None, history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` from complete episodes (first-visit MC prediction, section 5.1).
 
     Parameters
@@ -273,10 +275,11 @@ def exploring_start_states(mdp) -> np.ndarray:
     return np.flatnonzero(reached | (mdp.start > 0.0)).astype(np.int64)
 
 
-def mc_control(mdp, *, method: str = "on_policy", gamma: float = 1.0, episodes: int = 500,
-               epsilon=None, alpha=None, importance_sampling: str = "weighted",
-               first_visit: bool = True, initial_Q=0.0, seed: int | None = 0,
-               runs: int | None = None, max_steps: int | None = None) -> ControlResult:
+def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, episodes: int = 500,
+               epsilon: StepSize | None = None, alpha: StepSize | None = None,
+               importance_sampling: str = "weighted", first_visit: bool = True,
+               initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
+               max_steps: int | None = None) -> ControlResult:
     """Monte Carlo control: generalised policy iteration on ``Q`` from complete episodes.
 
     Parameters

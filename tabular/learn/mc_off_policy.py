@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import seed_states
@@ -47,6 +48,7 @@ from tabular.learn.setup import (
 )
 from tabular.rules.returns import discounted_return, importance_weighted_return
 from tabular.rules.values import update_toward
+from tabular.types import MDPLike, PolicyLike
 
 
 class OffPolicyMCParams(NamedTuple):
@@ -109,11 +111,11 @@ def _off_policy_mc_run(model, params, rng, out, run):
 _off_policy_mc = prange_driver(_off_policy_mc_run)
 
 
-def off_policy_mc_prediction(mdp, target_policy, behaviour_policy, *,
-                             importance_sampling: str = "weighted", gamma: float = 1.0,
-                             episodes: int = 100, first_visit: bool = True, initial_V=0.0,
-                             seed: int | None = 0, runs: int | None = None,
-                             max_steps: int | None = None,
+def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
+                             *, importance_sampling: str = "weighted", gamma: float = 1.0,
+                             episodes: int = 100, first_visit: bool = True,
+                             initial_V: npt.ArrayLike = 0.0, seed: int | None = 0,
+                             runs: int | None = None, max_steps: int | None = None,
                              history: bool = False) -> PredictionResult:
     """Estimate ``v_pi`` of ``target_policy`` from episodes of ``behaviour_policy`` by
     importance sampling (off-policy MC prediction, sections 5.5-5.6).

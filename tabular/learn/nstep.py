@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import seed_states
@@ -69,6 +70,7 @@ from tabular.rules.values import (
     update_toward,
 )
 from tabular.schedules import as_schedule, read_schedule, schedule_value
+from tabular.types import MDPLike, StepSize
 
 SARSA, EXPECTED_SARSA, OFF_POLICY_SARSA, TREE_BACKUP, Q_SIGMA = 0, 1, 2, 3, 4
 
@@ -221,9 +223,10 @@ def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, ini
     return control_result(out, runs)
 
 
-def n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
-                 alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
-                 runs: int | None = None, max_steps: int | None = None) -> ControlResult:
+def n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
+                 alpha: StepSize = 0.5, epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0,
+                 seed: int | None = 0, runs: int | None = None, max_steps: int | None = None
+                 ) -> ControlResult:
     """n-step SARSA, on-policy (the box of section 7.2): ``Q(S_t, A_t) <- Q(S_t, A_t) +
     alpha [G_{t:t+n} - Q(S_t, A_t)]`` (eq. 7.5) with ``G_{t:t+n} = R_{t+1} + ... +
     gamma^{n-1} R_{t+n} + gamma^n Q(S_{t+n}, A_{t+n})`` (eq. 7.4), acting
@@ -258,10 +261,10 @@ def n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 50
                            runs=runs, max_steps=max_steps)
 
 
-def n_step_expected_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
-                          alpha=0.5, epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
-                          runs: int | None = None,
-                          max_steps: int | None = None) -> ControlResult:
+def n_step_expected_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0,
+                          episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
+                          initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+                          runs: int | None = None, max_steps: int | None = None) -> ControlResult:
     """n-step expected SARSA (section 7.2): the return ends in the expectation
     ``gamma^n V-bar(S_{t+n})`` with ``V-bar(s) = sum_a pi(a|s) Q(s, a)`` (eqs. 7.7 and
     7.8), pi the epsilon-greedy behaviour policy on ``Q`` (on-policy).
@@ -295,8 +298,9 @@ def n_step_expected_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes:
                            initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
 
 
-def off_policy_n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
-                            alpha=0.5, epsilon=0.1, target_epsilon=0.0, initial_Q=0.0,
+def off_policy_n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0,
+                            episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
+                            target_epsilon: StepSize = 0.0, initial_Q: npt.ArrayLike = 0.0,
                             seed: int | None = 0, runs: int | None = None,
                             max_steps: int | None = None) -> ControlResult:
     """Off-policy n-step SARSA (the box of section 7.3): ``Q(S_t, A_t) <- Q(S_t, A_t) +
@@ -338,9 +342,10 @@ def off_policy_n_step_sarsa(mdp, *, n_step: int = 4, gamma: float = 1.0, episode
                            target_epsilon=target_epsilon)
 
 
-def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
-                epsilon=0.1, target_epsilon=0.0, initial_Q=0.0, seed: int | None = 0,
-                runs: int | None = None, max_steps: int | None = None) -> ControlResult:
+def tree_backup(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
+                alpha: StepSize = 0.5, epsilon: StepSize = 0.1, target_epsilon: StepSize = 0.0,
+                initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
+                max_steps: int | None = None) -> ControlResult:
     """n-step tree backup (the box of section 7.5): the return (eq. 7.16) follows the
     sampled action at each step with the weight ``pi(A_k|S_k)`` and values the other
     actions by ``Q``, so it needs no importance sampling. The behaviour is
@@ -380,10 +385,11 @@ def tree_backup(mdp, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500
                            sigma=0.0)
 
 
-def q_sigma(mdp, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
-            episodes: int = 500, alpha=0.5, epsilon=0.1, target_epsilon=None, initial_Q=0.0,
-            seed: int | None = 0, runs: int | None = None,
-            max_steps: int | None = None) -> ControlResult:
+def q_sigma(mdp: MDPLike, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
+            episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
+            target_epsilon: StepSize | None = None, initial_Q: npt.ArrayLike = 0.0,
+            seed: int | None = 0, runs: int | None = None, max_steps: int | None = None
+            ) -> ControlResult:
     """n-step Q(sigma) (the box of section 7.6): at every step the return mixes, in
     proportion ``sigma : 1 - sigma``, a sampled step and the expectation of tree
     backup (eq. 7.16). The behaviour is epsilon-greedy on ``Q``; the target pi is by

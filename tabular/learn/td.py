@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.optional import row
@@ -58,6 +59,7 @@ from tabular.rules.values import (
     update_toward,
 )
 from tabular.schedules import as_schedule, read_schedule, schedule_value
+from tabular.types import MDPLike, PolicyLike, StepSize
 
 SARSA, EXPECTED_SARSA, Q_LEARNING = 0, 1, 2
 
@@ -157,8 +159,9 @@ def _td_prediction_run(model, params, rng, out, run):
 _td_prediction = runs_driver(_td_prediction_run)
 
 
-def td0(mdp, policy, *, gamma: float = 1.0, episodes: int = 100, alpha=0.1, n_step: int = 1,
-        initial_V=0.0, seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
+def td0(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int = 100,
+        alpha: StepSize = 0.1, n_step: int = 1, initial_V: npt.ArrayLike = 0.0,
+        seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
         history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` by TD(0), ``V(S) <- V(S) + alpha [R + gamma V(S') - V(S)]``
     (eq. 6.2, the box of section 6.1), or by n-step TD (section 7.1).
@@ -326,9 +329,10 @@ def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
     return control_result(out, runs)
 
 
-def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-          initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-          max_steps: int | None = None, action_mask=None) -> ControlResult:
+def sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
+          epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+          runs: int | None = None, max_steps: int | None = None,
+          action_mask: npt.ArrayLike | None = None) -> ControlResult:
     """SARSA, on-policy TD control (the box of section 6.4): ``Q(S, A) <- Q(S, A) + alpha
     [R + gamma Q(S', A') - Q(S, A)]`` (eq. 6.7), acting epsilon-greedily on ``Q``;
     ``A'`` is the action the epsilon-greedy policy takes next, so ``Q`` learns that
@@ -365,9 +369,10 @@ def sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.
                        max_steps=max_steps, action_mask=action_mask)
 
 
-def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-                   initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-                   max_steps: int | None = None, action_mask=None) -> ControlResult:
+def expected_sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
+                   epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+                   runs: int | None = None, max_steps: int | None = None,
+                   action_mask: npt.ArrayLike | None = None) -> ControlResult:
     """Expected SARSA (section 6.6): ``Q(S, A) <- Q(S, A) + alpha [R + gamma sum_a
     pi(a|S') Q(S', a) - Q(S, A)]`` (eq. 6.9), pi the epsilon-greedy behaviour policy on
     ``Q``: SARSA's target in expectation over ``A'``, which removes the variance of
@@ -404,9 +409,10 @@ def expected_sarsa(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, e
                        max_steps=max_steps, action_mask=action_mask)
 
 
-def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-               initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-               max_steps: int | None = None, action_mask=None) -> ControlResult:
+def q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
+               epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+               runs: int | None = None, max_steps: int | None = None,
+               action_mask: npt.ArrayLike | None = None) -> ControlResult:
     """Q-learning, off-policy TD control (the box of section 6.5): ``Q(S, A) <- Q(S, A) +
     alpha [R + gamma max_a Q(S', a) - Q(S, A)]`` (eq. 6.8), acting epsilon-greedily on
     ``Q``; the max makes ``Q`` learn the greedy policy's values, ``q*``, whatever the
@@ -443,10 +449,11 @@ def q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsil
                        max_steps=max_steps, action_mask=action_mask)
 
 
-def double_q_learning(mdp, *, gamma: float = 1.0, episodes: int = 500, alpha=0.5,
-                      epsilon=0.1, initial_Q=0.0, seed: int | None = 0,
+def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
+                      alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
+                      initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
                       runs: int | None = None, max_steps: int | None = None,
-                      action_mask=None) -> ControlResult:
+                      action_mask: npt.ArrayLike | None = None) -> ControlResult:
     """Double Q-learning (the box of section 6.7): with probability 1/2 ``Q1(S, A) <-
     Q1(S, A) + alpha [R + gamma Q2(S', argmax_a Q1(S', a)) - Q1(S, A)]`` (eq. 6.10), else
     the same with the tables swapped, acting epsilon-greedily on ``Q1 + Q2``. One table

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import categorical, seed_states
@@ -67,6 +68,7 @@ from tabular.rules.values import (
     update_toward,
 )
 from tabular.schedules import as_schedule, read_schedule, schedule_value
+from tabular.types import MDPLike, PolicyLike, StepSize
 
 TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
 SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
@@ -211,11 +213,11 @@ def _predict(method, mdp, policy, *, lam, trace, gamma, episodes, alpha, initial
     return prediction_result(out, runs)
 
 
-def offline_lambda_return(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
-                          episodes: int = 100, alpha=0.1, initial_V=0.0,
-                          seed: int | None = 0, runs: int | None = None,
-                          max_steps: int | None = None, history: bool = False
-                          ) -> PredictionResult:
+def offline_lambda_return(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
+                          gamma: float = 1.0, episodes: int = 100, alpha: StepSize = 0.1,
+                          initial_V: npt.ArrayLike = 0.0, seed: int | None = 0,
+                          runs: int | None = None, max_steps: int | None = None,
+                          history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` by the offline lambda-return algorithm (section 12.1): at the
     end of each episode, ``V(S_t) <- V(S_t) + alpha [G^lam_t - V(S_t)]`` for ``t = 0, ...,
     T-1`` in turn (eq. 12.4), with the lambda-returns (eq. 12.3) of the estimate the
@@ -240,10 +242,10 @@ def offline_lambda_return(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
                     max_steps=max_steps, history=history)
 
 
-def td_lambda(mdp, policy, *, lam: float = 0.9, trace: str = "accumulating",
-              gamma: float = 1.0, episodes: int = 100, alpha=0.1, initial_V=0.0,
-              seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
-              history: bool = False) -> PredictionResult:
+def td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9, trace: str = "accumulating",
+              gamma: float = 1.0, episodes: int = 100, alpha: StepSize = 0.1,
+              initial_V: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
+              max_steps: int | None = None, history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` by TD(lambda) (the box of section 12.2): on every step decay the
     traces, ``z <- gamma lam z``, mark the state visited (the ``trace`` rule), and move
     every state along its trace, ``V <- V + alpha delta z`` (eqs. 12.5-12.7), with
@@ -270,11 +272,11 @@ def td_lambda(mdp, policy, *, lam: float = 0.9, trace: str = "accumulating",
                     max_steps=max_steps, history=history)
 
 
-def true_online_td_lambda(mdp, policy, *, lam: float = 0.9, gamma: float = 1.0,
-                          episodes: int = 100, alpha=0.1, initial_V=0.0,
-                          seed: int | None = 0, runs: int | None = None,
-                          max_steps: int | None = None, history: bool = False
-                          ) -> PredictionResult:
+def true_online_td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
+                          gamma: float = 1.0, episodes: int = 100, alpha: StepSize = 0.1,
+                          initial_V: npt.ArrayLike = 0.0, seed: int | None = 0,
+                          runs: int | None = None, max_steps: int | None = None,
+                          history: bool = False) -> PredictionResult:
     """Estimate ``V^pi`` by true online TD(lambda) (the box of section 12.5): the dutch
     trace (eq. 12.11) and ``V <- V + alpha (delta + V(S) - V_old) z - alpha (V(S) -
     V_old) x`` (eq. 12.10), ``V_old`` the value of ``S`` the previous step bootstrapped
@@ -372,10 +374,10 @@ def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:
     return control_result(out, runs)
 
 
-def sarsa_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating", gamma: float = 1.0,
-                 episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
-                 seed: int | None = 0, runs: int | None = None,
-                 max_steps: int | None = None) -> ControlResult:
+def sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
+                 gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.1,
+                 epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+                 runs: int | None = None, max_steps: int | None = None) -> ControlResult:
     """Sarsa(lambda) (the box of section 12.7): TD(lambda) on action values, with
     ``delta = R + gamma Q(S', A') - Q(S, A)`` and ``A'`` the epsilon-greedy action taken
     next. ``lam = 0`` is :func:`~tabular.sarsa`, number for number.
@@ -400,10 +402,11 @@ def sarsa_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating", gamma: f
                     seed=seed, runs=runs, max_steps=max_steps)
 
 
-def true_online_sarsa_lambda(mdp, *, lam: float = 0.9, gamma: float = 1.0,
-                             episodes: int = 500, alpha=0.1, epsilon=0.1, initial_Q=0.0,
-                             seed: int | None = 0, runs: int | None = None,
-                             max_steps: int | None = None) -> ControlResult:
+def true_online_sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, gamma: float = 1.0,
+                             episodes: int = 500, alpha: StepSize = 0.1, epsilon: StepSize = 0.1,
+                             initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+                             runs: int | None = None, max_steps: int | None = None
+                             ) -> ControlResult:
     """True online Sarsa(lambda) (the box of section 12.7): true online TD(lambda) on
     action values, the dutch trace (eq. 12.11) and eq. 12.10 with ``Q(S, A)`` for
     ``V(S)``.
@@ -426,10 +429,10 @@ def true_online_sarsa_lambda(mdp, *, lam: float = 0.9, gamma: float = 1.0,
                     seed=seed, runs=runs, max_steps=max_steps)
 
 
-def watkins_q_lambda(mdp, *, lam: float = 0.9, trace: str = "accumulating",
-                     gamma: float = 1.0, episodes: int = 500, alpha=0.1, epsilon=0.1,
-                     initial_Q=0.0, seed: int | None = 0, runs: int | None = None,
-                     max_steps: int | None = None) -> ControlResult:
+def watkins_q_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
+                     gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.1,
+                     epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
+                     runs: int | None = None, max_steps: int | None = None) -> ControlResult:
     """Watkins's Q(lambda) (section 12.10): Q-learning's target ``R + gamma max_a Q(S',
     a)`` (eq. 6.8) sent back along the traces, which are cut to 0 after an exploratory
     (non-greedy) action: the return that follows it is not the greedy policy's. ``lam =

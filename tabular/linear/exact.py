@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.checks import check_gamma, check_unit_interval, policy_matrix
 from tabular.linear.features import check_features
@@ -33,6 +34,7 @@ from tabular.model.graph import reaches
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import short_repr
 from tabular.solve.exact import EXACT_MAX_STATES, chain_matrix, policy_values
+from tabular.types import FloatArray, MDPLike, PolicyLike
 
 #: Relative residual above which a linear system's answer is refused (float64 cannot
 #: be trusted there: the features or the chain are too close to singular).
@@ -64,7 +66,7 @@ class RewardProcess:
         return self.r.shape[0]
 
 
-def reward_process(mdp: TabularMDP, policy, *, gamma: float) -> RewardProcess:
+def reward_process(mdp: MDPLike, policy: PolicyLike, *, gamma: float) -> RewardProcess:
     """The :class:`RewardProcess` of ``policy`` (any form :func:`~tabular.checks.policy_matrix`
     reads) on ``mdp`` (a :class:`~tabular.TabularMDP` or a Gymnasium env with a
     transition table), discount ``gamma`` in [0, 1].
@@ -163,20 +165,18 @@ def _solve(A: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
     return x
 
 
-def _features_and_weights(process: RewardProcess, X, w=None):
-    X = check_features(X, process.n_states)
-    if w is None:
-        return X, None
-    w = np.asarray(w)
-    if (w.shape != (X.shape[1],) or w.dtype == np.bool_
-            or not np.issubdtype(w.dtype, np.number) or np.iscomplexobj(w)):
-        raise ValueError(f"w must be a real array of shape [{X.shape[1]}] (one weight per "
-                         f"feature), got dtype {w.dtype} and shape {list(w.shape)}")
-    w = w.astype(np.float64)
-    if not np.isfinite(w).all():
-        i = int(np.argmax(~np.isfinite(w)))
-        raise ValueError(f"w[{i}] = {w[i]} is not finite")
-    return X, w
+def _weights(w: npt.ArrayLike, d: int) -> np.ndarray:
+    """``w`` as a finite float64 ``[d]`` array, or a ``ValueError`` naming it."""
+    arr = np.asarray(w)
+    if (arr.shape != (d,) or arr.dtype == np.bool_
+            or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
+        raise ValueError(f"w must be a real array of shape [{d}] (one weight per "
+                         f"feature), got dtype {arr.dtype} and shape {list(arr.shape)}")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        i = int(np.argmax(~np.isfinite(arr)))
+        raise ValueError(f"w[{i}] = {arr[i]} is not finite")
+    return arr
 
 
 def _distribution(mu, n_states: int) -> np.ndarray:
@@ -204,59 +204,66 @@ def _norm2(process: RewardProcess, y: np.ndarray) -> float:
     return float(np.sum(process.mu[on] * y[on] ** 2))
 
 
-def value_error(process: RewardProcess, X, w) -> float:
+def value_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike) -> float:
     """``VE(w) = sum_s mu(s) [v_pi(s) - x(s) . w]^2`` (eq. 9.1)."""
-    X, w = _features_and_weights(process, X, w)
+    X = check_features(X, process.n_states)
+    w = _weights(w, X.shape[1])
     return _norm2(process, np.where(process.mu > 0.0, process.v, 0.0) - X @ w)
 
 
-def ve_minimiser(process: RewardProcess, X) -> np.ndarray:
+def ve_minimiser(process: RewardProcess, X: npt.ArrayLike) -> FloatArray:
     """The ``w`` of least VE (eq. 9.1), ``(X^T D X)^{-1} X^T D v_pi``: the fixed point of
     gradient Monte Carlo (section 9.3)."""
-    X, _ = _features_and_weights(process, X)
+    X = check_features(X, process.n_states)
     return _weighted_fit(process, X, np.where(process.mu > 0.0, process.v, 0.0))
 
 
-def bellman_error_vector(process: RewardProcess, X, w) -> np.ndarray:
+def bellman_error_vector(process: RewardProcess, X: npt.ArrayLike,
+                         w: npt.ArrayLike) -> FloatArray:
     """``delta_w = r + gamma P X w - X w`` (``[S]``, eq. 11.17's expectation of the TD
     error in each state)."""
-    X, w = _features_and_weights(process, X, w)
+    X = check_features(X, process.n_states)
+    w = _weights(w, X.shape[1])
     estimate = X @ w
     return process.r + process.gamma * (process.P @ estimate) - estimate
 
 
-def expected_td_update(process: RewardProcess, X, w, *, mu=None) -> np.ndarray:
+def expected_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
+                       mu: npt.ArrayLike | None = None) -> FloatArray:
     """The expected semi-gradient TD(0) update per unit step size, ``X^T diag(mu)
     delta_w`` (``[d]``): with the process's own ``mu`` the on-policy update (``b - A w``,
     eq. 9.12's), with the distribution of a behaviour policy the expected off-policy
     update with importance sampling (eq. 11.2), and with a uniform ``mu`` the update of
     semi-gradient DP (section 11.2, Figure 11.2 right). ``mu``: ``[S]``, a
     distribution; default ``process.mu``."""
-    X, w = _features_and_weights(process, X, w)
+    X = check_features(X, process.n_states)
+    w = _weights(w, X.shape[1])
     mu = process.mu if mu is None else _distribution(mu, process.n_states)
     return X.T @ (mu * bellman_error_vector(process, X, w))
 
 
-def bellman_error(process: RewardProcess, X, w) -> float:
+def bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike) -> float:
     """``BE(w) = ||delta_w||^2_mu`` (eq. 11.19)."""
     return _norm2(process, bellman_error_vector(process, X, w))
 
 
-def projected_bellman_error(process: RewardProcess, X, w) -> float:
+def projected_bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike) -> float:
     """``PBE(w) = ||Pi delta_w||^2_mu`` (eq. 11.22), ``Pi`` the ``mu``-weighted
     projection onto the span of ``X``'s columns (eq. 11.14)."""
-    X, w = _features_and_weights(process, X, w)
+    X = check_features(X, process.n_states)
+    w = _weights(w, X.shape[1])
     delta = bellman_error_vector(process, X, w)
     return _norm2(process, X @ _weighted_fit(process, X, delta))
 
 
-def td_fixed_point(process: RewardProcess, X, *, lambda_: float = 0.0) -> np.ndarray:
+def td_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
+                   lambda_: float = 0.0) -> FloatArray:
     """The TD fixed point: ``w`` with ``A w = b`` (eq. 9.12), where for TD(lambda)
     ``A = X^T D M (I - gamma P) X`` and ``b = X^T D M r`` with ``M = (I - gamma lambda
     P)^{-1}`` (``M = I`` for TD(0)): the weights at which the expected update of TD(lambda)
     vanishes, and LSTD's limit. ``lambda_ = 1`` gives :func:`ve_minimiser`'s answer.
     A ``ValueError`` when ``A`` is singular in a way no ``w`` solves."""
-    X, _ = _features_and_weights(process, X)
+    X = check_features(X, process.n_states)
     lam = check_unit_interval("lambda_", lambda_)
     on = process.mu > 0.0  # closed under P: the chain never leaves the states mu weighs
     X_on, P_on, r_on = X[on], process.P[np.ix_(on, on)], process.r[on]

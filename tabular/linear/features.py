@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.checks import check_positive_int
 from tabular.model.mdp import TabularMDP
@@ -31,7 +32,7 @@ from tabular.model.mdp import TabularMDP
 MAX_FEATURE_ENTRIES = 10**8
 
 
-def check_features(X, n_states: int, name: str = "features") -> np.ndarray:
+def check_features(X: npt.ArrayLike, n_states: int, name: str = "features") -> np.ndarray:
     """``X`` as a C-contiguous ``float64 [S, d]`` matrix of finite numbers; a
     ``ValueError`` naming ``name`` and the offending state otherwise."""
     arr = np.asarray(X)
@@ -63,7 +64,7 @@ def one_hot(n_states: int) -> np.ndarray:
     return np.eye(n_states)
 
 
-def state_aggregation(groups) -> np.ndarray:
+def state_aggregation(groups: npt.ArrayLike) -> np.ndarray:
     """One feature per group, 1 for the states of that group (section 9.3, Example 9.1).
 
     ``groups``: int ``[S]``, the group of each state, numbered ``0 .. d - 1`` (every
@@ -100,7 +101,7 @@ def state_coordinates(mdp: TabularMDP) -> np.ndarray:
     return (np.arange(S, dtype=float) / max(S - 1, 1))[:, None]
 
 
-def _coordinates(coordinates) -> np.ndarray:
+def _coordinates(coordinates: npt.ArrayLike) -> np.ndarray:
     c = np.asarray(coordinates)
     if c.ndim == 1:
         c = c[:, None]
@@ -128,7 +129,7 @@ def _exponents(order: int, k: int, name: str) -> np.ndarray:
     return np.array(list(itertools.product(range(order + 1), repeat=k)), dtype=float)
 
 
-def polynomial(coordinates, order: int) -> np.ndarray:
+def polynomial(coordinates: npt.ArrayLike, order: int) -> np.ndarray:
     """The polynomial basis of eq. 9.17: ``x_i(s) = prod_j s_j^{c_ij}`` for every
     ``c_i`` in ``{0, ..., order}^k``, ``(order + 1)^k`` features (``0^0 = 1``, the
     constant feature). ``coordinates``: ``[S, k]`` in ``[0, 1]`` (:func:`state_coordinates`)."""
@@ -138,7 +139,7 @@ def polynomial(coordinates, order: int) -> np.ndarray:
     return np.prod(c[:, None, :] ** powers[None, :, :], axis=2)
 
 
-def fourier(coordinates, order: int) -> np.ndarray:
+def fourier(coordinates: npt.ArrayLike, order: int) -> np.ndarray:
     """The Fourier cosine basis of eq. 9.18: ``x_i(s) = cos(pi s . c_i)`` for every
     ``c_i`` in ``{0, ..., order}^k``, ``(order + 1)^k`` features.
     ``coordinates``: ``[S, k]`` in ``[0, 1]``."""
@@ -148,7 +149,7 @@ def fourier(coordinates, order: int) -> np.ndarray:
     return np.cos(np.pi * c @ freqs.T)
 
 
-def tile_coding(coordinates, *, tilings: int, tiles: int) -> np.ndarray:
+def tile_coding(coordinates: npt.ArrayLike, *, tilings: int, tiles: int) -> np.ndarray:
     """Tile coding (section 9.5.4): ``tilings`` grids of ``tiles`` tiles per dimension
     over ``[0, 1]^k``, tiling ``t`` offset by ``t / tilings`` of a tile times the
     asymmetric displacement ``(1, 3, 5, ...)`` (the book's recommendation, after

@@ -25,10 +25,11 @@ constant ``alpha`` (chapter 9's setting); an estimate that leaves float64 raises
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import categorical, seed_states
@@ -45,9 +46,10 @@ from tabular.learn.setup import (
 )
 from tabular.linear.features import check_features
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import LearningResult, shared, with_run_axis
+from tabular.results import SHARED, LearningResult, with_run_axis
 from tabular.rules.linear import gradient_step, linear_value
 from tabular.rules.returns import discounted_return
+from tabular.types import FloatArray, MDPLike, PolicyLike
 
 #: The most entries of LSTD's matrices ``[runs, d, d]`` (800 MB of float64).
 MAX_LSTD_ENTRIES = 10**8
@@ -61,11 +63,11 @@ class LinearPredictionResult(LearningResult):
     ``[runs, episodes, d]``."""
 
     w: np.ndarray
-    features: np.ndarray = shared()
+    features: np.ndarray = field(metadata=SHARED)
     w_history: np.ndarray | None = None
 
     @property
-    def V(self) -> np.ndarray:
+    def V(self) -> FloatArray:
         """``v(s, w) = x(s) . w`` for every state, ``[S]`` or ``[runs, S]``."""
         return self.w @ self.features.T
 
@@ -278,8 +280,9 @@ def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
                                   w_history=history_result(out.history, runs))
 
 
-def gradient_mc(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
-                alpha: float = 2e-5, initial_w=0.0, seed: int | None = 0,
+def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
+                gamma: float = 1.0, episodes: int = 100, alpha: float = 2e-5,
+                initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
                 runs: int | None = None, max_steps: int | None = None
                 ) -> LinearPredictionResult:
     """Gradient Monte Carlo prediction (the box of section 9.3):
@@ -312,8 +315,9 @@ def gradient_mc(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 10
     return _result("gradient_mc", out, params.features, runs)
 
 
-def semi_gradient_td(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
-                     alpha: float = 0.01, n_step: int = 1, initial_w=0.0,
+def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
+                     gamma: float = 1.0, episodes: int = 100, alpha: float = 0.01,
+                     n_step: int = 1, initial_w: npt.ArrayLike = 0.0,
                      seed: int | None = 0, runs: int | None = None,
                      max_steps: int | None = None) -> LinearPredictionResult:
     """Semi-gradient TD(0) (the box of section 9.3), ``w <- w + alpha [R + gamma
@@ -343,9 +347,11 @@ def semi_gradient_td(mdp, policy, features, *, gamma: float = 1.0, episodes: int
     return _result("semi_gradient_td", out, params.features, runs)
 
 
-def off_policy_semi_gradient_td(mdp, target_policy, behaviour_policy, features, *,
+def off_policy_semi_gradient_td(mdp: MDPLike, target_policy: PolicyLike,
+                                behaviour_policy: PolicyLike, features: npt.ArrayLike, *,
                                 gamma: float = 1.0, episodes: int = 100, alpha: float = 0.01,
-                                initial_w=0.0, seed: int | None = 0, runs: int | None = None,
+                                initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
+                                runs: int | None = None,
                                 max_steps: int | None = None, history: bool = False
                                 ) -> LinearPredictionResult:
     """Off-policy semi-gradient TD(0) (eq. 11.2): act by ``behaviour_policy``, and update
@@ -379,7 +385,8 @@ def off_policy_semi_gradient_td(mdp, target_policy, behaviour_policy, features, 
     return _result("off_policy_semi_gradient_td", out, params.features, runs)
 
 
-def lstd(mdp, policy, features, *, gamma: float = 1.0, episodes: int = 100,
+def lstd(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *, gamma: float = 1.0,
+         episodes: int = 100,
          epsilon: float = 1e-6, seed: int | None = 0, runs: int | None = None,
          max_steps: int | None = None) -> LinearPredictionResult:
     """Least-squares TD (section 9.8): ``w = (epsilon I + A_hat)^{-1} b_hat`` with

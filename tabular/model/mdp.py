@@ -17,11 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.model import compact
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 PROB_TOL = 1e-9
 #: The largest magnitude of a finite reward: sums of 1e8 such rewards, discounted or
@@ -64,10 +68,10 @@ class _Stored:
     """A public model array (``next_state``, ``prob``, ``reward``, ``done``): given to the
     constructor, kept in compact form, decoded (read-only) on first read."""
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, mdp, owner=None):
+    def __get__(self, mdp: TabularMDP | None, owner: type | None = None) -> np.ndarray:
         if mdp is None:  # the dataclass field has no default
             raise AttributeError(self.name)
         if self.name not in mdp.__dict__:
@@ -76,7 +80,7 @@ class _Stored:
             mdp.__dict__[self.name] = value
         return mdp.__dict__[self.name]
 
-    def __set__(self, mdp, value):
+    def __set__(self, mdp: TabularMDP, value: npt.ArrayLike) -> None:
         mdp.__dict__[self.name] = value
 
 
@@ -116,16 +120,19 @@ class TabularMDP:
     The discount is not part of the model: every algorithm takes ``gamma``.
     """
 
-    next_state: np.ndarray = _Stored()
-    prob: np.ndarray = _Stored()
-    reward: np.ndarray = _Stored()
-    done: np.ndarray = _Stored()
-    start: np.ndarray
-    state_labels: tuple | None = field(default=None, repr=False)
-    action_names: tuple | None = field(default=None, repr=False)
-    grid_shape: tuple | None = field(default=None, repr=False)
+    # typed as the descriptor: the constructor takes any array-like, a read gives an array
+    next_state: _Stored = _Stored()
+    prob: _Stored = _Stored()
+    reward: _Stored = _Stored()
+    done: _Stored = _Stored()
+    start: np.ndarray  # type: ignore[misc]  # the fields above have no default (_Stored)
+    state_labels: Sequence[str] | None = field(default=None, repr=False)
+    action_names: Sequence[str] | None = field(default=None, repr=False)
+    grid_shape: tuple[int, int] | None = field(default=None, repr=False)
     state_cells: np.ndarray | None = field(default=None, repr=False)
     max_episode_steps: int | None = field(default=None, repr=False)
+    if TYPE_CHECKING:  # set by _keep; not a dataclass field
+        _arrays: ModelArrays = field(init=False)
 
     def __post_init__(self):
         arrays = {name: _model_array(name, getattr(self, name), kind)
@@ -249,7 +256,7 @@ class TabularMDP:
             raise MDPError(f"an MDP needs at least one state, action and outcome, got {p.shape}")
         self._check_sizes(S, A)
         for name in ("prob", "reward"):
-            _check_outcomes(self, ModelArrays(None, None, p, r, None), name)
+            _check_outcomes(self, p, r, None, name)
         _check_sums(self, p)
         bad = (ns < 0) | (ns >= S)
         if bad.any():
@@ -279,7 +286,8 @@ class TabularMDP:
 
     # ------------------------------------------------------------ constructors
     @classmethod
-    def from_transitions(cls, P, start=None, **metadata) -> TabularMDP:
+    def from_transitions(cls, P: Mapping[Any, Any] | Sequence[Any],
+                         start: npt.ArrayLike | None = None, **metadata: Any) -> TabularMDP:
         """Build from Gymnasium's table ``P[s][a] = [(prob, next_state, reward, terminated), ...]``.
 
         ``P``: a dict or a list over states, each a dict or list over actions (states and
@@ -325,10 +333,12 @@ class TabularMDP:
                     reward[s, a, k], done[s, a, k] = rew, term
         if start is None:
             start = np.full(S, 1.0 / S)
-        return cls(next_state, prob, reward, done, start, **metadata)
+        # an array-like start is converted (and checked) by __post_init__
+        return cls(next_state, prob, reward, done, start, **metadata)  # type: ignore[arg-type]
 
     @classmethod
-    def from_gymnasium(cls, env, start=None) -> TabularMDP:
+    def from_gymnasium(cls, env: gym.Env[Any, Any], start: npt.ArrayLike | None = None
+                       ) -> TabularMDP:
         """The exact model of a Gymnasium env, looked up through any wrappers.
 
         ``env``: a Gymnasium env, wrapped or not. Uses ``env.unwrapped.to_mdp()`` when
@@ -344,7 +354,7 @@ class TabularMDP:
         limit = getattr(getattr(env, "spec", None), "max_episode_steps", None)
         if hasattr(base, "to_mdp"):
             mdp = base.to_mdp()
-            changes = {} if start is None else {"start": start}
+            changes: dict[str, Any] = {} if start is None else {"start": start}
             if limit != mdp.max_episode_steps:
                 changes["max_episode_steps"] = limit
             return replace(mdp, **changes) if changes else mdp
@@ -366,8 +376,9 @@ class TabularMDP:
                                     max_episode_steps=limit)
 
     @classmethod
-    def from_dense(cls, P, R, *, layout: str = "SAS", start=None, terminal=None,
-                   **metadata) -> TabularMDP:
+    def from_dense(cls, P: npt.ArrayLike, R: npt.ArrayLike, *, layout: str = "SAS",
+                   start: npt.ArrayLike | None = None, terminal: npt.ArrayLike | None = None,
+                   **metadata: Any) -> TabularMDP:
         """Build from dense transition probabilities and rewards.
 
         ``P``: the probabilities, laid out as ``layout`` (default ``"SAS"``) says:
@@ -418,11 +429,14 @@ class TabularMDP:
         reward = np.where(prob > 0.0, reward, 0.0)
         if start is None:
             start = np.full(S, 1.0 / S)
-        return cls(next_state, prob, reward, done, start, **metadata)
+        # an array-like start is converted (and checked) by __post_init__
+        return cls(next_state, prob, reward, done, start, **metadata)  # type: ignore[arg-type]
 
 
     @classmethod
-    def from_arrays(cls, successor, code, prob, reward, start=None, **metadata) -> TabularMDP:
+    def from_arrays(cls, successor: npt.ArrayLike, code: npt.ArrayLike | None,
+                    prob: npt.ArrayLike, reward: npt.ArrayLike, start: npt.ArrayLike | None = None,
+                    **metadata: Any) -> TabularMDP:
         """Build from the stored form (:class:`ModelArrays`, :mod:`tabular.model.compact`), for
         models too large to pass through the wide arrays (a generator of a 10^8-state
         gridworld builds these directly).
@@ -472,9 +486,8 @@ class TabularMDP:
                            f"{shape}" + (" (prob may be empty when K = 1)" if K == 1 else ""))
         if K == 1:
             prob = np.ones(shape)
-        check = ModelArrays(successor, code, prob, reward, None)
-        _check_outcomes(mdp, check, "prob")
-        _check_outcomes(mdp, check, "reward")
+        _check_outcomes(mdp, prob, reward, code, "prob")
+        _check_outcomes(mdp, prob, reward, code, "reward")
         mdp._check_start()
         if K > 1:
             outcome_prob = prob if code is None else prob[code]
@@ -488,7 +501,7 @@ class TabularMDP:
         return mdp
 
 
-def as_mdp(env, name: str = "mdp") -> TabularMDP:
+def as_mdp(env: TabularMDP | gym.Env[Any, Any], name: str = "mdp") -> TabularMDP:
     """A :class:`TabularMDP`, or a Gymnasium env compiled to one (its transition table
     is what the sampler draws from); anything else is a clear error naming ``name``."""
     if isinstance(env, TabularMDP):
@@ -499,11 +512,11 @@ def as_mdp(env, name: str = "mdp") -> TabularMDP:
                     f"transition table, got {type(env).__name__}")
 
 
-def _check_outcomes(mdp, arrays, name: str) -> None:
+def _check_outcomes(mdp, prob, reward, code, name: str) -> None:
     """Refuse a probability outside [0, 1] or a reward that is NaN, +inf or larger than
     ``MAX_REWARD`` (``name`` says which), naming the first outcome that holds it
-    (``arrays``: per outcome, or tables with ``code``)."""
-    values = getattr(arrays, name)
+    (``prob`` and ``reward``: per outcome, or tables with ``code``)."""
+    values = prob if name == "prob" else reward
     if name == "prob":
         bad = ~(values >= 0.0) | ~(values <= 1.0 + PROB_TOL)  # NaN fails both
         what = "is not a probability in [0, 1]"
@@ -511,11 +524,11 @@ def _check_outcomes(mdp, arrays, name: str) -> None:
         bad = ~(np.abs(values) <= MAX_REWARD) & (values != -np.inf)  # NaN fails the first
         what = (f"is not allowed (finite rewards are at most {MAX_REWARD:g} in magnitude, "
                 "NaN and +inf are rejected; -inf is allowed)")
-    if arrays.code is not None and bad.any():
-        bad = bad[arrays.code]
+    if code is not None and bad.any():
+        bad = bad[code]
     if bad.any():
         s, a, k = np.argwhere(bad)[0]
-        value = values[s, a, k] if arrays.code is None else values[arrays.code[s, a, k]]
+        value = values[s, a, k] if code is None else values[code[s, a, k]]
         raise MDPError(f"{name} {float(value)!r} of outcome {k} at {mdp._where(s, a)} {what}")
 
 

@@ -86,7 +86,6 @@ from tabular.checks import (
     check_positive_int,
     check_unit_interval,
 )
-from tabular.model.mdp import TabularMDP
 from tabular.pg.batches import (
     RunState,
     batch_buffers,
@@ -114,6 +113,7 @@ from tabular.rules.policy_gradient import (
 from tabular.rules.returns import discounted_returns, gae
 from tabular.rules.values import update_toward
 from tabular.schedules import schedule_value
+from tabular.types import MDPLike, PolicyLike, StepSize
 
 REINFORCE, ACTOR_CRITIC = 0, 1
 
@@ -334,11 +334,11 @@ _ppo = runs_driver(_ppo_run)
 
 
 # ------------------------------------------------------------------ front end
-def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int = 1000,
-              alpha=0.1, baseline: bool = False, alpha_value=0.1, ref_policy=None,
-              beta: float = 0.0, reward_floor: float | None = None,
-              max_steps: int | None = None, seed: int | None = 0,
-              runs: int | None = None) -> PolicyGradientResult:
+def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
+              episodes: int = 1000, alpha: StepSize = 0.1, baseline: bool = False,
+              alpha_value: StepSize = 0.1, ref_policy: PolicyLike | None = None, beta: float = 0.0,
+              reward_floor: float | None = None, max_steps: int | None = None,
+              seed: int | None = 0, runs: int | None = None) -> PolicyGradientResult:
     """REINFORCE: Monte Carlo policy gradient (S&B section 13.3).
 
     After each episode, for ``t = 0, ..., T-1`` in order:
@@ -385,11 +385,11 @@ def reinforce(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int
     return su.result(out, value=bool(baseline))
 
 
-def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: int = 1000,
-                 alpha=0.1, alpha_value=0.1, lam: float = 0.0, ref_policy=None,
-                 beta: float = 0.0, reward_floor: float | None = None,
-                 max_steps: int | None = None, seed: int | None = 0,
-                 runs: int | None = None) -> PolicyGradientResult:
+def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
+                 episodes: int = 1000, alpha: StepSize = 0.1, alpha_value: StepSize = 0.1,
+                 lam: float = 0.0, ref_policy: PolicyLike | None = None, beta: float = 0.0,
+                 reward_floor: float | None = None, max_steps: int | None = None,
+                 seed: int | None = 0, runs: int | None = None) -> PolicyGradientResult:
     """Actor-critic with a tabular critic ``V`` and GAE(lambda) advantages.
 
     ``lam = 0``: the advantage is the TD error
@@ -429,14 +429,15 @@ def actor_critic(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, episodes: 
     return su.result(out)
 
 
-def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 100,
-        episodes_per_batch: int = 8, epochs: int = 4, minibatches: int = 1,
+def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
+        iterations: int = 100, episodes_per_batch: int = 8, epochs: int = 4, minibatches: int = 1,
         objective: str = "clip", clip: float = 0.2, kl_target: float = 0.01,
-        kl_penalty_init: float = 1.0, lam: float = 0.95, normalise: bool = False, alpha=0.5,
-        alpha_value=None, value_coef: float | None = None, entropy_coef: float = 0.0,
-        ref_policy=None, beta: float = 0.0, reward_floor: float | None = None,
-        max_steps: int | None = None, seed: int | None = 0,
-        runs: int | None = None) -> TrustRegionResult:
+        kl_penalty_init: float = 1.0, lam: float = 0.95, normalise: bool = False,
+        alpha: StepSize = 0.5, alpha_value: StepSize | None = None,
+        value_coef: float | None = None, entropy_coef: float = 0.0,
+        ref_policy: PolicyLike | None = None, beta: float = 0.0, reward_floor: float | None = None,
+        max_steps: int | None = None, seed: int | None = 0, runs: int | None = None
+        ) -> TrustRegionResult:
     """Proximal policy optimisation (Schulman et al., 2017), clipped or with an adaptive
     KL penalty.
 
@@ -527,7 +528,7 @@ def ppo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 1
                        check_nonnegative("entropy_coef", entropy_coef),
                        check_positive_int("minibatches", minibatches),
                        check_flag("normalise", normalise), joint,
-                       check_positive("value_coef", value_coef) if joint else 0.0,
+                       check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
                        check_positive("kl_penalty_init", kl_penalty_init))
     out = su.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives

@@ -3,12 +3,12 @@ of :class:`~tabular.results.LearningResult` (``runs=n``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
-from tabular.results import LearningResult, shared
+from tabular.results import SHARED, LearningResult
 
 
 def trained_policy(result) -> SoftmaxPolicy:
@@ -33,7 +33,7 @@ class PolicyGradientResult(LearningResult):
     """
 
     logits: np.ndarray
-    row_of_state: np.ndarray = shared()
+    row_of_state: np.ndarray = field(metadata=SHARED)
     V: np.ndarray | None = None
 
     @property

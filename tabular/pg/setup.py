@@ -123,9 +123,10 @@ class Setup:
                       backtracks: bool = False) -> TrustRegionOutputs:
         """:meth:`outputs` with a critic, plus the per-iteration step statistics of PPO
         and TRPO (``kl_penalty`` and ``backtracks`` only when asked for)."""
-        base = self.outputs()
-        n = base.logits.shape[0]
-        return TrustRegionOutputs(*base, np.zeros((n, iterations)),
+        logits, V, returns, lengths = self.outputs()
+        assert V is not None  # outputs() with its default value=True makes the critic
+        n = logits.shape[0]
+        return TrustRegionOutputs(logits, V, returns, lengths, np.zeros((n, iterations)),
                                   np.zeros((n, iterations)) if kl_penalty else None,
                                   np.zeros((n, iterations), dtype=np.int64) if backtracks
                                   else None)
@@ -143,6 +144,7 @@ class Setup:
         ``runs is None``; an overflow is an error, never a NaN in the result."""
         check_no_overflow(out.logits, "logits")
         if value:
+            assert out.V is not None  # outputs(value=True) made it
             check_no_overflow(out.V, "V")
         return PolicyGradientResult(
             with_run_axis(out.returns, self.runs), with_run_axis(out.lengths, self.runs),

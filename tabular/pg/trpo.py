@@ -55,7 +55,6 @@ from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
-from tabular.model.mdp import TabularMDP
 from tabular.pg.batches import (
     BatchIteration,
     RunState,
@@ -77,6 +76,7 @@ from tabular.rules.policy_gradient import (
 )
 from tabular.rules.values import update_toward
 from tabular.schedules import schedule_value
+from tabular.types import MDPLike, PolicyLike, StepSize
 
 #: Conjugate gradient stops once the residual is this small relative to ``g``.
 CG_TOLERANCE = 1e-10
@@ -277,11 +277,11 @@ _trpo = runs_driver(_trpo_run)
 
 
 # ------------------------------------------------------------------ front end
-def trpo(mdp: TabularMDP, policy=None, *, gamma: float = 1.0, iterations: int = 100,
-         episodes_per_batch: int = 8, max_kl: float = 0.01, lam: float = 0.95,
-         alpha_value=0.1, cg_iterations: int = 10, line_search_steps: int = 10,
-         ref_policy=None, beta: float = 0.0, reward_floor: float | None = None,
-         max_steps: int | None = None, seed: int | None = 0,
+def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
+         iterations: int = 100, episodes_per_batch: int = 8, max_kl: float = 0.01,
+         lam: float = 0.95, alpha_value: StepSize = 0.1, cg_iterations: int = 10,
+         line_search_steps: int = 10, ref_policy: PolicyLike | None = None, beta: float = 0.0,
+         reward_floor: float | None = None, max_steps: int | None = None, seed: int | None = 0,
          runs: int | None = None) -> TrustRegionResult:
     """Trust region policy optimisation (Schulman et al., 2015): each iteration, the
     natural-gradient step of a softmax table that keeps the batch's KL divergence to

@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 from tabular._numba.rng import randint
@@ -59,6 +60,7 @@ from tabular.plan.setup import Planner, PlanningResult, check_planning_steps, pl
 from tabular.rules.planning import exploration_bonus, priority
 from tabular.rules.values import epsilon_greedy_action, q_learning_target, update_toward
 from tabular.schedules import read_schedule, schedule_value
+from tabular.types import MDPLike, StepSize
 
 DYNA_Q, DYNA_Q_PLUS, PRIORITIZED_SWEEPING = 0, 1, 2
 
@@ -232,10 +234,10 @@ def _planning_runs(model, switched, params, rng_states, out):
 # --------------------------------------------------------------------- public functions
 
 
-def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 500,
-           alpha=0.5, epsilon=0.1, initial_Q=0.0, model: str = "auto", switch=None,
-           seed: int | None = 0, runs: int | None = None,
-           max_steps: int | None = None) -> PlanningResult:
+def dyna_q(mdp: MDPLike, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 500,
+           alpha: StepSize = 0.5, epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0,
+           model: str = "auto", switch: tuple[int, MDPLike] | None = None, seed: int | None = 0,
+           runs: int | None = None, max_steps: int | None = None) -> PlanningResult:
     """Tabular Dyna-Q (the box of section 8.2): act epsilon-greedily on ``Q``; after each
     real step, update ``Q`` by Q-learning (eq. 6.8), learn the model ``Model(S, A) <- R,
     S'``, then make ``planning_steps`` Q-learning updates on ``R, S' <- Model(S, A)`` for
@@ -281,9 +283,10 @@ def dyna_q(mdp, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 
                 max_steps=max_steps)
 
 
-def dyna_q_plus(mdp, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: float = 1.0,
-                episodes: int = 500, alpha=0.5, epsilon=0.1, initial_Q=0.0,
-                model: str = "auto", switch=None, seed: int | None = 0,
+def dyna_q_plus(mdp: MDPLike, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: float = 1.0,
+                episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
+                initial_Q: npt.ArrayLike = 0.0, model: str = "auto",
+                switch: tuple[int, MDPLike] | None = None, seed: int | None = 0,
                 runs: int | None = None, max_steps: int | None = None) -> PlanningResult:
     """Dyna-Q+ (section 8.3): Dyna-Q whose planned transitions pay ``r + kappa sqrt(tau)``,
     ``tau`` the time steps since the pair was last tried in the environment, so that
@@ -311,11 +314,11 @@ def dyna_q_plus(mdp, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: flo
                 max_steps=max_steps)
 
 
-def prioritized_sweeping(mdp, *, planning_steps: int = 5, theta: float = 1e-4,
-                         gamma: float = 1.0, episodes: int = 500, alpha=0.5, epsilon=0.1,
-                         initial_Q=0.0, switch=None, seed: int | None = 0,
-                         runs: int | None = None,
-                         max_steps: int | None = None) -> PlanningResult:
+def prioritized_sweeping(mdp: MDPLike, *, planning_steps: int = 5, theta: float = 1e-4,
+                         gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
+                         epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0,
+                         switch: tuple[int, MDPLike] | None = None, seed: int | None = 0,
+                         runs: int | None = None, max_steps: int | None = None) -> PlanningResult:
     """Prioritized sweeping for a deterministic environment (the box of section 8.4): after
     each real step, learn ``Model(S, A) <- R, S'`` and queue ``(S, A)`` with priority ``P =
     |R + gamma max_a Q(S', a) - Q(S, A)|`` if ``P > theta``; then, up to

@@ -30,10 +30,11 @@ runs driver of :mod:`tabular.learn.setup`; uniform updates are deterministic (on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import seed_states
@@ -42,13 +43,14 @@ from tabular.checks import check_gamma, check_positive_int, check_unit_interval
 from tabular.learn.setup import initial_values, per_run
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import RunsResult, check_runs, shared, with_run_axis
+from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.values import epsilon_greedy_action, max_value
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.solve.bellman import ConvergenceError
 from tabular.solve.evaluation import EVALUATION_TOL, MAX_EVALUATION_STEPS, start_value
 from tabular.solve.results import short_repr
 from tabular.solve.sweeps import q_value
+from tabular.types import MDPLike, StepSize
 
 __all__ = ["ExpectedUpdatesResult", "branching_task", "trajectory_sampling",
            "uniform_expected_updates"]
@@ -72,7 +74,7 @@ class ExpectedUpdatesResult(RunsResult):
     ``argmax_a Q(s, a)`` (lowest action on ties), the one evaluated.
     """
 
-    updates: np.ndarray = shared()
+    updates: np.ndarray = field(metadata=SHARED)
     start_values: np.ndarray
     Q: np.ndarray
 
@@ -220,8 +222,8 @@ _trajectory_sampling = runs_driver(_trajectory_run)
 # --------------------------------------------------------------------- public functions
 
 
-def uniform_expected_updates(mdp, *, updates: int, gamma: float = 1.0, evaluate_every: int,
-                             initial_Q=0.0) -> ExpectedUpdatesResult:
+def uniform_expected_updates(mdp: MDPLike, *, updates: int, gamma: float = 1.0, evaluate_every: int,
+                             initial_Q: npt.ArrayLike = 0.0) -> ExpectedUpdatesResult:
     """Expected updates of every state-action pair in a fixed cyclic order (the uniform
     distribution of section 8.6): ``Q(s, a) <- sum_{s', r} p(s', r | s, a) [r + gamma
     max_a' Q(s', a')]`` for ``(0, 0), (0, 1), ..., (S-1, A-1)``, then again, each in
@@ -248,9 +250,9 @@ def uniform_expected_updates(mdp, *, updates: int, gamma: float = 1.0, evaluate_
     return _result(out, evaluate_at, gamma, None)
 
 
-def trajectory_sampling(mdp, *, updates: int, gamma: float = 1.0, epsilon=0.1,
+def trajectory_sampling(mdp: MDPLike, *, updates: int, gamma: float = 1.0, epsilon: StepSize = 0.1,
                         evaluate_every: int, seed: int | None = 0, runs: int | None = None,
-                        initial_Q=0.0) -> ExpectedUpdatesResult:
+                        initial_Q: npt.ArrayLike = 0.0) -> ExpectedUpdatesResult:
     """Expected updates along simulated on-policy trajectories (section 8.6): from a start
     state, act epsilon-greedily on ``Q``, update the pair taken, ``Q(s, a) <- sum_{s', r}
     p(s', r | s, a) [r + gamma max_a' Q(s', a')]``, then sample its transition from the
@@ -362,7 +364,8 @@ def _evaluation_points(updates, evaluate_every) -> np.ndarray:
     return points if points[-1] == updates else np.append(points, np.int64(updates))
 
 
-def _setup(mdp, updates, gamma, evaluate_every, initial_Q, n_runs):
+def _setup(mdp: MDPLike, updates: int, gamma: float, evaluate_every: int,
+           initial_Q: npt.ArrayLike, n_runs: int) -> tuple[TabularMDP, float, np.ndarray, Any]:
     """The checked model, discount and evaluation points, and the outputs of ``n_runs``."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)

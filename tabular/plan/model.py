@@ -44,7 +44,7 @@ class LearnedModel(NamedTuple):
     next_state: np.ndarray
     reward: np.ndarray
     done: np.ndarray
-    count: np.ndarray
+    count: np.ndarray  # type: ignore[assignment]  # shadows tuple.count; kernels read it
     outcomes: np.ndarray
     tries: np.ndarray
     last_try: np.ndarray

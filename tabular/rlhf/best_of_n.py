@@ -18,11 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.checks import check_positive_int, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
+from tabular.model.mdp import TabularMDP
 from tabular.results import short_repr
 from tabular.rlhf.exact import ending_probabilities, path_returns
+from tabular.types import PolicyLike
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -51,7 +54,8 @@ class BestOfN:
     reward: float
 
 
-def best_of_n(mdp, policy, n: int, reward=None) -> BestOfN:
+def best_of_n(mdp: TabularMDP, policy: PolicyLike, n: int, reward: npt.ArrayLike | None = None
+              ) -> BestOfN:
     """The exact distribution of the best of ``n`` responses drawn from ``policy`` on the
     token MDP ``mdp`` (deterministic, numbered breadth-first), ranked by ``reward``:
     ``[S, A]`` scores of the response ending with ``(s, a)`` (default ``None``: the

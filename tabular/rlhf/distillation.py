@@ -14,18 +14,22 @@ at the end.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from tabular.model.mdp import as_mdp
 from tabular.pg.learners import actor_critic, ppo, reinforce
 from tabular.pg.results import PolicyGradientResult
+from tabular.types import MDPLike, PolicyLike
 
-LEARNERS = {"reinforce": reinforce, "actor_critic": actor_critic, "ppo": ppo}
+LEARNERS: dict[str, Callable[..., PolicyGradientResult]] = {
+    "reinforce": reinforce, "actor_critic": actor_critic, "ppo": ppo}
 
 
-def distill(mdp, student, teacher, *, learner: str = "reinforce",
-            **kwargs) -> PolicyGradientResult:
+def distill(mdp: MDPLike, student: PolicyLike, teacher: PolicyLike, *, learner: str = "reinforce",
+            **kwargs: Any) -> PolicyGradientResult:
     """Train ``student`` on its own samples toward ``teacher`` by minimising the reverse
     KL ``KL(pi_student || pi_teacher)`` over whole responses.
 

@@ -30,13 +30,15 @@ from numba import njit
 
 from tabular.checks import check_positive, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
+from tabular.model.mdp import TabularMDP
 from tabular.model.outcomes import n_outcomes, outcome_prob, outcome_state
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.results import short_repr
 from tabular.rules.policy_gradient import softmax
+from tabular.types import PolicyLike, TokenEnv
 
 
-def visit_probabilities(mdp, policy) -> np.ndarray:
+def visit_probabilities(mdp: TabularMDP, policy: PolicyLike) -> np.ndarray:
     """``mu [S]``: the probability that an episode under ``policy`` passes through each
     state of the tree MDP ``mdp``."""
     return _visits(mdp, policy_matrix(mdp, policy))
@@ -79,7 +81,7 @@ def _softmax_endings(model, logits, row_of_state, start, out):
     return -1
 
 
-def ending_probabilities(mdp, policy) -> np.ndarray:
+def ending_probabilities(mdp: TabularMDP, policy: PolicyLike) -> np.ndarray:
     """``[S, A]``: the probability that an episode of ``mdp`` under ``policy`` ends by
     taking ``a`` in ``s``.
 
@@ -100,7 +102,7 @@ def ending_probabilities(mdp, policy) -> np.ndarray:
     return _visits(mdp, pi)[:, None] * pi * ends
 
 
-def response_distribution(env, policy) -> dict[tuple[str, str], float]:
+def response_distribution(env: TokenEnv, policy: PolicyLike) -> dict[tuple[str, str], float]:
     """``P(x, y)`` of every finished response of a token MDP under ``policy``, by
     enumeration, as ``{(prompt, response): probability}``; endings on a forbidden token
     are collected under the response ``None``.
@@ -118,7 +120,7 @@ def response_distribution(env, policy) -> dict[tuple[str, str], float]:
     return dist
 
 
-def expected_return(mdp, policy) -> float:
+def expected_return(mdp: TabularMDP, policy: PolicyLike) -> float:
     """``E_pi[sum_t r_t]``, the undiscounted return of ``policy`` on the tree MDP
     ``mdp``, exactly."""
     pi = policy_matrix(mdp, policy)
@@ -127,7 +129,7 @@ def expected_return(mdp, policy) -> float:
     return float(np.sum(mu[:, None] * np.where(pi > 0.0, pi * r, 0.0)))
 
 
-def sequence_kl(mdp, policy, ref_policy) -> float:
+def sequence_kl(mdp: TabularMDP, policy: PolicyLike, ref_policy: PolicyLike) -> float:
     """``KL(pi || pi_ref)`` between the distributions over whole responses of ``policy``
     and ``ref_policy`` on the tree MDP ``mdp`` (``inf`` when ``policy`` produces
     something ``ref_policy`` never would)."""
@@ -141,7 +143,7 @@ def sequence_kl(mdp, policy, ref_policy) -> float:
     return float(np.sum(mu * terms.sum(axis=1)))
 
 
-def kl_objective(mdp, policy, ref_policy, beta: float) -> float:
+def kl_objective(mdp: TabularMDP, policy: PolicyLike, ref_policy: PolicyLike, beta: float) -> float:
     """``E_pi[r] - beta * KL(pi || pi_ref)``: the KL-regularised RLHF objective (Ziegler
     et al., 2019; Ouyang et al., 2022, eq. 2 without its pre-training term) of
     ``policy`` on the tree MDP ``mdp``, against ``ref_policy``, with KL coefficient
@@ -150,7 +152,7 @@ def kl_objective(mdp, policy, ref_policy, beta: float) -> float:
     return expected_return(mdp, policy) - beta * sequence_kl(mdp, policy, ref_policy)
 
 
-def path_returns(mdp) -> np.ndarray:
+def path_returns(mdp: TabularMDP) -> np.ndarray:
     """``[S, A]``: the return of the whole path of the tree MDP ``mdp`` that ends by
     taking ``a`` in ``s`` (rewards before ``s`` plus the expected reward of ``(s, a)``)."""
     before = np.zeros(mdp.n_states)
@@ -176,7 +178,7 @@ class KLOptimum:
     value: float
 
 
-def kl_optimum(mdp, ref_policy, beta: float) -> KLOptimum:
+def kl_optimum(mdp: TabularMDP, ref_policy: PolicyLike, beta: float) -> KLOptimum:
     """``pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x)`` by enumerating the responses
     of ``mdp`` (a deterministic token MDP: one prompt per start state), with reference
     ``ref_policy`` and KL coefficient ``beta > 0`` (Rafailov et al., 2023, eq. 4)."""

@@ -31,6 +31,7 @@ from tabular.rules.policy_gradient import (
     scale_by_std,
 )
 from tabular.schedules import schedule_value
+from tabular.types import MDPLike, PolicyLike, StepSize
 
 GROUP_MEAN, LEAVE_ONE_OUT, GREEDY = 0, 1, 2
 ADVANTAGES = {"grpo": GROUP_MEAN, "rloo": LEAVE_ONE_OUT, "remax": GREEDY}
@@ -146,9 +147,10 @@ def _grpo_run(model, p, rollout, rng, out, run):
 _grpo = runs_driver(_grpo_run)
 
 
-def grpo(mdp, policy=None, *, iterations: int = 500, group_size: int = 8, alpha=0.5,
-         advantage: str = "grpo", normalise: bool | None = None, aggregation: str = "sum",
-         ref_policy=None, beta: float = 0.0,
+def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 500,
+         group_size: int = 8, alpha: StepSize = 0.5, advantage: str = "grpo",
+         normalise: bool | None = None, aggregation: str = "sum",
+         ref_policy: PolicyLike | None = None, beta: float = 0.0,
          reward_floor: float | None = None, max_steps: int | None = None, seed: int | None = 0,
          runs: int | None = None) -> PolicyGradientResult:
     """Group relative policy optimisation: policy gradient with no critic (Shao et al.,

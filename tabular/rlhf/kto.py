@@ -37,8 +37,9 @@ interior stationary point repels, and the policy collapses onto one response.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -61,6 +62,7 @@ from tabular.rlhf.preference import (
 from tabular.rlhf.results import KTOResult
 from tabular.rlhf.reward_model import counted_record, log_sigmoid, sigmoid
 from tabular.rules.policy_gradient import ascend
+from tabular.types import PolicyLike, TokenEnv
 
 
 class Feedback(NamedTuple):
@@ -185,9 +187,10 @@ def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
     return records
 
 
-def kto(env, policy, feedback, *, beta: float, ref_policy=None, lambda_d: float = 1.0,
-        lambda_u: float = 1.0, steps: int = 2000, alpha: float = 1.0, kl_samples: int = 8,
-        seed: int | None = 0, runs: int | None = None) -> KTOResult:
+def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *, beta: float,
+        ref_policy: PolicyLike | None = None, lambda_d: float = 1.0, lambda_u: float = 1.0,
+        steps: int = 2000, alpha: float = 1.0, kl_samples: int = 8, seed: int | None = 0,
+        runs: int | None = None) -> KTOResult:
     """Kahneman-Tversky optimisation on a token MDP ``env`` (Ethayarajh et al., 2024,
     section 4).
 
@@ -372,8 +375,8 @@ class KTOOptimum:
     reference_point: float
 
 
-def kto_optimum(env, ref_policy, feedback, *, beta: float, lambda_d: float = 1.0,
-                lambda_u: float = 1.0) -> KTOOptimum:
+def kto_optimum(env: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *,
+                beta: float, lambda_d: float = 1.0, lambda_u: float = 1.0) -> KTOOptimum:
     """The response distribution where KTO's gradient vanishes, stably (see the module):
     per prompt, the responses with more desirable than undesirable weight, ``d_y > 0``,
     keep ``pi(y|x) = pi_ref(y|x) exp(z0 + u_y / beta)``, with ``d_y s(u_y) = pi(y|x) K(x)``,

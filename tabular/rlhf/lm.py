@@ -22,9 +22,9 @@ model.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -34,6 +34,7 @@ from tabular.checks import check_positive, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
 from tabular.results import short_repr
 from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, softmax
+from tabular.types import TokenEnv
 
 EOS = "<eos>"
 BOS = -1  # the padding before the first token of a document; never a vocabulary id
@@ -165,7 +166,8 @@ class NGramLM:
         check_positive_int("max_len", max_len)
         temperature = check_positive("temperature", temperature)
         rng = seed_states(seed, 1)[0]
-        x, y = self.encode(prompt), ()
+        x = self.encode(prompt)
+        y: tuple[int, ...] = ()
         probs = np.empty(len(self.vocab))
         while len(y) < max_len and (not y or y[-1] != self.eos_id):
             logits = self.logits[self.row(x + y)]
@@ -177,7 +179,7 @@ class NGramLM:
             y = y + (tok,)
         return detokenize([self.vocab[t] for t in y if t != self.eos_id])
 
-    def policy(self, env, *, per_state: bool = False) -> SoftmaxPolicy:
+    def policy(self, env: TokenEnv, *, per_state: bool = False) -> SoftmaxPolicy:
         """This model as a policy of a token MDP ``env`` (an ``envs.TokenMDP``).
 
         State ``s`` reads the row of its context (prompt tokens + response so far).
@@ -346,7 +348,7 @@ def sft_examples(lm: NGramLM, pairs) -> tuple[list[tuple[int, ...]], list[np.nda
     return seqs, masks
 
 
-def sft(lm: NGramLM, pairs, *, epochs: int = 60, alpha: float = 0.5,
+def sft(lm: NGramLM, pairs: Iterable[tuple[Any, ...]], *, epochs: int = 60, alpha: float = 0.5,
         seed: int | None = 0) -> TrainResult:
     """Supervised fine-tuning: maximum likelihood of the demonstrated responses given
     their prompts, with the loss on the response tokens only (the loss mask ``m_t`` is

@@ -25,7 +25,7 @@ This module reads a scenario through its attributes only (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,10 +33,12 @@ import numpy as np
 
 from tabular.model.mdp import TabularMDP
 from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.results import PolicyGradientResult
 from tabular.rlhf.exact import expected_return, response_distribution, sequence_kl
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.reward_model import RewardModel, train_reward_model
 from tabular.solve.dp import soft_value_iteration
+from tabular.types import PolicyLike
 
 
 class ScenarioData(Protocol):
@@ -139,18 +141,18 @@ class RLHFPipeline:
         """The language model ``lm`` as a per-prefix, grammar-masked policy of ``env``."""
         return lm.policy(self.env, per_state=True)
 
-    def answer_distribution(self, policy) -> dict[str, float]:
+    def answer_distribution(self, policy: PolicyLike) -> dict[str, float]:
         """``P(y | x)`` of each reply under ``policy`` (any policy form), exactly."""
         dist = response_distribution(self.env, policy)
         return {y: dist.get((self.scenario.prompt, y), 0.0) for y in self.scenario.replies}
 
-    def correct_rate(self, policy) -> float:
+    def correct_rate(self, policy: PolicyLike) -> float:
         """The probability that ``policy`` replies correctly."""
         dist = self.answer_distribution(policy)
         return sum(dist[y] for y, ok in zip(self.scenario.replies, self.scenario.correct,
                                             strict=True) if ok)
 
-    def value(self, policy, reward: str = "proxy") -> float:
+    def value(self, policy: PolicyLike, reward: str = "proxy") -> float:
         """``V(x) = E_{y ~ pi}[r(x, y)]`` of ``policy``: ``reward="proxy"`` (default)
         scores with the reward model, ``"gold"`` with the gold reward."""
         if reward not in ("proxy", "gold"):
@@ -163,19 +165,20 @@ class RLHFPipeline:
         return soft_value_iteration(self.mdp, gamma=1.0, beta=beta,
                                     ref_policy=self.reference).policy
 
-    def measure(self, policy) -> FrontierPoint:
+    def measure(self, policy: PolicyLike) -> FrontierPoint:
         """KL to the SFT reference, proxy and gold reward of ``policy`` (any policy form
         of ``env``)."""
         return FrontierPoint(sequence_kl(self.mdp, policy, self.reference),
                              self.value(policy, "proxy"), self.value(policy, "gold"))
 
-    def frontier(self, betas) -> Frontier:
+    def frontier(self, betas: Iterable[float]) -> Frontier:
         """Reward against KL along the exact optimum ``pi*_beta`` for each of ``betas``:
         the proxy rises as ``beta`` shrinks; the gold reward rises, then falls."""
         betas = np.asarray(betas, dtype=np.float64)
         return _frontier(betas, [self.measure(self.optimum(b)) for b in betas])
 
-    def learner_frontier(self, learner, betas, **kwargs) -> Frontier:
+    def learner_frontier(self, learner: Callable[..., PolicyGradientResult],
+                         betas: Iterable[float], **kwargs: Any) -> Frontier:
         """The same curve followed by ``learner`` (``tabular.ppo``, ``reinforce``, ...),
         trained at each of ``betas``: started at SFT, with KL coefficient ``beta``
         towards it. ``kwargs`` go to the learner; with ``runs=n``, run 0 is measured."""
@@ -227,7 +230,7 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     rm = train_reward_model([row if len(row) == 4 else (row[0], x, *row[1:])
                              for row in scenario.preferences],
                             reference=None if hasattr(scenario, "prompts")
-                            else [(x, y) for y in scenario.replies],
+                            else [(scenario.prompt, y) for y in scenario.replies],
                             steps=reward_steps)
     env = scenario.env(reward=rm.score)
     return RLHFPipeline(scenario, base, tuned, rm, env, gold_env, env.to_mdp(),

@@ -23,6 +23,7 @@ from tabular.results import with_run_axis
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
+from tabular.types import MDPLike, PolicyLike, TokenEnv
 
 
 class Paths(NamedTuple):
@@ -54,7 +55,7 @@ class DPOParams(NamedTuple):
     ipo: bool
 
 
-def response_path(env, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
+def response_path(env: TokenEnv, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
     """The states and actions (tokens) by which a token MDP ``env`` generates ``response``
     to ``prompt`` (one of ``env.prompts``)."""
     if prompt not in env.prompts:
@@ -169,8 +170,9 @@ def _dpo_descent(logits, data, p, history):
             ascend(logits[r], grad[r], p.alpha)
 
 
-def dpo(env, policy, preferences, *, beta: float, ref_policy=None, steps: int = 2000,
-        alpha: float = 1.0, loss: str = "sigmoid") -> DPOResult:
+def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str, str, str]], *,
+        beta: float, ref_policy: PolicyLike | None = None, steps: int = 2000, alpha: float = 1.0,
+        loss: str = "sigmoid") -> DPOResult:
     """Direct preference optimisation on a token MDP ``env`` (Rafailov et al., 2023).
 
     Minimises the mean over the comparisons of the DPO loss (eq. 7)
@@ -319,9 +321,10 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
 _iterated_dpo = runs_driver(_iterated_dpo_run)
 
 
-def iterated_dpo(mdp, policy, *, beta: float, rounds: int = 4, pairs: int = 64,
-                 steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid", ref_policy=None,
-                 seed: int | None = 0, runs: int | None = None) -> IteratedDPOResult:
+def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, rounds: int = 4,
+                 pairs: int = 64, steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid",
+                 ref_policy: PolicyLike | None = None, seed: int | None = 0,
+                 runs: int | None = None) -> IteratedDPOResult:
     """Iterated (online) DPO: preferences sampled from the current policy and labelled by
     the reward, round after round (Xiong et al., 2024; Guo et al., 2024).
 

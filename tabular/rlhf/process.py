@@ -28,26 +28,28 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, policy_matrix
 from tabular.model.graph import tree_edges
-from tabular.model.mdp import as_mdp
+from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import setup
 from tabular.results import RunsResult, with_run_axis
 from tabular.solve.dp import policy_evaluation
+from tabular.types import MDPLike, PolicyLike
 
 
-def prefix_values(mdp, policy) -> np.ndarray:
+def prefix_values(mdp: MDPLike, policy: PolicyLike) -> np.ndarray:
     """``[S]``: the expected return from each prefix (state) of the token MDP ``mdp``
     under ``policy``, ``E_pi[R | s]``, exactly (gamma = 1 on the tree)."""
     mdp = as_mdp(mdp)
     return policy_evaluation(mdp, policy_matrix(mdp, policy), 1.0).V
 
 
-def process_rewards(mdp, potential) -> object:
+def process_rewards(mdp: MDPLike, potential: npt.ArrayLike) -> TabularMDP:
     """The token MDP ``mdp`` with the potential-based process rewards of ``potential``
     (``[S]``, finite: e.g. :func:`prefix_values` of a reference policy) added to its
     own: a step ``s -> s'`` pays ``Phi(s') - Phi(s)`` more (``Phi = 0`` after the last
@@ -126,9 +128,9 @@ class ProcessRewardModel(RunsResult):
         return None if self.values.ndim == 1 else self.values.shape[0]
 
 
-def fit_process_reward_model(mdp, policy, *, responses: int = 100, completions: int = 4,
-                             reward_floor: float | None = None, seed: int | None = 0,
-                             runs: int | None = None) -> ProcessRewardModel:
+def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int = 100,
+                             completions: int = 4, reward_floor: float | None = None,
+                             seed: int | None = 0, runs: int | None = None) -> ProcessRewardModel:
     """Fit a process reward model to Monte Carlo step labels (Wang et al., 2024).
 
     Samples ``responses`` responses from ``policy``; each prefix they pass through is

@@ -10,13 +10,13 @@ KTO optimum, best-of-N) live in their own modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import trained_policy
-from tabular.results import RunsResult, shared
+from tabular.results import SHARED, RunsResult
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -27,7 +27,7 @@ class SoftmaxRunsResult(RunsResult):
     multi-run one)."""
 
     logits: np.ndarray
-    row_of_state: np.ndarray = shared()
+    row_of_state: np.ndarray = field(metadata=SHARED)
 
     @property
     def runs(self) -> int | None:

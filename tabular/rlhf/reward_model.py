@@ -3,10 +3,12 @@ from it (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import randint, seed_states, uniform
@@ -56,7 +58,8 @@ def _bradley_terry_descent(scores, winners, losers, counts, steps, alpha):
             scores[j] += alpha * grad[j]
 
 
-def bradley_terry_loss(scores, winners, losers, counts=None) -> float:
+def bradley_terry_loss(scores: npt.ArrayLike, winners: npt.ArrayLike, losers: npt.ArrayLike,
+                       counts: npt.ArrayLike | None = None) -> float:
     """Mean ``-log sigma(r(x, y_w) - r(x, y_l))`` over preference pairs, the negative
     Bradley-Terry log-likelihood (Ouyang et al., 2022, eq. 1).
 
@@ -114,11 +117,14 @@ def preference_records(preferences) -> list[tuple[float, str, str, str]]:
     return records
 
 
-def _preference_arrays(preferences):
+def _preference_arrays(preferences: Iterable[tuple[Any, ...]]
+                       ) -> tuple[dict[tuple[str, str], int], np.ndarray, np.ndarray, np.ndarray]:
     """:func:`preference_records` as index arrays over the distinct ``(prompt, response)``
     pairs: ``(keys, winners, losers, counts)``."""
-    keys: dict = {}
-    winners, losers, counts = [], [], []
+    keys: dict[tuple[str, str], int] = {}
+    winners: list[int] = []
+    losers: list[int] = []
+    counts: list[float] = []
     for count, x, yw, yl in preference_records(preferences):
         winners.append(keys.setdefault((x, yw), len(keys)))
         losers.append(keys.setdefault((x, yl), len(keys)))
@@ -154,7 +160,8 @@ class RewardModel:
         return self.score(prompt, response)
 
 
-def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
+def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
+                       reference: Iterable[tuple[str, str]] | None = None, steps: int = 20_000,
                        alpha: float = 5.0) -> RewardModel:
     """Fit ``r`` by maximum likelihood under Bradley-Terry, ``P(y_w > y_l) = sigma(r_w - r_l)``
     (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5).
@@ -181,10 +188,10 @@ def train_reward_model(preferences, *, reference=None, steps: int = 20_000,
     scores = np.zeros(len(keys))
     _bradley_terry_descent(scores, winners, losers, counts, steps, alpha)
     loss = bradley_terry_loss(scores, winners, losers, counts)
-    reference = list(keys) if reference is None else [tuple(r) for r in reference]
+    pairs = list(keys) if reference is None else [tuple(r) for r in reference]
     table = dict(zip(keys, scores, strict=True))
     for x in {k[0] for k in keys}:
-        refs = [table[r] for r in reference if r[0] == x and r in table]
+        refs = [table[r] for r in pairs if r[0] == x and r in table]
         if not refs:
             raise ValueError(f"no reference response of prompt {x!r} was compared: "
                              "its score level cannot be fixed")
@@ -219,7 +226,7 @@ def _sample_bradley_terry(scores, n, rng):
     return wins
 
 
-def sample_preferences(prompt: str, responses: Sequence[str], scores, n: int, *,
+def sample_preferences(prompt: str, responses: Sequence[str], scores: npt.ArrayLike, n: int, *,
                        seed: int | None = 0) -> list[tuple[int, str, str, str]]:
     """``n`` labeller comparisons simulated from a Bradley-Terry model.
 

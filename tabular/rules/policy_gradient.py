@@ -186,7 +186,7 @@ def fisher_vector_product(probs, v, weight, out):
 
 
 @njit(cache=True, inline="always")
-def group_relative_advantages(returns, normalise, out):
+def group_relative_advantages(returns: np.ndarray, normalise: bool, out: np.ndarray) -> None:
     """``out[i] = A_i = R_i - mean(R)`` over a group's ``returns``, divided by ``std(R)``
     when ``normalise``: the critic-free advantage of GRPO (Shao et al., 2024, section
     4.1.2), and PPO's advantage normalisation over a batch. A group whose returns agree

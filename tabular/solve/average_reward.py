@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.checks import (
     check_flag,
@@ -49,6 +50,7 @@ from tabular.solve.bellman import (
 )
 from tabular.solve.exact import EXACT_MAX_STATES
 from tabular.solve.results import SolverResult, SweepsResult, sweeps_fields
+from tabular.types import PolicyLike
 
 #: The reference state of the bias: ``h(REFERENCE) = 0``.
 REFERENCE = 0
@@ -155,7 +157,7 @@ def relative_value_iteration(mdp: TabularMDP, *, tol: float = 1e-8, max_iter: in
 
 
 @single_thread_when_small
-def average_reward_solve(mdp: TabularMDP, policy) -> AverageRewardResult:
+def average_reward_solve(mdp: TabularMDP, policy: PolicyLike) -> AverageRewardResult:
     """The exact gain and bias of a unichain policy (Puterman, 1994, section 8.2).
 
     Solves the evaluation equations ``h + rho = r_pi + P_pi h`` with ``h(0) = 0``, one
@@ -191,7 +193,7 @@ def average_reward_solve(mdp: TabularMDP, policy) -> AverageRewardResult:
 
 @single_thread_when_small
 def finite_horizon(mdp: TabularMDP, horizon: int, *, gamma: float = 1.0,
-                   terminal_values=None) -> FiniteHorizonResult:
+                   terminal_values: npt.ArrayLike | None = None) -> FiniteHorizonResult:
     """Backward induction (Puterman, 1994, section 4.5; mdptoolbox's ``FiniteHorizon``):
     the optimal values and time-dependent policy of ``horizon`` decisions.
 

@@ -17,14 +17,21 @@ that risks one has ``q = -inf``) and no NaN is formed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from tabular.checks import check_gamma, check_positive, policy_matrix
 from tabular.model.graph import actions_toward, can_end, reaches
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.solve import sweeps as kernels
+from tabular.types import MDPLike, PolicyLike
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class ConvergenceError(RuntimeError):
@@ -36,11 +43,12 @@ class ConvergenceError(RuntimeError):
 PARALLEL_MIN_OUTCOMES = 32_768
 
 
-def single_thread_when_small(func):
+def single_thread_when_small(func: Callable[Concatenate[TabularMDP, P], R]
+                             ) -> Callable[Concatenate[MDPLike, P], R]:
     """Run ``func(mdp, ...)`` on one numba thread when the model is small (``mdp`` may be
     a Gymnasium env: :func:`~tabular.model.mdp.as_mdp`)."""
     @functools.wraps(func)
-    def wrapper(mdp, *args, **kwargs):
+    def wrapper(mdp: MDPLike, *args: P.args, **kwargs: P.kwargs) -> R:
         mdp = as_mdp(mdp)
         if mdp.n_states * mdp.n_actions * mdp.n_outcomes >= PARALLEL_MIN_OUTCOMES:
             return func(mdp, *args, **kwargs)
@@ -55,7 +63,8 @@ def single_thread_when_small(func):
 
 # ------------------------------------------------------------------ operators
 @single_thread_when_small
-def bellman_expectation(mdp: TabularMDP, V, policy, gamma: float) -> np.ndarray:
+def bellman_expectation(mdp: TabularMDP, V: npt.ArrayLike, policy: PolicyLike, gamma: float
+                        ) -> np.ndarray:
     """``(T_pi V)(s) = sum_a pi(a|s) sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.5), once.
 
     ``mdp``: the model; ``V``: values ``[S]`` (``-inf`` allowed; NaN and ``+inf`` not);
@@ -69,7 +78,7 @@ def bellman_expectation(mdp: TabularMDP, V, policy, gamma: float) -> np.ndarray:
 
 
 @single_thread_when_small
-def bellman_optimality(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
+def bellman_optimality(mdp: TabularMDP, V: npt.ArrayLike, gamma: float) -> np.ndarray:
     """``(T* V)(s) = max_a sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 4.10), once.
 
     ``mdp``: the model; ``V``: values ``[S]``; ``gamma``: the discount in ``[0, 1]``
@@ -80,8 +89,8 @@ def bellman_optimality(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
 
 
 @single_thread_when_small
-def soft_bellman_optimality(mdp: TabularMDP, V, gamma: float, beta: float,
-                            ref_policy=None) -> np.ndarray:
+def soft_bellman_optimality(mdp: TabularMDP, V: npt.ArrayLike, gamma: float, beta: float,
+                            ref_policy: PolicyLike | None = None) -> np.ndarray:
     """``(T_beta V)(s) = beta log sum_a ref(a|s) exp(q(s, a) / beta)``, once.
 
     The soft optimality operator of the KL-regularised objective
@@ -98,7 +107,7 @@ def soft_bellman_optimality(mdp: TabularMDP, V, gamma: float, beta: float,
 
 
 @single_thread_when_small
-def q_from_v(mdp: TabularMDP, V, gamma: float) -> np.ndarray:
+def q_from_v(mdp: TabularMDP, V: npt.ArrayLike, gamma: float) -> np.ndarray:
     """``Q[s, a] = sum_k p_k [r_k + gamma (0 if done_k else V(s'_k))]`` (eq. 4.6).
 
     ``mdp``: the model; ``V``: values ``[S]``; ``gamma``: the discount in ``[0, 1]``
@@ -122,12 +131,12 @@ def check_q(Q) -> np.ndarray:
     return Q
 
 
-def greedy_policy(Q) -> np.ndarray:
+def greedy_policy(Q: npt.ArrayLike) -> np.ndarray:
     """``argmax_a Q[s, a]`` per state (eq. 4.9), the lowest index among ties: int64 ``[S]``."""
     return check_q(Q).argmax(axis=1).astype(np.int64, copy=False)
 
 
-def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
+def optimal_actions(Q: npt.ArrayLike, tol: float = 1e-8) -> np.ndarray:
     """Bool ``[S, A]``: the actions within ``tol`` of the best, so policies compare up to ties.
 
     ``Q``: ``[S, A]``; ``tol`` (default ``1e-8``): the slack, a finite number ``>= 0``.
@@ -140,7 +149,7 @@ def optimal_actions(Q, tol: float = 1e-8) -> np.ndarray:
     return Q >= best - tol
 
 
-def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarray:
+def terminating_greedy_policy(mdp: TabularMDP, Q: npt.ArrayLike, tol: float = 1e-8) -> np.ndarray:
     """A greedy policy for ``gamma = 1`` that also ends the episode with probability 1.
 
     ``mdp``: the model; ``Q``: ``[S, A]`` (``q*`` for the policy to be optimal);
@@ -176,7 +185,7 @@ def terminating_greedy_policy(mdp: TabularMDP, Q, tol: float = 1e-8) -> np.ndarr
     return np.where(chosen >= 0, chosen, greedy_policy(Q)).astype(np.int64)
 
 
-def soft_policy(Q, beta: float, ref_policy=None) -> np.ndarray:
+def soft_policy(Q: npt.ArrayLike, beta: float, ref_policy: PolicyLike | None = None) -> np.ndarray:
     """``pi(a|s) = ref(a|s) exp(Q(s, a) / beta) / Z(s)``, normalised stably: ``[S, A]``.
 
     The policy of the KL-regularised objective (Ziebart, 2010; for a token tree the

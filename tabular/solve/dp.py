@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from tabular.model.graph import safe_actions
@@ -62,6 +63,7 @@ from tabular.solve.bellman import (
 )
 from tabular.solve.exact import policy_values
 from tabular.solve.results import SolverResult, SweepsResult, sweeps_fields
+from tabular.types import PolicyLike
 
 __all__ = ["ConvergenceError", "PolicyEvaluationResult", "PolicyIterationResult",
            "SoftValueIterationResult", "ValueIterationResult", "optimal_actions",
@@ -144,7 +146,7 @@ class SoftValueIterationResult(SweepsResult):
 # --------------------------------------------------------------- algorithms
 @single_thread_when_small
 def value_iteration(mdp: TabularMDP, gamma: float, *, tol: float = 1e-8, method: str = "sync",
-                    max_iter: int = 100_000, V0=None, strict: bool = True
+                    max_iter: int = 100_000, V0: npt.ArrayLike | None = None, strict: bool = True
                     ) -> ValueIterationResult:
     """Value iteration (section 4.4): ``V <- T* V`` (eq. 4.10) until the stopping rule holds.
 
@@ -172,8 +174,8 @@ def value_iteration(mdp: TabularMDP, gamma: float, *, tol: float = 1e-8, method:
 
 
 @single_thread_when_small
-def policy_evaluation(mdp: TabularMDP, policy, gamma: float, *, method: str = "exact",
-                      tol: float = 1e-10, max_iter: int = 100_000, V0=None,
+def policy_evaluation(mdp: TabularMDP, policy: PolicyLike, gamma: float, *, method: str = "exact",
+                      tol: float = 1e-10, max_iter: int = 100_000, V0: npt.ArrayLike | None = None,
                       strict: bool = True) -> PolicyEvaluationResult:
     """``v_pi`` and ``q_pi`` of a policy (section 4.1).
 
@@ -209,7 +211,7 @@ def policy_evaluation(mdp: TabularMDP, policy, gamma: float, *, method: str = "e
 
 @single_thread_when_small
 def policy_iteration(mdp: TabularMDP, gamma: float, *, eval_sweeps: int | None = None,
-                     policy0=None, tol: float = 1e-8, tie_tol: float = 1e-9,
+                     policy0: PolicyLike | None = None, tol: float = 1e-8, tie_tol: float = 1e-9,
                      max_iter: int = 100_000, strict: bool = True) -> PolicyIterationResult:
     """Policy iteration (section 4.3), or modified policy iteration (section 4.6's
     generalised policy iteration; Puterman, 1994, section 6.5).
@@ -247,9 +249,11 @@ def policy_iteration(mdp: TabularMDP, gamma: float, *, eval_sweeps: int | None =
 
 
 @single_thread_when_small
-def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, *, ref_policy=None,
-                         tol: float = 1e-10, method: str = "sync", max_iter: int = 100_000,
-                         V0=None, strict: bool = True) -> SoftValueIterationResult:
+def soft_value_iteration(mdp: TabularMDP, gamma: float, beta: float, *,
+                         ref_policy: PolicyLike | None = None, tol: float = 1e-10,
+                         method: str = "sync", max_iter: int = 100_000,
+                         V0: npt.ArrayLike | None = None, strict: bool = True
+                         ) -> SoftValueIterationResult:
     """Soft value iteration: ``V(s) = beta log sum_a ref(a|s) exp(Q(s, a) / beta)``.
 
     The optimum of the KL-regularised objective ``E[sum_t gamma^t r_t] - beta KL(pi ||
