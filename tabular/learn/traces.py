@@ -69,6 +69,7 @@ from tabular.rules.values import (
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 
 TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
+#: The control methods' codes (``LambdaControlParams.method``).
 SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
 _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
 

@@ -36,7 +36,7 @@ from tabular.results import short_repr
 from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, softmax
 
 EOS = "<eos>"
-BOS = -1  # the padding before the first token of a document; never a vocabulary id
+BOS = -1  #: the padding before the first token of a document; never a vocabulary id
 
 _TOKEN = re.compile(r"<[a-z]+>|[A-Za-z0-9']+|[^\sA-Za-z0-9']")
 _NO_SPACE_BEFORE = {".", ",", "?", "!", ":", ";"}
