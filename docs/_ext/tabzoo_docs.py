@@ -1,18 +1,20 @@
 """The documentation site's own Sphinx extension.
 
 - ``.. family:: tabular.solve``: one API page per family: the package's docstring and
-  every name in its ``__all__``, then each submodule under its own heading (its
-  docstring; its members too for the result types, ``:members-of:``), so that every
-  ``:mod:`` target in the docstrings exists.
+  a table of its ``__all__``, then each submodule under its own heading with all its
+  members, each documented once, where it is defined (``tabular.solve.dp.value_iteration``),
+  so that every name a docstring refers to has a target and no function clashes with
+  a module of its name (the function ``tabular.pg.trpo`` and the module).
 - The docstrings' numpy sections write an entry as ``name : description`` with no
   type (the description is not a type); they are turned into field lists here, before
   autodoc renders them, instead of letting napoleon read the description as a type.
 - The env classes' Gymnasium-style ``## Heading`` lines become rubrics.
 - A reference to a name that the API pages document under another path
-  (``tabular.TabularMDP`` for ``tabular.model.TabularMDP``, ``TabularMDP`` inside
+  (``tabular.TabularMDP`` for ``tabular.model.mdp.TabularMDP``, ``TabularMDP`` inside
   :mod:`tabular.solve.dp`, which imports it) resolves to the documented object: the
   name is imported where the reference stands and matched by identity.
-- ``.. gallery::``: every figure of ``docs/figures`` with its experiment's description.
+- ``.. gallery::`` (in a reST page): every figure of ``docs/figures`` with its
+  experiment's description.
 """
 
 from __future__ import annotations
