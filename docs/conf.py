@@ -33,7 +33,8 @@ nitpicky = True
 nitpick_ignore_regex = [
     # third-party types in signatures and docstrings (numpy, numba, gymnasium,
     # matplotlib, hypothesis, ray): their inventories are not reachable offline
-    (r"py:.*", r"(np|numpy|numba|nb|gym|gymnasium|matplotlib|mpl|plt|hypothesis|st|ray)(\..*)?"),
+    (r"py:.*", r"(np|numpy|npt|numba|nb|gym|gymnasium|matplotlib|mpl|plt|hypothesis|st|"
+               r"ray)(\..*)?"),
     (r"py:.*", r"(Axes|Figure|Env|Generator|SearchStrategy|ndarray|NDArray|ArrayLike|DTypeLike)"),
     # the standard library's types, for the same reason
     (r"py:.*", r"(typing|collections|collections\.abc|pathlib|os|types|dataclasses|enum|"
@@ -42,6 +43,9 @@ nitpick_ignore_regex = [
                r"slice|range|None|Ellipsis|NoneType|Any|Callable|Iterable|Iterator|Sequence|"
                r"Mapping|Path|Self|ModuleType|NamedTuple|ValueError|TypeError|KeyError|"
                r"FloatingPointError|ImportError|RuntimeError|Exception)"),
+    # type variables (a signature's R = TypeVar("R")) and private helper types
+    # (a leading underscore): the API pages document neither
+    (r"py:.*", r"[A-Z]|(.*\.)?_[A-Za-z]\w*"),
 ]
 
 # autodoc: signatures show the annotations; members in the order the source gives them

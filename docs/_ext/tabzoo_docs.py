@@ -42,19 +42,22 @@ class Family(SphinxDirective):
     """The API page of one package: its names, then its submodules."""
 
     required_arguments = 1
-    option_spec = {"heading": directives.unchanged}
+    option_spec = {"heading": directives.unchanged, "modules-only": directives.flag,
+                   "skip": directives.unchanged}
 
     def run(self):
         name = self.arguments[0]
         package = importlib.import_module(name)
         underline = self.options.get("heading", "-")
-        lines = [f".. automodule:: {name}", ""]
-        if getattr(package, "__all__", None):
+        skip = {f"{name}.{module}" for module in self.options.get("skip", "").split()}
+        lines = [] if "modules-only" in self.options else [f".. automodule:: {name}", ""]
+        if lines and getattr(package, "__all__", None):
             lines += [".. autosummary::", "   :nosignatures:", ""]
             lines += [f"   {member}" for member in sorted(package.__all__, key=str.lower)]
             lines.append("")
         submodules = sorted(info.name for info in pkgutil.iter_modules(
-            getattr(package, "__path__", []), prefix=f"{name}.") if not info.ispkg)
+            getattr(package, "__path__", []), prefix=f"{name}.")
+                            if not info.ispkg and info.name not in skip)
         for sub in submodules:
             title = f"``{sub}``"
             lines += [title, underline * len(title), "", f".. automodule:: {sub}",
@@ -71,7 +74,7 @@ _HEADER = re.compile(r"^(?P<indent>\s*)(?P<title>Parameters|Other Parameters|Att
                      r"Returns)\s*$")
 _RULE = re.compile(r"^\s*-{3,}\s*$")
 _NAME = r"\*{0,2}\w+(?: \([^()]*\))?"  # a name, and a remark on it: "episodes (default 100)"
-_ENTRY = re.compile(rf"^(?P<names>{_NAME}(?:,\s*{_NAME})*)\s+:(?:\s+(?P<text>.*))?$")
+_ENTRY = re.compile(rf"^(?P<names>{_NAME}(?:,\s*{_NAME})*)(?:\s+:(?:\s+(?P<text>.*))?)?$")
 
 
 def _indent(line: str) -> int:
@@ -175,6 +178,8 @@ def convert_headings(lines: list[str]) -> list[str]:
 
 
 def process_docstring(app, what, name, obj, options, lines):
+    if not (getattr(obj, "__module__", None) or name).startswith("tabular"):
+        return  # another project's docstring (a class a module imports)
     try:
         lines[:] = convert_sections(convert_headings(lines))
     except ValueError as error:
