@@ -2,9 +2,10 @@
 
 The site is ``make docs``'s build in ``docs/_build/html``, reused when it is newer than
 every page and module it is built from, else built here the same way (warnings as
-errors, every reference resolved). The index, the gallery and one API page must
-render (title, body text), every image on them must decode, and every link into the
-site must reach an existing page and, for ``#fragment``, an element with that id.
+errors, every reference resolved) into a temporary directory. The index, the gallery
+and one API page must render (title, body text), every image on them must decode, and
+every link into the site must reach an existing page and, for ``#fragment``, an
+element with that id.
 Skipped, saying why, where Sphinx (with no fresh build), selenium, Chromium or its
 driver is missing (``make docs`` installs the ``[docs]`` extra; ``make browser``
 Debian's ``chromium`` and ``chromium-driver``).
@@ -54,17 +55,20 @@ def _stale() -> bool:
 
 
 @pytest.fixture(scope="module")
-def site() -> Path:
-    if _stale():
-        if importlib.util.find_spec("sphinx") is None or importlib.util.find_spec(
-                "myst_parser") is None:
-            pytest.skip("no fresh build in docs/_build/html and Sphinx is not installed: "
-                        "make docs")
-        build = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-b", "html", "-W",
-                                "--keep-going", "-n", "-q", str(DOCS), str(SITE)],
-                               capture_output=True, text=True, cwd=ROOT)
-        assert build.returncode == 0, build.stderr
-    return SITE
+def site(tmp_path_factory) -> Path:
+    if not _stale():
+        return SITE
+    if importlib.util.find_spec("sphinx") is None or importlib.util.find_spec(
+            "myst_parser") is None:
+        pytest.skip("no fresh build in docs/_build/html and Sphinx is not installed: "
+                    "make docs")
+    # built apart, so that two test workers never write one directory
+    out = tmp_path_factory.mktemp("site")
+    build = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-b", "html", "-W",
+                            "--keep-going", "-n", "-q", str(DOCS), str(out)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert build.returncode == 0, build.stderr
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +133,7 @@ def test_page_renders_with_images_and_links_that_resolve(site, browser, page):
             continue
         assert url.scheme == "file", f"{page}: a link of scheme {url.scheme!r}: {href}"
         target = Path(unquote(url.path))
-        if SITE.resolve() not in target.resolve().parents:
+        if site.resolve() not in target.resolve().parents:
             unresolved.append(f"{href} (outside the site)")
         elif not target.is_file():
             unresolved.append(f"{href} (no such page)")
