@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: browser test experiments experiments-quick bench bench-huge lint warm clean clean-cache
+.PHONY: browser docs test experiments experiments-quick bench bench-huge lint warm clean clean-cache
 
 $(STAMP): setup.cfg pyproject.toml
 	$(MAKE) --no-print-directory browser
@@ -15,9 +15,9 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m tabular.warm > /dev/null
 	touch $(STAMP)
 
-# Headless Chromium and its driver for the gallery's browser test (Debian's packages), when
+# Headless Chromium and its driver for the browser tests (Debian's packages), when
 # missing: as root, or through sudo where it needs no password; where neither works the
-# test is skipped, saying why, and the set-up goes on.
+# tests are skipped, saying why, and the set-up goes on.
 APT_BROWSER := apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq chromium chromium-driver
 browser:
@@ -26,6 +26,17 @@ browser:
 	elif sudo -n true 2>/dev/null; then sudo sh -c '$(APT_BROWSER)' || echo "$(NO_BROWSER)"; \
 	else echo "$(NO_BROWSER)"; fi
 NO_BROWSER := could not install chromium and chromium-driver: the browser test is skipped
+
+# The documentation site into docs/_build/html: every warning is an error (all of them
+# are reported first), every cross-reference must resolve; -E rereads every docstring,
+# which Sphinx's own change tracking would miss.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,ray,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -E -b html -W --keep-going -n -q docs docs/_build/html
 
 # worksteal: each worker starts on its own half of the suite, so the two rarely compile
 # the same kernel at once (as round-robin dealing makes them do)
@@ -62,4 +73,4 @@ clean-cache:
 	find tabular envs experiments tests benchmarks -name '*.nbi' -delete -o -name '*.nbc' -delete
 
 clean: clean-cache
-	rm -rf $(VENV) results build *.egg-info
+	rm -rf $(VENV) results build docs/_build *.egg-info

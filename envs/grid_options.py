@@ -1,7 +1,7 @@
 """Checking a gridworld's options against its layout: each error names the option, the
 cell and the layout character at fault.
 
-:class:`envs.GridWorld` turns its keyword arguments into arrays over the layout here
+:class:`~tabular.envs.GridWorld` turns its keyword arguments into arrays over the layout here
 (landing rewards, teleport targets, wind), so that the model builder of
 :mod:`tabular.envs.gridworld` only sees checked arrays.
 """

@@ -3,16 +3,16 @@
 A layout is a rectangle of characters, one row per line (surrounding whitespace
 of each line and blank lines before and after the rectangle are ignored):
 
-====  ===========================================================================
-char  cell
-====  ===========================================================================
-``.`` floor
-``#`` wall (not a state)
-``S`` start (the episode starts uniformly on the ``S`` cells; otherwise floor)
-``G`` goal / treasure: entering it ends the episode (``goal_reward``)
-``T`` trap: entering it ends the episode (``trap_reward``, ``-inf`` by default)
-``C`` cliff: entering it pays ``cliff_reward`` and sends the agent back to the start
-====  ===========================================================================
+=====  ===========================================================================
+char   cell
+=====  ===========================================================================
+``.``  floor
+``#``  wall (not a state)
+``S``  start (the episode starts uniformly on the ``S`` cells; otherwise floor)
+``G``  goal / treasure: entering it ends the episode (``goal_reward``)
+``T``  trap: entering it ends the episode (``trap_reward``, ``-inf`` by default)
+``C``  cliff: entering it pays ``cliff_reward`` and sends the agent back to the start
+=====  ===========================================================================
 
 Any other character must be declared by the gridworld's options: a key of
 ``teleports`` (a teleport cell), the target character of a teleport, or a key of
@@ -35,6 +35,7 @@ LayoutSpec: TypeAlias = str | os.PathLike[str] | Sequence[str]
 LAYOUT_DIR = Path(__file__).parent / "layouts"
 
 FLOOR, WALL, START, GOAL, TRAP, CLIFF, TELEPORT, MARKED = range(8)
+#: The cell kind of each character every layout may use (the table above).
 LEGEND = {".": FLOOR, "#": WALL, "S": START, "G": GOAL, "T": TRAP, "C": CLIFF}
 TERMINAL_KINDS = (GOAL, TRAP)
 

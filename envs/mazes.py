@@ -7,7 +7,7 @@
 - :data:`SHORTCUT_MAZE`: Example 8.3 (Figure 8.5): a second gap, a shortcut, opens
   right of the barrier.
 
-:func:`maze` builds a layout's :class:`~envs.GridWorld`; :func:`changing_maze` builds
+:func:`maze` builds a layout's :class:`~tabular.envs.GridWorld`; :func:`changing_maze` builds
 the two models of a maze whose walls change, on one numbering of the states, for
 the ``switch=(step, other_mdp)`` of the planning learners (:mod:`tabular.plan.dyna`);
 :func:`finer_maze` draws a layout at a finer resolution (Example 8.4's mazes);
@@ -24,6 +24,7 @@ from tabular.checks import check_positive_int
 from .gridworld import GridWorld
 from .layout import as_text, layout_text, parse_layout
 
+#: Example 8.1's maze (Figure 8.2).
 DYNA_MAZE = """
 .......#G
 ..#....#.
@@ -33,6 +34,7 @@ S.#....#.
 .........
 """
 
+#: Example 8.2's maze before and after the change (Figure 8.4).
 BLOCKING_MAZE = ("""
 ........G
 .........
@@ -49,6 +51,7 @@ BLOCKING_MAZE = ("""
 ...S.....
 """)
 
+#: Example 8.3's maze before and after the shortcut opens (Figure 8.5).
 SHORTCUT_MAZE = ("""
 ........G
 .........
@@ -96,7 +99,7 @@ def changing_maze(before, after) -> tuple[TabularMDP, TabularMDP]:
     walls), on one numbering of the states.
 
     The states are the cells open in either layout (numbered row by row, as in
-    :class:`~envs.GridWorld`); in each model, a cell that is a wall of its layout is a
+    :class:`~tabular.envs.GridWorld`); in each model, a cell that is a wall of its layout is a
     state that no move enters: a move into it bumps (the agent stays, reward 0). So
     the two models have the same states and actions, and a learner can switch from
     one to the other (``switch=(step, mdp_after)``).

@@ -1,6 +1,6 @@
 """Open gridworlds of any size, generated straight into the stored model form.
 
-:func:`open_grid_mdp` is the model that :class:`~envs.GridWorld` builds from the
+:func:`open_grid_mdp` is the model that :class:`~tabular.envs.GridWorld` builds from the
 layout of an open ``height x width`` grid with the start ``S`` in the top-left corner
 and the goal ``G`` in the bottom-right one (``tests/test_open_grid.py`` checks that
 they are identical), but generated a block of rows at a time with NumPy, directly
@@ -27,7 +27,7 @@ def open_grid_mdp(height: int, width: int, *, step_reward: float = -1.0,
                   goal_reward: float = 0.0) -> TabularMDP:
     """The exact model of the open ``height x width`` gridworld (start top-left, goal
     bottom-right; states numbered row by row; actions up, right, down, left; a move
-    into the edge stays put), as :class:`~envs.GridWorld` defines it.
+    into the edge stays put), as :class:`~tabular.envs.GridWorld` defines it.
 
     ``height``, ``width``: the grid's size, integers >= 1 with at least two cells;
     ``step_reward`` (default -1): the reward of every move, bumps included;

@@ -81,10 +81,10 @@ class PickupGridWorld(GridWorld):
     the move's (a pickup cell is floor otherwise).
 
     ## Arguments
-    layout : as in :class:`GridWorld`, with the ``pickups`` characters on floor cells.
-    pickups : ``{char: reward}``, the one-time reward of each pickup character (one
-        ASCII character outside the legend; at most ``MAX_PICKUPS = 12`` cells in all).
-    options : the keyword arguments of :class:`GridWorld`.
+    * ``layout``: as in :class:`GridWorld`, with the ``pickups`` characters on floor cells.
+    * ``pickups``: ``{char: reward}``, the one-time reward of each pickup character (one
+      ASCII character outside the legend; at most ``MAX_PICKUPS = 12`` cells in all).
+    * ``options``: the keyword arguments of :class:`GridWorld`.
     """
 
     def __init__(self, layout: LayoutSpec, *, pickups: dict[str, float],

@@ -70,7 +70,7 @@ def register_builtins() -> None:
 
 def register_gridworld(env_id: str, layout: LayoutSpec, *,
                        max_episode_steps: int | None = None, **options: Any) -> None:
-    """Register a :class:`~envs.GridWorld` so that ``gymnasium.make(env_id)`` builds it.
+    """Register a :class:`~tabular.envs.GridWorld` that ``gymnasium.make(env_id)`` builds.
 
     ``env_id``: the id to register, e.g. ``"my/Maze-v0"``; ``layout``: layout text or
     a file path/name (see :func:`tabular.envs.layout.layout_text`); ``max_episode_steps``:

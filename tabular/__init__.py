@@ -17,8 +17,8 @@ Dynamic programming (exact, :mod:`tabular.solve.dp`, :mod:`tabular.solve.bellman
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
-Average reward and finite horizons (:mod:`tabular.solve.average_reward`,
-:mod:`tabular.learn.differential`)
+Average reward and finite horizons
+    (:mod:`tabular.solve.average_reward`, :mod:`tabular.learn.differential`)
     :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
     of a unichain policy), :func:`finite_horizon` (backward induction);
     :func:`differential_sarsa` (section 10.3) and :func:`r_learning` (Schwartz, 1993)

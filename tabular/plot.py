@@ -45,6 +45,7 @@ ARROWS = {"up": (0.0, -1.0), "down": (0.0, 1.0), "left": (-1.0, 0.0), "right": (
 #: z for a two-sided 95% normal confidence interval.
 Z95 = 1.959963984540054
 
+#: The matplotlib settings of every figure (rcParams).
 STYLE = {
     "figure.dpi": 110,
     "savefig.dpi": 110,

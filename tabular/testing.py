@@ -10,7 +10,7 @@ shrink towards small sizes.
   state always ends the episode, like a token prefix tree: safe with ``gamma = 1``.
 - :func:`gammas`: discounts in ``[0, 0.99]``.
 - :func:`policies`: stochastic ``[S, A]`` policies for a given MDP.
-- :func:`layouts`: valid ASCII gridworld layouts with :class:`envs.GridWorld` options.
+- :func:`layouts`: valid ASCII gridworld layouts with :class:`~tabular.envs.GridWorld` options.
 - :func:`random_policy`, :func:`random_mdp`: the same without hypothesis, for sizes
   too large to draw.
 - :func:`property_settings`: the settings of a property test that compiles kernels.
@@ -159,7 +159,7 @@ def layouts(draw, max_rows: int = 5, max_cols: int = 5):
     """``(layout, options)``: a valid gridworld layout (one start ``S``; floor ``.``, walls
     ``#``, goals ``G``, traps ``T``, cliff ``C``, maybe a teleport ``A -> a``) of at most
     ``max_rows x max_cols`` cells (default 5 x 5), and keyword options of
-    :class:`envs.GridWorld` (slip, step and bump rewards, trap reward, wind, a cell
+    :class:`~tabular.envs.GridWorld` (slip, step and bump rewards, trap reward, wind, a cell
     reward); ``envs.GridWorld(layout, **options)`` builds it."""
     H, W = draw(st.integers(1, max_rows)), draw(st.integers(1, max_cols))
     cells = draw(st.lists(st.sampled_from(".......##GTCS"), min_size=H * W, max_size=H * W))

@@ -45,8 +45,11 @@ PolicyLike: TypeAlias = SoftmaxPolicy | npt.ArrayLike
 #: A number, or a :class:`~tabular.schedules.Schedule` of the count it is evaluated at.
 StepSize: TypeAlias = float | Schedule
 
+#: A float64 array (a value table, a distribution, weights).
 FloatArray: TypeAlias = npt.NDArray[np.float64]
+#: An int64 array (states, actions, counts).
 IntArray: TypeAlias = npt.NDArray[np.int64]
+#: A bool array (masks, flags).
 BoolArray: TypeAlias = npt.NDArray[np.bool_]
 
 

@@ -22,7 +22,7 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
 
     Run ``i``'s state is ``np.random.SeedSequence(seed).spawn(runs)[i]
     .generate_state(4, np.uint64)``, so run ``i`` of ``runs=n`` is the same whatever
-    ``n`` is (for ``i < n``); it is computed for all runs at once (:func:`_spawned_states`),
+    ``n`` is (for ``i < n``); it is computed for all runs at once (``_spawned_states``),
     not one ``SeedSequence`` object per run.
     """
     if runs < 1:

@@ -72,6 +72,7 @@ from tabular.rules.values import (
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.types import MDPLike, StepSize
 
+#: The n-step control methods' codes (``NStepParams.method``).
 SARSA, EXPECTED_SARSA, OFF_POLICY_SARSA, TREE_BACKUP, Q_SIGMA = 0, 1, 2, 3, 4
 
 

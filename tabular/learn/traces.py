@@ -71,6 +71,7 @@ from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.types import MDPLike, PolicyLike, StepSize
 
 TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
+#: The control methods' codes (``LambdaControlParams.method``).
 SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
 _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
 

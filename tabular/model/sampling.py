@@ -2,7 +2,7 @@
 
 Learning algorithms are model-free: they draw transitions with :func:`sample_step`,
 start states with :func:`sample_start` and actions of a softmax policy with
-:func:`sample_softmax`, each from the run's own xoshiro stream
+:func:`~tabular.rules.policy_gradient.sample_softmax`, each from the run's own xoshiro stream
 (:mod:`tabular._numba.rng`).
 """
 

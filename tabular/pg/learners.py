@@ -170,7 +170,7 @@ class PPOIteration(NamedTuple):
 
 
 class PPOWork(NamedTuple):
-    """The scratch of :func:`_ppo_epochs`, sized for a batch of ``n`` samples: ``grad``
+    """The scratch of ``_ppo_epochs``, sized for a batch of ``n`` samples: ``grad``
     ``[n, A]`` (one row per visited row, zero between steps), ``old`` ``[n, A]`` (the
     visited rows' logits before the update), ``raw`` ``[n]`` (the advantages before
     normalisation), ``order`` int64 ``[n]`` (the sample order of an epoch),
@@ -309,7 +309,7 @@ def _ppo_run(model, p, rollout, rng, out, run):
     """Run ``run`` of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and
     critic), into row ``run`` of the :class:`~tabular.pg.batches.TrustRegionOutputs`
     ``out``: each iteration samples ``M`` episodes with the current policy ``pi_old``,
-    then runs :func:`_ppo_epochs`; the adaptive KL penalty moves after each iteration."""
+    then runs ``_ppo_epochs``; the adaptive KL penalty moves after each iteration."""
     state = RunState(out.logits[run], out.V[run], rng)
     A, M = state.theta.shape[1], p.episodes_per_batch
     batch = batch_buffers(M, rollout.max_steps, state.theta.shape[0], A)

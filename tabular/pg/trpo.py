@@ -111,7 +111,7 @@ class Fisher(NamedTuple):
 
 
 class TRPOWork(NamedTuple):
-    """The scratch of :func:`_trpo_step`, sized for a batch of ``n`` samples: the visited
+    """The scratch of ``_trpo_step``, sized for a batch of ``n`` samples: the visited
     rows' logits before the step ``old``, their probabilities ``old_probs``, the gradient
     ``g`` and the natural gradient ``x`` (each ``[n, A]``), conjugate gradient's
     ``cg_work`` ``[3, n, A]``, the rows' Fisher ``weights`` ``[n]`` and ``dist``
@@ -257,7 +257,7 @@ def _trpo_step(p, row_of_state, state, batch, work, iteration):
 def _trpo_run(model, p, rollout, rng, out, run):
     """Run ``run`` of TRPO, into row ``run`` of the
     :class:`~tabular.pg.batches.TrustRegionOutputs` ``out``: per iteration a batch of
-    ``M`` episodes, then :func:`_trpo_step`."""
+    ``M`` episodes, then ``_trpo_step``."""
     state = RunState(out.logits[run], out.V[run], rng)
     A = state.theta.shape[1]
     batch = batch_buffers(p.episodes_per_batch, rollout.max_steps, state.theta.shape[0], A)

@@ -37,7 +37,7 @@ from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, sof
 from tabular.types import TokenEnv
 
 EOS = "<eos>"
-BOS = -1  # the padding before the first token of a document; never a vocabulary id
+BOS = -1  #: the padding before the first token of a document; never a vocabulary id
 
 _TOKEN = re.compile(r"<[a-z]+>|[A-Za-z0-9']+|[^\sA-Za-z0-9']")
 _NO_SPACE_BEFORE = {".", ",", "?", "!", ":", ";"}

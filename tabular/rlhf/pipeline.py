@@ -95,7 +95,6 @@ class Frontier:
     ----------
     betas : the KL coefficients.
     kl, proxy, gold : the :class:`FrontierPoint` fields at each ``beta``.
-    objective : ``proxy - betas * kl``, the RLHF objective at each ``beta``.
     """
 
     betas: np.ndarray
@@ -105,7 +104,7 @@ class Frontier:
 
     @property
     def objective(self) -> np.ndarray:
-        """``proxy - betas * kl``."""
+        """``proxy - betas * kl``, the RLHF objective at each ``beta``."""
         return self.proxy - self.betas * self.kl
 
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from tabular.model.graph import reaches
 
-EXACT_MAX_STATES = 5000  # a dense S x S float64 system: 200 MB at this size
-# The relative error bound kappa * eps (condition number times machine epsilon) above
-# which the solve's answer is refused.
+EXACT_MAX_STATES = 5000  #: a dense S x S float64 system: 200 MB at this size
+#: The relative error bound kappa * eps (condition number times machine epsilon) above
+#: which the solve's answer is refused.
 EXACT_MAX_ERROR = 1e-6
 EPS = np.finfo(np.float64).eps
 
