@@ -22,6 +22,7 @@ contend for (false sharing).
 
 from __future__ import annotations
 
+import threading
 import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 from numba.core.errors import NumbaPerformanceWarning
+
+from tabular._numba.notice import WORKER_PREFIX
 
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
 #: compiles the sequential runs drivers (see ``docs/internals.md`` for why).
@@ -135,7 +138,10 @@ def over_runs(driver, *args) -> None:
     bounds = np.linspace(0, n_runs, n_threads + 1).astype(np.int64)
     chunks = [(*shared, rng_states[a:b], runs_slice(out, n_runs, a, b))
               for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    with simplifying_pipeline_quiet(), ThreadPoolExecutor(max(n_threads - 1, 1)) as pool:
+    # the workers' names lead the first-call notice to this thread's entry point
+    workers = ThreadPoolExecutor(max(n_threads - 1, 1),
+                                 thread_name_prefix=f"{WORKER_PREFIX}{threading.get_ident()}")
+    with simplifying_pipeline_quiet(), workers as pool:
         others = [pool.submit(driver, *chunk) for chunk in chunks[1:]]
         driver(*chunks[0])  # this thread runs the first chunk
         for other in others:
