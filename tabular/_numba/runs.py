@@ -32,15 +32,19 @@ from typing import NamedTuple
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
 from tabular._numba.notice import WORKER_PREFIX
 
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
-#: compiles the sequential runs drivers (see ``docs/internals.md`` for why).
-SIMPLIFYING_PIPELINE = dict(comprehension=False, reduction=False, inplace_binop=False,
-                            setitem=False, numpy=False, stencil=False, fusion=False,
-                            prange=False)
+#: compiles the sequential runs drivers (see ``docs/internals.md`` for why). A
+#: ``ParallelOptions``, not a dict: numba pops the keys of a ``parallel=`` dict as it
+#: compiles, so a dict would be empty, the whole parallel pipeline, for every later
+#: compile of the kernel and for every kernel sharing it.
+SIMPLIFYING_PIPELINE = ParallelOptions(dict(
+    comprehension=False, reduction=False, inplace_binop=False, setitem=False, numpy=False,
+    stencil=False, fusion=False, prange=False))
 
 
 def runs_kernel(driver):
