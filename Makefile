@@ -11,7 +11,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
-	$(PY) -m tabular.warm > /dev/null
+	$(VENV)/bin/tabular-warm > /dev/null
 	touch $(STAMP)
 
 # worksteal: each worker starts on its own half of the suite, so the two rarely compile
@@ -32,10 +32,10 @@ bench: $(STAMP)
 bench-huge: $(STAMP)
 	$(PY) -m benchmarks huge
 
-# Compile the main entry points' kernels into numba's on-disk cache (done once after
+# Compile every public entry point's kernels into numba's on-disk cache (done once after
 # installing), so that a first call loads them instead of compiling.
 warm: $(STAMP)
-	$(PY) -m tabular.warm
+	$(VENV)/bin/tabular-warm
 
 lint: $(STAMP)
 	$(PY) -m ruff check tabular envs experiments tests benchmarks

@@ -34,10 +34,25 @@ QUIET_VARIABLE = "TABULAR_QUIET"
 #: compiles there, and the entry point is on the caller's stack.
 WORKER_PREFIX = "tabular-runs-"
 
-#: Seconds each entry point's first call compiles for from an empty cache, rounded
-#: (measured one entry point per fresh process on a 2-vCPU machine: ``tabular-warm
-#: --measure``). Entry points not listed are announced with "a few seconds".
-COMPILE_SECONDS: dict[str, float] = {}
+#: Rough seconds of each entry point's first call from an empty cache: its compile CPU
+#: seconds, one entry point per fresh process (``tabular-warm --measure``), times 0.4,
+#: the ratio of idle-machine first calls to those CPU seconds, which were measured
+#: under heavy load (see docs/internals.md). Members of a family that shares one
+#: kernel get the family's figure; entry points not listed are "a few seconds".
+COMPILE_SECONDS: dict[str, float] = {
+    "value_iteration": 8, "policy_evaluation": 6, "soft_value_iteration": 5,
+    "bellman_expectation": 2, "bellman_optimality": 2, "soft_bellman_optimality": 2,
+    "epsilon_greedy_bandit": 3, "ucb_bandit": 3, "gradient_bandit": 3, "td0": 3,
+    "mc_prediction": 5, "off_policy_mc_prediction": 5, "batch_prediction": 3,
+    "offline_lambda_return": 5, "td_lambda": 5, "true_online_td_lambda": 5, "sarsa": 5,
+    "expected_sarsa": 6, "q_learning": 5, "double_q_learning": 5, "mc_control": 9,
+    "n_step_sarsa": 12, "n_step_expected_sarsa": 12, "off_policy_n_step_sarsa": 12,
+    "tree_backup": 12, "q_sigma": 12, "sarsa_lambda": 4, "watkins_q_lambda": 4,
+    "true_online_sarsa_lambda": 4, "differential_sarsa": 3, "r_learning": 3, "dyna_q": 14,
+    "dyna_q_plus": 14, "prioritized_sweeping": 14, "uniform_expected_updates": 3,
+    "trajectory_sampling": 5, "reinforce": 5, "actor_critic": 5, "ppo": 11, "trpo": 12,
+    "pretrain": 2, "sample_preferences": 1, "ending_probabilities": 1, "dpo": 3,
+}
 
 _modules: tuple[str, ...] = ()
 _public: dict[CodeType, str] | None = None
