@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
-	$(PY) -m tabular.warm > /dev/null
+	$(VENV)/bin/tabular-warm > /dev/null
 	touch $(STAMP)
 
 # Headless Chromium and its driver for the browser tests (Debian's packages), when
@@ -56,10 +56,10 @@ bench: $(STAMP)
 bench-huge: $(STAMP)
 	$(PY) -m benchmarks huge
 
-# Compile the main entry points' kernels into numba's on-disk cache (done once after
+# Compile every public entry point's kernels into numba's on-disk cache (done once after
 # installing), so that a first call loads them instead of compiling.
 warm: $(STAMP)
-	$(PY) -m tabular.warm
+	$(VENV)/bin/tabular-warm
 
 # ruff, then mypy on tabular/ and envs/ (its settings: setup.cfg's [mypy] section)
 lint: $(STAMP)

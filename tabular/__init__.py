@@ -76,6 +76,7 @@ and :mod:`tabular.model.graph` (reachability on the model's transition graph).
 Environments are in :mod:`tabular.envs` (Gymnasium, namespace ``tabzoo/``).
 """
 
+from tabular._numba import notice as _notice
 from tabular._numba.rng import seed_states
 from tabular.learn import (
     BanditResult,
@@ -179,3 +180,5 @@ __all__ = [
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
+
+_notice.install("tabular", "tabular.rlhf")

@@ -1,5 +1,5 @@
 """Hypothesis strategies for property-testing tabular RL code: random MDPs, policies
-and gridworld layouts (needs ``hypothesis``).
+and gridworld layouts (needs ``hypothesis``: ``pip install 'tabular-zoo[testing]'``).
 
 Hypothesis draws the sizes and structural knobs (sparsity, done rate, traps) plus a
 seed; NumPy fills the arrays from that seed, so examples are cheap to draw and still
@@ -34,8 +34,13 @@ Barto, section 4.4; Puterman, Theorem 6.2.3); in your own test suite::
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+
+try:
+    from hypothesis import HealthCheck, settings
+    from hypothesis import strategies as st
+except ImportError as error:  # an optional part: name the extra that brings it
+    raise ImportError("tabular.testing needs hypothesis: pip install 'tabular-zoo[testing]'",
+                      name="hypothesis") from error
 
 from tabular import TabularMDP
 from tabular.types import FloatArray

@@ -1,42 +1,47 @@
-"""Fill numba's on-disk cache with the kernels of the main entry points.
+"""Fill numba's on-disk cache with the kernels of every public entry point.
 
-``python -m tabular.warm`` (``make warm``; ``make`` runs it once after installing)
-calls each entry point once on a small model of the stored form every model has
+``tabular-warm`` (a console script; also ``python -m tabular.warm`` and ``make warm``;
+``make`` runs it once after installing) calls each public function and method that runs
+a numba kernel once, on small models of the form every model is stored in
 (:mod:`tabular.model.compact`), so that a user's first call loads compiled code instead
-of compiling it: from an empty cache the first ``value_iteration`` and
-``q_learning`` take seconds of compilation, from a warm one milliseconds
-(``python -m benchmarks startup``). Kernels are cached per argument type, and every
-model built the usual way has the same types, so what is warmed here serves every
-model. The entry points are warmed in parallel, one process per core.
+of compiling it (seconds per entry point from an empty cache, milliseconds from a warm
+one; :mod:`tabular._numba.notice` announces a compile that happens all the same).
+Kernels are cached per argument type, and every model built the usual way has the same
+types, so what is warmed here serves every model. Where an option selects a kernel of
+its own (a DP sweep's ``method``, an ``action_mask``) each is warmed.
+
+:data:`CALLS` holds one call per entry point, :data:`NO_KERNEL` every other public
+callable with the reason it needs no warming; ``tests/test_warm.py`` checks that the
+two together are the public API. The entry points of :data:`FAMILIES` share kernels
+and are warmed one after another in one process; the rest in parallel, one process per
+core, and those of :data:`LATER` last.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import cache
 from multiprocessing import get_context
 
 import numpy as np
 
-from tabular import (
-    TabularMDP,
-    double_q_learning,
-    expected_sarsa,
-    mc_control,
-    mc_prediction,
-    policy_evaluation,
-    policy_iteration,
-    q_learning,
-    reinforce,
-    sarsa,
-    soft_value_iteration,
-    td0,
-    value_iteration,
-)
+import tabular
+import tabular.rlhf as rlhf
+from tabular import SoftmaxPolicy, TabularMDP
+from tabular._numba import notice
 
 
-def _chain() -> TabularMDP:
+# ------------------------------------------------------------------ small models
+@cache
+def chain() -> TabularMDP:
     """A two-state chain with a slip (``K = 2``): walk right to the end."""
     next_state = np.array([[[0, 1], [1, 0]], [[1, 1], [1, 1]]])
     prob = np.array([[[0.9, 0.1], [0.8, 0.2]], [[1.0, 0.0], [1.0, 0.0]]])
@@ -45,42 +50,351 @@ def _chain() -> TabularMDP:
     return TabularMDP(next_state, prob, reward, done, np.array([1.0, 0.0]))
 
 
-def _calls(mdp: TabularMDP) -> dict:
-    """The entry points warmed, each a call on ``mdp``."""
-    uniform = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
-    return {
-        "value_iteration": lambda: value_iteration(mdp, 0.9),
-        "policy_evaluation": lambda: policy_evaluation(mdp, uniform, 0.9, method="sync"),
-        "policy_iteration": lambda: policy_iteration(mdp, 0.9),
-        "soft_value_iteration": lambda: soft_value_iteration(mdp, 0.9, 1.0),
-        "q_learning": lambda: q_learning(mdp, episodes=2),
-        "sarsa": lambda: sarsa(mdp, episodes=2),
-        "expected_sarsa": lambda: expected_sarsa(mdp, episodes=2),
-        "double_q_learning": lambda: double_q_learning(mdp, episodes=2),
-        "td0": lambda: td0(mdp, uniform, episodes=2),
-        "mc_prediction": lambda: mc_prediction(mdp, uniform, episodes=2),
-        "mc_control": lambda: mc_control(mdp, episodes=2),
-        "reinforce": lambda: reinforce(mdp, gamma=0.9, episodes=2),  # and actor_critic's kernel
-    }
+@cache
+def continuing() -> TabularMDP:
+    """A two-state continuing MDP: every transition may reach either state."""
+    return TabularMDP.from_dense(np.full((2, 2, 2), 0.5), np.array([[1.0, 0.0], [0.0, 1.0]]))
 
 
-def warm(name: str) -> float:
-    """Seconds the first call of entry point ``name`` takes (its compilation)."""
-    call = _calls(_chain())[name]
-    t = time.perf_counter()
-    call()
-    return time.perf_counter() - t
+def uniform(mdp: TabularMDP) -> np.ndarray:
+    return np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
 
 
-def main() -> None:
+def mask(mdp: TabularMDP) -> np.ndarray:
+    """Every action legal: the ``action_mask`` form of the learners' masked kernels."""
+    return np.ones((mdp.n_states, mdp.n_actions), dtype=bool)
+
+
+@cache
+def token():
+    """``(env, mdp, ref)``: a token MDP of one prompt over {a, b}, up to 2 tokens, and a
+    softmax reference."""
+    from tabular.envs import TokenMDP
+
+    env = TokenMDP(["a"], lambda prompt, response: float(response.count("a")), vocab=["a", "b"],
+                   max_len=2)
+    ref = SoftmaxPolicy(np.zeros((env.n_states, len(env.vocab))), np.arange(env.n_states))
+    return env, env.to_mdp(), ref
+
+
+def comparisons():
+    """``(count, prompt, chosen, rejected)`` comparisons of :func:`token`'s responses."""
+    return [(3, "a", "a", "b"), (1, "a", "a b", "b b")]
+
+
+def feedback():
+    """``(count, prompt, response, desirable)`` labels of :func:`token`'s responses."""
+    return [(2, "a", "a", True), (1, "a", "b", False)]
+
+
+@cache
+def lm():
+    return tabular.pretrain(tabular.NGramLM.create(["a", "b"], 2), ["a b", "b a a"], epochs=2).lm
+
+
+@cache
+def pipeline():
+    """The shipped running example, trained briefly."""
+    from tabular.envs import load_scenario
+
+    return tabular.train_pipeline(load_scenario(), pretrain_epochs=2, sft_epochs=2,
+                                  reward_steps=10)
+
+
+def _value_iteration():
+    for method in ("sync", "inplace", "blocked"):
+        tabular.value_iteration(chain(), 0.9, method=method)
+    tabular.value_iteration(chain(), 1.0)  # gamma = 1: the greedy policy that ends
+
+
+def _control(learner) -> Callable[[], object]:
+    """A TD control learner, without and with an action mask (two kernels)."""
+    def call():
+        learner(chain(), episodes=2)
+        return learner(chain(), episodes=2, action_mask=mask(chain()))
+    return call
+
+
+def _pipeline_methods(method: str) -> Callable[[], object]:
+    def call():
+        ex = pipeline()
+        args = {"policy": (ex.base,), "value": (ex.reference,), "optimum": (1.0,),
+                "frontier": ([1.0],), "learner_frontier": (tabular.reinforce, [1.0])}
+        kwargs = {"learner_frontier": {"episodes": 2}}
+        return getattr(ex, method)(*args.get(method, (ex.reference,)), **kwargs.get(method, {}))
+    return call
+
+
+#: One call per public entry point that runs a numba kernel.
+CALLS: dict[str, Callable[[], object]] = {
+    # dynamic programming
+    "value_iteration": _value_iteration,
+    "policy_evaluation": lambda: [tabular.policy_evaluation(chain(), uniform(chain()), 0.9,
+                                                            method=m)
+                                  for m in ("exact", "sync", "inplace")],
+    "policy_iteration": lambda: tabular.policy_iteration(chain(), 0.9),
+    "soft_value_iteration": lambda: [tabular.soft_value_iteration(chain(), 0.9, 1.0, method=m)
+                                     for m in ("sync", "inplace")],
+    "terminating_greedy_policy": lambda: tabular.terminating_greedy_policy(
+        chain(), np.zeros((2, 2))),
+    "bellman_expectation": lambda: tabular.bellman_expectation(chain(), np.zeros(2),
+                                                               uniform(chain()), 0.9),
+    "bellman_optimality": lambda: tabular.bellman_optimality(chain(), np.zeros(2), 0.9),
+    "soft_bellman_optimality": lambda: tabular.soft_bellman_optimality(chain(), np.zeros(2),
+                                                                       0.9, 1.0),
+    "q_from_v": lambda: tabular.q_from_v(chain(), np.zeros(2), 0.9),
+    "relative_value_iteration": lambda: tabular.relative_value_iteration(continuing()),
+    "average_reward_solve": lambda: tabular.average_reward_solve(continuing(),
+                                                                 uniform(continuing())),
+    "finite_horizon": lambda: tabular.finite_horizon(chain(), 2),
+    # bandits
+    "epsilon_greedy_bandit": lambda: tabular.epsilon_greedy_bandit(steps=2),
+    "ucb_bandit": lambda: tabular.ucb_bandit(steps=2),
+    "gradient_bandit": lambda: tabular.gradient_bandit(steps=2),
+    # prediction
+    "td0": lambda: tabular.td0(chain(), uniform(chain()), episodes=2),
+    "mc_prediction": lambda: tabular.mc_prediction(chain(), uniform(chain()), episodes=2),
+    "off_policy_mc_prediction": lambda: tabular.off_policy_mc_prediction(
+        chain(), uniform(chain()), uniform(chain()), episodes=2),
+    "batch_prediction": lambda: tabular.batch_prediction(chain(), uniform(chain()),
+                                                         episodes=2),
+    "offline_lambda_return": lambda: tabular.offline_lambda_return(
+        chain(), uniform(chain()), lam=0.5, episodes=2),
+    "td_lambda": lambda: tabular.td_lambda(chain(), uniform(chain()), lam=0.5, episodes=2),
+    "true_online_td_lambda": lambda: tabular.true_online_td_lambda(
+        chain(), uniform(chain()), lam=0.5, episodes=2),
+    # control
+    "sarsa": _control(tabular.sarsa),
+    "expected_sarsa": _control(tabular.expected_sarsa),
+    "q_learning": _control(tabular.q_learning),
+    "double_q_learning": _control(tabular.double_q_learning),
+    "mc_control": lambda: tabular.mc_control(chain(), episodes=2),
+    "n_step_sarsa": lambda: tabular.n_step_sarsa(chain(), n_step=2, episodes=2),
+    "n_step_expected_sarsa": lambda: tabular.n_step_expected_sarsa(chain(), n_step=2,
+                                                                   episodes=2),
+    "off_policy_n_step_sarsa": lambda: tabular.off_policy_n_step_sarsa(chain(), n_step=2,
+                                                                       episodes=2),
+    "tree_backup": lambda: tabular.tree_backup(chain(), n_step=2, episodes=2),
+    "q_sigma": lambda: tabular.q_sigma(chain(), n_step=2, episodes=2),
+    "sarsa_lambda": lambda: tabular.sarsa_lambda(chain(), lam=0.5, episodes=2),
+    "watkins_q_lambda": lambda: tabular.watkins_q_lambda(chain(), lam=0.5, episodes=2),
+    "true_online_sarsa_lambda": lambda: tabular.true_online_sarsa_lambda(chain(), lam=0.5,
+                                                                         episodes=2),
+    "differential_sarsa": lambda: tabular.differential_sarsa(continuing(), steps=2),
+    "r_learning": lambda: tabular.r_learning(continuing(), steps=2),
+    # planning
+    "dyna_q": lambda: tabular.dyna_q(chain(), planning_steps=1, episodes=2),
+    "dyna_q_plus": lambda: tabular.dyna_q_plus(chain(), planning_steps=1, episodes=2),
+    "prioritized_sweeping": lambda: tabular.prioritized_sweeping(chain(), planning_steps=1,
+                                                                 episodes=2),
+    "uniform_expected_updates": lambda: tabular.uniform_expected_updates(
+        chain(), updates=4, evaluate_every=2),
+    "trajectory_sampling": lambda: tabular.trajectory_sampling(chain(), updates=4,
+                                                               evaluate_every=2),
+    # policy gradients
+    "reinforce": lambda: tabular.reinforce(chain(), gamma=0.9, episodes=2),
+    "actor_critic": lambda: tabular.actor_critic(chain(), gamma=0.9, episodes=2),
+    "ppo": lambda: tabular.ppo(chain(), gamma=0.9, iterations=1, episodes_per_batch=2),
+    "trpo": lambda: tabular.trpo(chain(), gamma=0.9, iterations=1, episodes_per_batch=2),
+    # the language model and the reward model
+    "pretrain": lm,
+    "sft": lambda: tabular.sft(lm(), [(1, "a", "b")], epochs=2),
+    "NGramLM.generate": lambda: lm().generate("a", max_len=2),
+    "NGramLM.log_prob": lambda: lm().log_prob("a", "b"),
+    "NGramLM.next_token_probs": lambda: lm().next_token_probs(lm().encode("a")),
+    "NGramLM.policy": lambda: lm().policy(token()[0]),
+    "sample_preferences": lambda: tabular.sample_preferences("p", ["u", "v"], [1.0, 0.0], 2),
+    "train_reward_model": lambda: tabular.train_reward_model([(1, "p", "u", "v")], steps=2),
+    "bradley_terry_loss": lambda: rlhf.bradley_terry_loss(np.zeros(2), [0], [1]),
+    # RLHF on the token MDP
+    "ending_probabilities": lambda: rlhf.ending_probabilities(token()[1], token()[2]),
+    "kl_optimum": lambda: tabular.kl_optimum(token()[1], token()[2], 1.0),
+    "prefix_values": lambda: rlhf.prefix_values(token()[1], token()[2]),
+    "process_rewards": lambda: rlhf.process_rewards(token()[1], np.zeros(token()[1].n_states)),
+    "distill": lambda: [rlhf.distill(token()[1], token()[2], token()[2], learner=learner,
+                                     **({"iterations": 1} if learner == "ppo" else
+                                        {"episodes": 2}))
+                        for learner in ("reinforce", "actor_critic", "ppo")],
+    "response_distribution": lambda: rlhf.response_distribution(token()[0], token()[2]),
+    "dpo": lambda: tabular.dpo(token()[0], token()[2], comparisons(), beta=1.0, steps=2),
+    "iterated_dpo": lambda: tabular.iterated_dpo(token()[0], token()[2], beta=1.0, rounds=1,
+                                                 pairs=2, steps=2),
+    "kto": lambda: tabular.kto(token()[0], token()[2], feedback(), beta=1.0, steps=2),
+    "kto_optimum": lambda: tabular.kto_optimum(token()[0], token()[2], feedback(), beta=0.5),
+    "grpo": lambda: tabular.grpo(token()[1], token()[2], iterations=1, group_size=2),
+    "group_relative_advantages": lambda: rlhf.group_relative_advantages(
+        np.zeros(2), True, np.empty(2)),
+    "fit_process_reward_model": lambda: rlhf.fit_process_reward_model(
+        token()[1], token()[2], responses=2, completions=1),
+    "train_pipeline": pipeline,
+    **{f"RLHFPipeline.{method}": _pipeline_methods(method)
+       for method in ("policy", "answer_distribution", "correct_rate", "value", "optimum",
+                      "measure", "frontier", "learner_frontier")},
+}
+
+#: Entry points that share kernels: warmed in this order, in one process.
+FAMILIES: tuple[tuple[str, ...], ...] = (
+    ("value_iteration", "terminating_greedy_policy"),
+    ("offline_lambda_return", "td_lambda", "true_online_td_lambda"),
+    ("n_step_sarsa", "n_step_expected_sarsa", "off_policy_n_step_sarsa", "tree_backup",
+     "q_sigma"),
+    ("sarsa_lambda", "watkins_q_lambda", "true_online_sarsa_lambda"),
+    ("dyna_q", "dyna_q_plus", "prioritized_sweeping"),
+    ("reinforce", "actor_critic"),
+    ("policy_evaluation", "policy_iteration", "q_from_v", "finite_horizon",
+     "average_reward_solve", "prefix_values", "process_rewards"),
+    ("bellman_optimality", "relative_value_iteration"),
+    ("ending_probabilities", "response_distribution", "kl_optimum"),
+    ("pretrain", "sft", "NGramLM.generate", "NGramLM.log_prob", "NGramLM.next_token_probs",
+     "NGramLM.policy"),
+    ("sample_preferences", "train_reward_model", "bradley_terry_loss"),
+)
+
+#: Entry points made of the others' kernels, warmed once all the rest are, so that they
+#: load those kernels rather than compile them again beside the process compiling them.
+LATER: tuple[tuple[str, ...], ...] = (
+    ("train_pipeline", *(name for name in CALLS if name.startswith("RLHFPipeline."))),
+    ("distill",),
+)
+
+_RECORD = "a result record: holds arrays and reads them, runs no kernel"
+_NUMPY = "runs no numba kernel (NumPy only; compiles nothing from an empty cache)"
+
+#: Every other public callable, and why it needs no warming.
+NO_KERNEL: dict[str, str] = {
+    **dict.fromkeys(
+        ["BanditResult", "ControlResult", "ControlResult.V", "ControlResult.policy",
+         "DifferentialResult", "DifferentialResult.policy", "ExpectedUpdatesResult",
+         "ExpectedUpdatesResult.policy", "ExpectedUpdatesResult.runs", "PlanningResult",
+         "PlanningResult.control", "PolicyGradientResult", "PolicyGradientResult.policy",
+         "PredictionResult", "TrustRegionResult", "BestOfN", "DPOResult", "Frontier",
+         "Frontier.objective", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
+         "KTOOptimum", "KTOResult", "ProcessRewardModel", "ProcessRewardModel.runs",
+         "RLHFPipeline", "RewardModel"], _RECORD),
+    **dict.fromkeys(
+        ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
+         "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",
+         "TabularMDP.transition_matrix", "TabularMDP.state_name", "TabularMDP.action_name",
+         "TabularMDP.from_transitions", "TabularMDP.from_gymnasium", "TabularMDP.from_dense",
+         "TabularMDP.from_arrays", "SoftmaxPolicy", "SoftmaxPolicy.tabular",
+         "SoftmaxPolicy.n_states", "SoftmaxPolicy.n_actions", "SoftmaxPolicy.copy",
+         "SoftmaxPolicy.row_probs", "SoftmaxPolicy.row_log_probs", "SoftmaxPolicy.probs",
+         "SoftmaxPolicy.log_probs", "NGramLM", "NGramLM.create", "NGramLM.token_id",
+         "NGramLM.eos_id", "NGramLM.encode", "NGramLM.row", "NGramLM.with_logits",
+         "RewardModel.score", "greedy_policy", "optimal_actions", "soft_policy", "seed_states",
+         "branching_task", "kl_objective", "sequence_kl", "expected_return",
+         "visit_probabilities", "path_returns", "response_path", "best_of_n"], _NUMPY),
+    "ScenarioData": "a protocol: the fields a scenario gives train_pipeline",
+    "ScenarioData.env": "a protocol's method: each scenario class implements it",
+}
+
+
+def jobs() -> list[list[tuple[str, ...]]]:
+    """The entry points of :data:`CALLS` in two phases of groups, each group warmed in
+    one process: the :data:`FAMILIES` and every other entry point on its own, the
+    slowest first so that the parallel processes finish together; then :data:`LATER`."""
+    grouped = {name for group in FAMILIES + LATER for name in group}
+    groups = [*FAMILIES, *((name,) for name in CALLS if name not in grouped)]
+
+    def seconds(group):
+        return sum(notice.COMPILE_SECONDS.get(name, 5.0) for name in group)
+    return [sorted(groups, key=seconds, reverse=True), list(LATER)]
+
+
+def warm(group: tuple[str, ...]) -> list[tuple[str, float | str]]:
+    """``[(name, seconds)]``: each entry point of ``group`` called once, with the
+    seconds its call took (its compilation, from an empty cache), or the error it
+    raised in place of the seconds."""
+    notice.set_quiet()  # this command reports each entry point itself
+    times: list[tuple[str, float | str]] = []
+    for name in group:
+        start = time.perf_counter()
+        try:
+            CALLS[name]()
+        except Exception as error:  # noqa: BLE001 - reported; the others are warmed all the same
+            times.append((name, f"{type(error).__name__}: {error}"))
+            continue
+        times.append((name, time.perf_counter() - start))
+    return times
+
+
+def _measure_one(name: str) -> dict:
+    """Compile ``name``'s kernels from an empty cache in a new process; what it took."""
+    with tempfile.TemporaryDirectory(prefix="tabular-warm-") as cache_dir:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, notice.QUIET_VARIABLE: "1"}
+        done = subprocess.run([sys.executable, "-m", "tabular.warm", "--one", name], env=env,
+                              check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+#: The models an entry point's call builds with kernels of other entry points: built
+#: before ``--measure`` times the call.
+_NEEDS = {"sft": lm, "NGramLM.generate": lm, "NGramLM.log_prob": lm,
+          "RLHFPipeline.answer_distribution": pipeline, "RLHFPipeline.correct_rate": pipeline}
+
+
+def _one(name: str) -> None:
+    """``--one``: the seconds (and the CPU seconds: compiling is single-threaded, so
+    those hardly depend on the machine's load) and the kernels compiled by ``name``'s
+    call, as one JSON line."""
+    from numba.core import event
+
+    if name in _NEEDS:
+        _NEEDS[name]()
+    recorder = event.RecordingListener()
+    with event.install_listener("numba:compile", recorder):
+        start, cpu = time.perf_counter(), time.process_time()
+        CALLS[name]()
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    kernels = sorted({f"{fn.__module__}.{fn.__qualname__}" for fn in
+                      (ev.data["dispatcher"].py_func for _, ev in recorder.buffer)
+                      if fn.__module__.startswith("tabular")})
+    print(json.dumps({"name": name, "seconds": seconds, "cpu": cpu, "kernels": kernels}))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tabular-warm", description="Compile the numba kernels of every public entry "
+        "point of tabular into numba's on-disk cache, so that first calls load them.")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes compiling at once (default: one per core)")
+    parser.add_argument("--list", action="store_true", help="print the entry points and exit")
+    parser.add_argument("--measure", action="store_true",
+                        help="time each entry point's compilation from an empty cache, one "
+                        "fresh process each (the table of tabular._numba.notice)")
+    parser.add_argument("names", nargs="*", help="with --measure: only these entry points")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        _one(args.one)
+        return 0
+    if args.list:
+        print("\n".join(CALLS))
+        return 0
     start = time.perf_counter()
-    names = list(_calls(_chain()))
-    # one process per core: compilation is single-threaded, and each kernel is its own file
-    with ProcessPoolExecutor(os.cpu_count(), mp_context=get_context("spawn")) as pool:
-        for name, seconds in zip(names, pool.map(warm, names), strict=True):
-            print(f"{name:>22}: {seconds:6.2f} s", flush=True)
-    print(f"numba cache warm in {time.perf_counter() - start:.1f} s", flush=True)
+    if args.measure:
+        names = args.names or list(CALLS)
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for got in pool.map(_measure_one, names):
+                print(f"{got['name']:>34}: {got['seconds']:6.2f} s, {got['cpu']:6.2f} s CPU, "
+                      f"{len(got['kernels'])} kernels", flush=True)
+        print(f"measured in {time.perf_counter() - start:.1f} s")
+        return 0
+    # spawn: each process imports tabular afresh (a fork would share the parent's numba state)
+    failed = []
+    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+        for phase in jobs():
+            for done in as_completed([pool.submit(warm, group) for group in phase]):
+                for name, seconds in done.result():
+                    if isinstance(seconds, str):
+                        failed.append(name)
+                        print(f"{name:>34}: FAILED, {seconds}", file=sys.stderr, flush=True)
+                    else:
+                        print(f"{name:>34}: {seconds:6.2f} s", flush=True)
+    print(f"tabular-warm: {len(CALLS) - len(failed)} of {len(CALLS)} entry points warm in "
+          f"{time.perf_counter() - start:.1f} s", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
+from numba.core.cpu_options import ParallelOptions
 
 from tabular import (
     BanditResult,
@@ -23,7 +24,7 @@ from tabular import (
     seed_states,
 )
 from tabular._numba.rng import categorical, randint, uniform
-from tabular._numba.runs import runs_driver
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, runs_driver
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from tabular.learn.td import Q_LEARNING, _td_control_run
 from tabular.model.policy import as_softmax_policy
@@ -253,6 +254,21 @@ def test_the_disk_cache_serves_every_kind_of_runs_driver_in_a_new_process(tmp_pa
                      for _ in range(2))
     assert "_td_control_run_2_runs" in first and "_mc_prediction_run_prange_runs" in first
     assert second == "[]"
+
+
+def test_the_simplifying_pipeline_stays_simplifying():
+    """numba pops the keys of a ``parallel=`` dict as it compiles: a dict would give
+    every later compile (another signature, another kernel) the whole parallel
+    pipeline, 40x slower per call on a loaded machine."""
+    @njit(parallel=SIMPLIFYING_PIPELINE)
+    def twice(x):
+        return x * 2
+
+    twice(1), twice(1.0)
+    assert len(twice.overloads) == 2
+    # what the next compile reads: a dict would be {} by now, ParallelOptions(True)
+    assert ParallelOptions(twice.targetoptions["parallel"]) == SIMPLIFYING_PIPELINE
+    assert not SIMPLIFYING_PIPELINE.prange and not SIMPLIFYING_PIPELINE.fusion
 
 
 def test_two_drivers_never_share_a_name():

@@ -22,6 +22,7 @@ contend for (false sharing).
 
 from __future__ import annotations
 
+import threading
 import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -31,13 +32,19 @@ from typing import NamedTuple
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
+from tabular._numba.notice import WORKER_PREFIX
+
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
-#: compiles the sequential runs drivers (see ``docs/internals.md`` for why).
-SIMPLIFYING_PIPELINE = dict(comprehension=False, reduction=False, inplace_binop=False,
-                            setitem=False, numpy=False, stencil=False, fusion=False,
-                            prange=False)
+#: compiles the sequential runs drivers (see ``docs/internals.md`` for why). A
+#: ``ParallelOptions``, not a dict: numba pops the keys of a ``parallel=`` dict as it
+#: compiles, so a dict would be empty, the whole parallel pipeline, for every later
+#: compile of the kernel and for every kernel sharing it.
+SIMPLIFYING_PIPELINE = ParallelOptions(dict(
+    comprehension=False, reduction=False, inplace_binop=False, setitem=False, numpy=False,
+    stencil=False, fusion=False, prange=False))
 
 
 def _each_run(model, params, rng_states, out):
@@ -140,7 +147,10 @@ def over_runs(driver, *args) -> None:
     bounds = np.linspace(0, n_runs, n_threads + 1).astype(np.int64)
     chunks = [(*shared, rng_states[a:b], runs_slice(out, n_runs, a, b))
               for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    with simplifying_pipeline_quiet(), ThreadPoolExecutor(max(n_threads - 1, 1)) as pool:
+    # the workers' names lead the first-call notice to this thread's entry point
+    workers = ThreadPoolExecutor(max(n_threads - 1, 1),
+                                 thread_name_prefix=f"{WORKER_PREFIX}{threading.get_ident()}")
+    with simplifying_pipeline_quiet(), workers as pool:
         others = [pool.submit(driver, *chunk) for chunk in chunks[1:]]
         driver(*chunks[0])  # this thread runs the first chunk
         for other in others:

@@ -1,0 +1,141 @@
+"""The first call: the compile notice, ``tabular-warm``'s coverage of the public API,
+and the optional parts of the install (extras)."""
+
+import configparser
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tabular
+import tabular.rlhf
+from tabular import warm
+from tabular._numba import notice
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(code: str, cache_dir: Path, **env) -> subprocess.CompletedProcess:
+    """``code`` in a new interpreter on the numba cache ``cache_dir``, with the notice
+    on unless ``env`` says otherwise."""
+    env = {**{k: v for k, v in os.environ.items() if k != notice.QUIET_VARIABLE},
+           "NUMBA_CACHE_DIR": str(cache_dir), **env}
+    return subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+# --------------------------------------------------------------------- the notice
+Q_LEARNING = """
+import numpy as np
+from tabular import q_learning
+from tabular.testing import random_mdp
+
+mdp = random_mdp(np.random.default_rng(0), 4, 2, 2, done_rate=0.3)
+q_learning(mdp, episodes=3, runs=4)  # runs over threads: the kernel compiles on a worker
+q_learning(mdp, episodes=3)
+"""
+
+#: A public kernel called directly (its own dispatcher, no Python frame of its own).
+ADVANTAGES = """
+import numpy as np
+from tabular._numba import notice
+from tabular.rlhf import group_relative_advantages
+if {quiet}:
+    notice.set_quiet()
+group_relative_advantages(np.zeros(3), True, np.empty(3))
+"""
+
+
+def notices(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("tabular: ")]
+
+
+def test_a_first_compile_is_announced_once_and_a_cached_call_not_at_all(tmp_path):
+    cold = run(Q_LEARNING, tmp_path)
+    assert notices(cold.stderr) == [notice.message("q_learning")]
+    assert notice.message("q_learning").startswith(
+        "tabular: compiling q_learning (first use, cached afterwards, ~")
+    warm_run = run(Q_LEARNING, tmp_path)
+    assert notices(warm_run.stderr) == []
+
+
+def test_a_public_kernel_called_directly_is_announced(tmp_path):
+    got = run(ADVANTAGES.format(quiet=False), tmp_path)
+    assert notices(got.stderr) == [notice.message("group_relative_advantages")]
+
+
+@pytest.mark.parametrize("how", ["variable", "function"])
+def test_the_notice_can_be_switched_off(tmp_path, how):
+    env = {notice.QUIET_VARIABLE: "1"} if how == "variable" else {}
+    got = run(ADVANTAGES.format(quiet=how == "function"), tmp_path, **env)
+    assert notices(got.stderr) == []
+    assert list(tmp_path.rglob("*.nbi")), "it compiled all the same"
+
+
+def test_an_entry_point_is_named_by_its_outermost_public_frame():
+    """A compile inside ``train_pipeline``'s call of ``pretrain`` is announced as
+    ``train_pipeline``, the call the user waits for."""
+    names = notice._code_names()
+    outer, inner = tabular.train_pipeline.__code__, tabular.pretrain.__code__
+
+    class Frame:
+        def __init__(self, code, back):
+            self.f_code, self.f_back = code, back
+
+    stack = Frame(notice.entry_point.__code__, Frame(inner, Frame(outer, None)))
+    assert notice._outermost(stack, names) == "train_pipeline"
+    assert notice._outermost(Frame(inner, None), names) == "pretrain"
+
+
+def test_the_estimates_are_of_warmed_entry_points():
+    assert set(notice.COMPILE_SECONDS) <= set(warm.CALLS)
+    assert notice.message("no_such_entry_point").endswith("cached afterwards, a few seconds)")
+
+
+# --------------------------------------------------------------------- tabular-warm
+def test_tabular_warm_covers_the_public_api():
+    """Every public function and method is warmed or has a reason not to be, so a new
+    entry point cannot be forgotten."""
+    public = set(notice.public_functions([tabular, tabular.rlhf]))
+    warmed, excluded = set(warm.CALLS), set(warm.NO_KERNEL)
+    assert not warmed & excluded
+    assert public - warmed - excluded == set(), "neither warmed nor excluded"
+    assert (warmed | excluded) - public == set(), "not public"
+    grouped = [name for group in warm.FAMILIES + warm.LATER for name in group]
+    assert len(grouped) == len(set(grouped)) and set(grouped) <= warmed
+    jobs = [name for phase in warm.jobs() for group in phase for name in group]
+    assert sorted(jobs) == sorted(warmed)
+
+
+def test_tabular_warm_is_a_console_script_and_the_install_step_runs_it():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    scripts = cfg["options.entry_points"]["console_scripts"]
+    assert "tabular-warm = tabular.warm:main" in scripts
+    assert "tabular-warm" in (ROOT / "Makefile").read_text()
+    listed = subprocess.run([sys.executable, "-m", "tabular.warm", "--list"], check=True,
+                            capture_output=True, text=True, cwd=ROOT).stdout.split()
+    assert listed == list(warm.CALLS)
+
+
+# --------------------------------------------------------------------- extras
+def test_hypothesis_is_an_extra_not_a_requirement():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    assert "hypothesis" not in cfg["options"]["install_requires"]
+    extras = cfg["options.extras_require"]
+    assert "hypothesis" in extras["testing"]
+    assert "tabular-zoo[testing]" in extras["dev"]
+    assert {"sphinx", "selenium"} <= {line.split(">")[0].strip()
+                                     for line in extras["docs"].split("\n") if line}
+
+
+def test_tabular_testing_without_hypothesis_names_the_extra():
+    code = ("import sys; sys.modules['hypothesis'] = None\n"
+            "try:\n    import tabular.testing\n"
+            "except ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, cwd=ROOT).stdout
+    assert "pip install 'tabular-zoo[testing]'" in out
