@@ -181,4 +181,6 @@ __all__ = [
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 
-_notice.install("tabular", "tabular.rlhf")
+from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)
+
+_notice.install("tabular", "tabular.rlhf", "tabular.linear")

@@ -153,6 +153,16 @@ CALLS: dict[str, Callable[[], object]] = {
     "gradient_bandit": lambda: tabular.gradient_bandit(steps=2),
     # prediction
     "td0": lambda: tabular.td0(chain(), uniform(chain()), episodes=2),
+    # linear function approximation
+    "reward_process": lambda: tabular.linear.reward_process(chain(), uniform(chain()),
+                                                            gamma=0.9),
+    "gradient_mc": lambda: tabular.linear.gradient_mc(chain(), uniform(chain()), np.eye(2),
+                                                      episodes=2),
+    "semi_gradient_td": lambda: tabular.linear.semi_gradient_td(chain(), uniform(chain()),
+                                                                np.eye(2), episodes=2),
+    "off_policy_semi_gradient_td": lambda: tabular.linear.off_policy_semi_gradient_td(
+        chain(), uniform(chain()), uniform(chain()), np.eye(2), episodes=2, history=True),
+    "lstd": lambda: tabular.linear.lstd(chain(), uniform(chain()), np.eye(2), episodes=2),
     "mc_prediction": lambda: tabular.mc_prediction(chain(), uniform(chain()), episodes=2),
     "off_policy_mc_prediction": lambda: tabular.off_policy_mc_prediction(
         chain(), uniform(chain()), uniform(chain()), episodes=2),
@@ -270,7 +280,8 @@ NO_KERNEL: dict[str, str] = {
          "PredictionResult", "TrustRegionResult", "BestOfN", "DPOResult", "Frontier",
          "Frontier.objective", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
          "KTOOptimum", "KTOResult", "ProcessRewardModel", "ProcessRewardModel.runs",
-         "RLHFPipeline", "RewardModel"], _RECORD),
+         "RLHFPipeline", "RewardModel", "LinearPredictionResult", "LinearPredictionResult.V",
+         "RewardProcess", "RewardProcess.n_states"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",
@@ -283,7 +294,11 @@ NO_KERNEL: dict[str, str] = {
          "NGramLM.eos_id", "NGramLM.encode", "NGramLM.row", "NGramLM.with_logits",
          "RewardModel.score", "greedy_policy", "optimal_actions", "soft_policy", "seed_states",
          "branching_task", "kl_objective", "sequence_kl", "expected_return",
-         "visit_probabilities", "path_returns", "response_path", "best_of_n"], _NUMPY),
+         "visit_probabilities", "path_returns", "response_path", "best_of_n",
+         "value_error", "bellman_error", "bellman_error_vector", "projected_bellman_error",
+         "ve_minimiser", "td_fixed_point", "expected_td_update", "one_hot",
+         "state_aggregation", "polynomial", "fourier", "tile_coding", "state_coordinates"],
+        _NUMPY),
     "ScenarioData": "a protocol: the fields a scenario gives train_pipeline",
     "ScenarioData.env": "a protocol's method: each scenario class implements it",
 }

@@ -98,7 +98,7 @@ def test_the_estimates_are_of_warmed_entry_points():
 def test_tabular_warm_covers_the_public_api():
     """Every public function and method is warmed or has a reason not to be, so a new
     entry point cannot be forgotten."""
-    public = set(notice.public_functions([tabular, tabular.rlhf]))
+    public = set(notice.public_functions([tabular, tabular.rlhf, tabular.linear]))
     warmed, excluded = set(warm.CALLS), set(warm.NO_KERNEL)
     assert not warmed & excluded
     assert public - warmed - excluded == set(), "neither warmed nor excluded"
