@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -23,6 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from conftest import headless_chromium, needs_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -34,15 +34,9 @@ SOURCES = ("README.md", "docs/**/*.md", "docs/**/*.rst", "docs/**/*.py", "docs/f
 PAGES = {"index.html": "A tour", "gallery.html": "cliff walking",
          "api/solve.html": "value_iteration"}
 
-webdriver = pytest.importorskip("selenium.webdriver",
-                                reason="selenium is not installed: pip install -e '.[docs]'")
-BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
-                                               "google-chrome"))), None)
-DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    BROWSER is None or DRIVER is None,
-    reason="headless Chromium needs chromium and chromedriver on PATH: "
-           "apt-get install chromium chromium-driver (make browser does it)")
+pytest.importorskip("selenium.webdriver",
+                    reason="selenium is not installed: pip install -e '.[docs]'")
+pytestmark = needs_chromium
 
 
 def _stale() -> bool:
@@ -73,15 +67,7 @@ def site(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
-    driver.set_page_load_timeout(120)
+    driver = headless_chromium("1280,1000")
     yield driver
     driver.quit()
 

@@ -9,38 +9,23 @@ selenium is missing (``make`` installs them: Debian's ``chromium`` and
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
+from conftest import headless_chromium, needs_chromium
 
 from tabular.experiments import gallery, runner
 
 #: Cheap experiments with one figure or more each: two deterministic, one sampled.
 RUN = ("gridworld_values", "policy_evaluation", "cliff_walking")
 
-webdriver = pytest.importorskip("selenium.webdriver",
-                                reason="selenium is not installed: pip install -e '.[dev]'")
-BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
-                                               "google-chrome"))), None)
-DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    BROWSER is None or DRIVER is None,
-    reason="headless Chromium needs chromium and chromedriver on PATH: "
-           "apt-get install chromium chromium-driver (make does it)")
+pytest.importorskip("selenium.webdriver",
+                    reason="selenium is not installed: pip install -e '.[dev]'")
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--disable-dev-shm-usage", "--window-size=1400,1000"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
-    driver.set_page_load_timeout(120)
+    driver = headless_chromium("1400,1000", {"goog:loggingPrefs": {"browser": "ALL"}})
     yield driver
     driver.quit()
 
