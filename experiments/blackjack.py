@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from matplotlib.colors import ListedColormap
 
 from tabular import (
     TabularMDP,
@@ -100,6 +101,10 @@ def run(config: Config, executor) -> dict:
             "mse_ordinary": mse["ordinary"], "mse_weighted": mse["weighted"]}
 
 
+#: The policy panels' two colours: stick (0) blue, hit (1) red.
+STICK_HIT = ListedColormap(["#2166AC", "#B2182B"])
+
+
 def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(4, 2, width=3.5, height=3.3,
                              title="Blackjack: Figures 5.1 (MC prediction), 5.2 (optimal "
@@ -113,11 +118,16 @@ def plot(results: dict, out_dir, config: Config) -> list:
                 ("v*", results["v_star"][usable]),
                 ("pi* (1 = hit)", results["pi_star"][usable].astype(float))]):
             ax = axes[row, col]
-            style.heatmap(ax, grid, annotate=False, vmin=-1 if col < 3 else 0, vmax=1,
-                          cmap="viridis" if col < 3 else "RdBu_r")
+            image = style.heatmap(ax, grid, annotate=False, vmin=-1 if col < 3 else 0, vmax=1,
+                                  cmap="viridis" if col < 3 else STICK_HIT,
+                                  colorbar_label="value" if col < 3 else None)
+            if col == 3:  # the policy: a two-entry key instead of a scale
+                key = fig.colorbar(image, ax=ax, shrink=0.8, ticks=[0.25, 0.75])
+                key.ax.set_yticklabels(["stick", "hit"])
             ax.set_title(f"{name}, {label}", fontsize=9)
             ax.set_xticks(range(10), ["A", *map(str, range(2, 11))], fontsize=7)
             ax.set_yticks(range(10), [str(v) for v in range(12, 22)], fontsize=7)
+            ax.invert_yaxis()  # player sum grows upward, as in the book's figures
             ax.set_xlabel("dealer showing")
             ax.set_ylabel("player sum")
     fig2, axes2 = style.figure(1, 1, width=5.4, height=3.8,

@@ -95,8 +95,10 @@ def plot(results: dict, out_dir, config: Config) -> list:
     x = np.arange(len(results["labels"]))
     for i, ep in enumerate((0, 1, 10, 100)):
         if ep < results["td_run0"].shape[0]:
-            ax.plot(x, results["td_run0"][ep], "o-", color=style.PALETTE[i + 1],
-                    label=f"after {ep} episodes", markersize=4)
+            # the first walk changes one state, so "after 0" is dashed and drawn on top
+            ax.plot(x, results["td_run0"][ep], marker="o", linestyle="--" if ep == 0 else "-",
+                    color=style.PALETTE[i + 1], label=f"after {ep} episodes", markersize=4,
+                    zorder=4 - i)
     ax.plot(x, results["true_V"], "k--", label="true values")
     ax.set_xticks(x, [str(s) for s in results["labels"]])
     ax.set_xlabel("state")
