@@ -73,6 +73,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     for ax in flat[:panels]:
         ax.set_xticks(range(0, 21, 5))
         ax.set_yticks(range(0, 21, 5))
+        ax.invert_yaxis()  # cars at the first location grow upward, as in Figure 4.2
     for ax in flat[panels:]:
         ax.set_visible(False)
     return [style.save(fig, out_dir / "car_rental.png")]
