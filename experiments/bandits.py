@@ -95,7 +95,7 @@ def _curves(ax, results, names, field, ylabel):
         ax.plot(steps, results[field][row], label=name, color=style.PALETTE[i + 1], lw=1)
     ax.set_xlabel("steps")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
@@ -126,7 +126,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_xlabel("epsilon, alpha, c, Q1")
     ax.set_ylabel(f"average reward over the first {config.steps} steps")
     ax.set_title("Figure 2.6: parameter study")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)
     return [style.save(fig, out_dir / "bandits.png")]
 
 

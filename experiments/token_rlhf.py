@@ -155,11 +155,11 @@ def plot(results: dict, out_dir, config: Config) -> list:
     for i, (label, dist, c) in enumerate(stages):
         ax.barh(y + (i - 1.5) * height, dist, height, label=label, color=c)
     ax.set_yticks(y, [wrapped(r, g) for r, g in
-                      zip(replies, results["gold_of_reply"], strict=True)], fontsize=7)
+                      zip(replies, results["gold_of_reply"], strict=True)], fontsize=9)
     ax.invert_yaxis()
     ax.set_xlabel("probability of the reply P(y | x)")
     ax.set_title("answer distributions")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
     ax.grid(axis="y", visible=False)
 
     ax = axes[0, 1]
@@ -178,7 +178,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_xlabel("KL($\\pi$ || SFT) over whole replies (nats)")
     ax.set_ylabel("expected reward-model score (proxy)")
     ax.set_title("reward vs KL frontier")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
 
     ax = axes[0, 2]
     ax.plot(results["frontier_kl"], results["frontier_proxy"], color="black",
@@ -196,7 +196,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_xlabel("KL($\\pi$ || SFT) over whole replies (nats)")
     ax.set_ylabel("expected reward")
     ax.set_title("proxy vs gold reward: reward hacking")
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return [style.save(fig, out_dir / "token_rlhf.png")]
 
 
