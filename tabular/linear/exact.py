@@ -63,6 +63,7 @@ class RewardProcess:
 
     @property
     def n_states(self) -> int:
+        """The number of states ``S``."""
         return self.r.shape[0]
 
 
@@ -90,15 +91,15 @@ def reward_process(mdp: MDPLike, policy: PolicyLike, *, gamma: float) -> RewardP
                          f"{EXACT_MAX_STATES} states")
     weight = pi[:, :, None] * mdp.prob
     taken = weight > 0.0
-    reached = _reached(mdp.start > 0.0, chain_matrix(mdp.next_state, weight, taken & ~mdp.done))
+    flows = taken & ~mdp.done
+    P = chain_matrix(mdp.next_state, weight, flows)
+    reached = _reached(mdp.start > 0.0, P)
     risky = taken & ~np.isfinite(mdp.reward) & reached[:, None, None]
     if risky.any():
         s, a, _ = np.argwhere(risky)[0]
         raise ValueError(f"the policy takes a -inf reward in state {mdp.state_name(s)} "
                          f"(action {mdp.action_name(a)}): a linear estimate is finite")
     r = (weight * np.where(taken, mdp.reward, 0.0)).sum(axis=(1, 2))
-    flows = taken & ~mdp.done
-    P = chain_matrix(mdp.next_state, weight, flows)
     ends = (taken & mdp.done).any(axis=(1, 2))
     episodic = bool((ends & reached).any())
     if episodic:
