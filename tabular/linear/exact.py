@@ -166,28 +166,29 @@ def _solve(A: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
     return x
 
 
+def _real_vector(name: str, value: npt.ArrayLike, n: int, what: str = "") -> np.ndarray:
+    """``value`` as a float64 ``[n]`` array of real numbers, or a ``ValueError`` naming
+    ``name`` (``what`` says what one entry is)."""
+    arr = np.asarray(value)
+    if (arr.shape != (n,) or arr.dtype == np.bool_
+            or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
+        raise ValueError(f"{name} must be a real array of shape [{n}]{what}, got dtype "
+                         f"{arr.dtype} and shape {list(arr.shape)}")
+    return arr.astype(np.float64)
+
+
 def _weights(w: npt.ArrayLike, d: int) -> np.ndarray:
     """``w`` as a finite float64 ``[d]`` array, or a ``ValueError`` naming it."""
-    arr = np.asarray(w)
-    if (arr.shape != (d,) or arr.dtype == np.bool_
-            or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
-        raise ValueError(f"w must be a real array of shape [{d}] (one weight per "
-                         f"feature), got dtype {arr.dtype} and shape {list(arr.shape)}")
-    arr = arr.astype(np.float64)
+    arr = _real_vector("w", w, d, " (one weight per feature)")
     if not np.isfinite(arr).all():
         i = int(np.argmax(~np.isfinite(arr)))
         raise ValueError(f"w[{i}] = {arr[i]} is not finite")
     return arr
 
 
-def _distribution(mu, n_states: int) -> np.ndarray:
+def _distribution(mu: npt.ArrayLike, n_states: int) -> np.ndarray:
     """``mu`` as a float64 distribution over ``n_states`` states, or a ``ValueError``."""
-    arr = np.asarray(mu)
-    if (arr.shape != (n_states,) or arr.dtype == np.bool_
-            or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
-        raise ValueError(f"mu must be a real array of shape [{n_states}], got dtype "
-                         f"{arr.dtype} and shape {list(arr.shape)}")
-    arr = arr.astype(np.float64)
+    arr = _real_vector("mu", mu, n_states)
     if not (np.isfinite(arr).all() and (arr >= 0).all() and abs(arr.sum() - 1.0) <= 1e-9):
         raise ValueError(f"mu must be a distribution (non-negative, summing to 1), got {arr}")
     return arr

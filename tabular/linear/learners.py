@@ -327,12 +327,7 @@ def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, 
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]``
-        or a :class:`~tabular.SoftmaxPolicy`.
-    features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    mdp, policy, features, gamma, episodes : as for :func:`gradient_mc`.
     alpha : the constant step size, default 0.01.
     n_step : the n of the n-step return, at most ``max_steps``, default 1 (TD(0)).
     initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
