@@ -48,11 +48,14 @@ def rms_errors(method: str, lam: float, alphas: tuple, episodes: int, runs: int,
     """The mean over runs of :func:`~tabular.experiments.n_step_walk.early_rms` per step size
     (inf when a run diverged; an executor job)."""
     errors = []
-    with np.errstate(over="ignore", invalid="ignore"):
-        for alpha in alphas:
-            mean = float(early_rms(METHODS[method], alpha, episodes, runs, seed,
-                                   lam=lam).mean())
-            errors.append(mean if np.isfinite(mean) else np.inf)
+    for alpha in alphas:
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                mean = float(early_rms(METHODS[method], alpha, episodes, runs, seed,
+                                       lam=lam).mean())
+        except FloatingPointError:  # a run's values left float64: the learner says so
+            mean = np.inf
+        errors.append(mean if np.isfinite(mean) else np.inf)
     return {"errors": np.array(errors)}
 
 

@@ -9,6 +9,7 @@ one converter to a :class:`~tabular.SoftmaxPolicy` (policy-gradient learners).
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 import numpy as np
@@ -82,15 +83,81 @@ def check_finite(name: str, value: float) -> float:
     return value
 
 
+def _is_whole(value: object) -> bool:
+    """``value`` is an integer, as an int or a whole float, and not a bool (a Python int
+    of any size: ``10**30`` is whole, and too large for a float check)."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, int | np.integer):
+        return True
+    return isinstance(value, float | np.floating) and bool(np.isfinite(value)) \
+        and int(value) == value
+
+
 def check_positive_int(name: str, value: int, high: int | None = None) -> int:
     """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer in
     ``[1, high]`` (``high``: the largest value that makes sense, said in the error)."""
-    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number)
-            or not np.isfinite(value) or int(value) != value or value < 1):
+    if not _is_whole(value) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if high is not None and value > high:
         raise ValueError(f"{name} must be at most {high:,}, got {value!r}")
     return int(value)
+
+
+def check_count(name: str, value: int, low: int, high: int) -> int:
+    """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer in
+    ``[low, high]`` (a count that may be 0, or must be at least 2)."""
+    if not _is_whole(value) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low:,}, {high:,}], got {value!r}")
+    return int(value)
+
+
+def memory_limit() -> int:
+    """The most memory one call may ask for: half the physical memory, in bytes (``2**34``
+    where the platform does not say). Linux overcommits, so a larger request is not
+    refused by numpy but swaps or meets the out-of-memory killer."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return 2**34
+
+
+def check_fits(name: str, n_bytes: int, what: str = "its arrays") -> None:
+    """A ``ValueError`` naming ``name`` when ``n_bytes`` (what ``name`` makes a call
+    allocate) exceed :func:`memory_limit`: said before anything is allocated."""
+    limit = memory_limit()
+    if n_bytes > limit:
+        raise ValueError(f"{name} is too large: {what} would need {_bytes(n_bytes)}, more "
+                         f"than the {_bytes(limit)} (half this machine's memory) a call may use")
+
+
+def _bytes(n: int) -> str:
+    """``n`` bytes in the largest unit that keeps a number >= 1."""
+    size = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024:
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{float(n):.3g} bytes"
+
+
+def real_array(name: str, value: object, shape: tuple[int, ...] | None = None
+               ) -> npt.NDArray[np.float64]:
+    """``value`` as a float64 array; a ``ValueError`` naming ``name`` unless it holds real
+    numbers (integers or floats: text, bools, complex numbers and objects are refused,
+    not coerced) and, with ``shape``, has that shape. Finiteness is the caller's to say."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold real numbers, got "
+                         f"{type(value).__name__ if arr.ndim == 0 else arr.dtype} {value!r:.60}")
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{name} must have shape {list(shape)}, got {list(arr.shape)}")
+    return arr.astype(np.float64, copy=False)
+
+
+def first_bad(bad: npt.NDArray[np.bool_]) -> str:
+    """The index of the first ``True`` of ``bad``, as ``[i, j]`` text for an error."""
+    return str(np.argwhere(bad)[0].tolist())
 
 
 def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,

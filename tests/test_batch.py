@@ -59,9 +59,27 @@ def test_batch_td_is_closer_than_batch_mc_on_the_walk():
 def test_a_batch_that_cannot_settle_is_an_error_not_a_hang():
     mdp, policy = walk()
     with pytest.raises(ConvergenceError, match="lower alpha"):
-        batch_prediction(mdp, policy, episodes=40, alpha=1.0, max_sweeps=200)
-    loose = batch_prediction(mdp, policy, episodes=40, alpha=1.0, max_sweeps=200, strict=False)
-    assert loose.V.shape == (mdp.n_states,)
+        batch_prediction(mdp, policy, episodes=40, max_sweeps=2)
+    loose = batch_prediction(mdp, policy, episodes=40, max_sweeps=2, strict=False)
+    assert loose.V.shape == (mdp.n_states,) and np.isfinite(loose.V).all()
+
+
+@pytest.mark.parametrize("method", ["td0", "mc"])
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_batch_that_diverges_is_an_error_whatever_strict_says(method, strict):
+    # alpha times a state's visits in the batch above 2 overshoots (MC: V += alpha n (mean - V))
+    mdp, policy = walk()
+    with pytest.raises(FloatingPointError, match="diverged in episode .* lower alpha"):
+        batch_prediction(mdp, policy, method=method, episodes=40, alpha=1.0, strict=strict)
+
+
+def test_the_default_alpha_on_the_random_walk_diverges_loudly_past_its_batch_size():
+    # 0.001 times the visits of a batch of ~500 walks passes 2 (issue 28's -inf)
+    mdp = TabularMDP.from_gymnasium(gym.make("tabzoo/RandomWalk-v0"))
+    uniform = np.ones((mdp.n_states, 1))
+    assert np.isfinite(batch_prediction(mdp, uniform, episodes=400).V).all()
+    with pytest.raises(FloatingPointError, match="batch td0 diverged"):
+        batch_prediction(mdp, uniform, episodes=500)
 
 
 def test_history_and_runs_shapes():

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from tabular.checks import check_positive_int
+
 _MASK53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
@@ -25,8 +27,7 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     ``n`` is (for ``i < n``); it is computed for all runs at once (``_spawned_states``),
     not one ``SeedSequence`` object per run.
     """
-    if runs < 1:
-        raise ValueError(f"runs must be >= 1, got {runs}")
+    runs = check_positive_int("runs", runs)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
                              or seed < 0):
         raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")

@@ -26,7 +26,15 @@ from numba import njit
 
 from tabular._numba.rng import normal, seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_finite, check_nonnegative, check_positive_int
+from tabular.checks import (
+    check_finite,
+    check_fits,
+    check_flag,
+    check_nonnegative,
+    check_positive_int,
+    first_bad,
+)
+from tabular.model.mdp import MAX_REWARD
 from tabular.results import RunsResult, check_runs, with_run_axis
 from tabular.rules.bandits import incremental_mean, ucb_action
 from tabular.rules.policy_gradient import log_prob_grad, sample_softmax
@@ -148,10 +156,18 @@ def check_testbed(testbed) -> BanditTestbed:
         raise TypeError(f"testbed must be a tabular.learn.bandits.BanditTestbed, got "
                         f"{type(testbed).__name__}")
     return BanditTestbed(check_positive_int("testbed.k", testbed.k),
-                         check_finite("testbed.mean", testbed.mean),
-                         check_nonnegative("testbed.spread", testbed.spread),
-                         check_nonnegative("testbed.reward_sd", testbed.reward_sd),
-                         check_nonnegative("testbed.walk_sd", testbed.walk_sd))
+                         *(_check_scale(f"testbed.{name}", getattr(testbed, name), low)
+                           for name, low in (("mean", -MAX_REWARD), ("spread", 0.0),
+                                             ("reward_sd", 0.0), ("walk_sd", 0.0))))
+
+
+def _check_scale(name: str, value: float, low: float) -> float:
+    """A testbed number in ``[low, MAX_REWARD]``: the model's bound on a reward, so that
+    sums of rewards over 10^8 steps stay far from float overflow."""
+    value = check_finite(name, value)
+    if not low <= value <= MAX_REWARD:
+        raise ValueError(f"{name} must be in [{low:g}, {MAX_REWARD:g}], got {value:g}")
+    return value
 
 
 def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=None,
@@ -160,15 +176,23 @@ def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=Non
     testbed = check_testbed(testbed)
     steps = check_positive_int("steps", steps)
     n = check_runs(runs)
+    check_fits("steps", 9 * n * steps, f"{n} x {steps:,} rewards and flags")
+    check_fits("testbed.k", 16 * n * testbed.k, f"{n} x {testbed.k:,} estimates and values")
     params = BanditParams(
         steps=steps, epsilon=as_schedule("epsilon", epsilon, low_inclusive=True).params,
         c=check_nonnegative("c", c),
         alpha=(inverse() if alpha is None
                else as_schedule("alpha", alpha, high=alpha_high)).params,
-        initial=check_finite("initial", initial), baseline=bool(baseline))
+        initial=check_finite("initial", initial), baseline=check_flag("baseline", baseline))
     out = BanditOutputs(np.zeros((n, steps)), np.zeros((n, steps), dtype=np.bool_),
                         np.zeros((n, testbed.k)), np.zeros((n, testbed.k)))
     over_runs(driver, testbed, params, seed_states(seed, n), out)
+    bad = ~np.isfinite(out.estimates)
+    if bad.any():
+        raise FloatingPointError(
+            f"the estimates overflowed to {out.estimates[bad][0]} (run, arm "
+            f"{first_bad(bad)}): alpha times the rewards left float64; lower alpha or the "
+            "testbed's reward scale")
     return BanditResult(*(with_run_axis(x, runs) for x in out))
 
 

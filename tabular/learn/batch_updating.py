@@ -18,18 +18,18 @@ from numba import njit
 
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive, check_positive_int, policy_matrix
+from tabular.checks import check_flag, check_positive, check_positive_int, policy_matrix
 from tabular.learn.results import PredictionResult
 from tabular.learn.setup import (
+    PredictionOutputs,
     episode_args,
     history_outputs,
-    history_result,
     initial_values,
     per_run,
+    prediction_result,
     record_episode,
     record_history,
 )
-from tabular.results import with_run_axis
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import td_error, td_target
 from tabular.solve.bellman import ConvergenceError
@@ -135,6 +135,9 @@ def _batch_run(model, params, rng, out, run):
             for i in range(V.shape[0]):
                 V[i] += increments[i]
                 change += abs(increments[i])
+            if not change < np.inf:  # inf or NaN: the summed increments overshoot
+                out.sweeps[run, episode] = -1
+                return
             if change < params.tol:
                 break
         out.sweeps[run, episode] = sweeps
@@ -191,14 +194,19 @@ def batch_prediction(mdp: MDPLike, policy: PolicyLike, *, method: str = "td0", g
                        history_outputs(n, episodes, mdp.n_states, history),
                        np.zeros((n, episodes), dtype=np.int64))
     over_runs(_batch, mdp.arrays, params, seed_states(seed, n), out)
+    diverged = out.sweeps < 0
+    if diverged.any():
+        run, episode = np.argwhere(diverged)[0]
+        raise FloatingPointError(
+            f"batch {method} diverged in episode {episode + 1} of run {run}: the increments "
+            f"of a sweep sum over every visit in the batch, and alpha={alpha} times the "
+            "visits of a state overshoots; lower alpha (it must shrink as the batch grows)")
     stuck = out.sweeps >= params.max_sweeps
-    if strict and stuck.any():
+    if check_flag("strict", strict) and stuck.any():
         run, episode = np.argwhere(stuck)[0]
         raise ConvergenceError(f"batch {method} did not settle within max_sweeps="
                                f"{params.max_sweeps} after episode {episode + 1} of run "
                                f"{run}: lower alpha (the summed increments of a batch "
                                "overshoot) or raise max_sweeps")
-    return PredictionResult(episode_returns=with_run_axis(out.returns, runs),
-                            episode_lengths=with_run_axis(out.lengths, runs),
-                            V=with_run_axis(out.V, runs),
-                            V_history=history_result(out.history, runs))
+    return prediction_result(PredictionOutputs(out.V, out.returns, out.lengths, out.history),
+                             runs, mdp)

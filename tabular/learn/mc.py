@@ -28,7 +28,7 @@ from numba import njit
 
 from tabular._numba.rng import randint, seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, prange_driver, simplifying_pipeline_quiet
-from tabular.checks import policy_matrix
+from tabular.checks import check_flag, policy_matrix
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.learn.setup import (
     control_outputs,
@@ -174,11 +174,12 @@ def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episo
     params = MCPredictionParams(
         policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
         alpha=as_schedule("alpha", inverse() if alpha is None else alpha).params,
-        first_visit=bool(first_visit), episodes=ep.episodes, max_steps=ep.max_steps)
+        first_visit=check_flag("first_visit", first_visit), episodes=ep.episodes,
+        max_steps=ep.max_steps)
     out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
                              ep.n_runs, ep.episodes, history)
     _mc_prediction(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return prediction_result(out, runs)
+    return prediction_result(out, runs, ep.mdp)
 
 
 # --------------------------------------------------------------------- control
@@ -334,10 +335,11 @@ def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, e
     out = control_outputs(
         initial_values("initial_Q", initial_Q, (ep.mdp.n_states, ep.mdp.n_actions)),
         ep.n_runs, ep.episodes)
-    params = MCControlParams(method=kind, sampling=sampling, first_visit=bool(first_visit),
+    params = MCControlParams(method=kind, sampling=sampling,
+                             first_visit=check_flag("first_visit", first_visit),
                              gamma=ep.gamma, alpha=alpha.params, epsilon=epsilon.params,
                              episodes=ep.episodes, max_steps=ep.max_steps,
                              start_states=exploring_start_states(ep.mdp))
     with simplifying_pipeline_quiet():
         _mc_control(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return control_result(out, runs)
+    return control_result(out, runs, ep.mdp)

@@ -34,7 +34,7 @@ from numba import njit
 
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import prange_driver
-from tabular.checks import policy_matrix
+from tabular.checks import check_flag, policy_matrix
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
 from tabular.learn.results import PredictionResult
 from tabular.learn.setup import (
@@ -168,7 +168,7 @@ def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_
                              ep.n_runs, ep.episodes, history)
     params = OffPolicyMCParams(target=target, behaviour=behaviour,
                                sampling=SAMPLINGS[importance_sampling],
-                               first_visit=bool(first_visit), gamma=ep.gamma,
+                               first_visit=check_flag("first_visit", first_visit), gamma=ep.gamma,
                                episodes=ep.episodes, max_steps=ep.max_steps)
     _off_policy_mc(mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return prediction_result(out, runs)
+    return prediction_result(out, runs, ep.mdp)

@@ -221,7 +221,7 @@ def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, ini
                          off_policy=target_epsilon is not None, sigma=sigma, n_step=n_step,
                          episodes=ep.episodes, max_steps=ep.max_steps)
     _n_step_runs(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return control_result(out, runs)
+    return control_result(out, runs, ep.mdp)
 
 
 def n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,

@@ -54,7 +54,14 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import categorical
-from tabular.checks import check_gamma, check_positive_int
+from tabular.checks import (
+    check_fits,
+    check_flag,
+    check_gamma,
+    check_positive_int,
+    first_bad,
+    real_array,
+)
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
@@ -84,8 +91,9 @@ def check_episode_args(mdp, episodes: int, runs: int | None, max_steps: int | No
     ``max_episode_steps`` of the env it was read from) or, without one, ``default``."""
     if max_steps is None:
         max_steps = default if mdp.max_episode_steps is None else mdp.max_episode_steps
-    return (check_positive_int("episodes", episodes), check_runs(runs),
-            check_positive_int("max_steps", max_steps, high=MAX_STEPS))
+    episodes, n = check_positive_int("episodes", episodes), check_runs(runs)
+    check_fits("episodes", 16 * episodes * n, f"{n} x {episodes:,} episode returns and lengths")
+    return episodes, n, check_positive_int("max_steps", max_steps, high=MAX_STEPS)
 
 
 class EpisodeArgs(NamedTuple):
@@ -114,7 +122,7 @@ def episode_args(mdp, *, gamma: float, episodes: int, runs: int | None,
 
 def initial_values(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
     """The initial estimate: a finite number or a finite array of ``shape``."""
-    arr = np.asarray(value, dtype=np.float64)
+    arr = real_array(name, value)
     if arr.ndim == 0:
         arr = np.full(shape, float(arr))
     if arr.shape != shape:
@@ -222,7 +230,9 @@ def record_history(history, episode, V):
 def history_outputs(runs: int, episodes: int, n_states: int, history: bool) -> np.ndarray:
     """Room for ``V`` after each episode of each run, ``[runs, episodes, S]``, or
     ``[runs, 0, S]`` when ``history`` is not asked for."""
-    return np.zeros((runs, episodes if history else 0, n_states))
+    kept = episodes if check_flag("history", history) else 0
+    check_fits("history", 8 * runs * kept * n_states, f"{runs} x {kept:,} x {n_states:,} values")
+    return np.zeros((runs, kept, n_states))
 
 
 def history_result(history: np.ndarray, runs: int | None) -> np.ndarray | None:
@@ -245,16 +255,64 @@ def control_outputs(initial_Q: np.ndarray, runs: int, episodes: int) -> ControlO
                           np.zeros((runs, episodes), dtype=np.int64))
 
 
-def prediction_result(out: PredictionOutputs, runs: int | None) -> PredictionResult:
-    """The public result of filled prediction outputs, with the run axis of ``runs``."""
+def value_limit(mdp: TabularMDP, gamma: float, initial: np.ndarray, lengths: np.ndarray
+                ) -> float:
+    """The largest magnitude an estimate can reach while every step moves it toward a
+    target no further than one reward and one discounted estimate away: ``max|initial|``
+    plus ``r_max`` times ``min(1 / (1 - gamma), the steps of the longest run)`` (a
+    return's bound, eq. 3.8; ``r_max`` the largest finite reward magnitude).
+    ``lengths``: the episode lengths ``[runs, episodes]`` the runs took."""
+    rewards = mdp.arrays.reward  # the stored table: zero-probability rows only widen it
+    finite = np.abs(rewards[np.isfinite(rewards)])
+    r_max = float(finite.max()) if finite.size else 0.0
+    steps = float(lengths.sum(axis=-1).max())
+    horizon = steps if gamma == 1.0 else min(steps, 1.0 / (1.0 - gamma))
+    return float(np.abs(initial).max(initial=0.0)) + r_max * horizon
+
+
+def check_estimate(name: str, values: np.ndarray, mdp: TabularMDP,
+                   limit: float = np.inf) -> None:
+    """A ``FloatingPointError`` when a learned estimate diverged: it holds NaN or
+    ``+inf``, a ``-inf`` though ``mdp`` pays no ``-inf`` reward (a trap is the one way to
+    a true ``-inf`` value), or a magnitude above ``limit`` (:func:`value_limit`, with a
+    relative slack for rounding)."""
+    ok = np.abs(values) <= limit * (1.0 + 1e-9)  # NaN fails
+    if ok.all() and limit < np.inf:
+        return
+    ok &= np.isfinite(values)
+    if ok.all():
+        return
+    traps = bool(np.isneginf(mdp.arrays.reward).any())
+    if traps:
+        ok |= values == -np.inf
+        if ok.all():
+            return
+    bad = ~ok
+    v = values[bad][0]
+    why = ("a value beyond the largest the rewards and gamma allow, "
+           f"|{name}| <= {limit:.6g}" if np.isfinite(v)
+           else "a -inf, though no reward of the MDP is -inf" if v == -np.inf else "not a number"
+           if np.isnan(v) else "+inf")
+    raise FloatingPointError(f"the learned {name} diverged: {name}{first_bad(bad)} = {v}, {why}; "
+                             "the updates overshoot their targets: lower alpha")
+
+
+def prediction_result(out: PredictionOutputs, runs: int | None, mdp: TabularMDP,
+                      limit: float = np.inf) -> PredictionResult:
+    """The public result of filled prediction outputs, with the run axis of ``runs``; a
+    diverged ``V`` (:func:`check_estimate` with ``limit``) is an error."""
+    check_estimate("V", with_run_axis(out.V, runs), mdp, limit)
     return PredictionResult(episode_returns=with_run_axis(out.returns, runs),
                             episode_lengths=with_run_axis(out.lengths, runs),
                             V=with_run_axis(out.V, runs),
                             V_history=history_result(out.history, runs))
 
 
-def control_result(out: ControlOutputs, runs: int | None) -> ControlResult:
-    """The public result of filled control outputs, with the run axis of ``runs``."""
+def control_result(out: ControlOutputs, runs: int | None, mdp: TabularMDP,
+                   limit: float = np.inf) -> ControlResult:
+    """The public result of filled control outputs, with the run axis of ``runs``; a
+    diverged ``Q`` (:func:`check_estimate` with ``limit``) is an error."""
+    check_estimate("Q", with_run_axis(out.Q, runs), mdp, limit)
     return ControlResult(episode_returns=with_run_axis(out.returns, runs),
                          episode_lengths=with_run_axis(out.lengths, runs),
                          Q=with_run_axis(out.Q, runs))

@@ -200,7 +200,7 @@ def td0(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int =
     out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
                              ep.n_runs, ep.episodes, history)
     over_runs(_td_prediction, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return prediction_result(out, runs)
+    return prediction_result(out, runs, ep.mdp)
 
 
 # --------------------------------------------------------------------- control
@@ -326,7 +326,7 @@ def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
     ep, params, out = control_setup(mdp, runs=runs, **args)
     over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     illegal_to_minus_inf(out.Q, params.action_mask)
-    return control_result(out, runs)
+    return control_result(out, runs, ep.mdp)
 
 
 def sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
@@ -495,4 +495,4 @@ def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
     over_runs(_double_q, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
     illegal_to_minus_inf(Q, params.action_mask)
-    return control_result(ControlOutputs(Q, out.returns, out.lengths), runs)
+    return control_result(ControlOutputs(Q, out.returns, out.lengths), runs, ep.mdp)

@@ -45,6 +45,7 @@ from tabular.learn.setup import (
     prediction_result,
     record_episode,
     record_history,
+    value_limit,
 )
 from tabular.learn.td import control_setup
 from tabular.model.sampling import sample_start, sample_step
@@ -208,10 +209,11 @@ def _predict(method, mdp, policy, *, lam, trace, gamma, episodes, alpha, initial
                           policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
                           alpha=as_schedule("alpha", alpha).params, episodes=ep.episodes,
                           max_steps=ep.max_steps)
-    out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
-                             ep.n_runs, ep.episodes, history)
+    V0 = initial_values("initial_V", initial_V, (ep.mdp.n_states,))
+    out = prediction_outputs(V0, ep.n_runs, ep.episodes, history)
     over_runs(_lambda_prediction, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return prediction_result(out, runs)
+    # an accumulating trace can grow past 1 / alpha and push V past every target
+    return prediction_result(out, runs, ep.mdp, value_limit(ep.mdp, ep.gamma, V0, out.lengths))
 
 
 def offline_lambda_return(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
@@ -371,8 +373,9 @@ def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:
     params = LambdaControlParams(method=method, lam=lam, trace=trace, gamma=td.gamma,
                                  alpha=td.alpha, epsilon=td.epsilon, episodes=td.episodes,
                                  max_steps=td.max_steps)
+    Q0 = out.Q.copy()  # before the runs move Q from its start
     over_runs(_lambda_control, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return control_result(out, runs)
+    return control_result(out, runs, ep.mdp, value_limit(ep.mdp, ep.gamma, Q0, out.lengths))
 
 
 def sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",

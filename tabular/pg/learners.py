@@ -377,12 +377,12 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     """
     su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
                gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
+    baseline = check_flag("baseline", baseline)
     params = EpisodeGradientParams(REINFORCE, su.gamma, su.episodes, step_size("alpha", alpha),
-                                   step_size("alpha_value", alpha_value, 1.0),
-                                   bool(baseline), 0.0)
+                                   step_size("alpha_value", alpha_value, 1.0), baseline, 0.0)
     out = su.outputs()
     over_runs(_episode_gradient, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    return su.result(out, value=bool(baseline))
+    return su.result(out, value=baseline)
 
 
 def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,

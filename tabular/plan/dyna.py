@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from tabular._numba.rng import randint
 from tabular.checks import check_nonnegative
-from tabular.model.mdp import ModelArrays
+from tabular.model.mdp import MAX_REWARD, ModelArrays
 from tabular.model.sampling import sample_start, sample_step
 from tabular.plan.model import (
     learned_model,
@@ -283,6 +283,15 @@ def dyna_q(mdp: MDPLike, *, planning_steps: int = 5, gamma: float = 1.0, episode
                 max_steps=max_steps)
 
 
+def _check_kappa(kappa: float) -> float:
+    """Dyna-Q+'s bonus scale, a number in ``[0, MAX_REWARD]``: ``kappa sqrt(tau)`` is paid
+    as a reward, so it has a reward's bound."""
+    kappa = check_nonnegative("kappa", kappa)
+    if kappa > MAX_REWARD:
+        raise ValueError(f"kappa must be at most {MAX_REWARD:g} (a reward's bound), got {kappa:g}")
+    return kappa
+
+
 def dyna_q_plus(mdp: MDPLike, *, planning_steps: int = 5, kappa: float = 1e-3, gamma: float = 1.0,
                 episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
                 initial_Q: npt.ArrayLike = 0.0, model: str = "auto",
@@ -308,7 +317,7 @@ def dyna_q_plus(mdp: MDPLike, *, planning_steps: int = 5, kappa: float = 1e-3, g
     (``episode_updates``: ``1 + planning_steps`` per step).
     """
     planner = Planner(DYNA_Q_PLUS, check_planning_steps(planning_steps, 0),
-                      check_nonnegative("kappa", kappa), 0.0, model)
+                      _check_kappa(kappa), 0.0, model)
     return plan(_planning_runs, planner, mdp, switch=switch, gamma=gamma, episodes=episodes,
                 alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
                 max_steps=max_steps)

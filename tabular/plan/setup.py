@@ -10,9 +10,14 @@ from typing import NamedTuple
 import numpy as np
 
 from tabular._numba.rng import seed_states
-from tabular.checks import check_gamma, check_positive_int
+from tabular.checks import check_count, check_gamma, check_positive_int
 from tabular.learn.results import ControlResult
-from tabular.learn.setup import check_episode_args, control_outputs, initial_values
+from tabular.learn.setup import (
+    check_episode_args,
+    check_estimate,
+    control_outputs,
+    initial_values,
+)
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import with_run_axis
 from tabular.schedules import as_schedule
@@ -109,12 +114,7 @@ class Planner(NamedTuple):
 
 def check_planning_steps(value, low: int) -> int:
     """``planning_steps`` as an int in ``[low, MAX_PLANNING_STEPS]``."""
-    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number)
-            or not np.isfinite(value) or int(value) != value
-            or not low <= value <= MAX_PLANNING_STEPS):
-        raise ValueError(f"planning_steps must be an integer in [{low}, "
-                         f"{MAX_PLANNING_STEPS:,}], got {value!r}")
-    return int(value)
+    return check_count("planning_steps", value, low, MAX_PLANNING_STEPS)
 
 
 def _check_switch(mdp: TabularMDP, switch) -> tuple[int, TabularMDP | None]:
@@ -165,4 +165,9 @@ def plan(driver, planner: Planner, mdp, *, switch, gamma, episodes, alpha, epsil
     out = PlanningOutputs(Q, returns, lengths, np.zeros((n_runs, episodes), dtype=np.int64))
     driver(mdp.arrays, (mdp if other is None else other).arrays, params,
            seed_states(seed, n_runs), out)
+    for m in mdps:  # a -inf value is exact only if one of the models pays -inf
+        if np.isneginf(m.arrays.reward).any():
+            break
+    else:
+        check_estimate("Q", with_run_axis(Q, runs), mdp)
     return PlanningResult(*(with_run_axis(x, runs) for x in (returns, lengths, Q, out.updates)))

@@ -41,6 +41,7 @@ from tabular.model.graph import reaches
 from tabular.model.mdp import TabularMDP
 from tabular.solve import sweeps as kernels
 from tabular.solve.bellman import (
+    MAX_ITER,
     ConvergenceError,
     check_values,
     greedy_policy,
@@ -132,7 +133,7 @@ def relative_value_iteration(mdp: TabularMDP, *, tol: float = 1e-8, max_iter: in
     last iterate with ``converged=False``.
     """
     tol = check_positive("tol", tol)
-    max_iter = check_positive_int("max_iter", max_iter)
+    max_iter = check_positive_int("max_iter", max_iter, high=MAX_ITER)
     strict = check_flag("strict", strict)
     _check_continuing(mdp, "relative_value_iteration")
     model = mdp.arrays

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import check_gamma, check_positive, policy_matrix
+from tabular.checks import check_flag, check_gamma, check_positive, policy_matrix, real_array
 from tabular.model.graph import actions_toward, can_end, reaches
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.solve import sweeps as kernels
@@ -36,6 +36,11 @@ R = TypeVar("R")
 
 class ConvergenceError(RuntimeError):
     """An iterative method reached ``max_iter`` before its stopping rule held."""
+
+
+#: The largest ``max_iter`` of an iterative solver: each sweep keeps one residual in the
+#: solver's history, and 10^7 sweeps of even a two-state model take minutes.
+MAX_ITER = 10**7
 
 
 # Below this many outcome slots (S * A * K) sweeps run on one thread: waking a thread
@@ -120,7 +125,7 @@ def q_from_v(mdp: TabularMDP, V: npt.ArrayLike, gamma: float) -> np.ndarray:
 # ------------------------------------------------------------------- policies
 def check_q(Q) -> np.ndarray:
     """``Q`` as float64 ``[S, A]`` action values (``-inf`` allowed; NaN and ``+inf`` not)."""
-    Q = np.asarray(Q, dtype=np.float64)
+    Q = real_array("Q", Q)
     if Q.ndim != 2 or 0 in Q.shape:
         raise ValueError(f"Q must be [S, A] with S, A >= 1, got shape {Q.shape}")
     bad = ~(Q < np.inf)  # NaN fails this test and the next (one [S, A] temporary at a time)
@@ -196,9 +201,7 @@ def soft_policy(Q: npt.ArrayLike, beta: float, ref_policy: PolicyLike | None = N
     action has ``q = -inf`` keeps ``ref``.
     """
     beta = check_positive("beta", beta)
-    Q = np.asarray(Q, dtype=np.float64)
-    if Q.ndim != 2:
-        raise ValueError(f"Q must be [S, A], got shape {Q.shape}")
+    Q = check_q(Q)
     ref = (np.full(Q.shape, 1.0 / Q.shape[1]) if ref_policy is None
            else policy_matrix(Q.shape, ref_policy, "ref_policy"))
     allowed = (ref > 0.0) & (Q > -np.inf)
@@ -238,7 +241,7 @@ def iterate(mdp, sweep, extra=(), *, name, method, gamma, tol, max_iter, V0, str
         history.append(residual)
         if residual < threshold:
             return V[:-1], np.array(history), True
-    if strict:
+    if check_flag("strict", strict):
         raise ConvergenceError(_not_converged_message(mdp, name, gamma, tol, max_iter, history))
     return V[:-1], np.array(history), False
 
@@ -298,9 +301,7 @@ def apply_once(sweep, mdp, V, gamma: float, *extra) -> np.ndarray:
 
 def check_values(mdp, V, name: str = "V") -> np.ndarray:
     """``V`` as float64 ``[S]``; a ``ValueError`` naming the state of a NaN or ``+inf``."""
-    V = np.ascontiguousarray(V, dtype=np.float64)
-    if V.shape != (mdp.n_states,):
-        raise ValueError(f"{name} must have shape [{mdp.n_states}], got {V.shape}")
+    V = np.ascontiguousarray(real_array(name, V, (mdp.n_states,)))
     bad = np.isnan(V) | (V == np.inf)
     if bad.any():
         s = int(np.argmax(bad))

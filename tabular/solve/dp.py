@@ -44,11 +44,19 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
+from tabular.checks import (
+    check_flag,
+    check_gamma,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    policy_matrix,
+)
 from tabular.model.graph import safe_actions
 from tabular.model.mdp import TabularMDP
 from tabular.solve import sweeps as kernels
 from tabular.solve.bellman import (
+    MAX_ITER,
     ConvergenceError,
     greedy_policy,
     iterate,
@@ -238,8 +246,7 @@ def policy_iteration(mdp: TabularMDP, gamma: float, *, eval_sweeps: int | None =
     gamma, tol, max_iter = _check_iteration(gamma, tol, max_iter)
     if eval_sweeps is not None:
         eval_sweeps = check_positive_int("eval_sweeps", eval_sweeps)
-    if tie_tol < 0 or not np.isfinite(tie_tol):
-        raise ValueError(f"tie_tol must be a finite number >= 0, got {tie_tol}")
+    tie_tol, strict = check_nonnegative("tie_tol", tie_tol), check_flag("strict", strict)
     policy = safe_actions(mdp, gamma) if policy0 is None else _deterministic(mdp, policy0)
     if eval_sweeps is None:
         return _exact_policy_iteration(mdp, gamma, policy, tie_tol=tie_tol, max_iter=max_iter,
@@ -372,7 +379,7 @@ def _check_iteration(gamma, tol, max_iter):
     """``gamma``, ``tol`` and ``max_iter`` checked: a discount in ``[0, 1]``, a positive
     number, a positive integer."""
     return (check_gamma(gamma), check_positive("tol", tol),
-            check_positive_int("max_iter", max_iter))
+            check_positive_int("max_iter", max_iter, high=MAX_ITER))
 
 
 def _pick(method, kernels_by_name, exact=False):
