@@ -83,6 +83,11 @@ def check_finite(name: str, value: float) -> float:
     return value
 
 
+#: The largest count that drives a loop (steps, samples, epochs, rounds, pairs): 10^8
+#: iterations of even the cheapest loop take minutes, and a larger count is a slip.
+MAX_COUNT = 10**8
+
+
 def _is_whole(value: object) -> bool:
     """``value`` is an integer, as an int or a whole float, and not a bool (a Python int
     of any size: ``10**30`` is whole, and too large for a float check)."""
@@ -146,7 +151,10 @@ def real_array(name: str, value: object, shape: tuple[int, ...] | None = None
     """``value`` as a float64 array; a ``ValueError`` naming ``name`` unless it holds real
     numbers (integers or floats: text, bools, complex numbers and objects are refused,
     not coerced) and, with ``shape``, has that shape. Finiteness is the caller's to say."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as error:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular array of numbers: {error}") from None
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold real numbers, got "
                          f"{type(value).__name__ if arr.ndim == 0 else arr.dtype} {value!r:.60}")
@@ -187,7 +195,10 @@ def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
             s = int(np.argmax(bad))
             raise ValueError(f"{name}[{s}] = {pi[s]} is not an action in [0, {A}) "
                              f"(state {state_name(s)})")
-        return np.eye(A)[pi]
+        check_fits(name, 8 * S * A, f"a [{S:,}, {A:,}] matrix")
+        one_hot = np.zeros((S, A))
+        one_hot[np.arange(S), pi] = 1.0
+        return one_hot
     if pi.shape != (S, A):
         raise ValueError(f"{name} must have shape [{S}] (actions) or [{S}, {A}] "
                          f"(probabilities), got {pi.shape}")

@@ -43,7 +43,19 @@ except ImportError as error:  # an optional part: name the extra that brings it
                       name="hypothesis") from error
 
 from tabular import TabularMDP
+from tabular.checks import (
+    check_fits,
+    check_flag,
+    check_nonnegative,
+    check_positive_int,
+    check_unit_interval,
+)
+from tabular.model.mdp import MAX_REWARD, as_mdp
 from tabular.types import FloatArray
+
+#: The most states, actions, outcomes, rows or columns a strategy draws: hypothesis
+#: shrinks by redrawing, and larger models make a property test take minutes.
+MAX_DRAWN = 1000
 
 
 def property_settings(max_examples: int) -> settings:
@@ -51,13 +63,15 @@ def property_settings(max_examples: int) -> settings:
     deadline and no health check on slow examples (the first example compiles the numba
     kernels it calls). Whether the draws are derandomised is the profile's (the test
     suite's ``conftest.py`` makes them repeatable)."""
+    max_examples = check_positive_int("max_examples", max_examples, high=10**6)
     return settings(max_examples=max_examples, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
 def gammas(max_gamma: float = 0.99) -> st.SearchStrategy[float]:
-    """Discounts in ``[0, max_gamma]`` (default ``max_gamma=0.99``), with the edges 0 and
-    ``max_gamma`` drawn often."""
+    """Discounts in ``[0, max_gamma]`` (default ``max_gamma=0.99``, itself in ``[0, 1]``),
+    with the edges 0 and ``max_gamma`` drawn often."""
+    max_gamma = check_unit_interval("max_gamma", max_gamma)
     return st.one_of(st.just(0.0), st.just(max_gamma),
                      st.floats(0.0, max_gamma, allow_nan=False))
 
@@ -66,6 +80,10 @@ def random_policy(rng: np.random.Generator, S: int, A: int, zero_rate: float = 0
                   ) -> FloatArray:
     """A stochastic ``[S, A]`` policy drawn with ``rng``; about ``zero_rate`` (default 0.3)
     of its entries are 0, never a whole row."""
+    _check_rng(rng)
+    S, A = _check_size("S", S, 10**8), _check_size("A", A, 10**8)
+    check_fits("S", 24 * S * A, f"{S:,} x {A:,} probabilities")
+    zero_rate = check_unit_interval("zero_rate", zero_rate)
     weights = rng.random((S, A)) * (rng.random((S, A)) >= zero_rate)
     weights[np.arange(S), rng.integers(0, A, S)] += 0.1  # every row keeps an action
     return weights / weights.sum(axis=1, keepdims=True)
@@ -79,11 +97,39 @@ def random_mdp(rng: np.random.Generator, S: int, A: int, K: int, *, done_rate: f
     successors uniform over the states; each outcome ends the episode with probability
     ``done_rate`` (default 0.1) and pays ``-inf`` with probability ``trap_rate``
     (default 0); other rewards are uniform in ``[-reward_scale, reward_scale]``
-    (default 1), rounded to 3 decimals. The start distribution is uniform.
+    (default 1, at most the model's ``MAX_REWARD``), rounded to 3 decimals. The start
+    distribution is uniform.
     """
+    _check_rng(rng)
+    S, A, K = (_check_size(name, n, 10**8) for name, n in (("S", S), ("A", A), ("K", K)))
+    check_fits("S", 80 * S * A * K, f"{S:,} x {A:,} x {K:,} outcomes")
+    done_rate, trap_rate, reward_scale = _check_rates(done_rate, trap_rate, reward_scale)
     arrays = _arrays(rng, S, A, K, lambda rng, shape: rng.integers(0, S, shape),
                      done_rate=done_rate, trap_rate=trap_rate, reward_scale=reward_scale)
     return TabularMDP(*arrays, np.full(S, 1.0 / S))
+
+
+def _check_rng(rng: object) -> None:
+    """A NumPy ``Generator`` (``np.random.default_rng(seed)``)."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
+                        f"got {type(rng).__name__}")
+
+
+def _check_size(name: str, value: int, high: int = MAX_DRAWN) -> int:
+    """A number of states, actions, outcomes, rows or columns: an integer in ``[1, high]``."""
+    return check_positive_int(name, value, high=high)
+
+
+def _check_rates(done_rate: float, trap_rate: float, reward_scale: float
+                 ) -> tuple[float, float, float]:
+    """The two rates in ``[0, 1]`` and the reward scale in ``[0, MAX_REWARD]``."""
+    scale = check_nonnegative("reward_scale", reward_scale)
+    if scale > MAX_REWARD:
+        raise ValueError(f"reward_scale must be at most {MAX_REWARD:g} (a reward's bound), got "
+                         f"{scale:g}")
+    return (check_unit_interval("done_rate", done_rate),
+            check_unit_interval("trap_rate", trap_rate), scale)
 
 
 def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale
@@ -103,16 +149,30 @@ def _arrays(rng, S, A, K, successor, *, done_rate, trap_rate, reward_scale
     return next_state, prob, reward, done
 
 
-@st.composite
-def mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
-         traps: bool = False, reward_scale: float = 1.0):
+def _check_model_args(max_states, max_actions, max_outcomes, traps, reward_scale
+                      ) -> tuple[int, int, int, bool, float]:
+    """The arguments of :func:`mdps` and :func:`acyclic_mdps`, checked when the strategy
+    is made (not at its first draw, deep inside hypothesis)."""
+    return (_check_size("max_states", max_states), _check_size("max_actions", max_actions),
+            _check_size("max_outcomes", max_outcomes), check_flag("traps", traps),
+            _check_rates(0.0, 0.0, reward_scale)[2])
+
+
+def mdps(max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
+         traps: bool = False, reward_scale: float = 1.0) -> st.SearchStrategy[TabularMDP]:
     """Random MDPs: ``S <= max_states`` (default 30), ``A <= max_actions`` (default 5),
-    ``K <= max_outcomes`` (default 4).
+    ``K <= max_outcomes`` (default 4), each at most :data:`MAX_DRAWN`.
 
     Random sparsity (pairs use 1..K outcomes), random ``done`` flags; with
     ``traps=True`` (default ``False``) some outcomes pay ``-inf``; rewards in
     ``[-reward_scale, reward_scale]`` (default 1).
     """
+    return _mdps(*_check_model_args(max_states, max_actions, max_outcomes, traps,
+                                    reward_scale))
+
+
+@st.composite
+def _mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))
     K = draw(st.integers(1, max_outcomes))
@@ -123,14 +183,20 @@ def mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4
                       reward_scale=reward_scale)
 
 
-@st.composite
-def acyclic_mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
-                 traps: bool = False, reward_scale: float = 1.0):
+def acyclic_mdps(max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
+                 traps: bool = False, reward_scale: float = 1.0
+                 ) -> st.SearchStrategy[TabularMDP]:
     """Random episodic MDPs without cycles: ``s -> s' > s``, and the last state ends.
 
     Every policy terminates within ``S`` steps, so ``gamma = 1`` is well defined. The
     arguments are those of :func:`mdps`; the episode starts in state 0.
     """
+    return _acyclic_mdps(*_check_model_args(max_states, max_actions, max_outcomes, traps,
+                                            reward_scale))
+
+
+@st.composite
+def _acyclic_mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))
     K = draw(st.integers(1, max_outcomes))
@@ -151,21 +217,31 @@ def acyclic_mdps(draw, max_states: int = 30, max_actions: int = 5, max_outcomes:
     return TabularMDP(next_state, prob, reward, done, start)
 
 
+def policies(mdp: TabularMDP, zero_rate: float = 0.3) -> st.SearchStrategy[FloatArray]:
+    """Stochastic ``[S, A]`` policies for ``mdp``; about ``zero_rate`` (default 0.3, in
+    ``[0, 1]``) of the entries are 0, never a whole row."""
+    mdp = as_mdp(mdp)
+    return _policies(mdp.n_states, mdp.n_actions, check_unit_interval("zero_rate", zero_rate))
+
+
 @st.composite
-def policies(draw, mdp: TabularMDP, zero_rate: float = 0.3):
-    """Stochastic ``[S, A]`` policies for ``mdp``; about ``zero_rate`` (default 0.3) of
-    the entries are 0, never a whole row."""
+def _policies(draw, S, A, zero_rate):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    return random_policy(rng, mdp.n_states, mdp.n_actions, zero_rate)
+    return random_policy(rng, S, A, zero_rate)
 
 
-@st.composite
-def layouts(draw, max_rows: int = 5, max_cols: int = 5):
+def layouts(max_rows: int = 5, max_cols: int = 5) -> st.SearchStrategy[tuple[str, dict]]:
     """``(layout, options)``: a valid gridworld layout (one start ``S``; floor ``.``, walls
     ``#``, goals ``G``, traps ``T``, cliff ``C``, maybe a teleport ``A -> a``) of at most
     ``max_rows x max_cols`` cells (default 5 x 5), and keyword options of
     :class:`~tabular.envs.GridWorld` (slip, step and bump rewards, trap reward, wind, a cell
-    reward); ``envs.GridWorld(layout, **options)`` builds it."""
+    reward); ``envs.GridWorld(layout, **options)`` builds it. Each side is at most
+    :data:`MAX_DRAWN`."""
+    return _layouts(_check_size("max_rows", max_rows), _check_size("max_cols", max_cols))
+
+
+@st.composite
+def _layouts(draw, max_rows, max_cols):
     H, W = draw(st.integers(1, max_rows)), draw(st.integers(1, max_cols))
     cells = draw(st.lists(st.sampled_from(".......##GTCS"), min_size=H * W, max_size=H * W))
     rows = [cells[r * W:(r + 1) * W] for r in range(H)]

@@ -232,8 +232,7 @@ CALLS: dict[str, Callable[[], object]] = {
     "kto": lambda: tabular.kto(token()[0], token()[2], feedback(), beta=1.0, steps=2),
     "kto_optimum": lambda: tabular.kto_optimum(token()[0], token()[2], feedback(), beta=0.5),
     "grpo": lambda: tabular.grpo(token()[1], token()[2], iterations=1, group_size=2),
-    "group_relative_advantages": lambda: rlhf.group_relative_advantages(
-        np.zeros(2), True, np.empty(2)),
+    "group_relative_advantages": lambda: rlhf.group_relative_advantages(np.zeros(2)),
     "fit_process_reward_model": lambda: rlhf.fit_process_reward_model(
         token()[1], token()[2], responses=2, completions=1),
     "train_pipeline": pipeline,

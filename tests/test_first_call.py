@@ -37,14 +37,14 @@ q_learning(mdp, episodes=3, runs=4)  # runs over threads: the kernel compiles on
 q_learning(mdp, episodes=3)
 """
 
-#: A public kernel called directly (its own dispatcher, no Python frame of its own).
+#: A public function whose one kernel is a rule, compiled on its own.
 ADVANTAGES = """
 import numpy as np
 from tabular._numba import notice
 from tabular.rlhf import group_relative_advantages
 if {quiet}:
     notice.set_quiet()
-group_relative_advantages(np.zeros(3), True, np.empty(3))
+group_relative_advantages(np.zeros(3))
 """
 
 
@@ -61,7 +61,7 @@ def test_a_first_compile_is_announced_once_and_a_cached_call_not_at_all(tmp_path
     assert notices(warm_run.stderr) == []
 
 
-def test_a_public_kernel_called_directly_is_announced(tmp_path):
+def test_a_public_function_over_one_rule_is_announced(tmp_path):
     got = run(ADVANTAGES.format(quiet=False), tmp_path)
     assert notices(got.stderr) == [notice.message("group_relative_advantages")]
 

@@ -80,3 +80,43 @@ def test_solvers_never_return_nan(mdp, gamma, beta):
     assert_no_nan(tabular.policy_evaluation(mdp, uniform, gamma), "PE")
     soft = tabular.soft_value_iteration(mdp, gamma, beta, tol=1e-6 * MAX_REWARD)
     assert_no_nan(soft, "soft VI")
+
+
+def assert_finite(result, name):
+    for field, value in vars(result).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and field != "history":
+            assert np.isfinite(value).all(), f"{name}: a non-finite value in {field}"
+
+
+@settings(max_examples=25, deadline=None)
+@given(mdps(max_states=8, max_actions=3, reward_scale=MAX_REWARD / 10), gammas(),
+       st.floats(0.01, 1.0), st.floats(0.0, 1.0), st.integers(0, 2**16))
+def test_without_a_minus_inf_reward_nothing_returns_minus_inf(mdp, gamma, alpha, lam, seed):
+    """Without a trap no value is -inf: a learner returns finite estimates or, when its
+    updates diverge (traces at large alpha, a batch that overshoots), says so."""
+    ref = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
+    kw = dict(gamma=gamma, alpha=alpha, seed=seed, **EPISODES)
+    calls = {
+        "q_learning": lambda: tabular.q_learning(mdp, **kw),
+        "expected_sarsa": lambda: tabular.expected_sarsa(mdp, **kw),
+        "double_q_learning": lambda: tabular.double_q_learning(mdp, **kw),
+        "n_step_sarsa": lambda: tabular.n_step_sarsa(mdp, n_step=3, **kw),
+        "td0": lambda: tabular.td0(mdp, ref, n_step=2, **kw),
+        "mc_prediction": lambda: tabular.mc_prediction(mdp, ref, **kw),
+        "td_lambda": lambda: tabular.td_lambda(mdp, ref, lam=lam, **kw),
+        "sarsa_lambda": lambda: tabular.sarsa_lambda(mdp, lam=lam, **kw),
+        "dyna_q": lambda: tabular.dyna_q(mdp, planning_steps=3, **kw),
+        "batch_prediction": lambda: tabular.batch_prediction(
+            mdp, ref, gamma=gamma, alpha=alpha / 100, episodes=5, max_steps=30, seed=seed,
+            max_sweeps=200, strict=False),
+        "value_iteration": lambda: tabular.value_iteration(mdp, gamma, tol=1e-6 * MAX_REWARD),
+        "policy_iteration": lambda: tabular.policy_iteration(mdp, gamma),
+        "policy_evaluation": lambda: tabular.policy_evaluation(mdp, ref, gamma),
+    }
+    for name, call in calls.items():
+        try:
+            result = call()
+        except FloatingPointError as err:
+            assert "lower alpha" in str(err), str(err)
+            continue
+        assert_finite(result, name)

@@ -282,10 +282,9 @@ def test_dpo_on_bradley_terry_preferences_reaches_the_same_optimum(ex, beta):
 @given(st.lists(st.floats(-100, 100), min_size=2, max_size=8))
 def test_group_relative_advantages_are_centred_and_scaled(returns):
     returns = np.array(returns)
-    out = np.empty_like(returns)
-    group_relative_advantages(returns, False, out)
+    out = group_relative_advantages(returns, normalise=False)
     np.testing.assert_allclose(out, returns - returns.mean(), atol=1e-9)
-    group_relative_advantages(returns, True, out)
+    out = group_relative_advantages(returns)
     assert abs(out.mean()) < 1e-9
     if returns.std() > 1e-12 * (1.0 + abs(returns.mean())):
         assert out.std() == pytest.approx(1.0, rel=1e-6)

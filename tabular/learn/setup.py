@@ -309,10 +309,15 @@ def prediction_result(out: PredictionOutputs, runs: int | None, mdp: TabularMDP,
 
 
 def control_result(out: ControlOutputs, runs: int | None, mdp: TabularMDP,
-                   limit: float = np.inf) -> ControlResult:
+                   limit: float = np.inf, action_mask: np.ndarray | None = None
+                   ) -> ControlResult:
     """The public result of filled control outputs, with the run axis of ``runs``; a
-    diverged ``Q`` (:func:`check_estimate` with ``limit``) is an error."""
+    diverged ``Q`` (:func:`check_estimate` with ``limit``) is an error. The pairs
+    ``action_mask`` forbids get ``Q = -inf`` (never taken, their estimates mean nothing;
+    ``-inf`` keeps them out of ``max`` and ``argmax``)."""
     check_estimate("Q", with_run_axis(out.Q, runs), mdp, limit)
+    if action_mask is not None:
+        out.Q[..., ~action_mask] = -np.inf
     return ControlResult(episode_returns=with_run_axis(out.returns, runs),
                          episode_lengths=with_run_axis(out.lengths, runs),
                          Q=with_run_axis(out.Q, runs))

@@ -311,22 +311,12 @@ def control_setup(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, init
     return ep, params, out
 
 
-def illegal_to_minus_inf(Q, action_mask):
-    """``Q`` with the pairs ``action_mask`` forbids at ``-inf`` (they are never taken,
-    so their estimates are meaningless; ``-inf`` keeps them out of ``max`` and
-    ``argmax``), in place."""
-    if action_mask is not None:
-        Q[..., ~action_mask] = -np.inf
-    return Q
-
-
 def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
     """Check the arguments of a one-step control method, run its ``driver``, return the
     result; ``args``: the keywords of :func:`control_setup`."""
     ep, params, out = control_setup(mdp, runs=runs, **args)
     over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    illegal_to_minus_inf(out.Q, params.action_mask)
-    return control_result(out, runs, ep.mdp)
+    return control_result(out, runs, ep.mdp, action_mask=params.action_mask)
 
 
 def sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
@@ -494,5 +484,5 @@ def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
     tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
     over_runs(_double_q, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
-    illegal_to_minus_inf(Q, params.action_mask)
-    return control_result(ControlOutputs(Q, out.returns, out.lengths), runs, ep.mdp)
+    return control_result(ControlOutputs(Q, out.returns, out.lengths), runs, ep.mdp,
+                          action_mask=params.action_mask)

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tabular.checks import check_positive_int
-from tabular.model.mdp import TabularMDP
+from tabular.model.mdp import TabularMDP, as_mdp
 
 #: The largest feature matrix built or accepted, in entries (800 MB of float64).
 MAX_FEATURE_ENTRIES = 10**8
@@ -94,6 +94,7 @@ def state_coordinates(mdp: TabularMDP) -> np.ndarray:
     """Each state's coordinates scaled to ``[0, 1]``, ``[S, k]``: ``(row, col)`` of a
     gridworld's cell (``state_cells``, ``k = 2``), else the state's position in the row
     of states, ``s / (S - 1)`` (``k = 1``; the random walks' order)."""
+    mdp = as_mdp(mdp)
     if mdp.state_cells is not None and mdp.grid_shape is not None:
         H, W = mdp.grid_shape
         return mdp.state_cells / np.maximum(np.array([H - 1, W - 1], dtype=float), 1.0)

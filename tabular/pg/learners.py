@@ -135,6 +135,10 @@ class EpisodeGradientParams(NamedTuple):
 CLIP, ADAPTIVE_KL = 0, 1
 OBJECTIVES = {"clip": CLIP, "adaptive_kl": ADAPTIVE_KL}
 
+#: PPO's most epochs, and most minibatches, per batch: each is a pass over the batch, and
+#: PPO reuses a batch a few times (4 epochs of 4 minibatches in CleanRL's defaults).
+MAX_EPOCHS = 10_000
+
 
 class PPOParams(NamedTuple):
     """:func:`ppo` as its kernel reads it (``objective`` as the constants above;
@@ -521,12 +525,12 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                          "value_coef times its squared error")
     joint = value_coef is not None
     params = PPOParams(su.gamma, int(iterations), int(episodes_per_batch),
-                       check_positive_int("epochs", epochs), clip,
+                       check_positive_int("epochs", epochs, high=MAX_EPOCHS), clip,
                        check_unit_interval("lam", lam), step_size("alpha", alpha),
                        step_size("alpha_value", 0.1 if alpha_value is None else alpha_value,
                                  1.0),
                        check_nonnegative("entropy_coef", entropy_coef),
-                       check_positive_int("minibatches", minibatches),
+                       check_positive_int("minibatches", minibatches, high=MAX_EPOCHS),
                        check_flag("normalise", normalise), joint,
                        check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import check_positive_int, policy_matrix
+from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
 from tabular.model.mdp import TabularMDP
 from tabular.results import short_repr
@@ -61,7 +61,7 @@ def best_of_n(mdp: TabularMDP, policy: PolicyLike, n: int, reward: npt.ArrayLike
     ``[S, A]`` scores of the response ending with ``(s, a)`` (default ``None``: the
     whole-path return of ``mdp``, e.g. a reward model's token MDP).
     """
-    n = check_positive_int("n", n)
+    n = check_positive_int("n", n, high=MAX_COUNT)
     if (mdp.prob[:, :, 0] < 1.0).any():
         raise ValueError("best_of_n enumerates the responses of a deterministic token MDP")
     pi = policy_matrix(mdp, policy)

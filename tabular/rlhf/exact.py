@@ -30,7 +30,7 @@ from numba import njit
 
 from tabular.checks import check_positive, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
-from tabular.model.mdp import TabularMDP
+from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.outcomes import n_outcomes, outcome_prob, outcome_state
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.results import short_repr
@@ -41,6 +41,7 @@ from tabular.types import PolicyLike, TokenEnv
 def visit_probabilities(mdp: TabularMDP, policy: PolicyLike) -> np.ndarray:
     """``mu [S]``: the probability that an episode under ``policy`` passes through each
     state of the tree MDP ``mdp``."""
+    mdp = as_mdp(mdp)
     return _visits(mdp, policy_matrix(mdp, policy))
 
 
@@ -89,6 +90,7 @@ def ending_probabilities(mdp: TabularMDP, policy: PolicyLike) -> np.ndarray:
     exact distribution over responses (plus forbidden-token endings). A
     :class:`~tabular.SoftmaxPolicy` is summed by a kernel straight from its logits.
     """
+    mdp = as_mdp(mdp)
     if isinstance(policy, SoftmaxPolicy):
         policy = as_softmax_policy(mdp, policy)  # checks that it covers the MDP
         out = np.zeros((mdp.n_states, mdp.n_actions))
@@ -102,6 +104,19 @@ def ending_probabilities(mdp: TabularMDP, policy: PolicyLike) -> np.ndarray:
     return _visits(mdp, pi)[:, None] * pi * ends
 
 
+def as_token_env(env: object, name: str = "env") -> TokenEnv:
+    """``env`` (a Gymnasium wrapper unwrapped) if it is a token MDP, such as
+    :class:`tabular.envs.TokenMDP`; a ``TypeError`` naming ``name`` otherwise (a
+    :class:`~tabular.TabularMDP` is a token MDP's model, without its prompts and text)."""
+    base = getattr(env, "unwrapped", env)
+    if all(hasattr(base, a) for a in ("to_mdp", "prompts", "vocab", "state_prompt", "text")):
+        return base  # type: ignore[return-value]  # duck-typed TokenEnv
+    hint = (": pass the token env whose to_mdp() this is" if isinstance(env, TabularMDP)
+            else "")
+    raise TypeError(f"{name} must be a token MDP (tabular.envs.TokenMDP, or a tabzoo token "
+                    f"env from gymnasium.make), got {type(env).__name__}{hint}")
+
+
 def response_distribution(env: TokenEnv, policy: PolicyLike) -> dict[tuple[str, str], float]:
     """``P(x, y)`` of every finished response of a token MDP under ``policy``, by
     enumeration, as ``{(prompt, response): probability}``; endings on a forbidden token
@@ -110,6 +125,7 @@ def response_distribution(env: TokenEnv, policy: PolicyLike) -> dict[tuple[str, 
     ``env``: a token MDP (duck-typed like ``envs.TokenMDP``: ``to_mdp()``, ``prompts``,
     ``state_prompt``, ``text(s)``).
     """
+    env = as_token_env(env)
     mdp = env.to_mdp()
     ends = ending_probabilities(mdp, policy)
     dist: dict = {}
@@ -123,6 +139,7 @@ def response_distribution(env: TokenEnv, policy: PolicyLike) -> dict[tuple[str, 
 def expected_return(mdp: TabularMDP, policy: PolicyLike) -> float:
     """``E_pi[sum_t r_t]``, the undiscounted return of ``policy`` on the tree MDP
     ``mdp``, exactly."""
+    mdp = as_mdp(mdp)
     pi = policy_matrix(mdp, policy)
     r = mdp.expected_reward()
     mu = _visits(mdp, pi)
@@ -133,6 +150,7 @@ def sequence_kl(mdp: TabularMDP, policy: PolicyLike, ref_policy: PolicyLike) -> 
     """``KL(pi || pi_ref)`` between the distributions over whole responses of ``policy``
     and ``ref_policy`` on the tree MDP ``mdp`` (``inf`` when ``policy`` produces
     something ``ref_policy`` never would)."""
+    mdp = as_mdp(mdp)
     pi, q = policy_matrix(mdp, policy), policy_matrix(mdp, ref_policy, "ref_policy")
     mu = _visits(mdp, pi)
     on = (pi > 0.0) & (mu[:, None] > 0.0)
@@ -148,6 +166,7 @@ def kl_objective(mdp: TabularMDP, policy: PolicyLike, ref_policy: PolicyLike, be
     et al., 2019; Ouyang et al., 2022, eq. 2 without its pre-training term) of
     ``policy`` on the tree MDP ``mdp``, against ``ref_policy``, with KL coefficient
     ``beta > 0``."""
+    mdp = as_mdp(mdp)
     beta = check_positive("beta", beta)
     return expected_return(mdp, policy) - beta * sequence_kl(mdp, policy, ref_policy)
 
@@ -155,6 +174,7 @@ def kl_objective(mdp: TabularMDP, policy: PolicyLike, ref_policy: PolicyLike, be
 def path_returns(mdp: TabularMDP) -> np.ndarray:
     """``[S, A]``: the return of the whole path of the tree MDP ``mdp`` that ends by
     taking ``a`` in ``s`` (rewards before ``s`` plus the expected reward of ``(s, a)``)."""
+    mdp = as_mdp(mdp)
     before = np.zeros(mdp.n_states)
     for s, a, k in tree_levels(mdp):
         before[mdp.next_state[s, a, k]] = before[s] + mdp.reward[s, a, k]
@@ -182,6 +202,7 @@ def kl_optimum(mdp: TabularMDP, ref_policy: PolicyLike, beta: float) -> KLOptimu
     """``pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x)`` by enumerating the responses
     of ``mdp`` (a deterministic token MDP: one prompt per start state), with reference
     ``ref_policy`` and KL coefficient ``beta > 0`` (Rafailov et al., 2023, eq. 4)."""
+    mdp = as_mdp(mdp)
     beta = check_positive("beta", beta)
     if (mdp.prob[:, :, 0] < 1.0).any():
         raise ValueError("kl_optimum enumerates responses of a deterministic token MDP; "

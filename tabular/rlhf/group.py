@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive_int
+from tabular.checks import check_flag, check_positive_int, real_array
 from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
 from tabular.pg.results import PolicyGradientResult
@@ -26,12 +27,12 @@ from tabular.pg.setup import setup, step_size
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
     ascend,
-    group_relative_advantages,
     log_softmax,
     scale_by_std,
 )
+from tabular.rules.policy_gradient import group_relative_advantages as _group_advantages
 from tabular.schedules import schedule_value
-from tabular.types import MDPLike, PolicyLike, StepSize
+from tabular.types import FloatArray, MDPLike, PolicyLike, StepSize
 
 GROUP_MEAN, LEAVE_ONE_OUT, GREEDY = 0, 1, 2
 ADVANTAGES = {"grpo": GROUP_MEAN, "rloo": LEAVE_ONE_OUT, "remax": GREEDY}
@@ -108,7 +109,7 @@ def _grpo_run(model, p, rollout, rng, out, run):
             lengths[it * G + i] = T[i]
             shaped[i] = seen[i, 0, : T[i]].sum()
         if p.advantage == GROUP_MEAN:
-            group_relative_advantages(shaped, p.normalise, advantage)
+            _group_advantages(shaped, p.normalise, advantage)
         else:
             if p.advantage == LEAVE_ONE_OUT:
                 leave_one_out_advantages(shaped, advantage)
@@ -145,6 +146,25 @@ def _grpo_run(model, p, rollout, rng, out, run):
 
 
 _grpo = runs_driver(_grpo_run)
+
+
+def group_relative_advantages(returns: npt.ArrayLike, normalise: bool = True) -> FloatArray:
+    """GRPO's critic-free advantages of one group of responses (Shao et al., 2024, section
+    4.1.2): ``A_i = (R_i - mean(R)) / std(R)``, or only centred with ``normalise=False``;
+    a group whose returns agree to rounding is only centred, never divided by ~0.
+
+    ``returns``: the group's returns, at least 2 finite numbers. Returns a new array.
+    """
+    R = real_array("returns", returns)
+    if R.ndim != 1 or R.shape[0] < 2:
+        raise ValueError(f"returns must be a group of at least 2 returns, got shape "
+                         f"{list(R.shape)}")
+    if not np.isfinite(R).all():
+        raise ValueError(f"returns[{int(np.argmax(~np.isfinite(R)))}] is not finite: a group's "
+                         "mean needs finite returns (floor -inf rewards with reward_floor)")
+    out = np.empty_like(R)
+    _group_advantages(R, check_flag("normalise", normalise), out)
+    return out
 
 
 def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 500,

@@ -45,12 +45,13 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive, check_positive_int
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.results import short_repr, with_run_axis
+from tabular.rlhf.exact import as_token_env
 from tabular.rlhf.preference import (
     Paths,
     _accumulate_path_grad,
@@ -227,10 +228,11 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     beta = check_positive("beta", beta)
     lambda_d = check_positive("lambda_d", lambda_d)
     lambda_u = check_positive("lambda_u", lambda_u)
-    steps = check_positive_int("steps", steps)
+    steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)
-    kl_samples = check_positive_int("kl_samples", kl_samples)
-    mdp = getattr(env, "unwrapped", env).to_mdp()
+    kl_samples = check_positive_int("kl_samples", kl_samples, high=MAX_COUNT // steps)
+    env = as_token_env(env)
+    mdp = env.to_mdp()
     start = as_softmax_policy(mdp, policy, greedy=False)
     ref_policy = start if ref_policy is None else ref_policy
     # the rewards are never read: the floor only keeps a -inf reward from being refused
@@ -401,7 +403,8 @@ def kto_optimum(env: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[
                          f"equations have one root each there), got {beta}")
     lambda_d = check_positive("lambda_d", lambda_d)
     lambda_u = check_positive("lambda_u", lambda_u)
-    mdp = getattr(env, "unwrapped", env).to_mdp()
+    env = as_token_env(env)
+    mdp = env.to_mdp()
     ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()
     gaps: dict = {}  # (prompt, response) -> lambda_D n_D - lambda_U n_U
     for count, x, y, good in feedback_records(feedback):

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import categorical, seed_states, shuffle
-from tabular.checks import check_positive, check_positive_int
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
 from tabular.results import short_repr
 from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, softmax
@@ -287,7 +287,7 @@ class TrainResult:
 
 
 def _train(lm, sequences, masks, epochs, alpha, seed) -> TrainResult:
-    epochs = check_positive_int("epochs", epochs)
+    epochs = check_positive_int("epochs", epochs, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)
     lm = lm._with_rows_for(sequences)
     rows = np.array([lm.row(seq[:t]) for seq in sequences for t in range(len(seq))],

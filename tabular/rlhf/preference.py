@@ -15,11 +15,12 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive, check_positive_int
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_bad
 from tabular.model.policy import as_softmax_policy
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.results import with_run_axis
+from tabular.rlhf.exact import as_token_env
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
@@ -166,8 +167,28 @@ def _dpo_descent(logits, data, p, history):
             _accumulate_path_grad(logits, win, i, w, probs, grad)
             _accumulate_path_grad(logits, lose, i, -w, probs, grad)
         history[step] = loss
+        if not loss < np.inf:  # the steps overshoot: stop before the logits overflow
+            history[step:] = loss
+            return
         for r in rows:
             ascend(logits[r], grad[r], p.alpha)
+
+
+#: IPO's smallest beta: its target gap ``1 / (2 beta)`` (eq. 17) is a difference of log-
+#: probabilities, and float64 holds probabilities down to ``exp(-708)`` (the smallest normal).
+IPO_MIN_BETA = 1.0 / (2.0 * 708.0)
+
+
+def _check_loss(loss: object, beta: float) -> float:
+    """``beta`` checked for ``loss``, which is ``"sigmoid"`` (DPO) or ``"ipo"``."""
+    beta = check_positive("beta", beta)
+    if loss not in ("sigmoid", "ipo"):
+        raise ValueError(f"loss must be 'sigmoid' or 'ipo', got {loss!r}")
+    if loss == "ipo" and beta < IPO_MIN_BETA:
+        raise ValueError(f"beta must be at least {IPO_MIN_BETA:.3g} for loss='ipo': its target "
+                         f"gap 1 / (2 beta) = {1 / (2 * beta):.3g} nats is beyond the log-"
+                         "probabilities float64 can hold")
+    return beta
 
 
 def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str, str, str]], *,
@@ -207,12 +228,11 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     ``loss``; ``.policy``), without a run axis. Every response compared must have
     positive probability under ``policy`` and ``ref_policy``.
     """
-    beta = check_positive("beta", beta)
-    if loss not in ("sigmoid", "ipo"):
-        raise ValueError(f"loss must be 'sigmoid' or 'ipo', got {loss!r}")
-    steps = check_positive_int("steps", steps)
+    beta = _check_loss(loss, beta)
+    steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)
-    mdp = getattr(env, "unwrapped", env).to_mdp()
+    env = as_token_env(env)
+    mdp = env.to_mdp()
     policy = as_softmax_policy(mdp, policy, greedy=False)
     ref = policy if ref_policy is None else as_softmax_policy(mdp, ref_policy, "ref_policy")
     prefs = preference_records(preferences)
@@ -226,8 +246,19 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     logits = policy.logits.copy()
     history = np.zeros(steps)
     _dpo_descent(logits, data, DPOParams(beta, steps, alpha, loss == "ipo"), history)
+    check_descent(history, loss, alpha)
     check_no_overflow(logits, "logits")
     return DPOResult(logits, row_of_state.copy(), history)
+
+
+def check_descent(history: np.ndarray, loss: str, alpha: float) -> None:
+    """A ``FloatingPointError`` when the loss of a descent (``history``, any shape, one
+    entry per step) left float64: the steps overshoot."""
+    bad = ~np.isfinite(history)
+    if bad.any():
+        where = first_bad(bad)
+        raise FloatingPointError(f"the {loss} loss diverged to {history[bad][0]} (loss{where}, "
+                                 f"the index of its step) with alpha={alpha}: lower alpha")
 
 
 def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], row_of_state: np.ndarray,
@@ -316,6 +347,8 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
         pairs[r] = counts.sum()
         if pairs[r] > 0:
             _dpo_descent(theta, data, p, loss[r])
+            if not loss[r, -1] < np.inf:  # diverged: the caller raises
+                return
 
 
 _iterated_dpo = runs_driver(_iterated_dpo_run)
@@ -358,12 +391,10 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     Returns an :class:`~tabular.rlhf.results.IteratedDPOResult`. ``rounds=k`` with the
     same seed gives the first ``k`` rounds of any longer call.
     """
-    beta = check_positive("beta", beta)
-    if loss not in ("sigmoid", "ipo"):
-        raise ValueError(f"loss must be 'sigmoid' or 'ipo', got {loss!r}")
-    rounds = check_positive_int("rounds", rounds)
-    pairs = check_positive_int("pairs", pairs)
-    steps = check_positive_int("steps", steps)
+    beta = _check_loss(loss, beta)
+    rounds = check_positive_int("rounds", rounds, high=MAX_COUNT)
+    pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // rounds)
+    steps = check_positive_int("steps", steps, high=MAX_COUNT // rounds)
     alpha = check_positive("alpha", alpha)
     mdp = getattr(mdp, "unwrapped", mdp)
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
@@ -376,6 +407,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
                              np.zeros((n, rounds)))
     params = IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs)
     over_runs(_iterated_dpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    check_descent(out.loss, loss, alpha)
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                              with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs))

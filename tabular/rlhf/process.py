@@ -32,7 +32,7 @@ import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive_int, policy_matrix
+from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
@@ -154,8 +154,8 @@ def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int
 
     Returns a :class:`ProcessRewardModel`.
     """
-    responses = check_positive_int("responses", responses)
-    completions = check_positive_int("completions", completions)
+    responses = check_positive_int("responses", responses, high=MAX_COUNT)
+    completions = check_positive_int("completions", completions, high=MAX_COUNT // responses)
     mdp = as_mdp(mdp)
     su = setup(mdp, policy, ref_policy=None, beta=0.0, reward_floor=reward_floor, gamma=1.0,
                episodes=responses, max_steps=None, runs=runs, seed=seed)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import randint, seed_states, uniform
-from tabular.checks import check_positive, check_positive_int
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 
 
 @njit(cache=True)
@@ -182,7 +182,7 @@ def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
     -------
     A :class:`RewardModel`.
     """
-    steps = check_positive_int("steps", steps)
+    steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)
     keys, winners, losers, counts = _preference_arrays(preferences)
     scores = np.zeros(len(keys))
@@ -241,6 +241,7 @@ def sample_preferences(prompt: str, responses: Sequence[str], scores: npt.ArrayL
     if scores.shape != (len(responses),) or len(responses) < 2:
         raise ValueError(f"scores must give one number for each of the (at least 2) "
                          f"responses, got shape {scores.shape} for {len(responses)} responses")
-    wins = _sample_bradley_terry(scores, check_positive_int("n", n), seed_states(seed, 1)[0])
+    n = check_positive_int("n", n, high=MAX_COUNT)
+    wins = _sample_bradley_terry(scores, n, seed_states(seed, 1)[0])
     return [(int(wins[i, j]), prompt, responses[i], responses[j])
             for i, j in zip(*np.nonzero(wins), strict=True)]

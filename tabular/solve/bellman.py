@@ -226,6 +226,7 @@ def iterate(mdp, sweep, extra=(), *, name, method, gamma, tol, max_iter, V0, str
     return ``converged=False``). Returns ``V [S]``, the residual of each sweep and whether
     the rule held.
     """
+    strict = check_flag("strict", strict)
     V0 = np.zeros(mdp.n_states) if V0 is None else check_values(mdp, V0, "V0")
     model = mdp.arrays
     threshold = stopping_threshold(tol, gamma)
@@ -241,7 +242,7 @@ def iterate(mdp, sweep, extra=(), *, name, method, gamma, tol, max_iter, V0, str
         history.append(residual)
         if residual < threshold:
             return V[:-1], np.array(history), True
-    if check_flag("strict", strict):
+    if strict:
         raise ConvergenceError(_not_converged_message(mdp, name, gamma, tol, max_iter, history))
     return V[:-1], np.array(history), False
 

@@ -204,7 +204,7 @@ def policy_evaluation(mdp: TabularMDP, policy: PolicyLike, gamma: float, *, meth
     gamma = check_gamma(gamma)
     sweep = _pick(method, {"sync": kernels.expectation_sweep,
                            "inplace": kernels.expectation_sweep_inplace}, exact=True)
-    pi = policy_matrix(mdp, policy)
+    pi, strict = policy_matrix(mdp, policy), check_flag("strict", strict)
     if method == "exact":
         V = policy_values(mdp, pi, gamma)
         return PolicyEvaluationResult(V, q_table(mdp, V, gamma),
