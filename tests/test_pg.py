@@ -537,8 +537,8 @@ def test_minibatches_split_the_full_batch_step():
     batch gradient (its 4 samples weighted 16/4), and the four estimates sum to 4 times
     the batch gradient whatever the shuffled order. With tiny steps (the objective is
     then linear) one epoch of 4 minibatch steps of ``alpha`` is one full-batch step of
-    ``4 alpha`` to first order; ``minibatches`` beyond the number of samples gives one
-    sample per step; the order is drawn from the run's stream, so the same seed gives
+    ``4 alpha`` to first order; ``minibatches`` beyond the number of samples (even beyond
+    int64) gives one sample per step; the order is drawn from the run's stream, so the same seed gives
     the same numbers."""
     bandit = three_armed_bandit()
     common = dict(iterations=1, episodes_per_batch=16, epochs=1, seed=2)
@@ -549,6 +549,8 @@ def test_minibatches_split_the_full_batch_step():
     np.testing.assert_allclose(split.logits, whole.logits, **first_order)
     one_each = ppo(bandit, minibatches=10**6, alpha=1e-6, **common)
     np.testing.assert_allclose(one_each.logits, 4 * whole.logits, **first_order)
+    beyond_int64 = ppo(bandit, minibatches=10**30, alpha=1e-6, **common)
+    np.testing.assert_array_equal(beyond_int64.logits, one_each.logits)
     many = dict(iterations=20, episodes_per_batch=8, epochs=3, minibatches=3, alpha=0.3)
     again = [ppo(slippery_gridworld(), gamma=0.9, seed=4, **many) for _ in range(2)]
     np.testing.assert_array_equal(again[0].logits, again[1].logits)

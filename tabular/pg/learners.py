@@ -135,9 +135,12 @@ class EpisodeGradientParams(NamedTuple):
 CLIP, ADAPTIVE_KL = 0, 1
 OBJECTIVES = {"clip": CLIP, "adaptive_kl": ADAPTIVE_KL}
 
-#: PPO's most epochs, and most minibatches, per batch: each is a pass over the batch, and
-#: PPO reuses a batch a few times (4 epochs of 4 minibatches in CleanRL's defaults).
+#: PPO's most epochs per batch: each is a pass over the batch, and PPO reuses a batch a
+#: few times (4 epochs in CleanRL's defaults).
 MAX_EPOCHS = 10_000
+#: ``minibatches`` past the batch's samples means one sample per step, so any larger
+#: count is cut to this one, which no batch reaches, before it becomes an int64.
+_ONE_PER_SAMPLE = 2**62
 
 
 class PPOParams(NamedTuple):
@@ -530,7 +533,7 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                        step_size("alpha_value", 0.1 if alpha_value is None else alpha_value,
                                  1.0),
                        check_nonnegative("entropy_coef", entropy_coef),
-                       check_positive_int("minibatches", minibatches, high=MAX_EPOCHS),
+                       min(check_positive_int("minibatches", minibatches), _ONE_PER_SAMPLE),
                        check_flag("normalise", normalise), joint,
                        check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
