@@ -132,7 +132,7 @@ def interrupt_after(monkeypatch, point: str):
 
         def rename(src, dst):
             real_rename(src, dst)
-            if Path(src).name.endswith(".staging") == moving_in:
+            if (".staging-" in Path(src).name) == moving_in:
                 raise Interrupt(point)
         monkeypatch.setattr(storage.os, "rename", rename)
     else:
