@@ -106,21 +106,24 @@ def parse_value(name: str, kind, text: str):
         raise ValueError(f"{name} has type {kind}, which --set cannot parse")
     try:
         return parse_scalar(kind, text.strip() if kind is not str else text)
-    except ValueError:
-        raise ValueError(f"{name} takes a {kind.__name__}, got {text!r}") from None
+    except ValueError as err:
+        raise ValueError(f"{name} takes a {kind.__name__}, got {text!r}: {err}") from None
 
 
 def parse_scalar(kind: type, text: str):
-    """One ``bool``, ``int``, ``float`` or ``str`` from ``text``."""
+    """One ``bool``, ``int``, ``float`` (not NaN) or ``str`` from ``text``."""
     if kind is bool:  # strictly: "1", "yes" or "off" could be a count or a typo
         lowered = text.lower()
         if lowered not in ("true", "false"):
             raise ValueError(f"{text!r} is not a bool (true or false)")
         return lowered == "true"
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a {kind.__name__}") from None
+    if value != value:  # no setting means "not a number"
+        raise ValueError(f"{text!r} is NaN")
+    return value
 
 
 def is_a(kind: type, value) -> bool:
@@ -139,16 +142,20 @@ def is_a(kind: type, value) -> bool:
 def check_value(name: str, kind, value):
     """``value`` as the setting ``name``'s type ``kind`` if it is one (an int is a
     float; a sequence setting takes a tuple or list of its item type); else a
-    ``TypeError`` naming the setting, its type and the value."""
+    ``TypeError`` naming the setting, its type and the value (``ValueError`` for NaN)."""
     container, item = sequence_type(kind)
     if container is None:
         if not is_a(kind, value):
             raise TypeError(f"{name} takes a {type_name(kind)}, got {value!r} "
                             f"({type(value).__name__})")
-        return kind(value)
-    if not isinstance(value, tuple | list) or not all(is_a(item, v) for v in value):
+        values = [value]
+    elif not isinstance(value, tuple | list) or not all(is_a(item, v) for v in value):
         raise TypeError(f"{name} takes {type_name(kind)} (a tuple or list), got {value!r}")
-    return container(item(v) for v in value)
+    else:
+        values = value
+    if any(v != v for v in values):
+        raise ValueError(f"{name} is NaN; a setting must be a number")
+    return kind(value) if container is None else container(item(v) for v in value)
 
 
 def shown(value) -> str:
