@@ -54,6 +54,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import typing
@@ -380,9 +381,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--runs must be >= 1, got {args.runs}")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
         parser.exit(2, f"{parser.prog}: error: {RAY_MISSING}\n")  # one line, no usage
-    problem = unwritable(args.out)
-    if problem and not args.list:
-        parser.error(f"--out {args.out}: {problem}")
     args.settings = {}
     for item in args.set:
         key, equals, value = item.partition("=")
@@ -405,19 +403,29 @@ def parse_args(argv=None) -> argparse.Namespace:
             make_config(load(name), args.quick, args.runs, args.settings)
         except ValueError as err:
             parser.error(str(err))
+    if args.replot and not args.out.is_dir():
+        parser.error(f"--out {args.out} is not a directory: nothing to replot")
+    problem = "" if args.list or args.replot else unwritable(args.out)
+    if problem:  # last: the probe creates OUT, which only a run that will start should do
+        parser.error(f"--out {args.out}: {problem}")
     return args
 
 
 def unwritable(out: Path) -> str:
     """Why the experiments could not write under ``out`` (``""``: they can), checked
-    before anything is computed."""
+    before anything is computed by creating ``out`` and a file in it (permissions alone
+    do not tell, e.g. for root)."""
     existing = Path(out).absolute()
     while not existing.exists():
         existing = existing.parent
     if not existing.is_dir():
         return f"{existing} is a file, not a directory"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{existing} is not writable"
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        return f"cannot write there ({err.strerror or err})"
     return ""
 
 

@@ -228,6 +228,14 @@ def test_a_record_whose_files_and_digests_disagree_is_not_trusted(tmp_path, clea
     assert snapshot(tmp_path / NAME) == clean[0]
 
 
+def test_a_replot_of_nothing_is_one_line_and_creates_nothing(tmp_path, capsys):
+    assert runner.main([NAME, "--replot", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {tmp_path / NAME} holds no finished run of {NAME}" in err, err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------- a full disk
 def disk_full_at(monkeypatch, victim: str) -> None:
     """Make writing the file ``victim`` fail part-way, as a full disk does."""
