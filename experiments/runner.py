@@ -326,6 +326,14 @@ def replot(name: str, out: Path, wait: float | None = None) -> list[Path]:
         return module.plot(numbers, out_dir, config)
 
 
+def out_path(text: str) -> Path:
+    """``--out``'s value: a directory, not ``""`` (which ``Path`` reads as ``.``; an unset
+    shell variable gives it)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"takes a directory, got {text!r}")
+    return Path(text)
+
+
 def wait_seconds(text: str) -> float:
     """``--wait``'s value: a number of seconds >= 0 (``inf``: as long as it takes)."""
     try:
@@ -349,7 +357,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="experiments to run (default: all; see --list)")
     parser.add_argument("--quick", action="store_true",
                         help="small sizes: every experiment in about a minute")
-    parser.add_argument("--out", type=Path, default=Path("results"),
+    parser.add_argument("--out", type=out_path, default=Path("results"),
                         help="output directory (default: results)")
     parser.add_argument("--runs", type=int, default=None,
                         help="override the number of independent runs of every experiment")

@@ -190,9 +190,9 @@ def lock(path: Path, timeout: float | None = None,
     pid. The kernel drops it when the holder exits, however it exits, so a killed run
     never leaves ``path`` locked. While another process holds it, ``notice`` gets one
     line naming that process and the call waits: as long as it takes with
-    ``timeout=None``, else up to ``timeout`` seconds, then raises :class:`Busy`. The
-    holder deletes the lock file before releasing it, so none is left behind; a waiter
-    that has locked the deleted file then tries again on the path's new one.
+    ``timeout=None`` (or ``inf``), else up to ``timeout`` seconds, then raises
+    :class:`Busy`. The holder deletes the lock file before releasing it, so none is left
+    behind; a waiter that has locked the deleted file then tries again on the new one.
     """
     path = Path(path)
     file = lock_path(path)

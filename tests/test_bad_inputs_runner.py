@@ -76,6 +76,8 @@ CLI_ROWS = [
      "argument --wait: takes a number of seconds >= 0, got 'nan'"),
     ("cli --wait text", cli(CLIFF, "--wait", "soon"), SystemExit,
      "argument --wait: takes a number of seconds >= 0, got 'soon'"),
+    ("cli --out empty", cli(CLIFF, "--out", ""), SystemExit,
+     "argument --out: takes a directory, got ''"),
     ("cli --out under a file", cli(CLIFF, "--quick", "--out", "/dev/null/results"), SystemExit,
      "--out /dev/null/results: /dev/null is a file, not a directory"),
     ("cli --out not creatable", cli(CLIFF, "--quick", "--out", "/proc/tabular-zoo"), SystemExit,
