@@ -1,5 +1,6 @@
 """``python -m tabular.experiments [NAME ...] [--quick] [--out DIR] [--runs N] [--set KEY=VALUE]
-[--backend local|ray] [--force] [--replot] [--list]``; ``NAME --help`` lists its settings."""
+[--backend local|ray] [--force] [--replot] [--wait SECONDS] [--list]``; ``NAME --help`` lists
+its settings."""
 
 import sys
 

@@ -37,8 +37,8 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int = 1, progress: bool = True):
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
         self.workers = workers
         self.progress = progress
 

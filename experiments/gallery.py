@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .checks import FAILED, NOT_APPLICABLE, PASSED, Verdict
-from .storage import CONFIG, atomic_write
+from .storage import CONFIG, atomic_write, lock
 
 INDEX, CHECKS = "index.html", "checks.md"
 #: The files of an experiment's folder that hold numbers (the rest are figures).
@@ -342,13 +342,16 @@ def markdown(found: list[dict], out: Path) -> str:
 
 def write(out: Path, names) -> list[Path]:
     """Write ``out/index.html`` and ``out/checks.md`` from the records of ``names``
-    that ``out`` holds; returns their paths."""
+    that ``out`` holds; returns their paths. Two runs finishing together take turns
+    (the lock of ``index.html``), so the gallery written last has read every record
+    published before it."""
     out = Path(out)
-    found = records(out, names)
     paths = []
-    for filename, text in ((INDEX, html_page(found, out)), (CHECKS, markdown(found, out))):
-        atomic_write(out / filename, lambda f, text=text: f.write(text.encode()))
-        paths.append(out / filename)
+    with lock(out / INDEX):
+        found = records(out, names)
+        for filename, text in ((INDEX, html_page(found, out)), (CHECKS, markdown(found, out))):
+            atomic_write(out / filename, lambda f, text=text: f.write(text.encode()))
+            paths.append(out / filename)
     return paths
 
 

@@ -22,6 +22,17 @@ The directory changes as a whole (:mod:`tabular.experiments.storage`): an interr
 run leaves the previous results untouched, and a rerun with the same config skips an
 experiment only when its files are exactly the ones its record describes.
 
+One run at a time writes an experiment's directory: a run takes the directory's lock
+before it looks at what is there, and holds it until it has published. A second run
+into the same directory waits, saying once on stderr which process holds it, and
+then finds the first run's results: with the same config it skips, with another it
+recomputes. Waiting is the default because two ``make experiments`` in two terminals
+then both succeed and the second computes nothing twice; ``--wait SECONDS`` bounds the
+wait and ``--wait 0`` refuses at once. Every run stages in a directory of its own,
+created before computing (a full disk or a read-only ``OUT`` shows then, not after
+the computation), and removed when the run fails. A file that cannot be written stops
+the run with an error naming it.
+
 Any field of an experiment's ``Config`` can be set from the command line
 (``--set epsilon=0.2``, typed from the field) or from Python
 (``run_experiment("cliff_walking", "results", settings={"epsilon": 0.2})``); both
@@ -43,6 +54,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import typing
@@ -57,14 +69,17 @@ import tabular
 from . import gallery
 from .checks import NOT_APPLICABLE, Verdict, failures_of, judge
 from .executor import BACKENDS, RAY_MISSING, LocalExecutor, make_executor
-from .settings import parse_value, shown, type_name
+from .settings import check_value, parse_value, shown, type_name
 from .storage import (
     CONFIG,
     NUMBERS,
+    Busy,
+    WriteError,
     digests,
     finished,
     jsonable,
     load_numbers,
+    lock,
     publish,
     recover,
     save_csv,
@@ -134,10 +149,12 @@ def config_fields(module: ModuleType) -> dict[str, tuple[type, str]]:
 def make_config(module: ModuleType, quick: bool = False, runs: int | None = None,
                 settings: dict | None = None):
     """The experiment's config: full or quick, with ``runs`` and ``settings`` (field ->
-    value; a string is parsed as the field's type) applied. Unknown fields are an
-    error that lists the valid ones."""
+    value; a string is parsed as the field's type, anything else must have it) applied.
+    Unknown fields are an error that lists the valid ones."""
     config = module.Config.quick() if quick else module.Config()
     fields = config_fields(module)
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
     if runs is not None and "runs" in fields:
         config = dataclasses.replace(config, runs=runs)
     settings = dict(settings or {})
@@ -145,8 +162,9 @@ def make_config(module: ModuleType, quick: bool = False, runs: int | None = None
     if unknown:
         raise ValueError(f"{module.__name__.rsplit('.', 1)[-1]} has no setting "
                          f"{', '.join(unknown)}; its settings are {', '.join(fields)}")
-    values = {key: parse_value(key, fields[key][0], value) if isinstance(value, str)
-              and fields[key][0] is not str else value for key, value in settings.items()}
+    values = {key: parse_value(key, fields[key][0], value)
+              if isinstance(value, str) and fields[key][0] is not str
+              else check_value(key, fields[key][0], value) for key, value in settings.items()}
     return dataclasses.replace(config, **values)
 
 
@@ -215,25 +233,56 @@ def commit() -> str | None:
 
 
 # ------------------------------------------------------------------ running
+PROG = "python -m tabular.experiments"
+
+
+def waiting(line: str) -> None:
+    """Say on stderr, once, that a run waits for another run's lock."""
+    tqdm.write(f"{line} (Ctrl-C to stop)", file=sys.stderr)
+
+
+def check_wait(wait) -> None:
+    """``wait`` is ``None`` or a number of seconds >= 0 (``inf``: as long as ``None``)."""
+    if wait is not None and (isinstance(wait, bool) or not isinstance(wait, int | float)
+                             or not wait >= 0):
+        raise ValueError(f"wait must be None or a number of seconds >= 0, got {wait!r}")
+
+
 def run_experiment(name: str, out: Path = Path("results"), executor=None, quick: bool = False,
                    runs: int | None = None, force: bool = False,
-                   settings: dict | None = None) -> Outcome:
+                   settings: dict | None = None, wait: float | None = None) -> Outcome:
     """Run (or skip) one experiment and write its files under ``out/name``: what
     ``python -m tabular.experiments NAME`` does. ``settings`` sets ``Config`` fields (as
-    ``--set``); ``executor`` defaults to a serial :class:`LocalExecutor`."""
+    ``--set``); ``executor`` defaults to a serial :class:`LocalExecutor`. While another
+    run holds ``out/name`` this one waits, up to ``wait`` seconds (``None``: as long as
+    it takes), then raises :class:`~tabular.experiments.storage.Busy` naming the holder."""
+    check_wait(wait)
     module = load(name)
     config = make_config(module, quick, runs, settings)
     out_dir = Path(out) / name
-    recover(out_dir)
     meta = metadata(name, config, quick)
-    stored = None if force else finished(out_dir, meta)
-    if stored is not None:
-        return Outcome(name, skipped=True, failures=stored.get("failed_checks", []),
-                       files=stored.get("files", []),
-                       verdicts=[Verdict.from_record(r) for r in stored.get("checks", [])])
+    with lock(out_dir, wait, waiting):
+        recover(out_dir)
+        stored = None if force else finished(out_dir, meta)
+        if stored is not None:
+            return Outcome(name, skipped=True, failures=stored.get("failed_checks", []),
+                           files=stored.get("files", []),
+                           verdicts=[Verdict.from_record(r) for r in stored.get("checks", [])])
+        stage = staging(out_dir)
+        try:
+            return compute(module, config, quick, stage, out_dir, meta, executor)
+        except BaseException:
+            recover(out_dir)  # drops the staging directory; puts back a half-swapped one
+            raise
+
+
+def compute(module: ModuleType, config, quick: bool, stage: Path, out_dir: Path, meta: dict,
+            executor) -> Outcome:
+    """Compute an experiment, write its files into ``stage``, and publish ``stage`` as
+    ``out_dir``; :func:`run_experiment` holds the lock of ``out_dir``."""
+    name = out_dir.name
     began = time.perf_counter()
     results = module.run(config, executor or LocalExecutor())
-    stage = staging(out_dir)
     save_numbers(stage / NUMBERS, results)
     numbers = load_numbers(stage / NUMBERS)  # draw exactly what was stored
     figures = module.plot(numbers, stage, config)
@@ -253,30 +302,62 @@ def run_experiment(name: str, out: Path = Path("results"), executor=None, quick:
                    verdicts=verdicts)
 
 
-def replot(name: str, out: Path) -> list[Path]:
-    """Redraw an experiment's figures from its stored numbers (no recomputing)."""
+class NotFinished(FileNotFoundError):
+    """``--replot`` of an experiment that has no finished run to redraw."""
+
+
+def replot(name: str, out: Path, wait: float | None = None) -> list[Path]:
+    """Redraw an experiment's figures from its stored numbers (no recomputing), holding
+    the directory's lock as :func:`run_experiment` does."""
+    check_wait(wait)
     out_dir = Path(out) / name
-    recover(out_dir)
+    if not Path(out).is_dir():  # taking the lock would create it
+        raise NotFinished(f"{out} is not a directory: run {name} first")
+    with lock(out_dir, wait, waiting):
+        recover(out_dir)
+        try:
+            stored = json.loads((out_dir / CONFIG).read_text())
+            numbers = load_numbers(out_dir / NUMBERS)
+        except (OSError, ValueError) as err:
+            raise NotFinished(f"{out_dir} holds no finished run of {name} ({err}): "
+                              "run it first") from None
+        module = load(name)
+        config = dataclasses.replace(module.Config(), **stored["config"])
+        return module.plot(numbers, out_dir, config)
+
+
+def out_path(text: str) -> Path:
+    """``--out``'s value: a directory, not ``""`` (which ``Path`` reads as ``.``; an unset
+    shell variable gives it)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"takes a directory, got {text!r}")
+    return Path(text)
+
+
+def wait_seconds(text: str) -> float:
+    """``--wait``'s value: a number of seconds >= 0 (``inf``: as long as it takes)."""
     try:
-        stored = json.loads((out_dir / CONFIG).read_text())
-        numbers = load_numbers(out_dir / NUMBERS)
-    except (OSError, ValueError) as err:
-        raise FileNotFoundError(f"{out_dir} holds no finished run of {name} ({err}): "
-                                "run it first") from None
-    module = load(name)
-    config = dataclasses.replace(module.Config(), **stored["config"])
-    return module.plot(numbers, out_dir, config)
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"takes a number of seconds >= 0, got {text!r}")
+    return value
+
+
+#: The options ``--replot`` cannot honour: it draws the stored numbers of the stored config.
+NOT_WITH_REPLOT = (("force", "--force"), ("settings", "--set"), ("runs", "--runs"))
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m tabular.experiments",
+        prog=PROG,
         description="Run the experiments and write their figures and numbers.")
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="experiments to run (default: all; see --list)")
     parser.add_argument("--quick", action="store_true",
                         help="small sizes: every experiment in about a minute")
-    parser.add_argument("--out", type=Path, default=Path("results"),
+    parser.add_argument("--out", type=out_path, default=Path("results"),
                         help="output directory (default: results)")
     parser.add_argument("--runs", type=int, default=None,
                         help="override the number of independent runs of every experiment")
@@ -289,6 +370,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="set a Config field of the named experiments (repeatable; "
                              "NAME --help lists the fields)")
+    parser.add_argument("--wait", type=wait_seconds, default=None, metavar="SECONDS",
+                        help="how long to wait for another run that is writing an "
+                             "experiment's folder (default: as long as it takes; 0: refuse "
+                             "at once)")
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
     argv = sys.argv[1:] if argv is None else list(argv)
     named = [a for a in argv if a in EXPERIMENTS]
@@ -304,13 +389,20 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--runs must be >= 1, got {args.runs}")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
         parser.exit(2, f"{parser.prog}: error: {RAY_MISSING}\n")  # one line, no usage
-    problem = unwritable(args.out)
-    if problem and not args.list:
-        parser.error(f"--out {args.out}: {problem}")
-    bad = [item for item in args.set if "=" not in item]
-    if bad:
-        parser.error(f"--set takes KEY=VALUE, got {bad[0]!r}")
-    args.settings = dict(item.split("=", 1) for item in args.set)
+    args.settings = {}
+    for item in args.set:
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if not equals or not key:
+            parser.error(f"--set takes KEY=VALUE, got {item!r}")
+        if key in args.settings:
+            parser.error(f"--set {key} given twice ({args.settings[key]!r} and {value!r})")
+        args.settings[key] = value
+    if args.replot:
+        given = [option for key, option in NOT_WITH_REPLOT if getattr(args, key)]
+        if given:
+            parser.error(f"--replot draws the stored numbers of the stored config; "
+                         f"{given[0]} cannot apply to it")
     if args.settings and not args.names:
         parser.error("--set needs the experiment(s) it applies to: python -m tabular.experiments "
                      "NAME --set KEY=VALUE")
@@ -319,19 +411,29 @@ def parse_args(argv=None) -> argparse.Namespace:
             make_config(load(name), args.quick, args.runs, args.settings)
         except ValueError as err:
             parser.error(str(err))
+    if args.replot and not args.out.is_dir():
+        parser.error(f"--out {args.out} is not a directory: nothing to replot")
+    problem = "" if args.list or args.replot else unwritable(args.out)
+    if problem:  # last: the probe creates OUT, which only a run that will start should do
+        parser.error(f"--out {args.out}: {problem}")
     return args
 
 
 def unwritable(out: Path) -> str:
     """Why the experiments could not write under ``out`` (``""``: they can), checked
-    before anything is computed."""
+    before anything is computed by creating ``out`` and a file in it (permissions alone
+    do not tell, e.g. for root)."""
     existing = Path(out).absolute()
     while not existing.exists():
         existing = existing.parent
     if not existing.is_dir():
         return f"{existing} is a file, not a directory"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{existing} is not writable"
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        return f"cannot write there ({err.strerror or err})"
     return ""
 
 
@@ -362,6 +464,11 @@ def fill(head: str, text: str) -> str:
                          break_on_hyphens=False)
 
 
+#: The exit status of a run that another run's lock kept out (``--wait``): EX_TEMPFAIL
+#: of sysexits.h, "try again later".
+BUSY = 75
+#: The exit status of a run that could not write its files (a full disk): EX_IOERR.
+WRITE_FAILED = 74
 #: The exit status of a command whose reader closed the pipe (128 + SIGPIPE, as a shell
 #: reports for a tool that the signal stopped).
 PIPE_CLOSED = 141
@@ -369,11 +476,17 @@ PIPE_CLOSED = 141
 
 def main(argv=None) -> int:
     """Command line entry point; returns 1 if a check that applied failed. A closed
-    output pipe (``--list | head -1``) ends it quietly, with :data:`PIPE_CLOSED`."""
+    output pipe (``--list | head -1``) ends it quietly, with :data:`PIPE_CLOSED`; a
+    folder another run held past ``--wait``, a file that could not be written, or a
+    ``--replot`` of a run that is not there, with one line on stderr and :data:`BUSY`,
+    :data:`WRITE_FAILED` or 2."""
     try:
         status = command(argv)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
+    except (Busy, WriteError, NotFinished) as err:
+        tqdm.write(f"{PROG}: error: {err}", file=sys.stderr)
+        return {Busy: BUSY, WriteError: WRITE_FAILED, NotFinished: 2}[type(err)]
     except BrokenPipeError:
         # what is left to print goes nowhere, so that exiting does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -391,7 +504,7 @@ def command(argv=None) -> int:
         return 0
     if args.replot:
         for name in names:
-            for path in replot(name, args.out):
+            for path in replot(name, args.out, args.wait):
                 print(path)
         gallery.write(args.out, EXPERIMENTS)
         return 0
@@ -403,7 +516,7 @@ def command(argv=None) -> int:
             bar.set_postfix_str(name)
             outcome = run_experiment(name, args.out, executor, quick=args.quick,
                                      runs=args.runs, force=args.force,
-                                     settings=args.settings)
+                                     settings=args.settings, wait=args.wait)
             outcomes.append(outcome)
             state = "skipped (finished before)" if outcome.skipped else f"{outcome.seconds:.1f} s"
             verdict = "checks failed" if outcome.failures else "checks passed"

@@ -3,18 +3,22 @@ where the defaults come from.
 
 An experiment's ``Config`` is a frozen dataclass deriving from :class:`Settings`, one
 docstring per field. ``python -m tabular.experiments NAME --set KEY=VALUE`` sets a field from
-its declared type (:func:`parse_value`): ``bool``, ``int``, ``float``, ``str``, or a
-``tuple[T, ...]`` / ``list[T]`` of them written comma-separated
-(``--set td_alphas=0.05,0.1``).
+its declared type (:func:`parse_value`): ``bool`` (``true`` or ``false``, nothing else), ``int``,
+``float``, ``str``, or a ``tuple[T, ...]`` / ``list[T]`` of them written comma-separated
+(``--set td_alphas=0.05,0.1``). A value given from Python must already have the type
+(:func:`check_value`): ``1`` is not a bool, ``1.5`` not an int.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 import typing
 from dataclasses import dataclass
 from typing import ClassVar
+
+import numpy as np
 
 #: The item types a sequence setting may hold.
 SCALARS = (bool, int, float, str)
@@ -102,21 +106,56 @@ def parse_value(name: str, kind, text: str):
         raise ValueError(f"{name} has type {kind}, which --set cannot parse")
     try:
         return parse_scalar(kind, text.strip() if kind is not str else text)
-    except ValueError:
-        raise ValueError(f"{name} takes a {kind.__name__}, got {text!r}") from None
+    except ValueError as err:
+        raise ValueError(f"{name} takes a {kind.__name__}, got {text!r}: {err}") from None
 
 
 def parse_scalar(kind: type, text: str):
-    """One ``bool``, ``int``, ``float`` or ``str`` from ``text``."""
-    if kind is bool:
+    """One ``bool``, ``int``, ``float`` (not NaN) or ``str`` from ``text``."""
+    if kind is bool:  # strictly: "1", "yes" or "off" could be a count or a typo
         lowered = text.lower()
-        if lowered not in ("true", "false", "1", "0"):
-            raise ValueError(f"{text!r} is not a bool (true, false, 1 or 0)")
-        return lowered in ("true", "1")
+        if lowered not in ("true", "false"):
+            raise ValueError(f"{text!r} is not a bool (true or false)")
+        return lowered == "true"
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a {kind.__name__}") from None
+    if value != value:  # no setting means "not a number"
+        raise ValueError(f"{text!r} is NaN")
+    return value
+
+
+def is_a(kind: type, value) -> bool:
+    """Whether ``value`` is a value of the scalar setting type ``kind``. numpy's numbers
+    count; a bool is a number to Python but not a count or a rate here, and a number is
+    not a bool."""
+    if isinstance(value, bool | np.bool_):
+        return kind is bool
+    if kind is int:
+        return isinstance(value, numbers.Integral)
+    if kind is float:
+        return isinstance(value, numbers.Real)
+    return isinstance(value, kind)
+
+
+def check_value(name: str, kind, value):
+    """``value`` as the setting ``name``'s type ``kind`` if it is one (an int is a
+    float; a sequence setting takes a tuple or list of its item type); else a
+    ``TypeError`` naming the setting, its type and the value (``ValueError`` for NaN)."""
+    container, item = sequence_type(kind)
+    if container is None:
+        if not is_a(kind, value):
+            raise TypeError(f"{name} takes a {type_name(kind)}, got {value!r} "
+                            f"({type(value).__name__})")
+        values = [value]
+    elif not isinstance(value, tuple | list) or not all(is_a(item, v) for v in value):
+        raise TypeError(f"{name} takes {type_name(kind)} (a tuple or list), got {value!r}")
+    else:
+        values = value
+    if any(v != v for v in values):
+        raise ValueError(f"{name} is NaN; a setting must be a number")
+    return kind(value) if container is None else container(item(v) for v in value)
 
 
 def shown(value) -> str:
