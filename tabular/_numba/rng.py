@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from tabular.checks import check_seed
+
 _MASK53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
@@ -27,10 +29,7 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
-                             or seed < 0):
-        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
-    entropy = np.random.SeedSequence(seed).entropy
+    entropy = np.random.SeedSequence(check_seed(seed)).entropy
     assert isinstance(entropy, int)  # SeedSequence(int or None) draws or keeps an int
     states = _spawned_states(entropy, runs)
     states[~states.any(axis=1), 0] = 1  # the all-zero state is xoshiro's one fixed point

@@ -26,7 +26,13 @@ from numba import njit
 
 from tabular._numba.rng import normal, seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_finite, check_nonnegative, check_positive_int
+from tabular.checks import (
+    check_finite,
+    check_flag,
+    check_nonnegative,
+    check_positive_int,
+    check_size,
+)
 from tabular.results import RunsResult, check_runs, with_run_axis
 from tabular.rules.bandits import incremental_mean, ucb_action
 from tabular.rules.policy_gradient import log_prob_grad, sample_softmax
@@ -35,6 +41,9 @@ from tabular.schedules import as_schedule, inverse, read_schedule, schedule_valu
 from tabular.types import StepSize
 
 EPSILON_GREEDY, UCB, GRADIENT = 0, 1, 2
+#: The most entries of one recorded output (``runs x steps`` rewards, ``runs x k`` values),
+#: checked before anything is allocated: 0.8 GB of float64 at this size.
+MAX_OUTPUT_ENTRIES = 10**8
 
 
 class BanditTestbed(NamedTuple):
@@ -160,12 +169,15 @@ def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=Non
     testbed = check_testbed(testbed)
     steps = check_positive_int("steps", steps)
     n = check_runs(runs)
+    check_size(f"runs={n} x steps={steps}", n * steps, MAX_OUTPUT_ENTRIES, 9, "recorded steps")
+    check_size(f"runs={n} x testbed.k={testbed.k}", n * testbed.k, MAX_OUTPUT_ENTRIES, 16,
+               "arm values")
     params = BanditParams(
         steps=steps, epsilon=as_schedule("epsilon", epsilon, low_inclusive=True).params,
         c=check_nonnegative("c", c),
         alpha=(inverse() if alpha is None
                else as_schedule("alpha", alpha, high=alpha_high)).params,
-        initial=check_finite("initial", initial), baseline=bool(baseline))
+        initial=check_finite("initial", initial), baseline=check_flag("baseline", baseline))
     out = BanditOutputs(np.zeros((n, steps)), np.zeros((n, steps), dtype=np.bool_),
                         np.zeros((n, testbed.k)), np.zeros((n, testbed.k)))
     over_runs(driver, testbed, params, seed_states(seed, n), out)
