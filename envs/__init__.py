@@ -49,8 +49,8 @@ from .trap_treasure import TrapTreasure
 __all__ = [
     "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
     "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
-    "ModelEnv", "PickupGridWorld", "RandomWalk", "Scenario", "ShortCorridor", "TokenMDP",
-    "TrapTreasure", "WindyGridworld", "load_grammar_scenario", "load_scenario",
+    "ModelEnv", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario", "ShortCorridor",
+    "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario", "load_scenario",
     "register_builtins", "register_gridworld",
 ]
 

@@ -7,6 +7,7 @@ from ``env.unwrapped.to_mdp()`` can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 import gymnasium as gym
@@ -14,10 +15,17 @@ import numpy as np
 from gymnasium import spaces
 
 from tabular import TabularMDP
+from tabular.checks import check_seed
 
 #: An action as :meth:`ModelEnv.step` takes it: an integer id (Python, NumPy, or a 0-d
 #: array).
 ActionLike: TypeAlias = int | np.integer[Any] | np.ndarray
+
+#: The most outcome slots ``S * A * K`` an env's model may have, checked from its options
+#: before anything is built: 25 bytes each in the wide arrays (0.5 GB at this size), and
+#: the builders' temporaries a few times that.
+MAX_OUTCOME_SLOTS = 2 * 10**7
+OUTCOME_BYTES = 25
 
 
 def draw_outcome(cumulative: np.ndarray, prob: np.ndarray, u: float) -> int:
@@ -79,6 +87,8 @@ class ModelEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, mdp: TabularMDP, render_mode: str | None = None) -> None:
+        if not isinstance(mdp, TabularMDP):
+            raise TypeError(f"mdp must be a tabular.TabularMDP, got {type(mdp).__name__}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
                              f"or None, got {render_mode!r}")
@@ -115,8 +125,13 @@ class ModelEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[int, dict[str, Any]]:
         """Draw a start state from ``mdp.start``; ``seed`` (default ``None``: keep the
-        current generator) reseeds ``np_random``; ``options`` is unused. Returns
-        ``(state, info)``."""
+        current generator; else an int >= 0) reseeds ``np_random``; ``options``: none are
+        taken (``None`` or an empty dict; anything else is an error, not ignored).
+        Returns ``(state, info)``."""
+        seed = check_seed(seed)
+        if options is not None and (not isinstance(options, Mapping) or options):
+            raise ValueError(f"options: {type(self).__name__}.reset takes no options, got "
+                             f"{options!r}")
         super().reset(seed=seed)
         self.s = draw_outcome(self._start_cumulative, self._mdp.start, self.np_random.random())
         self.last_action = None

@@ -10,9 +10,15 @@ import numpy as np
 import numpy.typing as npt
 
 from tabular import TabularMDP
-from tabular.checks import check_nonnegative, check_positive_int, policy_matrix
+from tabular.checks import (
+    check_index,
+    check_nonnegative,
+    check_positive_int,
+    check_size,
+    policy_matrix,
+)
 
-from .base import ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 from .grid_options import reward_option
 
 #: The options of Exercise 4.7: one car shuttled free from the first location to the
@@ -22,6 +28,10 @@ EXERCISE_4_7 = {"free_moves": 1, "parking_limit": 10, "parking_cost": 4.0}
 #: The largest ``max_cars`` accepted: the model has ``(max_cars + 1)**4 * A`` outcome
 #: slots (2.1 million for the book's 20 cars, 10 million at 30).
 MAX_CARS = 30
+#: The largest Poisson mean accepted: above it ``P(X <= MAX_CARS)`` underflows to 0, so
+#: the model is the same (every request rents every car, returns fill the lot), and the
+#: pmf's ``rate**k / k!`` would overflow for far larger means.
+MAX_RATE = 1000.0
 
 
 def poisson(rate: float, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -152,6 +162,9 @@ class CarRental(ModelEnv):
                  parking_cost: float = 4.0, render_mode: str | None = None) -> None:
         self.max_cars = check_positive_int("max_cars", max_cars, high=MAX_CARS)
         self.max_move = check_positive_int("max_move", max_move)
+        A = 2 * self.max_move + 1
+        check_size(f"max_cars={self.max_cars} with max_move={self.max_move}",
+                   (self.max_cars + 1) ** 4 * A, MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
         self.request_rates = _rates("request_rates", request_rates)
         self.return_rates = _rates("return_rates", return_rates)
         self.rental_reward = reward_option("rental_reward", rental_reward)
@@ -204,7 +217,7 @@ class CarRental(ModelEnv):
 
     def cars(self, s: int) -> tuple[int, int]:
         """``(cars at first, cars at second)`` of state id ``s``."""
-        return divmod(int(s), self.max_cars + 1)
+        return divmod(check_index("s", s, (self.max_cars + 1) ** 2), self.max_cars + 1)
 
     def net_moves(self, policy: npt.ArrayLike) -> np.ndarray:
         """The cars a deterministic ``policy`` moves in each state, drawn as Figure 4.2
@@ -229,12 +242,16 @@ class CarRental(ModelEnv):
 
 
 def _rates(name: str, rates) -> tuple[float, float]:
-    """Two Poisson means (first location, second), each a finite number >= 0."""
-    if np.ndim(rates) != 1 or len(rates) != 2:
+    """Two Poisson means (first location, second), each a number in ``[0, MAX_RATE]``."""
+    if isinstance(rates, str | dict) or np.ndim(rates) != 1 or len(rates) != 2:
         raise ValueError(f"{name} must be two Poisson means (first location, second), "
                          f"got {rates!r}")
-    first, second = (check_nonnegative(f"{name}[{i}]", rate) for i, rate in enumerate(rates))
-    return first, second
+    means = [check_nonnegative(f"{name}[{i}]", rate) for i, rate in enumerate(rates)]
+    for i, mean in enumerate(means):
+        if mean > MAX_RATE:
+            raise ValueError(f"{name}[{i}] must be at most {MAX_RATE:,.0f} (a larger mean "
+                             f"gives the same model), got {mean}")
+    return means[0], means[1]
 
 
 def _count(name: str, value) -> int:

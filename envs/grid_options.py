@@ -9,8 +9,11 @@ cell and the layout character at fault.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
+
+from tabular.checks import check_number
 
 from .layout import (
     CLIFF,
@@ -22,21 +25,30 @@ from .layout import (
     WALL,
     available_layouts,
     layout_text,
+    looks_like_a_name,
     parse_layout,
 )
 
 
 def reward_option(name: str, value, allow_minus_inf: bool = False) -> float:
-    """The ``value`` of the reward option ``name`` as a float: NaN and ``+inf`` are
-    rejected, and ``-inf`` too unless ``allow_minus_inf`` (default ``False``)."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    """The ``value`` of the reward option ``name`` as a float: a real number (text and
+    ``True`` are refused, not coerced); NaN and ``+inf`` are rejected, and ``-inf`` too
+    unless ``allow_minus_inf`` (default ``False``)."""
+    value = check_number(name, value)
     if math.isnan(value) or value == math.inf or (value == -math.inf and not allow_minus_inf):
         allowed = "a finite number or -inf" if allow_minus_inf else "a finite number"
         raise ValueError(f"{name} must be {allowed}, got {value}")
     return value
+
+
+def mapping_option(name: str, value) -> dict:
+    """The option ``name`` (``None`` or a mapping) as a new dict; a ``ValueError`` naming it
+    for anything else (a list of pairs is not read as a mapping)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a dict or None, got {type(value).__name__}")
+    return dict(value)
 
 
 def parse_grid(layout, teleports: dict, cell_rewards: dict) -> np.ndarray:
@@ -68,7 +80,7 @@ def parse_grid(layout, teleports: dict, cell_rewards: dict) -> np.ndarray:
     try:
         return parse_layout(text, extra)
     except ValueError as err:
-        if isinstance(layout, str) and "\n" not in layout:
+        if looks_like_a_name(layout):
             raise ValueError(f"{err}; note: no layout file named {layout.strip()!r} "
                              f"either (shipped: {', '.join(available_layouts())})") from None
         raise
@@ -96,11 +108,11 @@ def cells_of(chars: np.ndarray, kinds: np.ndarray, key, name: str) -> np.ndarray
         if not mask.any():
             raise ValueError(f"{name}: no cell {key!r} in the layout")
         return mask
-    try:
-        r, c = (int(x) for x in key)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: a cell is a layout character or (row, col), "
-                         f"got {key!r}") from None
+    if not (isinstance(key, tuple | list) and len(key) == 2 and all(
+            isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_) for x in key)):
+        raise ValueError(f"{name}: a cell is a layout character or (row, col), two "
+                         f"integers, got {key!r}")
+    r, c = int(key[0]), int(key[1])
     if not (0 <= r < H and 0 <= c < W):
         raise ValueError(f"{name}: cell (row {r}, column {c}) is outside the "
                          f"{H}x{W} layout")
@@ -172,10 +184,13 @@ def wind_option(wind, shape: tuple[int, int]) -> np.ndarray:
     H, W = shape
     if wind is None:
         return np.zeros(W, dtype=np.int64)
-    values = np.asarray(wind, dtype=np.float64).reshape(-1) if np.ndim(wind) else None
-    if values is None or values.shape != (W,):
+    values = np.asarray(wind)
+    if values.shape != (W,):
         raise ValueError(f"wind must give one integer per column: the layout has {W} "
-                         f"columns, got {np.shape(wind)}")
+                         f"columns, got shape {values.shape}")
+    if values.dtype == np.bool_ or not np.issubdtype(values.dtype, np.number):
+        raise ValueError(f"wind must hold integers, got {values.dtype} {wind!r}")
+    values = values.astype(np.float64)
     bad = ~np.isfinite(values) | (values != np.round(values))
     if bad.any():
         c = int(np.argmax(bad))

@@ -36,12 +36,13 @@ from typing import NamedTuple
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.checks import check_unit_interval
+from tabular.checks import check_index, check_positive_int, check_size, check_unit_interval
 
-from .base import ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 from .grid_options import (
     cell_kinds,
     landing_rewards,
+    mapping_option,
     parse_grid,
     reward_option,
     teleport_table,
@@ -76,6 +77,8 @@ COLOURS = {
     MARKED: (215, 195, 240),
 }
 AGENT_COLOUR = (30, 60, 200)
+#: The largest "rgb_array" picture drawn, in pixels (192 MB of uint8 RGB).
+MAX_PICTURE_PIXELS = 2**26
 
 
 class GridWorld(ModelEnv):
@@ -143,14 +146,16 @@ class GridWorld(ModelEnv):
                  slip: float = 0.0, wind: Sequence[int] | None = None,
                  teleports: Mapping[str, tuple[str | tuple[int, int], float]] | None = None,
                  render_mode: str | None = None) -> None:
-        teleports = dict(teleports or {})
-        cell_rewards = dict(cell_rewards or {})
+        teleports = mapping_option("teleports", teleports)
+        cell_rewards = mapping_option("cell_rewards", cell_rewards)
         chars = parse_grid(layout, teleports, cell_rewards)
         self.chars = chars
         self.grid_shape = chars.shape
         self.kinds = cell_kinds(chars, teleports)
         if not (self.kinds == START).any():
             raise ValueError("layout has no start cell 'S'")
+        slip = check_unit_interval("slip", slip)
+        check_model_size(self.kinds, slip)
         self.state_id, self.state_cells = number_states(self.kinds)
         landing = landing_rewards(chars, self.kinds, goal_reward=goal_reward,
                                   trap_reward=trap_reward, cliff_reward=cliff_reward,
@@ -159,7 +164,7 @@ class GridWorld(ModelEnv):
                                                       teleports)
         mdp = gridworld_model(
             self.kinds, landing, teleport_to, teleport_reward,
-            wind=wind_option(wind, self.grid_shape), slip=check_unit_interval("slip", slip),
+            wind=wind_option(wind, self.grid_shape), slip=slip,
             step_reward=reward_option("step_reward", step_reward),
             bump_reward=None if bump_reward is None else reward_option("bump_reward",
                                                                        bump_reward),
@@ -178,6 +183,9 @@ class GridWorld(ModelEnv):
     def state_of_cell(self, row: int, col: int) -> int:
         """The state id of cell ``(row, col)`` (0-indexed); walls have none."""
         H, W = self.grid_shape
+        for name, value in (("row", row), ("col", col)):
+            if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
         if not (0 <= row < H and 0 <= col < W):
             raise ValueError(f"cell (row {row}, column {col}) is outside the {H}x{W} layout")
         s = int(self.state_id[row, col])
@@ -187,9 +195,7 @@ class GridWorld(ModelEnv):
 
     def cell_of_state(self, s: int) -> tuple[int, int]:
         """``(row, col)`` of state ``s``."""
-        if not 0 <= s < len(self.state_cells):
-            raise ValueError(f"state {s} is outside [0, {len(self.state_cells)})")
-        r, c = self.state_cells[s]
+        r, c = self.state_cells[check_index("state", s, len(self.state_cells))]
         return int(r), int(c)
 
     # --------------------------------------------------------------- render
@@ -214,10 +220,16 @@ class GridWorld(ModelEnv):
         """A ``uint8 [H * px, W * px, 3]`` picture: cells coloured by kind, agent as a disc.
 
         ``cell_pixels``: ``px``, the side of a cell in pixels (default ``None``: up to 32,
-        so that the picture is at most about 512 pixels wide).
+        so that the picture is at most about 512 pixels wide; at most
+        ``MAX_PICTURE_PIXELS`` pixels in all).
         """
         H, W = self.grid_shape
-        px = cell_pixels or max(1, min(32, 512 // max(H, W)))
+        if cell_pixels is None:
+            px = max(1, min(32, 512 // max(H, W)))
+        else:
+            px = check_positive_int("cell_pixels", cell_pixels)
+            check_size(f"cell_pixels={px} on the {H}x{W} layout", H * W * px * px,
+                       MAX_PICTURE_PIXELS, 3, "pixels")
         palette = np.zeros((max(COLOURS) + 1, 3), dtype=np.uint8)
         for kind, colour in COLOURS.items():
             palette[kind] = colour
@@ -298,6 +310,17 @@ def gridworld_model(kinds, landing_reward, teleport_to, teleport_reward, *, wind
     return TabularMDP(*model, start, state_labels=state_labels,
                       action_names=action_names, grid_shape=(H, W),
                       state_cells=cells)
+
+
+def check_model_size(kinds, slip: float) -> None:
+    """Refuse, before building it, a model of more than ``MAX_OUTCOME_SLOTS`` outcome slots
+    for the cell kinds ``kinds``: ``S * 4 * K``, with ``K`` the slip outcomes times the start
+    cells when a cliff sends the agent back to them."""
+    S = int((kinds != WALL).sum())
+    n_start = int((kinds == START).sum()) if (kinds == CLIFF).any() else 1
+    K = len(slip_outcomes(slip)) * n_start
+    check_size(f"the layout ({S:,} states x 4 actions x {K} outcomes)", S * 4 * K,
+               MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
 
 
 def number_states(kinds):

@@ -22,6 +22,7 @@ Any other character must be declared by the gridworld's options: a key of
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
@@ -48,8 +49,12 @@ def available_layouts() -> list[str]:
 def layout_text(layout: LayoutSpec) -> str:
     """The text of a layout given as text, a list of rows, a file path, or a file name.
 
-    A single line without a newline is looked up as ``envs/layouts/<name>.txt`` first;
-    a string ending in ``.txt`` or a ``PathLike`` is read as a file.
+    A string is read by this rule: a single line ending in ``.txt`` is a file path (or
+    the name of a file in ``envs/layouts/``); a single line that is the name of a
+    shipped layout (:func:`available_layouts`) is that file; any other string, one with
+    a newline or one that names no shipped layout, is the layout itself. A
+    ``PathLike`` is always a file. (So the file system is only asked about strings that
+    end in ``.txt``: ``"S" * 5000`` is a row of 5000 start cells, not a path.)
     """
     if isinstance(layout, (list, tuple)):
         if not all(isinstance(row, str) for row in layout):
@@ -57,20 +62,36 @@ def layout_text(layout: LayoutSpec) -> str:
         return "\n".join(layout)
     if isinstance(layout, os.PathLike) or (isinstance(layout, str) and "\n" not in layout
                                            and layout.strip().endswith(".txt")):
+        return _read_file(layout)
+    if not isinstance(layout, str):
+        raise ValueError(f"layout must be a string, a list of rows or a path, "
+                         f"got {type(layout).__name__}")
+    if "\n" not in layout and layout.strip() in available_layouts():
+        return (LAYOUT_DIR / f"{layout.strip()}.txt").read_text(encoding="utf-8")
+    return layout
+
+
+def looks_like_a_name(layout: object) -> bool:
+    """Whether ``layout`` could be a misspelt layout name (one line of letters, digits,
+    ``_`` and ``-``), so that an error about it may list the shipped layouts."""
+    return isinstance(layout, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,100}",
+                                                   layout.strip()) is not None
+
+
+def _read_file(layout: str | os.PathLike[str]) -> str:
+    """The text of the layout file ``layout`` (a path, or a file of ``envs/layouts/``);
+    a ``ValueError`` naming it if it is missing or unreadable."""
+    shown = repr(str(layout)) if len(str(layout)) <= 80 else repr(str(layout)[:80]) + "..."
+    try:
         path = Path(layout)
         if not path.is_file():
             path = LAYOUT_DIR / path
         if not path.is_file():
-            raise ValueError(f"layout file {str(layout)!r} not found (shipped layouts: "
+            raise ValueError(f"layout file {shown} not found (shipped layouts: "
                              f"{', '.join(available_layouts())})")
         return path.read_text(encoding="utf-8")
-    if not isinstance(layout, str):
-        raise ValueError(f"layout must be a string, a list of rows or a path, "
-                         f"got {type(layout).__name__}")
-    named = LAYOUT_DIR / f"{layout.strip()}.txt"
-    if "\n" not in layout and layout.strip() and named.is_file():
-        return named.read_text(encoding="utf-8")
-    return layout
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"layout file {shown} cannot be read: {err}") from None
 
 
 def parse_layout(text: str, extra_chars=frozenset()) -> np.ndarray:
@@ -80,6 +101,8 @@ def parse_layout(text: str, extra_chars=frozenset()) -> np.ndarray:
     row inside it, ragged rows, or a character neither in :data:`LEGEND` nor in
     ``extra_chars``.
     """
+    if not isinstance(text, str):
+        raise ValueError(f"layout text must be a string, got {type(text).__name__}")
     rows = [line.strip() for line in text.splitlines()]
     while rows and not rows[0]:
         rows.pop(0)

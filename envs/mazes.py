@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.checks import check_positive_int
+from tabular.checks import check_positive_int, check_size
 
+from .base import MAX_OUTCOME_SLOTS
 from .gridworld import GridWorld
 from .layout import as_text, layout_text, parse_layout
 
@@ -81,9 +82,14 @@ def finer_maze(layout, factor: int) -> str:
     ``factor x factor`` block of the same kind, except that the start ``S`` and the
     goal ``G`` stay single cells, at the top-left corner of their blocks (the rest of
     those blocks is open floor). Example 8.4 compares the planners on the Dyna maze
-    drawn this way (47 open cells at ``factor = 1``, ``47 factor^2`` in general)."""
+    drawn this way (47 open cells at ``factor = 1``, ``47 factor^2`` in general). A finer
+    layout than a :class:`~tabular.envs.GridWorld` can be built of (``MAX_OUTCOME_SLOTS / 4``
+    cells) is refused before it is drawn."""
     factor = check_positive_int("factor", factor)
     grid = parse_layout(layout_text(layout))
+    H, W = grid.shape
+    check_size(f"factor={factor} on the {H}x{W} layout", H * W * factor * factor,
+               MAX_OUTCOME_SLOTS // 4, 1, "cells")
     fine = np.repeat(np.repeat(grid, factor, axis=0), factor, axis=1)
     for mark in (b"S", b"G"):
         code = mark[0]
@@ -134,10 +140,25 @@ def _blocked(mdp: TabularMDP, states: np.ndarray) -> TabularMDP:
 def greedy_steps(mdp: TabularMDP, Q: np.ndarray, limit: int) -> int | None:
     """The steps from the start to the end of the episode when following ``argmax_a
     Q(s, a)`` (first maximiser) in the deterministic maze ``mdp``, or ``None`` if the
-    episode has not ended after ``limit`` steps (the greedy policy loops or is long)."""
+    episode has not ended after ``limit`` steps (the greedy policy loops or is long).
+
+    ``Q``: finite ``[S, A]`` action values. The walk is deterministic, so one that has
+    not ended after ``S`` steps has entered a loop: at most ``min(limit, S)`` steps are
+    taken."""
+    if not isinstance(mdp, TabularMDP):
+        raise TypeError(f"mdp must be a tabular.TabularMDP, got {type(mdp).__name__}")
+    limit = check_positive_int("limit", limit)
+    Q = np.asarray(Q)
+    if Q.shape != (mdp.n_states, mdp.n_actions) or not np.issubdtype(Q.dtype, np.number):
+        raise ValueError(f"Q must be [{mdp.n_states}, {mdp.n_actions}] action values, got "
+                         f"{Q.dtype} of shape {Q.shape}")
+    bad = ~np.isfinite(Q).all(axis=1)
+    if bad.any():
+        s = int(np.argmax(bad))
+        raise ValueError(f"Q[{s}] = {Q[s]} is not finite (state {mdp.state_name(s)})")
     s = int(np.argmax(mdp.start))
-    policy = np.asarray(Q).argmax(axis=1)
-    for n in range(1, check_positive_int("limit", limit) + 1):
+    policy = Q.argmax(axis=1)
+    for n in range(1, min(limit, mdp.n_states) + 1):
         a = policy[s]
         if mdp.done[s, a, 0]:
             return n

@@ -15,12 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from tabular import TabularMDP
+from tabular.checks import check_finite, check_size
 from tabular.model.compact import index_dtype
 
 from .gridworld import ACTION_NAMES, MOVES
 
 #: Rows generated at a time: bounds the int64 temporaries, whatever the grid's size.
 ROWS_PER_BLOCK = 256
+#: The largest grid built, in states: 4 int32 successors, 4 uint16 codes and the float64
+#: start of each state (``STATE_BYTES``), 6.4 GB at this size.
+MAX_STATES = 2 * 10**8
+STATE_BYTES = 32
 
 
 def open_grid_mdp(height: int, width: int, *, step_reward: float = -1.0,
@@ -35,14 +40,16 @@ def open_grid_mdp(height: int, width: int, *, step_reward: float = -1.0,
     episode (the goal is absorbing: every action loops back with reward 0).
     """
     for name, value in (("height", height), ("width", width)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) \
+                or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    height, width = int(height), int(width)
     S = height * width
     if S < 2:
         raise ValueError("the grid needs at least two cells, one for S and one for G")
-    for name, reward in (("step_reward", step_reward), ("goal_reward", goal_reward)):
-        if not np.isfinite(reward):
-            raise ValueError(f"{name} must be a finite number, got {reward!r}")
+    check_size(f"height={height:,} x width={width:,}", S, MAX_STATES, STATE_BYTES, "states")
+    step_reward = check_finite("step_reward", step_reward)
+    goal_reward = check_finite("goal_reward", goal_reward)
     # the table as tabular.model.compact orders it: the distinct rewards by their bits
     rewards = np.array([step_reward, goal_reward, 0.0])
     table = np.unique(rewards.view(np.uint64))

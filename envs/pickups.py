@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from tabular import TabularMDP
+from tabular.checks import check_index, check_size
 
-from .base import ModelEnv
-from .grid_options import reward_option
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
+from .grid_options import mapping_option, reward_option
 from .gridworld import GridWorld
-from .layout import LayoutSpec
+from .layout import LEGEND, LayoutSpec
 
 #: The most pickups a layout may hold: the state count doubles with each one.
 MAX_PICKUPS = 12
@@ -91,13 +92,17 @@ class PickupGridWorld(GridWorld):
                  render_mode: str | None = None, **options: Any) -> None:
         if not isinstance(pickups, dict) or not pickups:
             raise ValueError(f"pickups must be a non-empty {{char: reward}} dict, got {pickups!r}")
+        for char in pickups:
+            if not (isinstance(char, str) and len(char) == 1) or char in LEGEND:
+                raise ValueError(f"pickups key {char!r} must be one layout character outside "
+                                 f"the legend {' '.join(LEGEND)}")
         bonus = {char: reward_option(f"pickups[{char!r}]", value)
                  for char, value in pickups.items()}
-        cell_rewards = dict(options.pop("cell_rewards", None) or {})
+        cell_rewards = mapping_option("cell_rewards", options.pop("cell_rewards", None))
         clash = set(bonus) & set(cell_rewards)
         if clash:
             raise ValueError(f"pickup characters {sorted(clash)} are also cell_rewards keys")
-        step_reward = options.get("step_reward", 0.0)
+        step_reward = reward_option("step_reward", options.get("step_reward", 0.0))
         # a pickup cell is floor: entering it pays the step reward (plus the bonus once)
         super().__init__(layout, cell_rewards={**cell_rewards, **dict.fromkeys(bonus,
                                                                             step_reward)},
@@ -110,6 +115,10 @@ class PickupGridWorld(GridWorld):
                              f"{MAX_PICKUPS} (each doubles the state count)")
         self.pickup_cells = [(int(r), int(c)) for r, c in where]
         cells = self.to_mdp()
+        check_size(f"the layout with {len(where)} pickups ({cells.n_states:,} cells x "
+                   f"2^{len(where)} states x {cells.n_actions} actions x {cells.n_outcomes} "
+                   "outcomes)", cells.n_states * 2 ** len(where) * cells.n_actions
+                   * cells.n_outcomes, MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
         self.n_cell_states = cells.n_states
         mdp = with_pickups(cells, [self.state_of_cell(r, c) for r, c in self.pickup_cells],
                            [bonus[codes[int(self.chars[r, c])]] for r, c in where])
@@ -120,13 +129,8 @@ class PickupGridWorld(GridWorld):
         """The state of cell ``(row, col)`` with the pickups of mask ``collected`` taken
         (default 0: none)."""
         s = super().state_of_cell(row, col)
-        if collected == 0:
-            return s
-        masks = 2 ** len(self.pickup_cells)
-        if isinstance(collected, bool) or not isinstance(collected, int) \
-                or not 0 <= collected < masks:
-            raise ValueError(f"collected must be a mask in [0, {masks}), got {collected!r}")
-        return collected * self.n_cell_states + s
+        mask = check_index("collected", collected, 2 ** len(self.pickup_cells))
+        return mask * self.n_cell_states + s
 
     def collected(self) -> list[tuple[int, int]]:
         """The pickup cells taken in the current state."""

@@ -31,9 +31,16 @@ from __future__ import annotations
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.checks import check_positive_int, check_unit_interval
+from tabular.checks import (
+    check_index,
+    check_positive_int,
+    check_seed,
+    check_size,
+    check_unit_interval,
+)
+from tabular.learn.setup import MAX_STEPS
 
-from .base import ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 from .layout import LayoutSpec, as_text, layout_text, parse_layout
 
 TRACK_CHARS = {"#": "outside", ".": "track", "S": "start", "F": "finish"}
@@ -97,6 +104,7 @@ class Racetrack(ModelEnv):
         self.max_speed = check_positive_int("max_speed", max_speed, high=10)
         self.chars = track_chars(layout)
         self.grid_shape = self.chars.shape
+        check_track_size(self.chars, self.max_speed)
         self.state_index, self.state_cells, self.state_velocity = number_states(
             self.chars, self.max_speed)
         self.start_cells = np.argwhere(self.chars == ord("S")).astype(np.int64)
@@ -201,13 +209,19 @@ class Racetrack(ModelEnv):
         (the start first, a crash's new start cell after it), the number of crashes,
         and whether the car crossed the finish line within ``max_steps`` steps."""
         policy = np.asarray(policy)
-        if policy.shape != (len(self.state_cells),):
-            raise ValueError(f"policy must be {len(self.state_cells)} action ids, got shape "
-                             f"{policy.shape}")
-        if not 0 <= start_cell < len(self.start_cells):
-            raise ValueError(f"start_cell must be in [0, {len(self.start_cells)}), "
-                             f"got {start_cell!r}")
-        rng = np.random.default_rng(seed)
+        S, A = self.next_state.shape
+        if policy.shape != (S,):
+            raise ValueError(f"policy must be {S} action ids, got shape {policy.shape}")
+        if not np.issubdtype(policy.dtype, np.integer):
+            raise ValueError(f"policy must hold integer action ids, got {policy.dtype}")
+        bad = (policy < 0) | (policy >= A)
+        if bad.any():
+            s = int(np.argmax(bad))
+            raise ValueError(f"policy[{s}] = {policy[s]} is not an action in [0, {A}) "
+                             f"(state {self._mdp.state_name(s)})")
+        start_cell = check_index("start_cell", start_cell, len(self.start_cells))
+        max_steps = check_positive_int("max_steps", max_steps, high=MAX_STEPS)
+        rng = np.random.default_rng(check_seed(seed))
         starts = self.state_index[self.start_cells[:, 0], self.start_cells[:, 1], 0, 0]
         s = int(starts[start_cell])
         cells, crashes = [self.state_cells[s]], 0
@@ -255,6 +269,21 @@ def track_chars(layout) -> np.ndarray:
         if not (chars == ord(char)).any():
             raise ValueError(f"layout has no {name} cell {char!r}")
     return chars
+
+
+def check_track_size(chars: np.ndarray, max_speed: int) -> None:
+    """Refuse, before building it, a track whose model (``S * 9 * K`` outcome slots, ``K =
+    2 x`` start cells) or cell-velocity table (``H * W * V^2``, ``V = max_speed + 1``) has
+    more than ``MAX_OUTCOME_SLOTS`` entries."""
+    H, W = chars.shape
+    V = max_speed + 1
+    track = int((chars != ord("#")).sum())
+    starts = int((chars == ord("S")).sum())
+    S = track * (V * V - 1) + starts  # a start cell also holds the car at rest
+    what = f"the {H}x{W} layout with max_speed={max_speed}"
+    check_size(what, H * W * V * V, MAX_OUTCOME_SLOTS, 8, "cell-velocity entries")
+    check_size(f"{what} ({S:,} states x 9 actions x {2 * starts} outcomes)",
+               S * 9 * 2 * starts, MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
 
 
 def number_states(chars: np.ndarray, max_speed: int):

@@ -18,6 +18,9 @@ from typing import Any
 
 import gymnasium
 
+from tabular.checks import check_positive_int
+from tabular.learn.setup import MAX_STEPS
+
 from .layout import LayoutSpec
 
 NAMESPACE = "tabzoo"
@@ -76,11 +79,17 @@ def register_gridworld(env_id: str, layout: LayoutSpec, *,
     a file path/name (see :func:`tabular.envs.layout.layout_text`); ``max_episode_steps``:
     Gymnasium's time limit (default ``None``: none); ``options``: GridWorld keyword
     arguments (rewards, slip, wind, teleports, ...). The layout and options are
-    checked now, so a bad layout fails here rather than at ``make``.
+    checked now, so a bad layout fails here rather than at ``make``; so is
+    ``max_episode_steps`` (an integer in ``[1, 10^8]``, the learners' ``MAX_STEPS``).
     """
     from .gridworld import GridWorld
     from .layout import layout_text
 
+    if not isinstance(env_id, str):
+        raise ValueError(f"env_id must be a string such as 'my/Maze-v0', got {env_id!r}")
+    if max_episode_steps is not None:
+        max_episode_steps = check_positive_int("max_episode_steps", max_episode_steps,
+                                               high=MAX_STEPS)
     text = layout_text(layout)
     GridWorld(text, **options)  # raises ValueError naming the row/column or option
     gymnasium.register(id=env_id, entry_point="tabular.envs.gridworld:GridWorld",

@@ -27,6 +27,7 @@ of 111,789 prefixes.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
@@ -118,12 +119,27 @@ def load_scenario(name: str = "capital_of_france") -> Scenario:
         corpus=corpus, n=int(settings["n"]), max_len=int(settings["max_len"]))
 
 
+def available_scenarios() -> list[str]:
+    """Names of the scenario files shipped in ``envs/data/`` (the ``*_corpus.txt`` files
+    are their corpora)."""
+    return sorted(p.stem for p in DATA_DIR.glob("*.txt") if not p.stem.endswith("_corpus"))
+
+
 def _sections(name: str, required: set[str]) -> dict[str, list[str]]:
     """The lines of ``envs/data/<name>.txt`` by ``[section]`` (comments and blanks
-    dropped); every ``required`` section must be there."""
+    dropped); every ``required`` section must be there. ``name`` is a file name of
+    ``envs/data/``, not a path: a ``ValueError`` otherwise, a ``FileNotFoundError`` naming
+    the shipped scenarios if there is no such file."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise ValueError(f"name must be the name of a scenario file of envs/data (letters, "
+                         f"digits, '_' and '-'), got {name!r}")
+    path = DATA_DIR / f"{name}.txt"
+    if not path.is_file():
+        raise FileNotFoundError(f"no scenario file {name}.txt in envs/data (shipped: "
+                                f"{', '.join(available_scenarios())})")
     sections: dict[str, list[str]] = {}
     current = None
-    for line in (DATA_DIR / f"{name}.txt").read_text().splitlines():
+    for line in path.read_text().splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -157,10 +173,13 @@ def capital_of_france(reward: str | RewardSpec = "gold", **kwargs) -> TokenMDP:
 
     ``reward``: ``"gold"`` (default) pays the gold reward of each reply; any other
     :class:`~tabular.envs.token.TokenMDP` reward (for instance a trained reward model's
-    ``score``) is optimised instead. ``kwargs`` go to :class:`~tabular.envs.token.TokenMDP`.
+    ``score``) is optimised instead (any other string is an error). ``kwargs`` go to
+    :class:`~tabular.envs.token.TokenMDP`.
     """
-    return load_scenario().env(None if reward == "gold" else reward,  # type: ignore[arg-type]
-                               **kwargs)
+    if isinstance(reward, str) and reward != "gold":
+        raise ValueError(f"reward must be 'gold' or a TokenMDP reward (a function or a "
+                         f"mapping), got {reward!r}")
+    return load_scenario().env(None if isinstance(reward, str) else reward, **kwargs)
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.checks import check_positive_int, check_unit_interval
+from tabular.checks import check_positive_int, check_size, check_unit_interval
 
-from .base import ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 from .grid_options import reward_option
 from .gridworld import GridWorld
-
-MAX_WALK_OUTCOMES = 2 * 10**7  # a walk's model: 25 bytes per outcome, S x 2 jump of them
 
 
 class Gridworld5x5(GridWorld):
@@ -235,6 +233,8 @@ class Gambler(ModelEnv):
         goal = check_positive_int("goal", goal)
         if goal < 2:
             raise ValueError(f"goal must be >= 2 (a non-terminal capital must exist), got {goal}")
+        check_size(f"goal={goal}", (goal + 1) * (goal // 2 + 1) * 2, MAX_OUTCOME_SLOTS,
+                   OUTCOME_BYTES)
         self.p_h, self.goal = p_h, goal
         super().__init__(self.model(), render_mode)
 
@@ -303,15 +303,12 @@ class RandomWalk(ModelEnv):
 
     def __init__(self, n_states: int = 5, left_reward: float = 0.0, right_reward: float = 1.0,
                  render_mode: str | None = None, *, jump: int = 1) -> None:
-        self.n_states = check_positive_int("n_states", n_states, high=MAX_WALK_OUTCOMES // 2)
+        self.n_states = check_positive_int("n_states", n_states, high=MAX_OUTCOME_SLOTS // 2)
         self.left_reward = reward_option("left_reward", left_reward)
         self.right_reward = reward_option("right_reward", right_reward)
         self.jump = check_positive_int("jump", jump, high=self.n_states)
-        outcomes = (self.n_states + 2) * 2 * self.jump
-        if outcomes > MAX_WALK_OUTCOMES:
-            raise ValueError(f"n_states={self.n_states} with jump={self.jump} makes {outcomes:,} "
-                             f"outcomes ({25 * outcomes / 2**30:.1f} GiB); at most "
-                             f"{MAX_WALK_OUTCOMES:,} are built")
+        check_size(f"n_states={self.n_states} with jump={self.jump}",
+                   (self.n_states + 2) * 2 * self.jump, MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
         super().__init__(self.model(), render_mode)
 
     def model(self) -> TabularMDP:
@@ -444,6 +441,8 @@ class MaximizationBias(ModelEnv):
         if self.n_b_actions < 2:
             raise ValueError(f"n_b_actions must be at least 2 (A has two actions), got "
                              f"{n_b_actions!r}")
+        check_size(f"n_b_actions={self.n_b_actions}", 2 * self.n_b_actions * 2,
+                   MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
         self.action_mask = np.ones((2, self.n_b_actions), dtype=bool)
         self.action_mask[0, 2:] = False
         self.action_mask.flags.writeable = False

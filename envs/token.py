@@ -32,14 +32,15 @@ smaller id than its continuations.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from tabular import TabularMDP
+from tabular.checks import check_index, check_number, check_positive_int, check_size
 from tabular.rlhf.lm import EOS, detokenize, tokenize
 
-from .base import ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 
 RewardSpec = Callable[[str, str], float] | Mapping
 
@@ -84,7 +85,8 @@ class TokenMDP(ModelEnv):
       *Say hello.* with *hello*".
     * ``vocab``: the token strings (actions). Default ``None``: every token of the
       prompts and the grammar, sorted; ``eos`` is appended if absent.
-    * ``max_len``: the most tokens a response may have (``eos`` counts); default 3.
+    * ``max_len``: the most tokens a response may have (``eos`` counts); default 3, at
+      most ``max_states``.
     * ``prompt_probs``: the start distribution over the prompts; default uniform.
     * ``grammar``: ``None`` (default: every token allowed everywhere), a list of
       allowed responses for every prompt, or a mapping ``prompt -> list of responses``.
@@ -93,8 +95,10 @@ class TokenMDP(ModelEnv):
     * ``default_reward``: the reward of a response a mapping ``reward`` does not list;
       default 0.
     * ``max_states``: the largest prefix tree the env will enumerate (default
-      100,000); a bigger tree is refused, counted in closed form or level by level on
-      the grammar, before anything of the model's size is allocated. The tree is built
+      100,000; at most ``MAX_OUTCOME_SLOTS``); a bigger tree is refused, or one of more
+      than ``MAX_OUTCOME_SLOTS`` outcome slots (states x tokens), counted level by level
+      (in closed form without a grammar), before anything of the model's size is
+      allocated. The tree is built
       with arrays, a level at a time (10^5 states in about a second).
     * ``render_mode``: ``"ansi"`` or ``None`` (default).
 
@@ -112,18 +116,19 @@ class TokenMDP(ModelEnv):
                  max_states: int = 100_000, render_mode: str | None = None) -> None:
         if isinstance(prompts, str):
             prompts = (prompts,)
-        self.prompts = tuple(prompts)
+        self.prompts = _strings("prompts", prompts)
         if not self.prompts or len(set(self.prompts)) != len(self.prompts):
             raise ValueError(f"prompts must list one or more distinct prompts, got {prompts!r}")
         if reward is None:
             reward = {"hello": 1.0}
-        if int(max_len) != max_len or max_len < 1:
-            raise ValueError(f"max_len must be an integer >= 1, got {max_len!r}")
-        self.max_len = int(max_len)
+        self.max_states = check_positive_int("max_states", max_states, high=MAX_OUTCOME_SLOTS)
+        # a longer response than max_states tokens makes a bigger tree (A >= 2) or none
+        self.max_len = check_positive_int("max_len", max_len, high=self.max_states)
+        if not (isinstance(eos, str) and eos):
+            raise ValueError(f"eos must be a non-empty token string, got {eos!r}")
         self.eos = eos
         self.illegal_reward = _reward_value("illegal_reward", illegal_reward)
         self.default_reward = _reward_value("default_reward", default_reward)
-        self.max_states = int(max_states)
 
         allowed = _grammar_per_prompt(grammar, self.prompts)
         if vocab is None:
@@ -132,6 +137,7 @@ class TokenMDP(ModelEnv):
                 words |= {t for rs in allowed for r in rs for t in tokenize(r)}
             words.discard(eos)
             vocab = sorted(words)
+        vocab = _strings("vocab", vocab)
         self.vocab = tuple(vocab) if eos in vocab else (*vocab, eos)
         if len(set(self.vocab)) != len(self.vocab):
             raise ValueError("vocab lists a token twice")
@@ -143,9 +149,11 @@ class TokenMDP(ModelEnv):
             for rs in allowed]
         self._reward = _reward_function(reward, self.default_reward)
 
-        self.prompt_probs = np.asarray(
-            np.full(len(self.prompts), 1.0 / len(self.prompts)) if prompt_probs is None
-            else prompt_probs, dtype=np.float64)
+        raw = np.asarray(np.full(len(self.prompts), 1.0 / len(self.prompts))
+                         if prompt_probs is None else prompt_probs)
+        if raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.number):
+            raise ValueError(f"prompt_probs must hold numbers, got {raw.dtype} {prompt_probs!r}")
+        self.prompt_probs = raw.astype(np.float64)
         if not (self.prompt_probs.shape == (len(self.prompts),)
                 and np.all(self.prompt_probs >= 0.0)
                 and abs(self.prompt_probs.sum() - 1.0) <= 1e-9):  # NaN fails each test
@@ -158,6 +166,8 @@ class TokenMDP(ModelEnv):
     def encode(self, text: str, what: str = "text") -> tuple[int, ...]:
         """Token ids of ``text``; an unknown token is an error naming it and ``what``
         (how the error names the text; default ``"text"``)."""
+        if not isinstance(text, str):
+            raise ValueError(f"{what} must be a string, got {type(text).__name__}")
         ids = []
         for tok in tokenize(text):
             if tok not in self.token_id:
@@ -167,6 +177,7 @@ class TokenMDP(ModelEnv):
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of token ids (the end-of-sequence token is dropped)."""
+        ids = [check_index("token id", i, len(self.vocab)) for i in ids]
         return detokenize([self.vocab[i] for i in ids if i != self.eos_id])
 
     # ----------------------------------------------------------- the tree
@@ -185,17 +196,23 @@ class TokenMDP(ModelEnv):
         A, L, P = len(self.vocab), self.max_len, len(self.prompts)
         B = A + 1
         levels = [np.arange(P, dtype=np.int64)]
-        if self._grammar is None:  # every token everywhere: the size in closed form first
-            open_prefixes = sum((A - 1) ** k for k in range(L))  # no eos, shorter than L
-            finished = sum((A - 1) ** k for k in range(L - 1)) + A * (A - 1) ** (L - 1)
-            self._refuse_above(P * (open_prefixes + finished))
+        if self._grammar is None:  # every token everywhere: the size level by level first
+            total, growing = P, P  # the prefixes so far, and those not ended by eos
+            for _ in range(L):
+                total, growing = total + growing * A, growing * (A - 1)
+                if total > self.max_states or growing == 0:
+                    break
+            self._refuse_above(total)
             for d in range(L):  # every prefix not ended by eos grows by every token
+                if levels[-1].size == 0:  # every prefix has ended: no deeper level
+                    break
                 ended = (levels[-1] % B - 1 == self.eos_id) & (d > 0)
                 levels.append((np.flatnonzero(~ended)[:, None] * B + np.arange(1, B)).ravel())
             return levels
         # every grammar response, its tokens padded with -1, and the prompt it answers
         seqs = [(p, seq) for p, rs in enumerate(self._grammar) for seq in rs]
         owner = np.array([p for p, _ in seqs], dtype=np.int64)
+        L = min(L, max(len(seq) for _, seq in seqs))  # no level past the longest response
         tokens = np.full((len(seqs), L), -1, dtype=np.int64)
         for i, (_, seq) in enumerate(seqs):
             seq = seq[:L]
@@ -214,12 +231,15 @@ class TokenMDP(ModelEnv):
         return levels
 
     def _refuse_above(self, total: int) -> None:
-        """Refuse a tree larger than ``max_states`` before building it."""
+        """Refuse a tree of at least ``total`` states if that is more than ``max_states``, or
+        more than ``MAX_OUTCOME_SLOTS`` outcome slots (``S x A``), before building it."""
         if total > self.max_states:
-            raise ValueError(f"the prefix tree has {total} states, more than max_states="
-                             f"{self.max_states}; shorten max_len (={self.max_len}), shrink "
-                             f"the vocabulary (={len(self.vocab)} tokens), add a grammar, or "
-                             "raise max_states")
+            raise ValueError(f"the prefix tree has at least {total:,} states, more than "
+                             f"max_states={self.max_states}; shorten max_len (={self.max_len}), "
+                             f"shrink the vocabulary (={len(self.vocab)} tokens), add a "
+                             "grammar, or raise max_states")
+        check_size(f"the prefix tree ({total:,} states x {len(self.vocab)} tokens)",
+                   total * len(self.vocab), MAX_OUTCOME_SLOTS, OUTCOME_BYTES)
 
     def _enumerate(self) -> TabularMDP:
         """Number the prefix tree breadth-first and build its exact model (``K = 1``), with
@@ -269,6 +289,7 @@ class TokenMDP(ModelEnv):
 
     def response_ids(self, s: int) -> tuple[int, ...]:
         """The response token ids of state ``s`` (its path from the prompt)."""
+        s = check_index("s", s, self.n_states)
         ids = []
         while self._token[s] >= 0:
             ids.append(int(self._token[s]))
@@ -283,7 +304,7 @@ class TokenMDP(ModelEnv):
     def reward(self, prompt: int, response: tuple[int, ...]) -> float:
         """``r(x, y)`` of a finished ``response`` (token ids) to prompt number ``prompt``,
         as the reward function says (NaN and ``+inf`` refused)."""
-        return self._score(prompt, self.decode(response))
+        return self._score(self._prompt_number(prompt), self.decode(response))
 
     def _score(self, prompt: int, text: str) -> float:
         return _reward_value(f"the reward of prompt {self.prompts[prompt]!r}, response "
@@ -292,8 +313,9 @@ class TokenMDP(ModelEnv):
     def state_of(self, prompt: int | str, response: str | Sequence[int] = ()) -> int:
         """The state id of ``prompt`` (its number or text) and a ``response`` prefix (text
         or token ids; default: the empty response, the prompt's root)."""
-        p = self.prompts.index(prompt) if isinstance(prompt, str) else int(prompt)
-        ids = self.encode(response) if isinstance(response, str) else tuple(response)
+        p = self._prompt_number(prompt)
+        ids = self.encode(response) if isinstance(response, str) else tuple(
+            check_index("token id", tok, len(self.vocab)) for tok in response)
         s = p
         next_state = self.to_mdp().next_state
         for tok in ids:
@@ -302,6 +324,16 @@ class TokenMDP(ModelEnv):
                                "is not a state of this token MDP (grammar or max_len)")
             s = int(next_state[s, tok, 0])
         return s
+
+    def _prompt_number(self, prompt: int | str) -> int:
+        """The number of ``prompt`` (its number or its text); a ``ValueError`` naming it
+        otherwise."""
+        if isinstance(prompt, str):
+            if prompt not in self.prompts:
+                raise ValueError(f"prompt {prompt!r} is not one of the {len(self.prompts)} "
+                                 "prompts of this token MDP")
+            return self.prompts.index(prompt)
+        return check_index("prompt", prompt, len(self.prompts))
 
     def final_state(self, prompt: int | str, response: str) -> int:
         """The terminal state of a complete ``response`` (text) to ``prompt`` (number or
@@ -313,11 +345,12 @@ class TokenMDP(ModelEnv):
 
     def context(self, s: int) -> tuple[int, ...]:
         """The whole token sequence of state ``s``: prompt tokens, then response tokens."""
-        return self.prompt_tokens[self.state_prompt[s]] + self.response_ids(s)
+        return self.prompt_tokens[self.state_prompt[check_index("s", s, self.n_states)]] \
+            + self.response_ids(s)
 
     def text(self, s: int) -> str:
         """The decoded response of state ``s`` (without ``eos``)."""
-        return self._texts[s]
+        return self._texts[check_index("s", s, self.n_states)]
 
     @property
     def state_labels(self) -> Sequence[str]:
@@ -360,7 +393,20 @@ def _grammar_per_prompt(grammar, prompts) -> list[list[str]] | None:
     for p, rs in zip(prompts, per_prompt, strict=True):
         if not rs:
             raise ValueError(f"grammar lists no responses for prompt {p!r}")
+        _strings(f"grammar[{p!r}]" if isinstance(grammar, Mapping) else "grammar", rs)
     return per_prompt
+
+
+def _strings(name: str, values) -> tuple[str, ...]:
+    """``values`` as a tuple of strings; a ``ValueError`` naming ``name`` and the first
+    one that is not a string (one string is not a list of them)."""
+    if isinstance(values, str) or not isinstance(values, Sequence | Iterable):
+        raise ValueError(f"{name} must be a list of strings, got {values!r}")
+    values = tuple(values)
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise ValueError(f"{name}[{i}] must be a string, got {value!r}")
+    return values
 
 
 def _texts(prompts, vocab, parent, token, eos_id) -> list[str]:
@@ -375,9 +421,7 @@ def _texts(prompts, vocab, parent, token, eos_id) -> list[str]:
 
 def _reward_value(name: str, value) -> float:
     """A reward: a number, finite or ``-inf`` (NaN, ``+inf`` and non-numbers refused)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    value = float(value)
+    value = check_number(name, value)
     if not value < np.inf:  # NaN and +inf
         raise ValueError(f"{name} must be a number below +inf (NaN refused), got {value}")
     return value

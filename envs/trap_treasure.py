@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .grid_options import reward_option
 from .gridworld import GridWorld
 from .layout import FLOOR, MARKED, START, TRAP, LayoutSpec
 
@@ -68,6 +69,7 @@ class TrapTreasure(GridWorld):
     def __init__(self, layout: LayoutSpec = "trap_treasure", *, trap_reward: float = -math.inf,
                  treasure_reward: float = 1.0, step_reward: float = 0.0, slip: float = 0.0,
                  render_mode: str | None = None) -> None:
+        treasure_reward = reward_option("treasure_reward", treasure_reward)
         super().__init__(layout, step_reward=step_reward, goal_reward=treasure_reward,
                          trap_reward=trap_reward, slip=slip, render_mode=render_mode)
 
@@ -79,6 +81,9 @@ class TrapTreasure(GridWorld):
 
     def state_of(self, i: int, j: int) -> int:
         """The state id of cell ``(i, j)`` (column ``i``, row ``j``, both from 1)."""
+        for name, value in (("i", i), ("j", j)):
+            if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+                raise ValueError(f"{name} must be an integer (from 1), got {value!r}")
         return self.state_of_cell(j - 1, i - 1)
 
     def cell_of(self, s: int) -> tuple[int, int]:

@@ -168,6 +168,35 @@ def first_bad(bad: npt.NDArray[np.bool_]) -> str:
     return str(np.argwhere(bad)[0].tolist())
 
 
+def check_index(name: str, value: object, size: int) -> int:
+    """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer id in
+    ``[0, size)`` (``True``, ``1.0`` and ``-1`` are refused, not read as ``1`` or the last)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer in [0, {size}), got {value!r}")
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be in [0, {size}): {value!r} is outside")
+    return int(value)
+
+
+def check_seed(seed: object) -> int | None:
+    """``seed`` as ``None`` or an int; a ``ValueError`` unless it is ``None`` or an integer
+    >= 0 (``True`` and ``1.0`` are refused)."""
+    if seed is not None and (isinstance(seed, bool | np.bool_)
+                             or not isinstance(seed, int | np.integer) or seed < 0):
+        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+    return None if seed is None else int(seed)
+
+
+def check_size(what: str, count: int, limit: int, entry_bytes: int,
+               unit: str = "outcome slots") -> None:
+    """Refuse, before anything is allocated, ``count`` entries of ``entry_bytes`` bytes
+    each when more than ``limit``: a ``ValueError`` saying ``what`` asks for them (the
+    parameters, e.g. ``"max_move=1000"``), how many ``unit`` and how many bytes."""
+    if count > limit:
+        raise ValueError(f"{what} makes {count:,} {unit} ({_bytes(entry_bytes * count)}); "
+                         f"at most {limit:,} are built")
+
+
 def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
                   name: str = "policy") -> npt.NDArray[np.float64]:
     """A policy as a stochastic ``float64 [S, A]`` matrix (a new, C-contiguous array).

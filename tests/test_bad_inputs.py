@@ -863,7 +863,7 @@ CORE_ROWS = list(flag_rows()) + [
     ("ucb_bandit spread 1e308", lambda: tabular.ucb_bandit(BanditTestbed(spread=1e308), steps=5),
      ValueError, "testbed.spread must be in [0, 1e+100]"),
     ("gradient_bandit k beyond memory", lambda: tabular.gradient_bandit(
-        BanditTestbed(k=10**9), steps=5, runs=10), ValueError, "testbed.k is too large"),
+        BanditTestbed(k=10**9), steps=5, runs=10), ValueError, "makes 10,000,000,000 arm values"),
     ("dyna_q_plus kappa 1e308", lambda: tabular.dyna_q_plus(CHAIN, kappa=1e308), ValueError,
      "kappa must be at most 1e+100"),
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from tabular.checks import check_positive_int
+from tabular.checks import check_positive_int, check_seed
 
 _MASK53 = 1.0 / 9007199254740992.0  # 2**-53
 
@@ -28,10 +28,7 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     not one ``SeedSequence`` object per run.
     """
     runs = check_positive_int("runs", runs)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
-                             or seed < 0):
-        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
-    entropy = np.random.SeedSequence(seed).entropy
+    entropy = np.random.SeedSequence(check_seed(seed)).entropy
     assert isinstance(entropy, int)  # SeedSequence(int or None) draws or keeps an int
     states = _spawned_states(entropy, runs)
     states[~states.any(axis=1), 0] = 1  # the all-zero state is xoshiro's one fixed point

@@ -28,10 +28,10 @@ from tabular._numba.rng import normal, seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import (
     check_finite,
-    check_fits,
     check_flag,
     check_nonnegative,
     check_positive_int,
+    check_size,
 )
 from tabular.model.mdp import MAX_REWARD
 from tabular.results import RunsResult, check_runs, with_run_axis
@@ -42,6 +42,9 @@ from tabular.schedules import as_schedule, inverse, read_schedule, schedule_valu
 from tabular.types import StepSize
 
 EPSILON_GREEDY, UCB, GRADIENT = 0, 1, 2
+#: The most entries of one recorded output (``runs x steps`` rewards, ``runs x k`` values),
+#: checked before anything is allocated: 0.8 GB of float64 at this size.
+MAX_OUTPUT_ENTRIES = 10**8
 
 
 class BanditTestbed(NamedTuple):
@@ -175,8 +178,9 @@ def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=Non
     testbed = check_testbed(testbed)
     steps = check_positive_int("steps", steps)
     n = check_runs(runs)
-    check_fits("steps", 9 * n * steps, f"{n} x {steps:,} rewards and flags")
-    check_fits("testbed.k", 16 * n * testbed.k, f"{n} x {testbed.k:,} estimates and values")
+    check_size(f"runs={n} x steps={steps}", n * steps, MAX_OUTPUT_ENTRIES, 9, "recorded steps")
+    check_size(f"runs={n} x testbed.k={testbed.k}", n * testbed.k, MAX_OUTPUT_ENTRIES, 16,
+               "arm values")
     params = BanditParams(
         steps=steps, epsilon=as_schedule("epsilon", epsilon, low_inclusive=True).params,
         c=check_nonnegative("c", c),

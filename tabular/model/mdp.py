@@ -147,7 +147,8 @@ class TabularMDP:
         self._keep(compact.encode(*(arrays[name] for name in WIDE_ARRAYS)))
 
     def _check_metadata(self) -> None:
-        """Keep the metadata as tuples and read-only arrays; refuse a bad time limit."""
+        """Keep the metadata as tuples and read-only arrays; refuse a bad time limit or grid
+        shape."""
         if self.state_labels is not None:
             object.__setattr__(self, "state_labels", tuple(self.state_labels))
         if self.action_names is not None:
@@ -159,6 +160,14 @@ class TabularMDP:
                 raise MDPError(f"max_episode_steps must be an int >= 1 or None, got "
                                f"{self.max_episode_steps!r}")
             object.__setattr__(self, "max_episode_steps", int(self.max_episode_steps))
+        if self.grid_shape is not None:
+            shape = self.grid_shape
+            if (isinstance(shape, str) or np.ndim(shape) != 1 or len(shape) != 2
+                    or not all(isinstance(n, int | np.integer) and n >= 1
+                               and not isinstance(n, bool | np.bool_) for n in shape)):
+                raise MDPError(f"grid_shape must be (rows, cols), two integers >= 1, got "
+                               f"{shape!r}")
+            object.__setattr__(self, "grid_shape", (int(shape[0]), int(shape[1])))
         if self.state_cells is not None:
             cells = _model_array("state_cells", self.state_cells, "index")
             cells.flags.writeable = False
@@ -273,8 +282,24 @@ class TabularMDP:
             raise MDPError(f"state_labels has {len(self.state_labels)} entries for {S} states")
         if self.action_names is not None and len(self.action_names) != A:
             raise MDPError(f"action_names has {len(self.action_names)} entries for {A} actions")
-        if self.state_cells is not None and self.state_cells.shape != (S, 2):
-            raise MDPError(f"state_cells must have shape [{S}, 2], got {self.state_cells.shape}")
+        if self.state_cells is not None:
+            self._check_cells(S)
+
+    def _check_cells(self, S: int) -> None:
+        """Refuse ``state_cells`` that are not ``[S, 2]`` or hold a cell outside
+        ``grid_shape`` (or a negative row or column, without a ``grid_shape``)."""
+        cells = self.state_cells
+        if cells.shape != (S, 2):
+            raise MDPError(f"state_cells must have shape [{S}, 2], got {cells.shape}")
+        bad = (cells < 0).any(axis=1)
+        if self.grid_shape is not None:
+            bad |= (cells >= np.array(self.grid_shape)).any(axis=1)
+        if bad.any():
+            s = int(np.argmax(bad))
+            where = ("outside the grid_shape " + "x".join(map(str, self.grid_shape))
+                     if self.grid_shape is not None else "not a cell (a negative index)")
+            raise MDPError(f"state_cells[{s}] = (row {cells[s, 0]}, col {cells[s, 1]}) of "
+                           f"state {self.state_name(s)} is {where}")
 
     def _check_start(self) -> None:
         """Refuse a ``start`` that is not a probability distribution."""
