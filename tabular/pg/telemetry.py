@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabular.checks import check_flag, check_number, check_positive_int, policy_matrix
+from tabular.checks import check_flag, check_number, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.results import SHARED, RunsResult, _brief
@@ -171,32 +171,38 @@ class Recorder:
     def __init__(self, mdp, ref_policy, beta: float, logits: np.ndarray,
                  row_of_state: np.ndarray, runs: int | None, callback: Callback | None,
                  sampled: Callable[[int, int], dict[str, float]] | None, where: str):
-        from tabular.rlhf.exact import kl_optimum  # tabular.rlhf imports the learners
+        from tabular.rlhf.exact import ending_probabilities, kl_optimum, path_returns
 
         if not beta > 0.0:
             raise ValueError(f"{where}: history=True measures the KL-regularised objective "
                              "and needs ref_policy and beta > 0")
         self.mdp, self.beta, self.where = mdp, beta, where
-        self.ref = policy_matrix(mdp, ref_policy, "ref_policy")
-        self.optimum = kl_optimum(mdp, self.ref, beta)
+        self.optimum = kl_optimum(mdp, ref_policy, beta)
+        ref = ending_probabilities(mdp, ref_policy)
+        self.support = np.nonzero(ref)  # the reference's responses: (s, a) of each ending
+        self.ref, self.best = ref[self.support], self.optimum.endings[self.support]
+        self.returns = path_returns(mdp)[self.support]
         self.logits, self.row_of_state, self.runs = logits, row_of_state, runs
         self.callback, self.sampled = callback, sampled
         self.iterations: list[int] = []
         self.rows: list[list[dict[str, float]]] = []  # [evaluation][run]
 
     def exact(self, policy: SoftmaxPolicy) -> dict[str, float]:
-        """The :data:`EXACT` metrics of ``policy``."""
-        from tabular.rlhf.exact import ending_probabilities, expected_return, sequence_kl
+        """The :data:`EXACT` metrics of ``policy``, as sums over its distribution of
+        responses (on a tree, the KL over whole responses is the sequence KL, and
+        ``pi*`` gives every response of the reference positive probability)."""
+        from tabular.rlhf.exact import ending_probabilities
 
-        pi = policy_matrix(self.mdp, policy)
-        kl_ref = sequence_kl(self.mdp, pi, self.ref)
-        objective = expected_return(self.mdp, pi) - self.beta * kl_ref  # as kl_objective
-        ends, best = ending_probabilities(self.mdp, pi), self.optimum.endings
-        on = ends > 0.0
-        if (best[on] == 0.0).any():  # a response the optimum never gives
-            kl_opt = np.inf
+        ends = ending_probabilities(self.mdp, policy)
+        p = ends[self.support]
+        if np.count_nonzero(ends) > np.count_nonzero(p):  # a response pi_ref never gives
+            kl_ref, kl_opt, objective = np.inf, np.inf, -np.inf
         else:
-            kl_opt = float(np.sum(ends[on] * (np.log(ends[on]) - np.log(best[on]))))
+            on = p > 0.0
+            log_p = np.log(p[on])
+            kl_ref = float(p[on] @ (log_p - np.log(self.ref[on])))
+            kl_opt = float(p[on] @ (log_p - np.log(self.best[on])))
+            objective = float(p @ self.returns) - self.beta * kl_ref
         return {"exact/objective": objective, "exact/gap": self.optimum.value - objective,
                 "exact/kl_to_optimum": kl_opt, "exact/kl_to_ref": kl_ref}
 
