@@ -29,6 +29,7 @@ One step from cell ``(row, col)`` with velocity ``(vx, vy)`` (``vx`` to the righ
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from tabular import TabularMDP
 from tabular.checks import (
@@ -198,7 +199,8 @@ class Racetrack(ModelEnv):
                 in zip(self.state_cells.tolist(), self.state_velocity.tolist(), strict=True)]
 
     # ---------------------------------------------------------- trajectories
-    def trajectory(self, policy, start_cell: int, *, seed: int = 0, max_steps: int = 200):
+    def trajectory(self, policy: npt.ArrayLike, start_cell: int, *, seed: int = 0,
+                   max_steps: int = 200) -> tuple[np.ndarray, int, bool]:
         """Drive ``policy`` (int ``[S]`` actions) without noise, as Exercise 5.12 asks,
         from start cell number ``start_cell`` (a row of ``start_cells``) at rest.
 

@@ -23,17 +23,23 @@ a comparison is two (DPO, IPO, iterated DPO: both responses are sampled, a pair 
 identical responses is no comparison but was still sampled); a KTO label is one (the
 responses KTO samples from the current policy to estimate its reference point are
 unlabelled and not counted: the paper takes them from the batch it already has).
-Training longer at the same seed replays the shorter run (constant step sizes or
-schedules over the iteration count; the labelled data of a smaller budget are the
-first ones of a larger one), so the budgets of a curve are checkpoints of one run.
+The on-policy learners train once per run, for the largest budget, with
+``history=True``: the budgets are evaluations of that one run's training history (every
+learner's iteration count ``budget // responses per iteration``; the history evaluates
+every greatest common divisor of them), and the figure draws the whole curve between
+them. The preference learners' budget is their data (the labelled data of a smaller
+budget are the first ones of a larger one), so each budget is trained apart and measured
+by its history's last evaluation.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import matplotlib.lines
 import numpy as np
 
 from tabular import actor_critic, ppo, reinforce, trpo
@@ -243,65 +249,66 @@ biased GAE(0.95) advantage in full, and at ``beta = 2`` 4 of 8 runs stalled at a
 of 0.047."""
 
 
-def _runs(result, runs: int) -> list:
-    return [result.run(i).policy for i in range(runs)]
-
-
-def _rl(scenario, beta, seed, runs) -> tuple:
+def _rl(scenario, beta, seed, runs, every) -> tuple:
     """``(mdp, start)`` and the keywords every on-policy learner shares: the SFT model as
-    start and reference, the KL coefficient, the seed and the runs."""
+    start and reference, the KL coefficient, the seed, the runs and a history evaluated
+    every ``every`` iterations."""
     ex = task(scenario).ex
     return ex.mdp, ex.reference, {"ref_policy": ex.reference, "beta": beta, "seed": seed,
-                                  "runs": runs}
+                                  "runs": runs, "history": True, "eval_every": every}
 
 
-def train_reinforce(scenario, beta, budget, runs, seed):
-    mdp, start, kw = _rl(scenario, beta, seed, runs)
-    return _runs(reinforce(mdp, start, episodes=budget, alpha=ALPHA["REINFORCE"], **kw), runs)
+def train_reinforce(scenario, beta, iterations, runs, seed, every):
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    return reinforce(mdp, start, episodes=iterations, alpha=ALPHA["REINFORCE"], **kw).history
 
 
-def train_actor_critic(scenario, beta, budget, runs, seed):
-    mdp, start, kw = _rl(scenario, beta, seed, runs)
-    return _runs(actor_critic(mdp, start, episodes=budget, alpha=ALPHA["Actor-critic"],
-                              alpha_value=0.2, lam=0.9, **kw), runs)
+def train_actor_critic(scenario, beta, iterations, runs, seed, every):
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    return actor_critic(mdp, start, episodes=iterations, alpha=ALPHA["Actor-critic"],
+                        alpha_value=0.2, lam=0.9, **kw).history
 
 
-def train_ppo(scenario, beta, budget, runs, seed, **objective):
-    mdp, start, kw = _rl(scenario, beta, seed, runs)
-    return _runs(ppo(mdp, start, iterations=budget // BATCH, episodes_per_batch=BATCH,
-                     alpha=ALPHA["PPO"], **objective, **kw), runs)
+def train_ppo(scenario, beta, iterations, runs, seed, every, **objective):
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    return ppo(mdp, start, iterations=iterations, episodes_per_batch=BATCH,
+               alpha=ALPHA["PPO"], **objective, **kw).history
 
 
-def train_ppo_adaptive_kl(scenario, beta, budget, runs, seed):
-    return train_ppo(scenario, beta, budget, runs, seed, objective="adaptive_kl",
+def train_ppo_adaptive_kl(scenario, beta, iterations, runs, seed, every):
+    return train_ppo(scenario, beta, iterations, runs, seed, every, objective="adaptive_kl",
                      kl_target=KL_TARGET)
 
 
-def train_trpo(scenario, beta, budget, runs, seed):
-    mdp, start, kw = _rl(scenario, beta, seed, runs)
-    return _runs(trpo(mdp, start, iterations=budget // BATCH, episodes_per_batch=BATCH,
-                      max_kl=MAX_KL, lam=1.0, **kw), runs)
+def train_trpo(scenario, beta, iterations, runs, seed, every):
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    return trpo(mdp, start, iterations=iterations, episodes_per_batch=BATCH, max_kl=MAX_KL,
+                lam=1.0, **kw).history
 
 
-def train_group(scenario, beta, budget, runs, seed, advantage="grpo"):
-    mdp, start, kw = _rl(scenario, beta, seed, runs)
-    per_group = GROUP + (advantage == "remax")
-    return _runs(grpo(mdp, start, iterations=budget // per_group, group_size=GROUP,
-                      advantage=advantage, alpha=ALPHA["GRPO"], **kw), runs)
+def train_group(scenario, beta, iterations, runs, seed, every, advantage="grpo"):
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    return grpo(mdp, start, iterations=iterations, group_size=GROUP, advantage=advantage,
+                alpha=ALPHA["GRPO"], **kw).history
 
 
-def train_rloo(scenario, beta, budget, runs, seed):
-    return train_group(scenario, beta, budget, runs, seed, advantage="rloo")
+def train_rloo(scenario, beta, iterations, runs, seed, every):
+    return train_group(scenario, beta, iterations, runs, seed, every, advantage="rloo")
 
 
-def train_remax(scenario, beta, budget, runs, seed):
-    return train_group(scenario, beta, budget, runs, seed, advantage="remax")
+def train_remax(scenario, beta, iterations, runs, seed, every):
+    return train_group(scenario, beta, iterations, runs, seed, every, advantage="remax")
 
 
-def train_distill(scenario, beta, budget, runs, seed):
-    mdp, start, _ = _rl(scenario, beta, seed, runs)
-    return _runs(distill(mdp, start, teacher(scenario, beta), episodes=budget,
-                         alpha=ALPHA["distill"], seed=seed, runs=runs), runs)
+def train_distill(scenario, beta, iterations, runs, seed, every):
+    """Distillation's own history measures it against the teacher (no reward, ``beta``
+    1); its callback adds the leaderboard's measures against ``pi*_beta``."""
+    mdp, start, _ = _rl(scenario, beta, seed, runs, every)
+    return distill(mdp, start, teacher(scenario, beta), episodes=iterations,
+                   alpha=ALPHA["distill"], seed=seed, runs=runs, history=True,
+                   eval_every=every,
+                   callback=lambda it, policy, m: dict(zip(
+                       MEASURES, measure(scenario, beta, policy), strict=True))).history
 
 
 def _streams(seed, runs) -> list:
@@ -314,8 +321,9 @@ def train_dpo(scenario, beta, budget, runs, seed, loss="sigmoid"):
     ex = t.ex
     alpha = ALPHA["DPO" if loss == "sigmoid" else "IPO"]
     return [dpo(ex.env, ex.reference, comparisons(t, budget // 2, rng), beta=beta,
-                ref_policy=ex.reference, steps=PREFERENCE_STEPS, alpha=alpha,
-                loss=loss).policy for rng in _streams(seed, runs)]
+                ref_policy=ex.reference, steps=PREFERENCE_STEPS, alpha=alpha, loss=loss,
+                history=True, eval_every=PREFERENCE_STEPS).history
+            for rng in _streams(seed, runs)]
 
 
 def train_ipo(scenario, beta, budget, runs, seed):
@@ -324,27 +332,29 @@ def train_ipo(scenario, beta, budget, runs, seed):
 
 def train_iterated_dpo(scenario, beta, budget, runs, seed):
     ex = task(scenario).ex
-    return _runs(iterated_dpo(ex.mdp, ex.reference, beta=beta, rounds=ROUNDS,
-                              pairs=max(1, budget // (2 * ROUNDS)), steps=ROUND_STEPS,
-                              alpha=ALPHA["DPO"], ref_policy=ex.reference, seed=seed,
-                              runs=runs), runs)
+    h = iterated_dpo(ex.mdp, ex.reference, beta=beta, rounds=ROUNDS,
+                     pairs=max(1, budget // (2 * ROUNDS)), steps=ROUND_STEPS,
+                     alpha=ALPHA["DPO"], ref_policy=ex.reference, seed=seed, runs=runs,
+                     history=True, eval_every=ROUNDS).history
+    return [h.run(i) for i in range(runs)]
 
 
 def train_kto(scenario, beta, budget, runs, seed):
     t = task(scenario)
     ex = t.ex
-    policies = []
+    histories = []
     for rng in _streams(seed, runs):
         feedback = labels(t, budget, rng)
         good = sum(c for c, *_, g in feedback if g)
         bad = sum(c for c, *_, g in feedback if not g)
         # the paper's advice: desirable weight at least the undesirable one
         lambda_u = min(1.0, good / bad) if bad else 1.0
-        policies.append(kto(ex.env, ex.reference, feedback, beta=beta,
-                            ref_policy=ex.reference, lambda_u=lambda_u,
-                            steps=PREFERENCE_STEPS, alpha=ALPHA["KTO"],
-                            seed=int(rng.integers(2**63))).policy)
-    return policies
+        histories.append(kto(ex.env, ex.reference, feedback, beta=beta,
+                             ref_policy=ex.reference, lambda_u=lambda_u,
+                             steps=PREFERENCE_STEPS, alpha=ALPHA["KTO"],
+                             seed=int(rng.integers(2**63)), history=True,
+                             eval_every=PREFERENCE_STEPS).history)
+    return histories
 
 
 #: Step sizes (one per learner, the same on both scenarios and at both betas).
@@ -360,37 +370,75 @@ ROUNDS, ROUND_STEPS = 4, 25
 
 
 class Method(NamedTuple):
-    """A leaderboard entry: how it trains, and what one budget unit of it is."""
+    """A leaderboard entry: how it trains, what one budget unit of it is, and how many
+    responses one of its iterations samples (``0``: a budget is its data, as the
+    preference learners' comparisons and labels, so each budget is trained apart)."""
 
     train: object
     unit: str
+    per_iteration: int = 0
 
 
 METHODS = {
-    "REINFORCE": Method(train_reinforce, "episode"),
-    "Actor-critic": Method(train_actor_critic, "episode"),
-    "PPO": Method(train_ppo, "episode (batches of 8)"),
-    "PPO, adaptive KL": Method(train_ppo_adaptive_kl, "episode (batches of 8)"),
-    "TRPO": Method(train_trpo, "episode (batches of 8)"),
-    "GRPO": Method(train_group, "response (groups of 8)"),
-    "RLOO": Method(train_rloo, "response (groups of 8)"),
-    "ReMax": Method(train_remax, "response (groups of 8 + 1 greedy)"),
+    "REINFORCE": Method(train_reinforce, "episode", 1),
+    "Actor-critic": Method(train_actor_critic, "episode", 1),
+    "PPO": Method(train_ppo, "episode (batches of 8)", BATCH),
+    "PPO, adaptive KL": Method(train_ppo_adaptive_kl, "episode (batches of 8)", BATCH),
+    "TRPO": Method(train_trpo, "episode (batches of 8)", BATCH),
+    "GRPO": Method(train_group, "response (groups of 8)", GROUP),
+    "RLOO": Method(train_rloo, "response (groups of 8)", GROUP),
+    "ReMax": Method(train_remax, "response (groups of 8 + 1 greedy)", GROUP + 1),
     "DPO": Method(train_dpo, "2 per comparison"),
     "IPO": Method(train_ipo, "2 per comparison"),
     "iterated DPO": Method(train_iterated_dpo, "2 per comparison (4 rounds)"),
     "KTO": Method(train_kto, "labelled response"),
-    "distill (pi* teacher)": Method(train_distill, "episode"),
+    "distill (pi* teacher)": Method(train_distill, "episode", 1),
 }
+
+#: The leaderboard's measures of a policy, as :func:`measure` returns them.
+MEASURES = ("gap", "kl_opt", "kl_ref", "reward")
+
+
+def measures_of(history, beta: float) -> dict:
+    """The :data:`MEASURES` at every evaluation of a history (``[..., E]``): its exact
+    metrics (``E[r_RM] = J + beta KL(pi || pi_SFT)``), or for distillation, measured
+    against its teacher, the callback's."""
+    if "gap" in history.names:
+        return {name: history[name] for name in MEASURES}
+    kl_ref = history["exact/kl_to_ref"]
+    with np.errstate(invalid="ignore"):  # inf - inf: a response the SFT model never gives
+        reward = np.where(np.isfinite(kl_ref), history["exact/objective"] + beta * kl_ref,
+                          np.nan)
+    return {"gap": history["exact/gap"], "kl_opt": history["exact/kl_to_optimum"],
+            "kl_ref": kl_ref, "reward": reward}
 
 
 # ------------------------------------------------------------------------ running
-def evaluate(scenario: str, beta: float, method: str, budget: int, runs: int,
+def evaluate(scenario: str, beta: float, method: str, budgets: tuple, runs: int,
              seed: int) -> dict:
-    """Train ``method`` on ``budget`` sampled responses, ``runs`` times, and measure every
-    run exactly (an executor job)."""
-    policies = METHODS[method].train(scenario, beta, budget, runs, seed)
-    gap, kl_opt, kl_ref, reward = np.array([measure(scenario, beta, p) for p in policies]).T
-    return {"gap": gap, "kl_opt": kl_opt, "kl_ref": kl_ref, "reward": reward}
+    """Train ``method`` ``runs`` times and measure every run exactly from its training
+    history at each of ``budgets`` sampled responses (an executor job): the on-policy
+    learners once, for the largest budget, evaluated every ``gcd`` of the budgets'
+    iteration counts (so the budgets are checkpoints of one run, and ``curve_*`` the
+    whole curve between them); the preference learners once per budget. Returns the
+    :data:`MEASURES` as ``[budget, run]`` arrays and ``curve_responses [E]``,
+    ``curve_gap [run, E]``."""
+    m = METHODS[method]
+    if m.per_iteration:
+        checkpoints = [b // m.per_iteration for b in budgets]
+        history = m.train(scenario, beta, checkpoints[-1], runs, seed, math.gcd(*checkpoints))
+        rows = np.searchsorted(history.iteration, checkpoints)
+        found = measures_of(history, beta)
+        out = {name: found[name][:, rows].T for name in MEASURES}
+        out.update(curve_responses=history.iteration * m.per_iteration,
+                   curve_gap=found["gap"])
+        return out
+    last = [[measures_of(h, beta) for h in m.train(scenario, beta, b, runs, seed)]
+            for b in budgets]
+    out = {name: np.array([[r[name][-1] for r in runs_] for runs_ in last])
+           for name in MEASURES}
+    out.update(curve_responses=np.array(budgets), curve_gap=out["gap"].T)
+    return out
 
 
 def key(scenario: str) -> str:
@@ -432,11 +480,11 @@ def frontier(scenario: str, config: Config) -> dict:
 
 def run(config: Config, executor) -> dict:
     methods = list(METHODS)
-    jobs = [{"scenario": sc, "beta": beta, "method": m, "budget": budget, "runs": runs,
-             "seed": config.seed}
+    jobs = [{"scenario": sc, "beta": beta, "method": m, "budgets": tuple(budgets),
+             "runs": runs, "seed": config.seed}
             for sc, (budgets, runs) in plan(config).items()
-            for beta in config.betas for m in methods for budget in budgets]
-    out = executor.map(evaluate, jobs, desc="learners x betas x budgets")
+            for beta in config.betas for m in methods]
+    out = executor.map(evaluate, jobs, desc="learners x betas")
     results = {"methods": np.array(methods),
                "units": np.array([METHODS[m].unit for m in methods]),
                "betas": np.array(config.betas), "best_of": np.array(config.best_of),
@@ -445,8 +493,12 @@ def run(config: Config, executor) -> dict:
         p = key(sc)
         mine = [o for job, o in zip(jobs, out, strict=True) if job["scenario"] == sc]
         shape = (len(config.betas), len(methods), len(budgets), runs)
-        for field in ("gap", "kl_opt", "kl_ref", "reward"):  # [beta, method, budget, run]
+        for field in MEASURES:  # [beta, method, budget, run]
             results[f"{p}_{field}"] = np.array([o[field] for o in mine]).reshape(shape)
+        for j, o in enumerate(mine):  # the whole curves: [beta, method] by index
+            b, m = divmod(j, len(methods))
+            results[f"{p}_curve_responses_{b}_{m}"] = o["curve_responses"]
+            results[f"{p}_curve_gap_{b}_{m}"] = o["curve_gap"]
         results[f"{p}_budgets"] = np.array(budgets)
         results.update(frontier(sc, config))
     return results
@@ -478,35 +530,61 @@ def gap_band(ax, budgets, gaps, **line_style):
                         color=line_style.get("color"), alpha=0.1, linewidth=0)
 
 
+BETA_COLORS = ("#0072B2", "#D55E00")
+"""One colour per beta (the first two KL coefficients)."""
+SCENARIO_STYLES = ("-", "--")
+"""One line style per scenario: the capital of France solid, the grammar dashed."""
+
+
 def plot(results: dict, out_dir, config: Config) -> list:
+    """Small multiples: one panel per learner (the exact gap by sampled responses, each
+    (scenario, beta) a line: its training history's curve, mean over runs, with the
+    budgets' 95% confidence bands), the same axes in every panel; then each scenario's
+    reward-KL panel."""
     methods = [str(m) for m in results["methods"]]
     scenarios = [str(s) for s in results["scenarios"]]
     betas = results["betas"]
-    fig, axes = style.figure(len(betas) + 1, len(scenarios), width=5.2, height=4.2,
-                             title="RLHF leaderboard: the exact gap to the KL-regularised "
-                                   "optimum, by sampled responses (gaps below 1e-4 leave "
-                                   "the panels)")
-    for row, sc in enumerate(scenarios):
+    cols = 4
+    rows = -(-(len(methods) + len(scenarios)) // cols)
+    fig, axes = style.figure(cols, rows, width=3.6, height=2.9, sharex=False,
+                             title="RLHF leaderboard: the exact gap J* - J(pi) to the "
+                                   "KL-regularised optimum (= beta KL(pi || pi*)), by sampled "
+                                   "responses")
+    panels = list(axes.flat)
+    for m, name in enumerate(methods):
+        ax = panels[m]
+        for si, sc in enumerate(scenarios):
+            p = key(sc)
+            budgets = results[f"{p}_budgets"]
+            for b, beta in enumerate(betas):
+                c, ls = BETA_COLORS[b % 2], SCENARIO_STYLES[si % 2]
+                x = results[f"{p}_curve_responses_{b}_{m}"]
+                curve = results[f"{p}_curve_gap_{b}_{m}"].mean(axis=0)
+                ax.plot(np.maximum(x, budgets[0] / 2), curve, color=c, linestyle=ls,
+                        linewidth=1.0)
+                gap_band(ax, budgets, results[f"{p}_gap"][b, m], color=c, linestyle="none",
+                         label=f"{sc}, beta = {beta:g}")
+                ax.axhline(results[f"{p}_start_gap"][b], color=c, linewidth=0.6,
+                           linestyle=(0, (1, 3)))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_ylim(FLOOR, 3.0)
+        ax.set_title(f"{name} ({METHODS[name].unit})", fontsize=9)
+        if m % cols == 0:
+            ax.set_ylabel("J* - J(pi), exact")
+        if m >= len(methods) - cols:
+            ax.set_xlabel("sampled responses")
+    handles = [matplotlib.lines.Line2D([], [], color=BETA_COLORS[b % 2],
+                                       linestyle=SCENARIO_STYLES[si % 2], marker="o",
+                                       markersize=3, label=f"{sc}, beta = {beta:g}")
+               for si, sc in enumerate(scenarios) for b, beta in enumerate(betas)]
+    handles.append(matplotlib.lines.Line2D([], [], color="0.4", linewidth=0.6,
+                                           linestyle=(0, (1, 3)),
+                                           label="the SFT model (the start)"))
+    for si, sc in enumerate(scenarios):
         p = key(sc)
         budgets = results[f"{p}_budgets"]
-        runs = results[f"{p}_gap"].shape[-1]
-        for col, beta in enumerate(betas):
-            ax = axes[row, col]
-            for m, name in enumerate(methods):
-                gap_band(ax, budgets, results[f"{p}_gap"][col, m], label=name,
-                         color=COLORS[m % len(COLORS)], linestyle=FAMILIES.get(name, "-"))
-            ax.axhline(results[f"{p}_start_gap"][col], color="0.5", linewidth=0.8,
-                       linestyle=(0, (1, 3)), label="SFT model (the start)")
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_ylim(FLOOR, 3.0)
-            ax.set_xlabel("sampled responses")
-            ax.set_ylabel("J* - J(pi), exact")
-            kl = ax.secondary_yaxis("right", functions=(lambda g, b=beta: g / b,
-                                                        lambda k, b=beta: k * b))
-            kl.set_ylabel("KL(pi || pi*) = gap / beta")
-            ax.set_title(f"{sc}, beta = {beta:g}: mean of {runs} runs, 95% CI", fontsize=9)
-        ax = axes[row, -1]
+        ax = panels[len(methods) + si]
         ax.plot(results[f"{p}_frontier_kl"], results[f"{p}_frontier_reward"], color="black",
                 label="exact optimum pi*_beta")
         ax.plot(results[f"{p}_optimum_kl"], results[f"{p}_optimum_reward"], "*",
@@ -514,19 +592,22 @@ def plot(results: dict, out_dir, config: Config) -> list:
         ax.plot(results[f"{p}_bon_kl"], results[f"{p}_bon_reward"], "D", color="#DDCC77",
                 markersize=4, label="best-of-N (exact), N = " + ", ".join(
                     str(n) for n in results["best_of"]))
-        for m in range(len(methods)):
-            final_kl = results[f"{p}_kl_ref"][:, m, -1].mean(axis=1)
-            final_reward = results[f"{p}_reward"][:, m, -1].mean(axis=1)
-            ax.plot(final_kl, final_reward, "o", color=COLORS[m % len(COLORS)],
-                    markersize=5, markeredgecolor="white", markeredgewidth=0.5)
+        for b in range(len(betas)):
+            ax.plot(results[f"{p}_kl_ref"][b, :, -1].mean(axis=-1),
+                    results[f"{p}_reward"][b, :, -1].mean(axis=-1), "o",
+                    color=BETA_COLORS[b % 2], markersize=3, linestyle="none",
+                    label=f"the learners after {int(budgets[-1])}, beta = {betas[b]:g}")
         ax.set_xscale("symlog", linthresh=0.01)
-        ax.set_xlabel("KL(pi || SFT) over whole responses (nats)")
-        ax.set_ylabel("E[r_RM] (the reward-model score)")
-        ax.set_title(f"{sc}: reward vs KL; dots: each learner after "
-                     f"{int(budgets[-1])} responses, at both betas", fontsize=9)
-        ax.legend(fontsize=7, loc="lower right")
-    handles, names = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncol=5, fontsize=8)
+        ax.set_xlabel("KL(pi || SFT) (nats)")
+        ax.set_ylabel("E[r_RM]")
+        ax.set_title(f"{sc}: reward vs KL", fontsize=9)
+        ax.legend(fontsize=6, loc="lower right")
+    for ax in panels[len(methods) + len(scenarios):]:
+        ax.axis("off")
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8,
+               title="lines: the mean training curve (its start, the SFT model, drawn at half "
+                     "the first budget); dots and bands: the budgets' means and 95% CIs; gaps "
+                     "below 1e-4 leave the panels", title_fontsize=8)
     return [style.save(fig, out_dir / "rlhf_leaderboard.png")]
 
 

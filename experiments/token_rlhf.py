@@ -66,28 +66,40 @@ def running_example() -> RLHFPipeline:
     return train_pipeline(load_scenario())
 
 
-def train(learner: str, beta: float, config: dict) -> dict:
+#: Evaluations of the training history drawn (at the shown beta only).
+EVALUATIONS = 50
+
+
+def train(learner: str, beta: float, config: dict, history: bool = False) -> dict:
     """Train one learner at one beta; measure KL, proxy and gold reward and the answer
-    distribution of every run exactly (an executor job)."""
+    distribution of every run exactly (an executor job); with ``history``, also the
+    exact gap ``J* - J(pi_t)`` of every run at :data:`EVALUATIONS` points of training
+    (``curve_iteration [E]``, ``curve_gap [runs, E]``)."""
     ex = running_example()
     ref = ex.reference
+    steps = {"DPO": config["dpo_steps"], "REINFORCE": config["reinforce_episodes"],
+             "PPO": config["ppo_iterations"]}[learner]
+    trace = {"history": True, "eval_every": max(1, steps // EVALUATIONS)} if history else {}
     if learner == "DPO":
         sc = ex.scenario
         pairs = [(count, sc.prompt, w, lo) for count, w, lo in sc.preferences]
-        policies = [dpo(ex.env, ref, pairs, beta=beta, ref_policy=ref,
-                        steps=config["dpo_steps"]).policy]
+        result = dpo(ex.env, ref, pairs, beta=beta, ref_policy=ref, steps=steps, **trace)
+        policies = [result.policy]
     else:
         runs = config["runs"]
         if learner == "REINFORCE":
-            result = reinforce(ex.mdp, ref, gamma=1.0, episodes=config["reinforce_episodes"],
+            result = reinforce(ex.mdp, ref, gamma=1.0, episodes=steps,
                                alpha=config["reinforce_alpha"], ref_policy=ref, beta=beta,
-                               seed=config["seed"], runs=runs)
+                               seed=config["seed"], runs=runs, **trace)
         else:
-            result = ppo(ex.mdp, ref, gamma=1.0, iterations=config["ppo_iterations"],
-                         ref_policy=ref, beta=beta, seed=config["seed"], runs=runs)
+            result = ppo(ex.mdp, ref, gamma=1.0, iterations=steps, ref_policy=ref, beta=beta,
+                         seed=config["seed"], runs=runs, **trace)
         policies = [result.run(i).policy for i in range(runs)]
     points = [ex.measure(p) for p in policies]
-    return {
+    curve = {} if not history else {
+        "curve_iteration": result.history.iteration,
+        "curve_gap": np.atleast_2d(result.history["exact/gap"])}
+    return {**curve,
         "kl": np.array([p.kl for p in points]),
         "proxy": np.array([p.proxy for p in points]),
         "gold": np.array([p.gold for p in points]),
@@ -101,8 +113,8 @@ def run(config: Config, executor) -> dict:
              "reinforce_alpha": config.reinforce_alpha, "ppo_iterations": config.ppo_iterations,
              "dpo_steps": config.dpo_steps, "seed": config.seed}
     betas = sorted(set(config.betas) | {config.shown_beta})
-    jobs = [{"learner": learner, "beta": b, "config": sizes} for learner in LEARNERS
-            for b in betas]
+    jobs = [{"learner": learner, "beta": b, "config": sizes,
+             "history": b == config.shown_beta} for learner in LEARNERS for b in betas]
     out = executor.map(train, jobs, desc="learners x betas")
     frontier = ex.frontier(np.geomspace(0.05, 10.0, config.frontier_betas))
     exact_at = ex.frontier(np.array(betas))
@@ -130,6 +142,10 @@ def run(config: Config, executor) -> dict:
         for field in ("kl", "proxy", "gold"):
             results[f"{key}_{field}"] = np.array([o[field] for o in mine])  # [beta, run]
         results[f"{key}_answers"] = np.array([o["answers"].mean(axis=0) for o in mine])
+        shown = next(o for job, o in zip(jobs, out, strict=True)
+                     if job["learner"] == learner and job["history"])
+        results[f"{key}_curve_iteration"] = shown["curve_iteration"]
+        results[f"{key}_curve_gap"] = shown["curve_gap"]
     return results
 
 
@@ -138,7 +154,7 @@ def wrapped(reply: str, gold: float) -> str:
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
-    fig, axes = style.figure(3, 1, width=5.0, height=4.3,
+    fig, axes = style.figure(4, 1, width=5.0, height=4.3,
                              title="Token MDP \u201cWhat is the capital of France?\u201d: "
                                    "SFT, RLHF and reward hacking")
     ax = axes[0, 0]
@@ -197,6 +213,22 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.set_ylabel("expected reward")
     ax.set_title("proxy vs gold reward: reward hacking")
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+
+    ax = axes[0, 3]
+    units = {"REINFORCE": "episode", "PPO": "batch of 8", "DPO": "full-batch step"}
+    for learner in LEARNERS:
+        key = learner.lower()
+        x = np.maximum(results[f"{key}_curve_iteration"], 0.5)  # the start, on a log axis
+        gap = results[f"{key}_curve_gap"]
+        style.mean_band(ax, x, gap, color=style.color(learner),
+                        label=f"{learner} (per {units[learner]})"
+                              + (f", mean of {len(gap)} runs, 95% CI" if len(gap) > 1 else ""))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training iteration (the start drawn at 0.5)")
+    ax.set_ylabel("$J^* - J(\\pi_t)$, exact")
+    ax.set_title(f"training histories: the exact gap, $\\beta$ = {beta:g}")
+    ax.legend(fontsize=9, loc="lower left")
     return [style.save(fig, out_dir / "token_rlhf.png")]
 
 

@@ -93,7 +93,8 @@ class RunsResult:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             shared_field = f.metadata.get("shared", False)
-            picked[f.name] = value if shared_field or value is None else value[i]
+            picked[f.name] = (value if shared_field or value is None
+                              else value.run(i) if isinstance(value, RunsResult) else value[i])
         return type(self)(**picked)
 
 

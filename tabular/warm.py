@@ -204,7 +204,10 @@ CALLS: dict[str, Callable[[], object]] = {
     # policy gradients
     "reinforce": lambda: tabular.reinforce(chain(), gamma=0.9, episodes=2),
     "actor_critic": lambda: tabular.actor_critic(chain(), gamma=0.9, episodes=2),
-    "ppo": lambda: tabular.ppo(chain(), gamma=0.9, iterations=1, episodes_per_batch=2),
+    "ppo": lambda: [tabular.ppo(chain(), gamma=0.9, iterations=1, episodes_per_batch=2),
+                    # with a history: its batch sampler and clip fraction
+                    tabular.ppo(token()[1], token()[2], ref_policy=token()[2], beta=1.0,
+                                iterations=1, episodes_per_batch=2, history=True)],
     "trpo": lambda: tabular.trpo(chain(), gamma=0.9, iterations=1, episodes_per_batch=2),
     # the language model and the reward model
     "pretrain": lm,
@@ -231,7 +234,10 @@ CALLS: dict[str, Callable[[], object]] = {
                                                  pairs=2, steps=2),
     "kto": lambda: tabular.kto(token()[0], token()[2], feedback(), beta=1.0, steps=2),
     "kto_optimum": lambda: tabular.kto_optimum(token()[0], token()[2], feedback(), beta=0.5),
-    "grpo": lambda: tabular.grpo(token()[1], token()[2], iterations=1, group_size=2),
+    "grpo": lambda: [tabular.grpo(token()[1], token()[2], iterations=1, group_size=2,
+                                  **telemetry)
+                     for telemetry in ({}, {"ref_policy": token()[2], "beta": 1.0,
+                                            "history": True})],
     "group_relative_advantages": lambda: rlhf.group_relative_advantages(np.zeros(2)),
     "fit_process_reward_model": lambda: rlhf.fit_process_reward_model(
         token()[1], token()[2], responses=2, completions=1),
@@ -280,7 +286,8 @@ NO_KERNEL: dict[str, str] = {
          "Frontier.objective", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
          "KTOOptimum", "KTOResult", "ProcessRewardModel", "ProcessRewardModel.runs",
          "RLHFPipeline", "RewardModel", "LinearPredictionResult", "LinearPredictionResult.V",
-         "RewardProcess", "RewardProcess.n_states"], _RECORD),
+         "RewardProcess", "RewardProcess.n_states", "TrainingHistory", "TrainingHistory.names",
+         "TrainingHistory.runs", "TrainingHistory.run"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",

@@ -59,7 +59,9 @@ def _each_run_of_variant(model, params, rng_states, out):
 
 def _each_run_with_rollout(model, params, rollout, rng_states, out):
     for run in range(rng_states.shape[0]):
-        run_one(model, params, rollout, rng_states[run].copy(), out, run)  # noqa: F821
+        rng = rng_states[run].copy()
+        run_one(model, params, rollout, rng, out, run)  # noqa: F821
+        rng_states[run] = rng  # where the stream stands: a later call continues it
 
 
 def _each_run_in_parallel(model, params, rng_states, out):
@@ -80,7 +82,9 @@ def runs_driver(run_one, variant: int | None = None):
 
     A ``run_one(model, params, rollout, rng, out, run)`` of six arguments (the
     policy-gradient and RLHF learners, whose rollout tables are built apart from their
-    parameters) gets the driver ``driver(model, params, rollout, rng_states, out)``.
+    parameters) gets the driver ``driver(model, params, rollout, rng_states, out)``,
+    which also writes each run's advanced stream back into ``rng_states``: a learner
+    run in chunks of iterations (:mod:`tabular.pg.telemetry`) continues the same stream.
     """
     options = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE)
     if variant is not None:

@@ -98,6 +98,7 @@ from tabular.pg.batches import (
 from tabular.pg.results import PolicyGradientResult, TrustRegionResult
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import batch_setup, setup, step_size
+from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.rules.policy_gradient import (
     adaptive_kl_penalty,
     ascend,
@@ -121,7 +122,9 @@ REINFORCE, ACTOR_CRITIC = 0, 1
 class EpisodeGradientParams(NamedTuple):
     """:func:`reinforce` and :func:`actor_critic` as their kernel reads them (``method``
     as the constants above; ``critic``: learn ``V``, REINFORCE's baseline or the critic;
-    ``lam``: actor-critic's GAE parameter; step sizes as schedule parameters)."""
+    ``lam``: actor-critic's GAE parameter; step sizes as schedule parameters; ``first``:
+    the episode to start from, 0 unless a run continues in chunks, as
+    :mod:`tabular.pg.telemetry` runs it)."""
 
     method: int
     gamma: float
@@ -130,6 +133,7 @@ class EpisodeGradientParams(NamedTuple):
     alpha_value: np.ndarray
     critic: bool
     lam: float
+    first: int = 0
 
 
 CLIP, ADAPTIVE_KL = 0, 1
@@ -146,7 +150,8 @@ _ONE_PER_SAMPLE = 2**62
 class PPOParams(NamedTuple):
     """:func:`ppo` as its kernel reads it (``objective`` as the constants above;
     ``joint_critic``: the critic steps on ``value_coef L^VF`` with ``alpha``, else on its
-    own with ``alpha_value``)."""
+    own with ``alpha_value``; ``first``: the iteration to start from, as in
+    :class:`EpisodeGradientParams`)."""
 
     gamma: float
     iterations: int
@@ -164,6 +169,7 @@ class PPOParams(NamedTuple):
     objective: int
     kl_target: float
     kl_penalty_init: float
+    first: int = 0
 
 
 class PPOIteration(NamedTuple):
@@ -206,7 +212,7 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
     states, actions, rewards = paths[0, 0], paths[0, 1], seen[0, 0]
     G = np.empty(rollout.max_steps)
     adv, values = np.empty(rollout.max_steps), np.empty(rollout.max_steps + 1)
-    for episode in range(p.episodes):
+    for episode in range(p.first, p.episodes):
         T, returns[episode] = sample_episode(model, rollout, theta, rng, paths[0], seen[0],
                                              dones[0], dist)
         lengths[episode] = T
@@ -242,7 +248,9 @@ _episode_gradient = runs_driver(_episode_gradient_run)
 @njit(cache=True)
 def _ppo_epochs(p, row_of_state, state, batch, work, iteration):
     """The epochs of one PPO iteration on a collected batch; returns the update's batch
-    KL (:func:`~tabular.pg.batches.batch_kl`).
+    KL (:func:`~tabular.pg.batches.batch_kl`) and the number of (sample, epoch) steps
+    whose clipped term was the smaller, ``A rho > A clip(rho)`` (what TRL's
+    ``policy/clipfrac_avg`` averages; 0 for ``"adaptive_kl"``).
 
     ``state`` is the run's :class:`~tabular.pg.batches.RunState`, ``work`` a
     :class:`PPOWork`, ``iteration`` a :class:`PPOIteration`. For ``epochs`` epochs:
@@ -271,6 +279,7 @@ def _ppo_epochs(p, row_of_state, state, batch, work, iteration):
     K = min(p.minibatches, N)
     for k in range(N):
         order[k] = k
+    clipped = 0
     for _ in range(p.epochs):
         if K > 1:
             shuffle(state.rng, order[:N])
@@ -285,6 +294,8 @@ def _ppo_epochs(p, row_of_state, state, batch, work, iteration):
                 ratio = np.exp(log_probs[a] - batch.old_log_pi[k])
                 if p.objective == CLIP:
                     weight = clipped_surrogate_weight(ratio, adv[k], p.clip)
+                    clipped += adv[k] * ratio > adv[k] * min(max(ratio, 1.0 - p.clip),
+                                                             1.0 + p.clip)
                 else:
                     weight = ratio * adv[k]  # d(rho A) = rho A d log pi
                     softmax(old[i], old_probs)
@@ -308,7 +319,34 @@ def _ppo_epochs(p, row_of_state, state, batch, work, iteration):
                     s = batch.states[k]
                     V[s] += step * value_grad[s]
                     value_grad[s] = 0.0
-    return batch_kl(old, theta, batch, n_rows, M, dist)
+    return batch_kl(old, theta, batch, n_rows, M, dist), clipped
+
+
+@njit(cache=True, inline="always")
+def _ppo_buffers(p, theta, n_states, max_steps):
+    """The :class:`~tabular.pg.batches.Batch` and :class:`PPOWork` of a run of ``p``
+    with logits ``theta`` ``[R, A]``, a critic of ``n_states`` and episodes of at most
+    ``max_steps`` steps."""
+    A = theta.shape[1]
+    batch = batch_buffers(p.episodes_per_batch, max_steps, theta.shape[0], A)
+    capacity = batch.states.shape[0]
+    work = PPOWork(np.zeros((capacity, A)), np.empty((capacity, A)), np.empty(capacity),
+                   np.empty(capacity, dtype=np.int64), np.zeros(n_states),
+                   np.empty((3, A)), np.zeros(A))
+    return batch, work
+
+
+@njit(cache=True)
+def ppo_clip_fraction(model, p, rollout, state):
+    """TRL's ``policy/clipfrac_avg`` of the iteration PPO would take next from ``state``
+    (a :class:`~tabular.pg.batches.RunState` the caller copied: it is advanced): the
+    fraction of the iteration's (sample, epoch) steps on which the clipped term of
+    eq. 7 was the smaller."""
+    batch, work = _ppo_buffers(p, state.theta, state.V.shape[0], rollout.max_steps)
+    N, n_rows = collect_batch(model, rollout, state, batch, p.gamma, p.lam)
+    _, clipped = _ppo_epochs(p, rollout.row_of_state, state, batch, work,
+                             PPOIteration(N, n_rows, p.first, p.kl_penalty_init))
+    return clipped / (N * p.epochs)
 
 
 @njit(cache=True)
@@ -318,18 +356,16 @@ def _ppo_run(model, p, rollout, rng, out, run):
     ``out``: each iteration samples ``M`` episodes with the current policy ``pi_old``,
     then runs ``_ppo_epochs``; the adaptive KL penalty moves after each iteration."""
     state = RunState(out.logits[run], out.V[run], rng)
-    A, M = state.theta.shape[1], p.episodes_per_batch
-    batch = batch_buffers(M, rollout.max_steps, state.theta.shape[0], A)
-    capacity = batch.states.shape[0]
-    work = PPOWork(np.zeros((capacity, A)), np.empty((capacity, A)), np.empty(capacity),
-                   np.empty(capacity, dtype=np.int64), np.zeros(state.V.shape[0]),
-                   np.empty((3, A)), np.zeros(A))
+    batch, work = _ppo_buffers(p, state.theta, state.V.shape[0], rollout.max_steps)
     kl_penalty = p.kl_penalty_init
-    for it in range(p.iterations):
+    if p.first > 0 and p.objective == ADAPTIVE_KL:  # continue from the last iteration
+        kl_penalty = adaptive_kl_penalty(out.kl_penalty[run, p.first - 1],
+                                         out.step_kl[run, p.first - 1], p.kl_target)
+    for it in range(p.first, p.iterations):
         N, n_rows = collect_batch(model, rollout, state, batch, p.gamma, p.lam)
         record_episodes(batch, out.returns[run], out.lengths[run], it)
-        kl = _ppo_epochs(p, rollout.row_of_state, state, batch, work,
-                         PPOIteration(N, n_rows, it, kl_penalty))
+        kl, _ = _ppo_epochs(p, rollout.row_of_state, state, batch, work,
+                            PPOIteration(N, n_rows, it, kl_penalty))
         out.step_kl[run, it] = kl
         if p.objective == ADAPTIVE_KL:
             out.kl_penalty[run, it] = kl_penalty
@@ -345,7 +381,9 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
               episodes: int = 1000, alpha: StepSize = 0.1, baseline: bool = False,
               alpha_value: StepSize = 0.1, ref_policy: PolicyLike | None = None, beta: float = 0.0,
               reward_floor: float | None = None, max_steps: int | None = None,
-              seed: int | None = 0, runs: int | None = None) -> PolicyGradientResult:
+              seed: int | None = 0, runs: int | None = None, history: bool = False,
+              eval_every: int | None = None, callback: Callback | None = None
+              ) -> PolicyGradientResult:
     """REINFORCE: Monte Carlo policy gradient (S&B section 13.3).
 
     After each episode, for ``t = 0, ..., T-1`` in order:
@@ -374,29 +412,56 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     seed : seed of the random streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs
         with a leading run axis.
+    history : record a :class:`~tabular.pg.telemetry.TrainingHistory` in the result
+        (exact and sampled metrics every ``eval_every`` episodes; needs ``ref_policy``,
+        ``beta > 0`` and a deterministic token MDP), default False.
+    eval_every : episodes between evaluations, in ``[1, episodes]``; default ``None``:
+        about 100 evaluations (with ``history`` only).
+    callback : ``callback(episode, policy, metrics)`` at each evaluation, returning
+        ``None`` or its own metrics (see :mod:`tabular.pg.telemetry`), default ``None``.
 
     Returns
     -------
     A :class:`~tabular.pg.results.PolicyGradientResult`: ``logits`` ``[R, A]`` (``[runs, R,
     A]`` with ``runs=n``), ``row_of_state`` ``[S]``, ``V`` the baseline ``[S]`` (``None``
     without ``baseline``), ``episode_returns`` (environment rewards, no KL term or floor)
-    and ``episode_lengths`` ``[episodes]``; ``.policy`` the trained ``SoftmaxPolicy``.
+    and ``episode_lengths`` ``[episodes]``, ``history``; ``.policy`` the trained
+    ``SoftmaxPolicy``.
     """
     su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
                gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
     baseline = check_flag("baseline", baseline)
     params = EpisodeGradientParams(REINFORCE, su.gamma, su.episodes, step_size("alpha", alpha),
-                                   step_size("alpha_value", alpha_value, 1.0), baseline, 0.0)
+                                   step_size("alpha_value", alpha_value, 1.0),
+                                   baseline, 0.0)
+    return _train_episodes(su, params, baseline, ref_policy,
+                           check_history(history, eval_every, callback, su.episodes,
+                                         "reinforce"), callback, "reinforce")
+
+
+def _train_episodes(su, params, value, ref_policy, eval_every, callback, where):
+    """Run REINFORCE or actor-critic (``params``) as set up by ``su``, in chunks of
+    ``eval_every`` episodes with a history (one episode per evaluated batch), in one
+    call without (``eval_every=None``); the result keeps ``V`` when ``value``."""
     out = su.outputs()
-    over_runs(_episode_gradient, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    return su.result(out, value=baseline)
+
+    def step(first, stop):
+        over_runs(_episode_gradient, su.mdp.arrays, params._replace(first=first, episodes=stop),
+                  su.rollout, su.rng_states, out)
+
+    history = run_in_chunks(step, su.episodes, eval_every,
+                            su.recorder(ref_policy, out.logits, callback, where,
+                                        batch_sampler(su, out.logits, 1)))
+    return su.result(out, value=value, history=history)
 
 
 def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                  episodes: int = 1000, alpha: StepSize = 0.1, alpha_value: StepSize = 0.1,
                  lam: float = 0.0, ref_policy: PolicyLike | None = None, beta: float = 0.0,
                  reward_floor: float | None = None, max_steps: int | None = None,
-                 seed: int | None = 0, runs: int | None = None) -> PolicyGradientResult:
+                 seed: int | None = 0, runs: int | None = None, history: bool = False,
+                 eval_every: int | None = None, callback: Callback | None = None
+                 ) -> PolicyGradientResult:
     """Actor-critic with a tabular critic ``V`` and GAE(lambda) advantages.
 
     ``lam = 0``: the advantage is the TD error
@@ -416,6 +481,8 @@ def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float
     mdp, policy, gamma, episodes, ref_policy, beta, reward_floor, max_steps, seed, runs :
         as in :func:`reinforce` (defaults: uniform tabular softmax, 1.0, 1000, ``None``,
         0.0, ``None``, 1000, 0, ``None``).
+    history, eval_every, callback : as in :func:`reinforce` (defaults False, ``None``,
+        ``None``).
     alpha : the actor's step size (number or schedule over episodes), default 0.1.
     alpha_value : the critic's step size in ``(0, 1]``, default 0.1.
     lam : the GAE parameter in ``[0, 1]``, default 0.0.
@@ -431,9 +498,9 @@ def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float
                                    step_size("alpha", alpha),
                                    step_size("alpha_value", alpha_value, 1.0), True,
                                    check_unit_interval("lam", lam))
-    out = su.outputs()
-    over_runs(_episode_gradient, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    return su.result(out)
+    return _train_episodes(su, params, True, ref_policy,
+                           check_history(history, eval_every, callback, su.episodes,
+                                         "actor_critic"), callback, "actor_critic")
 
 
 def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
@@ -443,7 +510,8 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
         alpha: StepSize = 0.5, alpha_value: StepSize | None = None,
         value_coef: float | None = None, entropy_coef: float = 0.0,
         ref_policy: PolicyLike | None = None, beta: float = 0.0, reward_floor: float | None = None,
-        max_steps: int | None = None, seed: int | None = 0, runs: int | None = None
+        max_steps: int | None = None, seed: int | None = 0, runs: int | None = None,
+        history: bool = False, eval_every: int | None = None, callback: Callback | None = None
         ) -> TrustRegionResult:
     """Proximal policy optimisation (Schulman et al., 2017), clipped or with an adaptive
     KL penalty.
@@ -486,6 +554,9 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
     mdp, policy, gamma, ref_policy, beta, reward_floor, max_steps, seed, runs :
         as in :func:`reinforce` (defaults: uniform tabular softmax, 1.0, ``None``, 0.0,
         ``None``, 1000, 0, ``None``).
+    history, eval_every, callback : as in :func:`reinforce` (defaults False, ``None``,
+        ``None``), with ``eval_every`` counting iterations; the history adds
+        ``policy/clipfrac_avg`` with ``objective="clip"`` (:func:`ppo_clip_fraction`).
     iterations : number of batches, default 100.
     episodes_per_batch : ``M``, default 8.
     epochs : passes over each batch, default 4.
@@ -538,7 +609,25 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                        check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
                        check_positive("kl_penalty_init", kl_penalty_init))
+    every = check_history(history, eval_every, callback, int(iterations), "ppo")
     out = su.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives
-    over_runs(_ppo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    result = su.trust_region_result(out)
+
+    def step(first, stop):
+        over_runs(_ppo, su.mdp.arrays, params._replace(first=first, iterations=stop),
+                  su.rollout, su.rng_states, out)
+
+    batch = batch_sampler(su, out.logits, params.episodes_per_batch)
+
+    def sampled(run, iteration):
+        metrics = batch(run, iteration)
+        if objective == "clip":
+            state = RunState(out.logits[run].copy(), out.V[run].copy(),
+                             su.rng_states[run].copy())
+            metrics["policy/clipfrac_avg"] = ppo_clip_fraction(
+                su.mdp.arrays, params._replace(first=iteration), su.rollout, state)
+        return metrics
+
+    trace = run_in_chunks(step, int(iterations), every,
+                          su.recorder(ref_policy, out.logits, callback, "ppo", sampled))
+    result = su.trust_region_result(out, trace)
     return result if objective == "adaptive_kl" else replace(result, kl_penalty=None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.telemetry import TrainingHistory
 from tabular.results import SHARED, LearningResult
 
 
@@ -29,12 +30,15 @@ class PolicyGradientResult(LearningResult):
     ``[runs, S]`` (``None`` without one). ``episode_returns`` sum the environment's
     rewards, without the KL term or the floor (``-inf`` for an episode that fell
     into a trap). ``policy`` is the trained :class:`~tabular.SoftmaxPolicy` of a
-    single-run result (use ``run(i).policy`` on a multi-run one).
+    single-run result (use ``run(i).policy`` on a multi-run one). ``history``: the
+    :class:`~tabular.pg.telemetry.TrainingHistory` of a learner called with
+    ``history=True``, else ``None``.
     """
 
     logits: np.ndarray
     row_of_state: np.ndarray = field(metadata=SHARED)
     V: np.ndarray | None = None
+    history: TrainingHistory | None = None
 
     @property
     def policy(self) -> SoftmaxPolicy:

@@ -12,6 +12,7 @@ and :meth:`Setup.trust_region_result` for PPO and TRPO, with statistics per batc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -24,6 +25,7 @@ from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.pg.batches import TrustRegionOutputs
 from tabular.pg.results import PolicyGradientResult, TrustRegionResult
 from tabular.pg.rollout import PolicyGradientOutputs, Rollout
+from tabular.pg.telemetry import Recorder, TrainingHistory
 from tabular.results import with_run_axis
 from tabular.schedules import as_schedule
 
@@ -131,17 +133,21 @@ class Setup:
                                   np.zeros((n, iterations), dtype=np.int64) if backtracks
                                   else None)
 
-    def trust_region_result(self, out: TrustRegionOutputs) -> TrustRegionResult:
+    def trust_region_result(self, out: TrustRegionOutputs,
+                            history: TrainingHistory | None = None) -> TrustRegionResult:
         """The public result of :meth:`batch_outputs` once a kernel filled them."""
-        base = self.result(PolicyGradientOutputs(out.logits, out.V, out.returns, out.lengths))
+        base = self.result(PolicyGradientOutputs(out.logits, out.V, out.returns, out.lengths),
+                           history=history)
         stats = {name: with_run_axis(getattr(out, name), self.runs)
                  for name in ("step_kl", "kl_penalty", "backtracks")}
         return TrustRegionResult(**{f.name: getattr(base, f.name) for f in fields(base)},
                                  **stats)
 
-    def result(self, out: PolicyGradientOutputs, value: bool = True) -> PolicyGradientResult:
-        """The public result (``V`` only with ``value``), without a run axis when
-        ``runs is None``; an overflow is an error, never a NaN in the result."""
+    def result(self, out: PolicyGradientOutputs, value: bool = True,
+               history: TrainingHistory | None = None) -> PolicyGradientResult:
+        """The public result (``V`` only with ``value``; the ``history`` of
+        :mod:`tabular.pg.telemetry`), without a run axis when ``runs is None``; an
+        overflow is an error, never a NaN in the result."""
         check_no_overflow(out.logits, "logits")
         if value:
             assert out.V is not None  # outputs(value=True) made it
@@ -149,7 +155,16 @@ class Setup:
         return PolicyGradientResult(
             with_run_axis(out.returns, self.runs), with_run_axis(out.lengths, self.runs),
             with_run_axis(out.logits, self.runs), self.policy.row_of_state.copy(),
-            with_run_axis(out.V, self.runs) if value else None)
+            with_run_axis(out.V, self.runs) if value else None, history)
+
+    def recorder(self, ref_policy, logits: np.ndarray, callback, where: str,
+                 sampled=None) -> Callable[[], Recorder]:
+        """The :class:`~tabular.pg.telemetry.Recorder` maker of a learner ``where`` set up
+        by this, for :func:`~tabular.pg.telemetry.run_in_chunks`: its runs' ``logits``
+        against ``ref_policy`` and ``beta``, with ``callback`` and the learner's
+        ``sampled`` metrics."""
+        return lambda: Recorder(self.mdp, ref_policy, self.rollout.beta, logits,
+                                self.policy.row_of_state, self.runs, callback, sampled, where)
 
 
 def check_no_overflow(values: np.ndarray, name: str) -> None:

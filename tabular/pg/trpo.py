@@ -68,6 +68,7 @@ from tabular.pg.batches import (
 )
 from tabular.pg.results import TrustRegionResult
 from tabular.pg.setup import batch_setup, step_size
+from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
     fisher_vector_product,
@@ -88,7 +89,8 @@ MAX_LINE_SEARCH_STEPS = 1075
 
 
 class TRPOParams(NamedTuple):
-    """:func:`trpo` as its kernel reads it (``alpha_value`` as schedule parameters)."""
+    """:func:`trpo` as its kernel reads it (``alpha_value`` as schedule parameters;
+    ``first``: the iteration to start from, 0 unless a run continues in chunks)."""
 
     gamma: float
     iterations: int
@@ -98,6 +100,7 @@ class TRPOParams(NamedTuple):
     max_kl: np.ndarray
     cg_iterations: int
     line_search_steps: int
+    first: int = 0
 
 
 class Fisher(NamedTuple):
@@ -265,7 +268,7 @@ def _trpo_run(model, p, rollout, rng, out, run):
     work = TRPOWork(np.empty((capacity, A)), np.empty((capacity, A)),
                     np.empty((capacity, A)), np.empty((capacity, A)),
                     np.empty((3, capacity, A)), np.empty(capacity), np.empty((3, A)))
-    for it in range(p.iterations):
+    for it in range(p.first, p.iterations):
         N, n_rows = collect_batch(model, rollout, state, batch, p.gamma, p.lam)
         record_episodes(batch, out.returns[run], out.lengths[run], it)
         out.step_kl[run, it], out.backtracks[run, it] = _trpo_step(
@@ -282,7 +285,8 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
          lam: float = 0.95, alpha_value: StepSize = 0.1, cg_iterations: int = 10,
          line_search_steps: int = 10, ref_policy: PolicyLike | None = None, beta: float = 0.0,
          reward_floor: float | None = None, max_steps: int | None = None, seed: int | None = 0,
-         runs: int | None = None) -> TrustRegionResult:
+         runs: int | None = None, history: bool = False, eval_every: int | None = None,
+         callback: Callback | None = None) -> TrustRegionResult:
     """Trust region policy optimisation (Schulman et al., 2015): each iteration, the
     natural-gradient step of a softmax table that keeps the batch's KL divergence to
     the previous policy within ``max_kl`` and improves the importance-sampled
@@ -294,6 +298,8 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
         as in :func:`tabular.reinforce` (defaults: uniform tabular softmax, 1.0,
         ``None``, 0.0, ``None``, 1000, 0, ``None``); the KL penalty to ``ref_policy``
         is folded into the per-step reward as there, apart from the trust region.
+    history, eval_every, callback : as in :func:`tabular.reinforce` (defaults False,
+        ``None``, ``None``), with ``eval_every`` counting iterations.
     iterations : number of batches, default 100.
     episodes_per_batch : ``M``, default 8.
     max_kl : ``delta``, the limit (> 0) on the batch's KL divergence per episode
@@ -327,6 +333,14 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                                            high=MAX_CG_ITERATIONS),
                         check_positive_int("line_search_steps", line_search_steps,
                                            high=MAX_LINE_SEARCH_STEPS))
+    every = check_history(history, eval_every, callback, int(iterations), "trpo")
     out = su.batch_outputs(int(iterations), backtracks=True)
-    over_runs(_trpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    return su.trust_region_result(out)
+
+    def step(first, stop):
+        over_runs(_trpo, su.mdp.arrays, params._replace(first=first, iterations=stop),
+                  su.rollout, su.rng_states, out)
+
+    trace = run_in_chunks(step, int(iterations), every,
+                          su.recorder(ref_policy, out.logits, callback, "trpo",
+                                      batch_sampler(su, out.logits, params.episodes_per_batch)))
+    return su.trust_region_result(out, trace)

@@ -1,6 +1,6 @@
 """RLHF on the token MDP, measured against its exact KL-regularised optimum.
 
-- :mod:`~tabular.rlhf.exact` -- exact sums over the prefix tree (visit and ending
+- :mod:`~tabular.solve.tree` -- exact sums over the prefix tree (visit and ending
   probabilities, expected return, sequence KL, the RLHF objective) and the closed-form
   optimum ``pi*(y|x) ∝ pi_ref(y|x) exp(r(x, y) / beta)``;
 - :mod:`~tabular.rlhf.reward_model` -- the Bradley-Terry reward model;
@@ -16,16 +16,20 @@
   Monte Carlo step labels (:func:`fit_process_reward_model`);
 - :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
   reward model: :func:`train_pipeline`) and measured against the exact optimum;
-- :mod:`~tabular.rlhf.results` -- what DPO, iterated DPO and KTO return.
+- :mod:`~tabular.rlhf.results` -- what DPO, iterated DPO and KTO return;
+- :class:`TrainingHistory` (:mod:`tabular.pg.telemetry`) -- what every RLHF learner
+  records with ``history=True``: the exact objective, gap and KLs on the tree every
+  ``eval_every`` iterations, beside TRL's metrics of the sampled batches.
 
 The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_critic`,
 :func:`tabular.ppo` and :func:`tabular.trpo`, used as they are with a ``ref_policy`` and
 ``beta``.
 """
 
+from tabular.pg.telemetry import TrainingHistory
 from tabular.rlhf.best_of_n import BestOfN, best_of_n
 from tabular.rlhf.distillation import distill
-from tabular.rlhf.exact import (
+from tabular.solve.tree import (
     KLOptimum,
     ending_probabilities,
     expected_return,
@@ -64,7 +68,7 @@ from tabular.rlhf.reward_model import (
 __all__ = [
     "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
     "KTOOptimum", "KTOResult", "NGramLM", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
-    "ScenarioData", "best_of_n", "bradley_terry_loss", "distill", "dpo",
+    "ScenarioData", "TrainingHistory", "best_of_n", "bradley_terry_loss", "distill", "dpo",
     "ending_probabilities", "expected_return", "fit_process_reward_model",
     "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
     "kto_optimum", "path_returns", "prefix_values", "pretrain", "process_rewards",

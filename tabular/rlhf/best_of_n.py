@@ -24,7 +24,7 @@ from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix
 from tabular.model.graph import tree_levels, tree_roots
 from tabular.model.mdp import TabularMDP
 from tabular.results import short_repr
-from tabular.rlhf.exact import ending_probabilities, path_returns
+from tabular.solve.tree import ending_probabilities, path_returns
 from tabular.types import PolicyLike
 
 

@@ -24,6 +24,7 @@ from tabular.model.sampling import sample_start, sample_step
 from tabular.pg.results import PolicyGradientResult
 from tabular.pg.rollout import episode_buffers, kl_penalised, sample_episode
 from tabular.pg.setup import setup, step_size
+from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks, sample_batch
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
     ascend,
@@ -42,7 +43,8 @@ AGGREGATIONS = {"sum": SUM, "sequence": SEQUENCE, "token": TOKEN}
 
 class GRPOParams(NamedTuple):
     """:func:`grpo` as its kernel reads it (``alpha`` as schedule parameters; ``advantage``
-    and ``aggregation`` as the constants above)."""
+    and ``aggregation`` as the constants above; ``first``: the iteration to start from,
+    0 unless a run continues in chunks)."""
 
     iterations: int
     group_size: int
@@ -50,6 +52,7 @@ class GRPOParams(NamedTuple):
     normalise: bool
     advantage: int
     aggregation: int
+    first: int = 0
 
 
 @njit(cache=True, inline="always")
@@ -81,6 +84,17 @@ def greedy_return(model, rollout, theta, s, rng, log_probs):
     return total
 
 
+@njit(cache=True, inline="always")
+def group_model(model, rng, prompt_cdf):
+    """``(s0, group)``: a prompt ``s0`` drawn from the model's start distribution and the
+    model whose every episode starts there (``prompt_cdf`` ``[S]`` is its start CDF), so
+    that a group's responses share their prompt."""
+    s0 = sample_start(model, rng)
+    for s in range(prompt_cdf.shape[0]):
+        prompt_cdf[s] = 1.0 if s >= s0 else 0.0
+    return s0, with_start(model, prompt_cdf)
+
+
 @njit(cache=True)
 def _grpo_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the
@@ -98,11 +112,8 @@ def _grpo_run(model, p, rollout, rng, out, run):
     touched = np.zeros(theta.shape[0], dtype=np.bool_)
     rows = np.empty(G * rollout.max_steps, dtype=np.int64)
     prompt_cdf = np.empty(S)
-    for it in range(p.iterations):
-        s0 = sample_start(model, rng)
-        for s in range(S):  # the group shares its prompt
-            prompt_cdf[s] = 1.0 if s >= s0 else 0.0
-        group = with_start(model, prompt_cdf)
+    for it in range(p.first, p.iterations):
+        s0, group = group_model(model, rng, prompt_cdf)
         for i in range(G):
             T[i], returns[it * G + i] = sample_episode(group, rollout, theta, rng, paths[i],
                                                        seen[i], dones[i], dist)
@@ -167,12 +178,22 @@ def group_relative_advantages(returns: npt.ArrayLike, normalise: bool = True) ->
     return out
 
 
+@njit(cache=True)
+def sample_group(model, rollout, theta, rng, n):
+    """The group of ``n`` responses an iteration of :func:`grpo` draws from the stream
+    ``rng`` (advanced): a prompt, then :func:`~tabular.pg.telemetry.sample_batch` from
+    it."""
+    _, group = group_model(model, rng, np.empty(model.start_cdf.shape[0]))
+    return sample_batch(group, rollout, theta, rng, n)
+
+
 def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 500,
          group_size: int = 8, alpha: StepSize = 0.5, advantage: str = "grpo",
          normalise: bool | None = None, aggregation: str = "sum",
          ref_policy: PolicyLike | None = None, beta: float = 0.0,
          reward_floor: float | None = None, max_steps: int | None = None, seed: int | None = 0,
-         runs: int | None = None) -> PolicyGradientResult:
+         runs: int | None = None, history: bool = False, eval_every: int | None = None,
+         callback: Callback | None = None) -> PolicyGradientResult:
     """Group relative policy optimisation: policy gradient with no critic (Shao et al.,
     2024, section 4.1, with outcome supervision), and its RLOO and ReMax variants.
 
@@ -215,6 +236,9 @@ def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 50
         (``mdp.max_episode_steps``), else 1000.
     seed : seed of the random streams, default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs.
+    history, eval_every, callback : the training history, as in
+        :func:`tabular.reinforce` (``eval_every`` counts iterations; the sampled metrics
+        are those of the iteration's group), default False, ``None``, ``None``.
 
     Returns
     -------
@@ -237,6 +261,14 @@ def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 50
     normalise = advantage == "grpo" if normalise is None else bool(normalise)
     params = GRPOParams(int(iterations), group_size, step_size("alpha", alpha), normalise,
                         ADVANTAGES[advantage], AGGREGATIONS[aggregation])
+    every = check_history(history, eval_every, callback, int(iterations), "grpo")
     out = su.outputs(value=False)
-    over_runs(_grpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    return su.result(out, value=False)
+
+    def step(first, stop):
+        over_runs(_grpo, su.mdp.arrays, params._replace(first=first, iterations=stop),
+                  su.rollout, su.rng_states, out)
+
+    trace = run_in_chunks(step, int(iterations), every,
+                          su.recorder(ref_policy, out.logits, callback, "grpo",
+                                      batch_sampler(su, out.logits, group_size, sample_group)))
+    return su.result(out, value=False, history=trace)

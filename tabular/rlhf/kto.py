@@ -50,8 +50,9 @@ from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
+from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.results import short_repr, with_run_axis
-from tabular.rlhf.exact import as_token_env
+from tabular.solve.tree import as_token_env
 from tabular.rlhf.preference import (
     Paths,
     _accumulate_path_grad,
@@ -80,7 +81,8 @@ class Feedback(NamedTuple):
 
 class KTOParams(NamedTuple):
     """:func:`kto` as its kernel reads it: the labels (``feedback``, a :class:`Feedback`)
-    and the hyper-parameters."""
+    and the hyper-parameters; ``first``: the step to start from, 0 unless a run continues
+    in chunks."""
 
     feedback: Feedback
     beta: float
@@ -89,6 +91,7 @@ class KTOParams(NamedTuple):
     lambda_d: float
     lambda_u: float
     kl_samples: int
+    first: int = 0
 
 
 class KTOOutputs(NamedTuple):
@@ -145,7 +148,7 @@ def _kto_run(model, p, rollout, rng, out, run):
     buf, probs = np.empty(A), np.empty(A)
     labels = Paths(data.rows, data.actions, data.lengths, data.ref_log_probs)
     rows = rows_on_paths(theta.shape[0], labels, labels)
-    for step in range(p.steps):
+    for step in range(p.first, p.steps):
         total = 0.0
         for _ in range(p.kl_samples):
             T, _ = sample_episode(model, rollout, theta, rng, paths[0], seen[0], dones[0], dist)
@@ -191,7 +194,8 @@ def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
 def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *, beta: float,
         ref_policy: PolicyLike | None = None, lambda_d: float = 1.0, lambda_u: float = 1.0,
         steps: int = 2000, alpha: float = 1.0, kl_samples: int = 8, seed: int | None = 0,
-        runs: int | None = None) -> KTOResult:
+        runs: int | None = None, history: bool = False, eval_every: int | None = None,
+        callback: Callback | None = None) -> KTOResult:
     """Kahneman-Tversky optimisation on a token MDP ``env`` (Ethayarajh et al., 2024,
     section 4).
 
@@ -217,6 +221,10 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     seed : seed of the sampling streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
+    history, eval_every, callback : the training history of
+        :mod:`tabular.pg.telemetry` (``eval_every`` counts steps), with TRL's KTO ``kl``
+        (the step's reference point ``z0``, from the responses the step samples) beside
+        the exact metrics; default False, ``None``, ``None``.
 
     Returns a :class:`~tabular.rlhf.results.KTOResult`. Every labelled response must have positive
     probability under ``policy`` and ``ref_policy``. Weigh the labels so that each
@@ -250,10 +258,23 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     out = KTOOutputs(su.outputs(value=False).logits, np.zeros((n, su.episodes)),
                      np.zeros((n, su.episodes)))
     params = KTOParams(data, beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples)
-    over_runs(_kto, su.mdp.arrays, params, su.rollout, su.rng_states, out)
+    every = check_history(history, eval_every, callback, su.episodes, "kto")
+
+    def step(first, stop):
+        over_runs(_kto, su.mdp.arrays, params._replace(first=first, steps=stop), su.rollout,
+                  su.rng_states, out)
+
+    batch = batch_sampler(su, out.logits, kl_samples)
+
+    def sampled(run, it):  # z0 = max(0, the batch's mean log-ratio): objective/kl clamped
+        return {"kl": max(0.0, batch(run, it)["objective/kl"])}
+
+    trace = run_in_chunks(step, su.episodes, every,
+                          su.recorder(ref_policy, out.logits, callback, "kto", sampled))
     check_no_overflow(out.logits, "logits")
     return KTOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
-                     with_run_axis(out.loss, runs), with_run_axis(out.reference_point, runs))
+                     with_run_axis(out.loss, runs), with_run_axis(out.reference_point, runs),
+                     trace)
 
 
 # ------------------------------------------------------------------ the optimum

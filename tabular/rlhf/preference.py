@@ -16,11 +16,12 @@ from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_bad
-from tabular.model.policy import as_softmax_policy
+from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
+from tabular.pg.telemetry import Callback, Recorder, check_history, run_in_chunks
 from tabular.results import with_run_axis
-from tabular.rlhf.exact import as_token_env
+from tabular.solve.tree import as_token_env
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
@@ -191,9 +192,38 @@ def _check_loss(loss: object, beta: float) -> float:
     return beta
 
 
+def preference_metrics(data: Preferences, logits: np.ndarray, beta: float,
+                       ipo: bool) -> dict[str, float]:
+    """TRL's DPO metrics of the policy ``logits`` on the comparisons ``data``, each a mean
+    weighted by the comparisons' counts: ``rewards/chosen`` and ``rewards/rejected``
+    (the implicit rewards ``beta log pi(y|x) / ref(y|x)`` of the preferred and the other
+    response), ``rewards/margins`` (their difference), ``rewards/accuracies`` (the share
+    of comparisons whose preferred response has the larger implicit reward),
+    ``logps/chosen`` and ``logps/rejected`` (``log pi(y|x)``) and ``loss`` (DPO's or
+    IPO's, as :func:`dpo` minimises it)."""
+    row_lp = SoftmaxPolicy(logits, np.zeros(1, dtype=np.int64)).row_log_probs()
+
+    def log_pi(paths):
+        on = np.arange(paths.rows.shape[1]) < paths.lengths[:, None]
+        return np.where(on, row_lp[paths.rows, paths.actions], 0.0).sum(axis=1)
+
+    w = data.counts / data.counts.sum()
+    lw, ll = log_pi(data.winners), log_pi(data.losers)
+    gap = (lw - data.winners.ref_log_probs) - (ll - data.losers.ref_log_probs)
+    chosen, rejected = beta * (lw - data.winners.ref_log_probs), \
+        beta * (ll - data.losers.ref_log_probs)
+    loss = (gap - 1.0 / (2.0 * beta)) ** 2 if ipo else np.logaddexp(0.0, -beta * gap)
+    return {"rewards/chosen": float(w @ chosen), "rewards/rejected": float(w @ rejected),
+            "rewards/margins": float(w @ (chosen - rejected)),
+            "rewards/accuracies": float(w @ (chosen > rejected)),
+            "logps/chosen": float(w @ lw), "logps/rejected": float(w @ ll),
+            "loss": float(w @ loss)}
+
+
 def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str, str, str]], *,
         beta: float, ref_policy: PolicyLike | None = None, steps: int = 2000, alpha: float = 1.0,
-        loss: str = "sigmoid") -> DPOResult:
+        loss: str = "sigmoid", history: bool = False, eval_every: int | None = None,
+        callback: Callback | None = None) -> DPOResult:
     """Direct preference optimisation on a token MDP ``env`` (Rafailov et al., 2023).
 
     Minimises the mean over the comparisons of the DPO loss (eq. 7)
@@ -223,9 +253,13 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
         which regresses every compared pair's gap to ``1/(2 beta)`` instead of pushing it
         without bound when the preference is unanimous (its quadratic loss wants a
         smaller ``alpha``, e.g. 0.1).
+    history, eval_every, callback : the training history of
+        :mod:`tabular.pg.telemetry` (``eval_every`` counts steps), with TRL's DPO
+        metrics on the comparisons (:func:`preference_metrics`) beside the exact ones;
+        default False, ``None``, ``None``.
 
     Returns a :class:`~tabular.rlhf.results.DPOResult` (``logits``, ``row_of_state``,
-    ``loss``; ``.policy``), without a run axis. Every response compared must have
+    ``loss``, ``history``; ``.policy``), without a run axis. Every response compared must have
     positive probability under ``policy`` and ``ref_policy``.
     """
     beta = _check_loss(loss, beta)
@@ -243,12 +277,21 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], row_of_state, ref_lp),
                        _paths([paths[(x, yl)] for _, x, _, yl in prefs], row_of_state, ref_lp),
                        np.array([c for c, _, _, _ in prefs]))
+    every = check_history(history, eval_every, callback, steps, "dpo")
     logits = policy.logits.copy()
-    history = np.zeros(steps)
-    _dpo_descent(logits, data, DPOParams(beta, steps, alpha, loss == "ipo"), history)
-    check_descent(history, loss, alpha)
+    losses = np.zeros(steps)
+    params = DPOParams(beta, steps, alpha, loss == "ipo")
+
+    def step(first, stop):
+        _dpo_descent(logits, data, params._replace(steps=stop - first), losses[first:stop])
+        if not np.isfinite(losses[first:stop]).all():
+            check_descent(losses, loss, alpha)
+
+    trace = run_in_chunks(step, steps, every, lambda: Recorder(
+        mdp, ref, beta, logits[None], row_of_state, None, callback,
+        lambda run, it: preference_metrics(data, logits, beta, params.ipo), "dpo"))
     check_no_overflow(logits, "logits")
-    return DPOResult(logits, row_of_state.copy(), history)
+    return DPOResult(logits, row_of_state.copy(), losses, trace)
 
 
 def check_descent(history: np.ndarray, loss: str, alpha: float) -> None:
@@ -278,7 +321,8 @@ def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], row_of_state: np.ndar
 
 # ------------------------------------------------------------- iterated DPO
 class IteratedDPOParams(NamedTuple):
-    """:func:`iterated_dpo` as its kernel reads it (:class:`DPOParams`' fields first)."""
+    """:func:`iterated_dpo` as its kernel reads it (:class:`DPOParams`' fields first;
+    ``first``: the round to start from, 0 unless a run continues in chunks)."""
 
     beta: float
     steps: int
@@ -286,6 +330,7 @@ class IteratedDPOParams(NamedTuple):
     ipo: bool
     rounds: int
     pairs: int
+    first: int = 0
 
 
 class IteratedDPOOutputs(NamedTuple):
@@ -328,7 +373,7 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
     counts = np.zeros(M)
     data = Preferences(Paths(rows[0], actions[0], lengths[0], ref_log_probs[0]),
                        Paths(rows[1], actions[1], lengths[1], ref_log_probs[1]), counts)
-    for r in range(p.rounds):
+    for r in range(p.first, p.rounds):
         for i in range(M):
             T0, R0 = sample_episode(model, rollout, theta, rng, path[0], seen[0], dones[0],
                                     dist)
@@ -357,7 +402,8 @@ _iterated_dpo = runs_driver(_iterated_dpo_run)
 def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, rounds: int = 4,
                  pairs: int = 64, steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid",
                  ref_policy: PolicyLike | None = None, seed: int | None = 0,
-                 runs: int | None = None) -> IteratedDPOResult:
+                 runs: int | None = None, history: bool = False, eval_every: int | None = None,
+                 callback: Callback | None = None) -> IteratedDPOResult:
     """Iterated (online) DPO: preferences sampled from the current policy and labelled by
     the reward, round after round (Xiong et al., 2024; Guo et al., 2024).
 
@@ -387,6 +433,9 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     seed : seed of the sampling streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
+    history, eval_every, callback : the training history of
+        :mod:`tabular.pg.telemetry`, its exact metrics every ``eval_every`` rounds;
+        default False, ``None``, ``None``.
 
     Returns an :class:`~tabular.rlhf.results.IteratedDPOResult`. ``rounds=k`` with the
     same seed gives the first ``k`` rounds of any longer call.
@@ -399,15 +448,24 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     mdp = getattr(mdp, "unwrapped", mdp)
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
     start = as_softmax_policy(mdp, policy, greedy=False)
-    su = setup(mdp, start, ref_policy=start if ref_policy is None else ref_policy, beta=beta,
-               reward_floor=None, gamma=1.0, episodes=rounds, max_steps=None, runs=runs,
-               seed=seed)
+    every = check_history(history, eval_every, callback, rounds, "iterated_dpo")
+    ref_policy = start if ref_policy is None else ref_policy
+    su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None, gamma=1.0,
+               episodes=rounds, max_steps=None, runs=runs, seed=seed)
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
     params = IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs)
-    over_runs(_iterated_dpo, su.mdp.arrays, params, su.rollout, su.rng_states, out)
-    check_descent(out.loss, loss, alpha)
+
+    def step(first, stop):
+        over_runs(_iterated_dpo, su.mdp.arrays, params._replace(first=first, rounds=stop),
+                  su.rollout, su.rng_states, out)
+        if not np.isfinite(out.loss[:, first:stop]).all():
+            check_descent(out.loss, loss, alpha)
+
+    trace = run_in_chunks(step, rounds, every,
+                          su.recorder(ref_policy, out.logits, callback, "iterated_dpo"))
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
-                             with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs))
+                             with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs),
+                             trace)

@@ -16,6 +16,7 @@ import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import trained_policy
+from tabular.pg.telemetry import TrainingHistory
 from tabular.results import SHARED, RunsResult
 
 
@@ -45,9 +46,12 @@ class DPOResult(SoftmaxRunsResult):
     """What :func:`~tabular.rlhf.dpo` returns: the trained ``logits`` ``[R, A]`` and
     ``row_of_state`` (see :class:`SoftmaxRunsResult`) and ``loss`` ``[steps]``, the mean
     loss (DPO's or IPO's) before each step. DPO draws nothing, so there is one run and
-    no run axis (``runs is None``)."""
+    no run axis (``runs is None``). ``history``: the
+    :class:`~tabular.pg.telemetry.TrainingHistory` with ``history=True``, else ``None``
+    (likewise in the results below)."""
 
     loss: np.ndarray
+    history: TrainingHistory | None = None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -60,6 +64,7 @@ class IteratedDPOResult(SoftmaxRunsResult):
 
     loss: np.ndarray
     pairs: np.ndarray
+    history: TrainingHistory | None = None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -71,3 +76,4 @@ class KTOResult(SoftmaxRunsResult):
 
     loss: np.ndarray
     reference_point: np.ndarray
+    history: TrainingHistory | None = None

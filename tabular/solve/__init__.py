@@ -8,6 +8,8 @@ section 10.3; finite horizons).
 - :mod:`~tabular.solve.exact` -- the linear solve ``(I - gamma P_pi) v = r_pi``;
 - :mod:`~tabular.solve.average_reward` -- relative value iteration, a policy's gain and
   bias, backward induction;
+- :mod:`~tabular.solve.tree` -- exact sums over a tree MDP (a token MDP's prefixes) and
+  its KL-regularised optimum, which :mod:`tabular.rlhf` measures its learners against;
 - :mod:`~tabular.solve.results` -- the records they return;
 - :mod:`~tabular.solve.sweeps` and :mod:`~tabular.solve.evaluation` -- their kernels.
 """

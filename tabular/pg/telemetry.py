@@ -1,0 +1,282 @@
+"""Training telemetry of the RLHF learners: a history of exact and sampled metrics.
+
+With ``history=True`` a learner evaluates its policy ``pi_t`` every ``eval_every``
+iterations (and after the last) and returns a :class:`TrainingHistory`:
+
+- the exact quantities of the prefix tree (:mod:`tabular.solve.tree`), which only a
+  tabular library can give: ``exact/objective`` ``J(pi_t) = E_pi[r] - beta KL(pi_t ||
+  pi_ref)``, ``exact/gap`` ``J* - J(pi_t)`` (``J*`` the value of the closed-form optimum
+  :func:`~tabular.rlhf.kl_optimum`), ``exact/kl_to_optimum`` ``KL(pi_t || pi*)`` over
+  whole responses and ``exact/kl_to_ref`` ``KL(pi_t || pi_ref)``. Since
+  ``pi*(y|x) = pi_ref(y|x) exp(r(x, y) / beta) / Z(x)``, ``J* - J(pi) = beta KL(pi ||
+  pi*)`` for every policy: the gap and the distance to the optimum are one number seen
+  two ways;
+- what the learner sees, under TRL's names where TRL logs the same quantity: for the
+  learners that sample responses, the batch the learner draws at iteration ``t`` from
+  ``pi_t`` (after the last iteration: the batch it would draw next), ``objective/scores``
+  (the mean reward of its responses), ``objective/kl`` (the mean over responses of
+  ``sum_t log pi(a_t|s_t) - log pi_ref(a_t|s_t)``), ``objective/entropy`` (the mean
+  of ``-sum_t log pi(a_t|s_t)``), ``objective/non_score_reward`` (``-beta`` times
+  ``objective/kl``) and ``objective/rlhf_reward`` (their sum with the scores); PPO adds
+  ``policy/clipfrac_avg`` (:func:`~tabular.pg.learners.ppo_clip_fraction`). DPO and
+  KTO log their own (see :func:`tabular.rlhf.dpo`, :func:`tabular.rlhf.kto`).
+
+The batch of iteration ``t`` is drawn again from a copy of the run's stream as it
+stands before iteration ``t``, by the sampler the learner's kernel uses, so it is the
+learner's own batch, not a fresh one. The kernels loop over all their iterations at
+once, so a learner with a history runs them in chunks of ``eval_every`` iterations
+(:func:`run_in_chunks`): each kernel call continues the stream and the logits where the
+last left them and starts its iteration count where the last stopped, so the numbers
+are those of one call. Without ``history`` the learner makes its one call as before.
+
+A ``callback(iteration, policy, metrics)`` is called at every evaluation (once per run,
+in run order) with a read-only copy of the policy and the metrics measured; it returns
+``None`` or a mapping of its own metrics (names to numbers), recorded beside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from tabular.checks import check_flag, check_number, check_positive_int
+from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.rollout import episode_buffers, sample_episode
+from tabular.results import SHARED, RunsResult, _brief
+from tabular.solve.tree import ending_probabilities, kl_optimum, path_returns
+
+#: The exact metrics, in the order a history lists them.
+EXACT = ("exact/objective", "exact/gap", "exact/kl_to_optimum", "exact/kl_to_ref")
+
+#: The metrics of a sampled batch of responses, TRL's names (PPOTrainer, RLOOTrainer).
+SAMPLED = ("objective/scores", "objective/kl", "objective/entropy",
+           "objective/non_score_reward", "objective/rlhf_reward")
+
+#: About this many evaluations when ``eval_every`` is not given.
+DEFAULT_EVALUATIONS = 100
+
+#: A learner's ``callback(iteration, policy, metrics)``: it may return more metrics to record.
+Callback = Callable[[int, SoftmaxPolicy, dict[str, float]], Mapping[str, float] | None]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrainingHistory(RunsResult):
+    """What a learner called with ``history=True`` records, one column per evaluation.
+
+    Attributes
+    ----------
+    iteration : int64 ``[E]``, the iterations evaluated (the policy after that many
+        iterations: 0 is the starting policy, the last is the trained one); shared by
+        the runs.
+    metrics : ``{name: float64 [E]}`` (``[runs, E]`` with ``runs=n``), the exact
+        ``exact/...`` metrics, the sampled ones under TRL's names and the callback's
+        (see :mod:`tabular.pg.telemetry`). ``history[name]`` reads one.
+    """
+
+    iteration: np.ndarray = field(metadata=SHARED)
+    metrics: dict[str, np.ndarray]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The metric ``name`` (``[E]``, or ``[runs, E]``)."""
+        if name not in self.metrics:
+            raise KeyError(f"no metric {name!r} in this history; it has {self.names}")
+        return self.metrics[name]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The metrics recorded, in order."""
+        return tuple(self.metrics)
+
+    @property
+    def runs(self) -> int | None:
+        """``None`` for a single-run history, else the number of runs."""
+        first = next(iter(self.metrics.values()))
+        return None if first.ndim == 1 else first.shape[0]
+
+    def run(self, i: int) -> TrainingHistory:
+        """Run ``i`` of a multi-run history."""
+        if self.runs is None:
+            raise ValueError("this history holds a single run (it has no run axis)")
+        if not -self.runs <= i < self.runs:
+            raise IndexError(f"run {i} is out of range for {self.runs} runs")
+        return TrainingHistory(self.iteration, {k: v[i] for k, v in self.metrics.items()})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k!r}: {_brief(v)}" for k, v in self.metrics.items())
+        return f"TrainingHistory(iteration={_brief(self.iteration)}, metrics={{{shown}}})"
+
+
+def check_history(history: object, eval_every: object, callback: object,
+                  iterations: int, where: str) -> int | None:
+    """The evaluation interval of a learner ``where`` run for ``iterations`` iterations,
+    or ``None`` without ``history`` (then ``eval_every`` and ``callback`` must be unset).
+    ``eval_every`` is an int in ``[1, iterations]``; ``None``: about
+    :data:`DEFAULT_EVALUATIONS` evaluations."""
+    if not check_flag("history", history):
+        if eval_every is not None or callback is not None:
+            raise ValueError(f"{where}: eval_every and callback need history=True")
+        return None
+    if callback is not None and not callable(callback):
+        raise ValueError(f"{where}: callback must be callable as callback(iteration, policy, "
+                         f"metrics), got {callback!r}")
+    if eval_every is None:
+        return max(1, -(-iterations // DEFAULT_EVALUATIONS))
+    return check_positive_int(f"{where}: eval_every", eval_every, high=iterations)
+
+
+@njit(cache=True)
+def sample_batch(model, rollout, theta, rng, n):
+    """``n`` episodes of ``softmax(theta)`` drawn one after another from the stream
+    ``rng`` (advanced) by :func:`~tabular.pg.rollout.sample_episode`, as a learner's
+    iteration draws its batch: ``(paths, seen, lengths, returns)``, the buffers of
+    :func:`~tabular.pg.rollout.episode_buffers` and each episode's length and return."""
+    paths, seen, dones, dist = episode_buffers(n, rollout.max_steps, theta.shape[1])
+    lengths, returns = np.empty(n, dtype=np.int64), np.empty(n)
+    for i in range(n):
+        lengths[i], returns[i] = sample_episode(model, rollout, theta, rng, paths[i], seen[i],
+                                                dones[i], dist)
+    return paths, seen, lengths, returns
+
+
+def batch_metrics(batch: tuple, rollout: Any) -> dict[str, float]:
+    """The :data:`SAMPLED` metrics of a batch as :func:`sample_batch` returns it, against
+    the reference and ``beta`` of ``rollout`` (a :class:`~tabular.pg.rollout.Rollout`)."""
+    paths, seen, lengths, returns = batch
+    on = np.arange(seen.shape[2]) < lengths[:, None]
+    states = np.where(on, paths[:, 0, :-1], 0)  # past an episode's end the buffers are unset
+    actions = np.where(on, paths[:, 1, :-1], 0)
+    log_pi = np.where(on, seen[:, 1], 0.0)
+    log_ref = np.where(on, rollout.ref_log_probs[rollout.ref_row[states], actions], 0.0)
+    kl = float(np.mean((log_pi - log_ref).sum(axis=1)))
+    scores = float(np.mean(returns))
+    return {"objective/scores": scores, "objective/kl": kl,
+            "objective/entropy": float(np.mean(-log_pi.sum(axis=1))),
+            "objective/non_score_reward": -rollout.beta * kl,
+            "objective/rlhf_reward": scores - rollout.beta * kl}
+
+
+class Recorder:
+    """Evaluates the runs of a learner: the exact metrics of every run's policy, the
+    learner's ``sampled(run, iteration)`` metrics and the callback's, one column per
+    :meth:`record`; :meth:`history` collects them.
+
+    ``mdp``, ``ref_policy``, ``beta``: the KL-regularised problem (a deterministic token
+    MDP); ``logits`` ``[runs, R, A]`` and ``row_of_state``: the runs' policies as the
+    kernel trains them in place; ``runs``: the learner's ``runs`` argument (``None``: no
+    run axis).
+    """
+
+    def __init__(self, mdp, ref_policy, beta: float, logits: np.ndarray,
+                 row_of_state: np.ndarray, runs: int | None, callback: Callback | None,
+                 sampled: Callable[[int, int], dict[str, float]] | None, where: str):
+        if not beta > 0.0:
+            raise ValueError(f"{where}: history=True measures the KL-regularised objective "
+                             "and needs ref_policy and beta > 0")
+        self.mdp, self.beta, self.where = mdp, beta, where
+        self.optimum = kl_optimum(mdp, ref_policy, beta)
+        ref = ending_probabilities(mdp, ref_policy)
+        self.support = np.nonzero(ref)  # the reference's responses: (s, a) of each ending
+        self.ref, self.best = ref[self.support], self.optimum.endings[self.support]
+        self.returns = path_returns(mdp)[self.support]
+        self.logits, self.row_of_state, self.runs = logits, row_of_state, runs
+        self.callback, self.sampled = callback, sampled
+        self.iterations: list[int] = []
+        self.rows: list[list[dict[str, float]]] = []  # [evaluation][run]
+
+    def exact(self, policy: SoftmaxPolicy) -> dict[str, float]:
+        """The :data:`EXACT` metrics of ``policy``, as sums over its distribution of
+        responses (on a tree, the KL over whole responses is the sequence KL, and
+        ``pi*`` gives every response of the reference positive probability)."""
+        ends = ending_probabilities(self.mdp, policy)
+        p = ends[self.support]
+        if np.count_nonzero(ends) > np.count_nonzero(p):  # a response pi_ref never gives
+            kl_ref, kl_opt, objective = np.inf, np.inf, -np.inf
+        else:
+            on = p > 0.0
+            log_p = np.log(p[on])
+            kl_ref = float(p[on] @ (log_p - np.log(self.ref[on])))
+            kl_opt = float(p[on] @ (log_p - np.log(self.best[on])))
+            objective = float(p @ self.returns) - self.beta * kl_ref
+        return {"exact/objective": objective, "exact/gap": self.optimum.value - objective,
+                "exact/kl_to_optimum": kl_opt, "exact/kl_to_ref": kl_ref}
+
+    def record(self, iteration: int) -> None:
+        """Evaluate every run after ``iteration`` iterations."""
+        row = []
+        for run in range(self.logits.shape[0]):
+            policy = SoftmaxPolicy(self.logits[run].copy(), self.row_of_state.copy())
+            metrics = self.exact(policy)
+            if self.sampled is not None:
+                metrics.update(self.sampled(run, iteration))
+            if self.callback is not None:
+                metrics.update(self._call(iteration, policy, metrics))
+            row.append(metrics)
+        self.iterations.append(iteration)
+        self.rows.append(row)
+
+    def _call(self, iteration: int, policy: SoftmaxPolicy,
+              metrics: dict[str, float]) -> dict[str, float]:
+        """The callback's own metrics at ``iteration``, checked: names new and the same
+        at every call, values numbers (not NaN)."""
+        policy.logits.flags.writeable = False
+        policy.row_of_state.flags.writeable = False
+        mine = self.callback(iteration, policy, dict(metrics))
+        mine = {} if mine is None else mine
+        if not isinstance(mine, Mapping):
+            raise ValueError(f"{self.where}: callback must return None or a mapping of "
+                             f"metric names to numbers, got {mine!r} at iteration {iteration}")
+        out = {}
+        for name, value in mine.items():
+            if name in metrics:
+                raise ValueError(f"{self.where}: callback metric {name!r} (iteration "
+                                 f"{iteration}) has the name of a recorded metric")
+            out[name] = check_number(f"{self.where}: callback metric {name!r}", value)
+            if np.isnan(out[name]):
+                raise ValueError(f"{self.where}: callback metric {name!r} is NaN at "
+                                 f"iteration {iteration}")
+        if self.rows and set(out) != set(self.rows[0][0]) - set(metrics):
+            raise ValueError(f"{self.where}: callback returned metrics {sorted(out)} at "
+                             f"iteration {iteration}, not the ones of its first call")
+        return out
+
+    def history(self) -> TrainingHistory:
+        """The :class:`TrainingHistory` of the evaluations recorded."""
+        names = self.rows[0][0].keys()
+        metrics = {name: np.array([[row[run][name] for row in self.rows]
+                                   for run in range(len(self.rows[0]))]) for name in names}
+        if self.runs is None:
+            metrics = {name: values[0] for name, values in metrics.items()}
+        return TrainingHistory(np.array(self.iterations, dtype=np.int64), metrics)
+
+
+def batch_sampler(su: Any, logits: np.ndarray, n: int, draw: Callable = sample_batch
+                  ) -> Callable[[int, int], dict[str, float]]:
+    """``sampled(run, iteration)``: the :func:`batch_metrics` of the ``n`` episodes that
+    ``draw`` (:func:`sample_batch`, or a learner's own sampler of the same signature)
+    draws from run ``run``'s policy in ``logits`` and a copy of its stream, for a
+    learner set up as ``su`` (a :class:`~tabular.pg.setup.Setup`)."""
+    def sampled(run: int, iteration: int) -> dict[str, float]:
+        batch = draw(su.mdp.arrays, su.rollout, logits[run], su.rng_states[run].copy(), n)
+        return batch_metrics(batch, su.rollout)
+    return sampled
+
+
+def run_in_chunks(step: Callable[[int, int], None], iterations: int, eval_every: int | None,
+                  recorder: Callable[[], Recorder]) -> TrainingHistory | None:
+    """Run ``step(first, stop)`` (the learner's kernel over iterations ``first ..
+    stop - 1``) over ``range(iterations)``: in one call without ``eval_every``
+    (``None``: no history), else in chunks of ``eval_every`` iterations with an
+    evaluation by ``recorder()`` before each chunk and after the last."""
+    if eval_every is None:
+        step(0, iterations)
+        return None
+    rec = recorder()
+    for first in range(0, iterations, eval_every):
+        rec.record(first)
+        step(first, min(first + eval_every, iterations))
+    rec.record(iterations)
+    return rec.history()
