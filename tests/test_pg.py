@@ -538,8 +538,8 @@ def test_minibatches_split_the_full_batch_step():
     the batch gradient whatever the shuffled order. With tiny steps (the objective is
     then linear) one epoch of 4 minibatch steps of ``alpha`` is one full-batch step of
     ``4 alpha`` to first order; ``minibatches`` beyond the number of samples (even beyond
-    int64) gives one sample per step; the order is drawn from the run's stream, so the same seed gives
-    the same numbers."""
+    int64) gives one sample per step; the order is drawn from the run's stream, so the
+    same seed gives the same numbers."""
     bandit = three_armed_bandit()
     common = dict(iterations=1, episodes_per_batch=16, epochs=1, seed=2)
     split = ppo(bandit, minibatches=4, alpha=1e-6, **common)

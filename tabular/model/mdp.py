@@ -283,12 +283,11 @@ class TabularMDP:
         if self.action_names is not None and len(self.action_names) != A:
             raise MDPError(f"action_names has {len(self.action_names)} entries for {A} actions")
         if self.state_cells is not None:
-            self._check_cells(S)
+            self._check_cells(self.state_cells, S)
 
-    def _check_cells(self, S: int) -> None:
-        """Refuse ``state_cells`` that are not ``[S, 2]`` or hold a cell outside
+    def _check_cells(self, cells: np.ndarray, S: int) -> None:
+        """Refuse ``state_cells`` (``cells``) that are not ``[S, 2]`` or hold a cell outside
         ``grid_shape`` (or a negative row or column, without a ``grid_shape``)."""
-        cells = self.state_cells
         if cells.shape != (S, 2):
             raise MDPError(f"state_cells must have shape [{S}, 2], got {cells.shape}")
         bad = (cells < 0).any(axis=1)

@@ -110,7 +110,7 @@ class TrainingHistory(RunsResult):
         return f"TrainingHistory(iteration={_brief(self.iteration)}, metrics={{{shown}}})"
 
 
-def check_history(history: object, eval_every: object, callback: object,
+def check_history(history: object, eval_every: int | None, callback: object,
                   iterations: int, where: str) -> int | None:
     """The evaluation interval of a learner ``where`` run for ``iterations`` iterations,
     or ``None`` without ``history`` (then ``eval_every`` and ``callback`` must be unset).
@@ -213,18 +213,18 @@ class Recorder:
             if self.sampled is not None:
                 metrics.update(self.sampled(run, iteration))
             if self.callback is not None:
-                metrics.update(self._call(iteration, policy, metrics))
+                metrics.update(self._call(self.callback, iteration, policy, metrics))
             row.append(metrics)
         self.iterations.append(iteration)
         self.rows.append(row)
 
-    def _call(self, iteration: int, policy: SoftmaxPolicy,
+    def _call(self, callback: Callback, iteration: int, policy: SoftmaxPolicy,
               metrics: dict[str, float]) -> dict[str, float]:
         """The callback's own metrics at ``iteration``, checked: names new and the same
         at every call, values numbers (not NaN)."""
         policy.logits.flags.writeable = False
         policy.row_of_state.flags.writeable = False
-        mine = self.callback(iteration, policy, dict(metrics))
+        mine = callback(iteration, policy, dict(metrics))
         mine = {} if mine is None else mine
         if not isinstance(mine, Mapping):
             raise ValueError(f"{self.where}: callback must return None or a mapping of "

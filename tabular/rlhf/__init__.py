@@ -29,17 +29,6 @@ The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_crit
 from tabular.pg.telemetry import TrainingHistory
 from tabular.rlhf.best_of_n import BestOfN, best_of_n
 from tabular.rlhf.distillation import distill
-from tabular.solve.tree import (
-    KLOptimum,
-    ending_probabilities,
-    expected_return,
-    kl_objective,
-    kl_optimum,
-    path_returns,
-    response_distribution,
-    sequence_kl,
-    visit_probabilities,
-)
 from tabular.rlhf.group import group_relative_advantages, grpo
 from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
@@ -63,6 +52,17 @@ from tabular.rlhf.reward_model import (
     bradley_terry_loss,
     sample_preferences,
     train_reward_model,
+)
+from tabular.solve.tree import (
+    KLOptimum,
+    ending_probabilities,
+    expected_return,
+    kl_objective,
+    kl_optimum,
+    path_returns,
+    response_distribution,
+    sequence_kl,
+    visit_probabilities,
 )
 
 __all__ = [

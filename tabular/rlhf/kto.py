@@ -52,7 +52,6 @@ from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.results import short_repr, with_run_axis
-from tabular.solve.tree import as_token_env
 from tabular.rlhf.preference import (
     Paths,
     _accumulate_path_grad,
@@ -64,6 +63,7 @@ from tabular.rlhf.preference import (
 from tabular.rlhf.results import KTOResult
 from tabular.rlhf.reward_model import counted_record, log_sigmoid, sigmoid
 from tabular.rules.policy_gradient import ascend
+from tabular.solve.tree import as_token_env
 from tabular.types import PolicyLike, TokenEnv
 
 

@@ -34,10 +34,10 @@ import numpy as np
 from tabular.model.mdp import TabularMDP
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import PolicyGradientResult
-from tabular.solve.tree import expected_return, response_distribution, sequence_kl
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.reward_model import RewardModel, train_reward_model
 from tabular.solve.dp import soft_value_iteration
+from tabular.solve.tree import expected_return, response_distribution, sequence_kl
 from tabular.types import PolicyLike
 
 

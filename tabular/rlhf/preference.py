@@ -21,10 +21,10 @@ from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.pg.telemetry import Callback, Recorder, check_history, run_in_chunks
 from tabular.results import with_run_axis
-from tabular.solve.tree import as_token_env
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
+from tabular.solve.tree import as_token_env
 from tabular.types import MDPLike, PolicyLike, TokenEnv
 
 
