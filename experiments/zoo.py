@@ -69,13 +69,15 @@ def success_probability(success: TabularMDP, policy) -> float:
 
 
 def learning_curve(algorithm: str, env_id: str, env_kwargs: dict, checkpoints: list,
-                   gamma: float, runs: int, seed: int) -> dict:
+                   gamma: float, runs: int, seed: int, options: dict | None = None) -> dict:
     """Steps taken and success probability of each run at each checkpoint (an executor
     job): ``steps [runs, C]``, ``success [runs, C]``; and the return and length of every
-    episode of the longest call, ``returns [runs, E]``, ``lengths [runs, E]``."""
+    episode of the longest call, ``returns [runs, E]``, ``lengths [runs, E]``.
+    ``options``: keyword arguments that replace the algorithm's defaults here."""
     mdp = make_model(env_id, env_kwargs)
     success = success_model(mdp)
     fn, kwargs = ALGORITHMS[algorithm]
+    kwargs = {**kwargs, **(options or {})}
     if algorithm in ("REINFORCE", "Actor-critic", "PPO") and np.isneginf(mdp.reward).any():
         kwargs = {**kwargs, "reward_floor": -1.0}
     steps = np.zeros((runs, len(checkpoints)))
@@ -104,10 +106,17 @@ def optimal_success(env_id: str, env_kwargs: dict, gamma: float) -> tuple[float,
 
 
 def sweep(executor, env_id: str, env_kwargs: dict, checkpoints: list, gamma: float,
-          runs: int, seed: int, algorithms=tuple(ALGORITHMS)) -> dict:
-    """Every algorithm's learning curve, as arrays keyed by algorithm index."""
+          runs: int, seed: int, algorithms=tuple(ALGORITHMS),
+          options: dict[str, dict] | None = None) -> dict:
+    """Every algorithm's learning curve, as arrays keyed by algorithm index;
+    ``options``: per algorithm name, keyword arguments that replace its defaults."""
+    options = options or {}
+    unknown = sorted(set(options) - set(algorithms))
+    if unknown:
+        raise ValueError(f"options name algorithms the sweep does not run: {unknown}")
     jobs = [{"algorithm": a, "env_id": env_id, "env_kwargs": env_kwargs,
-             "checkpoints": list(checkpoints), "gamma": gamma, "runs": runs, "seed": seed}
+             "checkpoints": list(checkpoints), "gamma": gamma, "runs": runs, "seed": seed,
+             "options": options.get(a, {})}
             for a in algorithms]
     curves = executor.map(learning_curve, jobs, desc="algorithms")
     best, target = optimal_success(env_id, env_kwargs, gamma)
