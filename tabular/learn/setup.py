@@ -276,10 +276,13 @@ def check_estimate(name: str, values: np.ndarray, mdp: TabularMDP,
     ``+inf``, a ``-inf`` though ``mdp`` pays no ``-inf`` reward (a trap is the one way to
     a true ``-inf`` value), or a magnitude above ``limit`` (:func:`value_limit`, with a
     relative slack for rounding)."""
-    ok = np.abs(values) <= limit * (1.0 + 1e-9)  # NaN fails
-    if ok.all() and limit < np.inf:
+    bound = limit * (1.0 + 1e-9)
+    if values.size == 0:
         return
-    ok &= np.isfinite(values)
+    low, high = values.min(), values.max()  # no temporary array; a NaN fails below
+    if -bound <= low and high <= bound and np.isfinite(low) and np.isfinite(high):
+        return
+    ok = (np.abs(values) <= bound) & np.isfinite(values)
     if ok.all():
         return
     traps = bool(np.isneginf(mdp.arrays.reward).any())
