@@ -89,14 +89,16 @@ def plot(results: dict, out_dir, config: Config) -> list:
     for i, k in enumerate(results["k"]):
         label = "k = \u221e" if k < 0 else f"k = {k}"
         top, bottom = axes[0, i], axes[1, i]
-        style.heatmap(top, style.grid_image(results["V"][i], cells, shape), vmin=lo, vmax=0.0,
-                      cmap="magma")
+        image = style.heatmap(top, style.grid_image(results["V"][i], cells, shape), vmin=lo,
+                              vmax=0.0, cmap="magma")
         top.set_title(f"$v_k$, {label}")
         top.set_xlabel("column")
         top.set_ylabel("row")
         style.grid_axes(bottom, shape, f"greedy policy, {label}")
         style.policy_arrows(bottom, cells, results["greedy"][i], names, scale=0.32,
                             mask=~results["terminal"])
+    # one scale for every k, so one colour bar for the row
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="$v_k(s)$", pad=0.01)
     return [style.save(fig, out_dir / "policy_evaluation.png")]
 
 
