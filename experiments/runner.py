@@ -110,6 +110,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "baird",
     "windy_gridworld",
     "cliff_walking",
+    "cliff_alpha",
     "maximization_bias",
     "short_corridor",
     "trap_treasure",

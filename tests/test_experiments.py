@@ -374,6 +374,11 @@ BROKEN = [
     ("n_step_walk", lambda n: {"errors": np.broadcast_to(n["errors"][:1], n["errors"].shape)},
      "lowest error|clearly above"),  # every n as good as n = 1
     ("car_rental", lambda n: {"improvements": np.array(3)}, "improvements"),
+    ("cliff_alpha", lambda n: {"settled": n["settled"] - 2.0}, "epsilon-soft optimum"),
+    ("cliff_alpha", lambda n: {"settled": changed(n["settled"], np.s_[0, -1],
+                                                  n["settled"][0, 0])}, "not below"),
+    ("cliff_alpha", lambda n: {"interim": changed(n["interim"], 1, n["interim"][0])},
+     "not above SARSA's"),  # Expected SARSA's interim no better than SARSA's
     ("blackjack", lambda n: {"pi_star": 1 - n["pi_star"]}, "sticks from"),
     ("lambda_walk", lambda n: {"errors": changed(  # as if accumulating traces stayed bounded
         n["errors"], 1, np.minimum(n["errors"][1], 0.5))}, "blow up"),
