@@ -73,16 +73,17 @@ def q_value(model, V, gamma, s, a, block=None, positive=False):
     ``model``: a :class:`~tabular.model.mdp.ModelArrays`; ``V``: the values ``[S + 1]``;
     ``gamma``: the discount; ``s``, ``a``: the pair; ``block``: ``None``, or the
     :class:`Block` of a blocked sweep (see :func:`value_at`); ``positive``: the literal
-    ``True`` where the caller has checked ``gamma > 0``, so that the sum multiplies by
-    ``gamma`` without testing it. Returns ``q(s, a)`` (``-inf`` when an outcome of
-    positive probability pays ``-inf``).
+    ``True`` where ``gamma V(s')`` may be taken without testing ``gamma > 0`` (the
+    caller has checked it, or reads its next values from zeros: no ``0 * -inf``). Returns
+    ``q(s, a)`` (``-inf`` when an outcome of positive probability pays ``-inf``).
     """
     K = n_outcomes(model)
-    # deterministic moves and slippery ones (the intended direction or either perpendicular
-    # one) get their own copies with a trip count the compiler knows, so that it unrolls
-    # the sum
-    if K == 1:
-        return outcome_sum(model, V, gamma, (s, a), 1, block, positive)
+    # slippery moves (the intended direction or either perpendicular one) get their own
+    # copy with a trip count the compiler knows, so that it unrolls the sum; certain ones
+    # too, but only where positive (the value-iteration sweep): a copy costs compile time
+    if positive:
+        if K == 1:
+            return outcome_sum(model, V, gamma, (s, a), 1, block, positive)
     if K == 3:
         return outcome_sum(model, V, gamma, (s, a), 3, block, positive)
     return outcome_sum(model, V, gamma, (s, a), K, block, positive)
@@ -162,16 +163,14 @@ def soft_value(model, V, gamma, beta, ref, s):
 def optimality_sweep(model, V, gamma, out):
     """``out = T* V``, a synchronous value-iteration sweep (eq. 4.10); returns the residual.
 
-    The parallel loop is compiled for ``gamma > 0`` only, with no test of the discount per
-    outcome. A zero discount (or anything not above 0) takes the in-place sweep on a copy
-    of ``V``: ``T* V`` then reads no value of ``V``, so its order cannot change a number.
+    The loop multiplies by ``gamma`` with no test of the discount per outcome. With a zero
+    discount it reads its next values from zeros instead of ``V``: each outcome then adds
+    ``0 * 0 = 0``, the same bits as a test would give, and no ``0 * -inf``.
     """
-    if not gamma > 0.0:
-        out[:] = V
-        return optimality_sweep_inplace(model, out, gamma)
+    later = V if gamma > 0.0 else np.zeros_like(V)
     residual = 0.0
     for s in prange(V.shape[0] - 1):
-        v = greedy_value(model, V, gamma, s, None, True)
+        v = greedy_value(model, later, gamma, s, None, True)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
     return residual
