@@ -255,7 +255,7 @@ def bench_model(mdp: TabularMDP, jax_modules) -> dict:
     V[-2] = 0.0  # the goal: both formulations agree on it
     out, other = np.zeros_like(V), np.zeros_like(V)
     kernels.optimality_sweep(model, V, GAMMA, out)
-    row = {}
+    row: dict = {}
     wide_sweep(wide, V, GAMMA, other)
     row["same_bits"] = np.array_equal(out.view(np.uint64), other.view(np.uint64))
     minimal_sweep(minimal, V, GAMMA, other)
@@ -453,8 +453,8 @@ def bench_mdpsolver(mdp: TabularMDP, openmp) -> dict:
     count, round by round), its values checked against ours in every round."""
     t = time.perf_counter()
     model = mdpsolver_model(mdp)
-    row = {"handover_s": time.perf_counter() - t, "diff_tol": 0.0, "diff_same": 0.0,
-           "sweeps": set()}
+    row: dict = {"handover_s": time.perf_counter() - t, "diff_tol": 0.0, "diff_same": 0.0,
+                 "sweeps": set()}
 
     def ours(threads):
         before = numba.get_num_threads()
