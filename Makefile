@@ -49,7 +49,13 @@ experiments: $(STAMP)
 experiments-quick: $(STAMP)
 	$(PY) -m tabular.experiments --quick
 
-bench: $(STAMP)
+# The benchmarks' optional peers (JAX) come with the [bench] extra.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,ray,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks
 
 # Value iteration on 10^8 states (minutes, ~9 GiB): never part of `make bench`.

@@ -42,7 +42,8 @@ from benchmarks.timing import Headline
 OPT_IN = ("huge", "compile_share", "inlining")
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "performance.md"
-VERSIONS = ("numpy", "numba", "gymnasium", "scipy", "mdptoolbox-hiive", "mdpsolver")
+VERSIONS = ("numpy", "numba", "gymnasium", "scipy", "mdptoolbox-hiive", "mdpsolver",
+            "jax")
 
 
 def available() -> list[str]:

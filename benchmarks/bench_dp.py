@@ -12,32 +12,33 @@ Reported, from one run of this process:
 - bytes per state per sweep of the wide form (int64 successors, float64
   probability and reward per outcome, as the sweeps read the model before
   :mod:`tabular.model.compact`) and of the stored form, V read and written included;
-- ms per synchronous sweep on 1 and 2 threads, best of 10 calls, in ``REPEATS``
-  rounds that alternate the wide form (:func:`wide_sweep`) and the stored form (the
-  library's sweep): the best round, ``[min median max]`` of the rounds, the ratio
-  wide / ours per round as ``median [min-max]``, and whether both give the same bits;
-  ms per in-place (Gauss-Seidel, sequential) and per blocked sweep;
-- ms per sweep of :func:`minimal_sweep`, a sweep hand-written for this gridworld
-  (one thread, the action and outcome counts fixed at compile time): the floor of
-  ours, and the ratio to mdptoolbox that such a sweep would reach;
-- %copy: the bytes a sweep must touch (the model once, V read once, the new V
-  written once) per second, against a NumPy copy of a large array in the same run;
+- every contender of a sweep timed in ``REPEATS`` alternated rounds
+  (:func:`benchmarks.timing.alternated`: each round times each contender once, best of
+  10 calls), after checking that it gives our numbers: ours (the library's synchronous
+  sweep) on 1 and 2 threads, the wide form (:func:`wide_sweep`) on 1 and 2,
+  :func:`minimal_sweep` (a sweep hand-written for the stored arrays, one thread, the
+  action count read at run time: the floor of ours), the in-place (Gauss-Seidel,
+  sequential) and the blocked sweep, mdptoolbox-hiive's Bellman operator
+  (``ValueIteration``'s per-sweep work, ``_bellmanOperator``, on scipy.sparse matrices
+  built directly), an idiomatic JAX sweep (jitted, float64, one thread; if jax, the
+  optional ``[bench]`` extra, is installed) and a NumPy copy of a large array;
+- each time as ``min median max`` of the rounds and each ratio of two contenders round
+  by round as ``median [min-max]``: wide / ours, ours / minimal, 1 thread / 2 threads,
+  mdptoolbox / ours, JAX / ours, and %copy (the bytes a sweep must touch, the model
+  once, V read once and the new V written once, per second, against the copy's);
 - sweeps and seconds of whole solves with ``"sync"``, ``"inplace"`` and
   ``"blocked"`` sweeps, with the goal last or first (the order in which in-place
   sweeps carry values), from ``V0 = 0`` and from ``V0 = -1 / (1 - gamma)``;
-- the ratio to mdptoolbox-hiive's Bellman operator (``ValueIteration``'s per-sweep
-  work, ``_bellmanOperator``, on scipy.sparse matrices built directly) on the same
-  V, after checking that both give the same numbers;
 - the ratio to the C++ solver mdpsolver (if installed) over whole value-iteration
   solves, both from V = 0 to the tolerance ``VI_TOL``, on 1 thread (its serial code)
-  and 2 (its OpenMP loop). Per sweep = solve time / (sweeps + 1), the + 1 being the
-  final greedy pass both make: ours is the wall time of
-  :func:`tabular.value_iteration`, its is ``getRuntime()`` (its own timer around
-  the sweeps and the policy pass, not the hand-over of the model), with its sweep
-  count read from its verbose output. Its values are checked against ours twice:
-  within ``2 VI_TOL`` of ours (each is within ``VI_TOL`` of V*), and equal, to
-  rounding, to ours after the same sweeps, one more and its shift (Puterman 1994,
-  eq. 6.6.12).
+  and 2 (its OpenMP loop), in ``SOLVE_ROUNDS`` alternated rounds. Per sweep = solve
+  time / (sweeps + 1), the + 1 being the final greedy pass both make: ours is the wall
+  time of :func:`tabular.value_iteration`, its is ``getRuntime()`` (its own timer
+  around the sweeps and the policy pass, not the hand-over of the model), with its
+  sweep count read from its verbose output. Its values are checked against ours in
+  every round: within ``2 VI_TOL`` of ours (each is within ``VI_TOL`` of V*), and
+  equal, to rounding, to ours after the same sweeps, one more and its shift (Puterman
+  1994, eq. 6.6.12).
 
 Read the ratios rather than the times: both sides of a ratio are measured in the same
 rounds, while the times move with the machine's load.
@@ -58,7 +59,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from benchmarks.timing import Headline, compile_seconds, spread
+from benchmarks.timing import Headline, alternated, compile_seconds, ratios, spread
 from tabular import TabularMDP, bellman_optimality, value_iteration
 from tabular.solve import sweeps as kernels
 
@@ -68,7 +69,9 @@ MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])  # up, right, down, left
 # Tolerance of the whole solves compared with mdpsolver: ||V - V*||_inf <= 2 on values
 # down to -100 takes 390 sweeps, which keeps mdpsolver's four solves near a minute.
 VI_TOL = 2.0
-REPEATS = 3  # rounds of the wide / stored comparison (the machine is shared)
+REPEATS = 5  # alternated rounds of every sweep comparison (the machine is shared)
+SOLVE_ROUNDS = 3  # alternated rounds of the whole solves against mdpsolver
+COPY_BYTES = 512 * 2**20  # the NumPy copy that %copy compares a sweep's bytes with
 
 
 def gridworld(n: int, slippery: bool, goal_first: bool = False) -> TabularMDP:
@@ -120,10 +123,11 @@ def wide_sweep(wide, V, gamma, out):
 
 @njit(cache=True)
 def minimal_sweep(stored, V, gamma, out):
-    """The synchronous sweep at its simplest, the floor of ours on one thread: this
-    gridworld's 4 actions and its K (1 or 3) fixed at compile time, the arrays of the
-    stored form (``stored = (successor, code, prob, reward)``) read directly, no
-    parallel loop."""
+    """The synchronous sweep at its simplest, the floor of ours on one thread: the arrays
+    of the stored form (``stored = (successor, code, prob, reward)``) read directly, the
+    action count read from them at run time as ours does, K (1 or 3, this gridworld's)
+    fixed at compile time, no parallel loop, no test of the discount (a multiply by
+    ``gamma > 0``)."""
     if stored[0].shape[2] == 1:
         return _minimal_sweep(stored, V, gamma, out, 1)
     return _minimal_sweep(stored, V, gamma, out, 3)
@@ -133,11 +137,11 @@ def minimal_sweep(stored, V, gamma, out):
 def _minimal_sweep(stored, V, gamma, out, K):
     """:func:`minimal_sweep` with ``K`` a constant after inlining."""
     successor, code, prob, reward = stored
-    end = successor.shape[0]
+    end, A = successor.shape[0], successor.shape[1]
     residual = 0.0
     for s in range(end):
         best = -np.inf
-        for a in range(4):
+        for a in range(A):
             q = 0.0
             for k in range(K):
                 nxt = np.int64(successor[s, a, k])
@@ -148,6 +152,39 @@ def _minimal_sweep(stored, V, gamma, out, K):
         out[s] = best
         residual = max(residual, kernels.distance(best, V[s]))
     return residual
+
+
+def import_jax():
+    """``(jax, jax.numpy)`` in float64 on one CPU thread, or ``None`` if jax is not
+    installed (the optional ``[bench]`` extra). The thread flags take effect only if jax
+    was not imported before (then its own thread count is used)."""
+    if "jax" not in sys.modules:
+        flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    return jax, jnp
+
+
+def jax_sweep(mdp: TabularMDP, jax_modules):
+    """An idiomatic JAX synchronous sweep of the dense ``[S, A, K]`` arrays (gather,
+    ``where``, sum, max under ``jax.jit``): ``(sweep, arrays)``, where
+    ``sweep(V, *arrays)`` returns ``(T* V, residual)`` for ``V [S]``."""
+    jax, jnp = jax_modules
+    flows = ~mdp.done & (mdp.prob > 0.0)
+    arrays = tuple(jnp.asarray(x) for x in (mdp.next_state, flows, mdp.prob, mdp.reward))
+
+    @jax.jit
+    def sweep(V, next_state, flows, prob, reward):
+        later = jnp.where(flows, V[next_state], 0.0)
+        new = jnp.max(jnp.sum(prob * (reward + GAMMA * later), axis=2), axis=1)
+        return new, jnp.max(jnp.abs(new - V))
+
+    return sweep, arrays
 
 
 def toolbox_model(mdp: TabularMDP):
@@ -171,7 +208,7 @@ def best_seconds(fn, repeats: int) -> float:
     return min(times)
 
 
-def copy_bandwidth(nbytes: int = 512 * 2**20) -> float:
+def copy_bandwidth(nbytes: int = COPY_BYTES) -> float:
     """Bytes/s of ``np.copyto`` on a large array (read + write counted)."""
     src = np.ones(nbytes // 8)
     dst = np.empty_like(src)
@@ -204,92 +241,131 @@ def sweep_ms(sweep, model, V, out, threads: int) -> float:
         numba.set_num_threads(before)
 
 
-def bench_model(mdp: TabularMDP, copy_bw: float) -> dict:
-    """Per-sweep times of the wide form and of the stored form (``REPEATS`` alternating
-    rounds: ``ms_*`` the best round, ``rounds_*`` every round's best), their
-    bytes and bandwidth, and mdptoolbox's Bellman operator."""
+def bench_model(mdp: TabularMDP, jax_modules) -> dict:
+    """Every figure of one model, from ``REPEATS`` alternated rounds (``rounds``: name ->
+    the figure of each round, ms per sweep or bytes/s of the copy), after checking that
+    each peer gives our numbers: the wide form, the minimal sweep, mdptoolbox's Bellman
+    operator and JAX (if installed)."""
     from hiive.mdptoolbox.mdp import MDP, ValueIteration
 
     wide, model = wide_arrays(mdp), mdp.arrays
+    minimal = (model.successor, model.code, model.prob, model.reward)
     rng = np.random.default_rng(0)
     V = np.append(rng.uniform(-100.0, 0.0, mdp.n_states), 0.0)  # + the end sentinel
     V[-2] = 0.0  # the goal: both formulations agree on it
-    out, out_wide = np.zeros_like(V), np.zeros_like(V)
+    out, other = np.zeros_like(V), np.zeros_like(V)
     kernels.optimality_sweep(model, V, GAMMA, out)
-    wide_sweep(wide, V, GAMMA, out_wide)
-    row = {"same_bits": np.array_equal(out.view(np.uint64), out_wide.view(np.uint64))}
-    rounds = {f"{form}_{t}t": [] for form in ("wide", "ours") for t in (1, 2)}
-    for _ in range(REPEATS):
-        for threads in (1, 2):
-            rounds[f"wide_{threads}t"].append(sweep_ms(wide_sweep, wide, V, out, threads))
-            rounds[f"ours_{threads}t"].append(
-                sweep_ms(kernels.optimality_sweep, model, V, out, threads))
-    for key, times in rounds.items():
-        row[f"ms_{key}"], row[f"rounds_{key}"] = min(times), times
-    W = V.copy()
-    row["ms_gs"] = 1e3 * best_seconds(
-        lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3)
-    row["ms_blocked"] = sweep_ms(kernels.optimality_sweep_blocks, model, V, out, 2)
-    floor = np.zeros_like(V)
-    minimal = (model.successor, model.code, model.prob, model.reward)
-    row["ms_minimal"] = 1e3 * best_seconds(lambda: minimal_sweep(minimal, V, GAMMA, floor), 10)
-    kernels.optimality_sweep(model, V, GAMMA, out)
-    row["minimal_same_bits"] = np.array_equal(out.view(np.uint64), floor.view(np.uint64))
+    row: dict = {}
+    wide_sweep(wide, V, GAMMA, other)
+    row["same_bits"] = np.array_equal(out.view(np.uint64), other.view(np.uint64))
+    minimal_sweep(minimal, V, GAMMA, other)
+    row["minimal_same_bits"] = np.array_equal(out.view(np.uint64), other.view(np.uint64))
 
     P, R = toolbox_model(mdp)
     # ValueIteration's constructor also bounds the iteration count, which takes seconds
     # at 10^4 states (minutes at 10^6); the sweep needs only MDP's own set-up of P and R
     vi = ValueIteration.__new__(ValueIteration)
     MDP.__init__(vi, P, R, GAMMA, epsilon=0.01, max_iter=1000, skip_check=True)
-    row["ms_toolbox"] = 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5)
-    kernels.optimality_sweep(model, V, GAMMA, out)
     row["max_diff"] = float(np.max(np.abs(vi._bellmanOperator(V[:-1])[1] - out[:-1])))
+
+    W = V.copy()
+    measures = {
+        "wide_1t": lambda: sweep_ms(wide_sweep, wide, V, other, 1),
+        "ours_1t": lambda: sweep_ms(kernels.optimality_sweep, model, V, other, 1),
+        "minimal": lambda: sweep_ms(minimal_sweep, minimal, V, other, 1),
+        "wide_2t": lambda: sweep_ms(wide_sweep, wide, V, other, 2),
+        "ours_2t": lambda: sweep_ms(kernels.optimality_sweep, model, V, other, 2),
+        "gs": lambda: 1e3 * best_seconds(
+            lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3),
+        "blocked": lambda: sweep_ms(kernels.optimality_sweep_blocks, model, V, other, 2),
+        "toolbox": lambda: 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5),
+        "copy": copy_bandwidth,
+    }
+    row["jax_compile"] = None
+    if jax_modules is not None:
+        sweep, arrays = jax_sweep(mdp, jax_modules)
+        V_jax = jax_modules[1].asarray(V[:-1])
+        t = time.perf_counter()
+        new, _ = sweep(V_jax, *arrays)
+        new.block_until_ready()
+        row["jax_compile"] = time.perf_counter() - t
+        row["jax_diff"] = float(np.max(np.abs(np.asarray(new) - out[:-1])))
+        measures["jax"] = lambda: 1e3 * best_seconds(
+            lambda: sweep(V_jax, *arrays)[0].block_until_ready(), 10)
+    row["rounds"] = alternated(measures, REPEATS)
     S = mdp.n_states
     row["bytes_wide"], row["bytes_ours"] = sweep_bytes(wide) / S, sweep_bytes(model) / S
-    for form in ("wide", "ours"):
-        for threads in (1, 2):
-            bw = row[f"bytes_{form}"] * S / (row[f"ms_{form}_{threads}t"] / 1e3)
-            row[f"copy_{form}_{threads}t"] = bw / copy_bw
     return row
 
 
-def print_sweep_table(copy_bw: float) -> list[Headline]:
+def print_sweep_table() -> list[Headline]:
+    jax_modules = import_jax()
     print(f"{N}x{N} gridworld, {N * N:,} states, 4 actions, gamma {GAMMA}; numba threads "
           f"available: {numba.config.NUMBA_NUM_THREADS}; load average "
           f"{os.getloadavg()[0]:.1f} (timings are only meaningful on an idle machine).\n"
-          f"ms per synchronous sweep: best of 10, in {REPEATS} rounds alternating the wide "
-          "form (int64 successor, float64 prob and reward) and ours (tabular.model.compact): "
-          "the best round, then [min median max] of the rounds; x = wide / ours per round, "
-          "median [min-max]; %copy = bytes moved / s against the NumPy copy.")
+          f"Every figure comes from {REPEATS} alternated rounds in this process, each round "
+          "timing every contender once (best of 10 calls; 5 for mdptoolbox and the copy, 3 "
+          "for the in-place sweep): ms as min median max of the rounds; x = the ratio of "
+          "two contenders round by round, median [min-max] (above 1: ours is faster, or "
+          "for 'x minimal' the factor ours takes over it). wide = the sweep over int64 "
+          "successors and float64 prob and reward; minimal = the hand-written sweep "
+          "(minimal_sweep); %copy = bytes moved / s against a NumPy copy of "
+          f"{COPY_BYTES // 2**20} MiB (read + write).")
+    if jax_modules is None:
+        print("jax is not installed (pip install -e '.[bench]'): the JAX sweep is skipped")
+    else:
+        print(f"JAX {jax_modules[0].__version__}: an idiomatic jitted sweep of the dense "
+              "[S, A, K] arrays (gather, where, sum, max), float64, XLA_FLAGS "
+              f"{os.environ.get('XLA_FLAGS', '')!r}")
     headlines = []
     for name, slippery in (("deterministic", False), ("slippery K=3", True)):
         t = time.perf_counter()
         mdp = gridworld(N, slippery)
         build = time.perf_counter() - t
-        r = bench_model(mdp, copy_bw)
+        r = bench_model(mdp, jax_modules)
+        rounds = r["rounds"]
         print(f"{name}: bytes per state per sweep {r['bytes_wide']:.0f} wide -> "
               f"{r['bytes_ours']:.0f} ours ({r['bytes_wide'] / r['bytes_ours']:.2f}x fewer); "
-              f"same bits: {r['same_bits']}; model built in {build:.1f} s", flush=True)
+              f"same bits: wide {r['same_bits']}, minimal {r['minimal_same_bits']}; "
+              f"mdptoolbox max|diff| {r['max_diff']:.1e}; model built in {build:.1f} s",
+              flush=True)
         for threads in (1, 2):
-            wide, ours = r[f"rounds_wide_{threads}t"], r[f"rounds_ours_{threads}t"]
-            ratios = [w / o for w, o in zip(wide, ours, strict=True)]
-            best = r[f"ms_ours_{threads}t"]
-            print(f"  {threads} thread(s): wide {min(wide):7.2f} ms [{rounds_text(wide)}]  ours "
-                  f"{best:7.2f} ms [{rounds_text(ours)}]  x {spread(ratios)}  %copy wide "
-                  f"{100 * r[f'copy_wide_{threads}t']:4.0f}%  ours "
-                  f"{100 * r[f'copy_ours_{threads}t']:4.0f}%  mdptoolbox "
-                  f"{r['ms_toolbox']:.0f} ms = {r['ms_toolbox'] / best:5.1f}x ours", flush=True)
+            wide, ours = rounds[f"wide_{threads}t"], rounds[f"ours_{threads}t"]
+            copy = [(r["bytes_ours"] * N * N / (o / 1e3)) / c
+                    for o, c in zip(ours, rounds["copy"], strict=True)]
+            print(f"  {threads} thread(s): ours {rounds_text(ours)} ms  wide "
+                  f"{rounds_text(wide)} ms  x wide {spread(ratios(wide, ours))}  x mdptoolbox "
+                  f"{spread(ratios(rounds['toolbox'], ours), '{:.1f}')}  %copy "
+                  f"{spread([100 * c for c in copy], '{:.0f}')}", flush=True)
+            toolbox_x = statistics.median(ratios(rounds["toolbox"], ours))
             headlines.append(Headline(
                 f"value-iteration sweep, {N}x{N} gridworld, {name}, "
                 f"{threads} thread{'s' if threads > 1 else ''}",
-                f"{best:.2f} ms", f"mdptoolbox-hiive {r['ms_toolbox']:.1f} ms",
-                f"{r['ms_toolbox'] / best:.1f}x"))
-        print(f"  in-place sweep (1 thread) {r['ms_gs']:.1f} ms, blocked sweep (2 threads) "
-              f"{r['ms_blocked']:.2f} ms; mdptoolbox max|diff| {r['max_diff']:.1e}", flush=True)
-        print(f"  minimal hand-written sweep (1 thread) {r['ms_minimal']:.2f} ms, same bits: "
-              f"{r['minimal_same_bits']}: ours on 1 thread takes "
-              f"{r['ms_ours_1t'] / r['ms_minimal']:.2f}x its time, mdptoolbox "
-              f"{r['ms_toolbox'] / r['ms_minimal']:.1f}x", flush=True)
+                f"{statistics.median(ours):.2f} ms",
+                f"mdptoolbox-hiive {statistics.median(rounds['toolbox']):.1f} ms",
+                f"{toolbox_x:.1f}x"))
+        minimal_x = ratios(rounds["ours_1t"], rounds["minimal"])
+        print(f"  minimal hand-written sweep (1 thread) {rounds_text(rounds['minimal'])} ms: "
+              f"ours on 1 thread takes x {spread(minimal_x)} its time; 2 threads against 1: "
+              f"x {spread(ratios(rounds['ours_1t'], rounds['ours_2t']))}", flush=True)
+        headlines.append(Headline(
+            f"value-iteration sweep, {N}x{N} {name}, 1 thread, against a minimal sweep",
+            f"{statistics.median(rounds['ours_1t']):.2f} ms",
+            f"minimal hand-written {statistics.median(rounds['minimal']):.2f} ms",
+            f"{1 / statistics.median(minimal_x):.2f}x"))
+        if "jax" in rounds:
+            jax_x = ratios(rounds["jax"], rounds["ours_1t"])
+            print(f"  JAX sweep (1 thread) {rounds_text(rounds['jax'])} ms, first call "
+                  f"{r['jax_compile']:.2f} s, max|diff| {r['jax_diff']:.1e}: x {spread(jax_x)}",
+                  flush=True)
+            headlines.append(Headline(
+                f"value-iteration sweep, {N}x{N} {name}, 1 thread",
+                f"{statistics.median(rounds['ours_1t']):.2f} ms",
+                f"JAX jit {statistics.median(rounds['jax']):.2f} ms",
+                f"{statistics.median(jax_x):.1f}x"))
+        print(f"  in-place sweep (1 thread) {rounds_text(rounds['gs'])} ms, blocked sweep "
+              f"(2 threads) {rounds_text(rounds['blocked'])} ms; NumPy copy "
+              f"{spread([c / 1e9 for c in rounds['copy']], '{:.1f}')} GB/s moved", flush=True)
         del mdp
     return headlines
 
@@ -372,26 +448,41 @@ def mdpsolver_solve(model, openmp, threads: int, n_states: int) -> tuple[float, 
 
 
 def bench_mdpsolver(mdp: TabularMDP, openmp) -> dict:
-    """Whole value-iteration solves, ours and mdpsolver's, on 1 and 2 threads."""
+    """Whole value-iteration solves, ours and mdpsolver's, on 1 and 2 threads, in
+    ``SOLVE_ROUNDS`` alternated rounds (``rounds``: ms per sweep of each side and thread
+    count, round by round), its values checked against ours in every round."""
     t = time.perf_counter()
     model = mdpsolver_model(mdp)
-    row = {"handover_s": time.perf_counter() - t, "diff_tol": 0.0, "diff_same": 0.0}
-    threads_before = numba.get_num_threads()
-    for threads in (1, 2):
+    row: dict = {"handover_s": time.perf_counter() - t, "diff_tol": 0.0, "diff_same": 0.0,
+                 "sweeps": set()}
+
+    def ours(threads):
+        before = numba.get_num_threads()
         numba.set_num_threads(threads)
-        t = time.perf_counter()
-        ours = value_iteration(mdp, GAMMA, tol=VI_TOL)
-        row[f"ours_{threads}t"] = 1e3 * (time.perf_counter() - t) / (ours.iterations + 1)
+        try:
+            t = time.perf_counter()
+            result = value_iteration(mdp, GAMMA, tol=VI_TOL)
+            seconds = time.perf_counter() - t
+        finally:
+            numba.set_num_threads(before)
+        row[f"ours_V_{threads}t"] = result
+        return 1e3 * seconds / (result.iterations + 1)
+
+    def theirs(threads):
         seconds, sweeps, V = mdpsolver_solve(model, openmp, threads, mdp.n_states)
-        row[f"mdps_{threads}t"] = 1e3 * seconds / (sweeps + 1)
-        row[f"sweeps_{threads}t"] = (ours.iterations, sweeps)  # ours / its
+        mine = row[f"ours_V_{threads}t"]
+        row["sweeps"].add(f"{mine.iterations}/{sweeps}")  # ours / its
         # its result: one more sweep, then every value moved by gamma / (1 - gamma) times
         # the smallest change of that sweep (Puterman eq. 6.6.12)
-        last = bellman_optimality(mdp, ours.V, GAMMA)
-        shifted = last + GAMMA / (1.0 - GAMMA) * np.min(last - ours.V)
-        row["diff_tol"] = max(row["diff_tol"], float(np.max(np.abs(V - ours.V))))
+        last = bellman_optimality(mdp, mine.V, GAMMA)
+        shifted = last + GAMMA / (1.0 - GAMMA) * np.min(last - mine.V)
+        row["diff_tol"] = max(row["diff_tol"], float(np.max(np.abs(V - mine.V))))
         row["diff_same"] = max(row["diff_same"], float(np.max(np.abs(V - shifted))))
-    numba.set_num_threads(threads_before)
+        return 1e3 * seconds / (sweeps + 1)
+
+    row["rounds"] = alternated({"ours_1t": lambda: ours(1), "mdps_1t": lambda: theirs(1),
+                                "ours_2t": lambda: ours(2), "mdps_2t": lambda: theirs(2)},
+                               SOLVE_ROUNDS)
     return row
 
 
@@ -406,27 +497,31 @@ def print_mdpsolver_table() -> list[Headline]:
     openmp = openmp_runtime(mdpsolver)
     value_iteration(gridworld(4, True), GAMMA, tol=VI_TOL)  # compile outside the timings
     print(f"\nWhole value-iteration solves from V = 0 to tol {VI_TOL:g}, ours against mdpsolver "
-          f"{version('mdpsolver')} (C++; 1 thread = its serial code, 2 = its OpenMP loop).\n"
+          f"{version('mdpsolver')} (C++; 1 thread = its serial code, 2 = its OpenMP loop), in "
+          f"{SOLVE_ROUNDS} alternated rounds.\n"
           "Both stop after the first sweep whose change is below tol (1 - gamma) / gamma: in "
           "sup norm for us, in span for it, the same here as every change is <= 0 and the "
-          "goal's is 0.\nms per sweep = solve time / (sweeps + 1 greedy pass); x = its ms / "
-          "ours; |V - ours| <= 2 tol (each is within tol of V*); |V - same| = its V against "
-          "ours after the same sweeps, one more and its shift (Puterman eq. 6.6.12).")
-    print(f"{'model':<14}{'sweeps':>12}{'ours 1t':>9}{'ours 2t':>9}{'mdps 1t':>9}"
-          f"{'mdps 2t':>9}{'x 1t':>7}{'x 2t':>7}{'|V - ours|':>12}{'|V - same|':>12}")
+          "goal's is 0.\nms per sweep = solve time / (sweeps + 1 greedy pass), min median max "
+          "of the rounds; x = its ms / ours round by round, median [min-max]; |V - ours| <= 2 "
+          "tol (each is within tol of V*); |V - same| = its V against ours after the same "
+          "sweeps, one more and its shift (Puterman eq. 6.6.12), the worst round.")
     headlines = []
     for name, slippery in (("deterministic", False), ("slippery K=3", True)):
         r = bench_mdpsolver(gridworld(N, slippery), openmp)
-        counts = {f"{ours}/{its}" for ours, its in (r["sweeps_1t"], r["sweeps_2t"])}
-        sweeps = " ".join(sorted(counts))  # one entry unless a thread count changed them
-        print(f"{name:<14}{sweeps:>12}{r['ours_1t']:>9.2f}{r['ours_2t']:>9.2f}"
-              f"{r['mdps_1t']:>9.1f}{r['mdps_2t']:>9.1f}{r['mdps_1t'] / r['ours_1t']:>7.1f}"
-              f"{r['mdps_2t'] / r['ours_2t']:>7.1f}{r['diff_tol']:>12.2e}{r['diff_same']:>12.1e}"
-              f"   (model handed to mdpsolver in {r['handover_s']:.1f} s)", flush=True)
+        rounds = r["rounds"]
+        print(f"{name} (sweeps ours/its {' '.join(sorted(r['sweeps']))}; model handed to "
+              f"mdpsolver in {r['handover_s']:.1f} s): |V - ours| {r['diff_tol']:.2e}, "
+              f"|V - same| {r['diff_same']:.1e}", flush=True)
+        for threads in (1, 2):
+            ours, its = rounds[f"ours_{threads}t"], rounds[f"mdps_{threads}t"]
+            print(f"  {threads} thread(s): ours {rounds_text(ours)} ms  mdpsolver "
+                  f"{rounds_text(its)} ms  x {spread(ratios(its, ours), '{:.1f}')}",
+                  flush=True)
+        ours, its = rounds["ours_2t"], rounds["mdps_2t"]
         headlines.append(Headline(
             f"value iteration to tol {VI_TOL:g}, {N}x{N} {name}, 2 threads, per sweep",
-            f"{r['ours_2t']:.2f} ms", f"mdpsolver (C++) {r['mdps_2t']:.1f} ms",
-            f"{r['mdps_2t'] / r['ours_2t']:.1f}x"))
+            f"{statistics.median(ours):.2f} ms", f"mdpsolver (C++) {statistics.median(its):.1f} ms",
+            f"{statistics.median(ratios(its, ours)):.1f}x"))
     return headlines
 
 
@@ -434,10 +529,7 @@ def main() -> list[Headline]:
     cold, warm = compile_seconds(COMPILE_SETUP, COMPILE_CALL)
     print(f"optimality_sweep first call: {cold:.2f} s from an empty numba cache, "
           f"{warm:.2f} s with a warm cache (fresh processes, imports not counted)")
-    copy_bw = copy_bandwidth()
-    print(f"NumPy copy of 512 MiB on one thread: {copy_bw / 1e9:.1f} GB/s moved (read + "
-          f"write; {copy_bw / 2e9:.1f} GB/s copied); %copy below compares bytes moved")
-    headlines = print_sweep_table(copy_bw)
+    headlines = print_sweep_table()
     print_methods_table()
     return headlines + print_mdpsolver_table()
 

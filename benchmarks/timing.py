@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 
@@ -49,3 +50,20 @@ def spread(values, fmt: str = "{:.2f}") -> str:
     values = sorted(values)
     middle = statistics.median(values)
     return f"{fmt.format(middle)} [{fmt.format(values[0])}-{fmt.format(values[-1])}]"
+
+
+def alternated(measures: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """``{name: [its figure in each round]}``: every measure of ``measures`` (a name and a
+    call returning one figure, e.g. a best time) taken once per round, in the same order,
+    for ``rounds`` rounds, so that the two sides of a ratio share the machine's load round
+    by round (:func:`ratios`)."""
+    figures: dict[str, list[float]] = {name: [] for name in measures}
+    for _ in range(rounds):
+        for name, measure in measures.items():
+            figures[name].append(measure())
+    return figures
+
+
+def ratios(numerator: list[float], denominator: list[float]) -> list[float]:
+    """The ratio of two measures of :func:`alternated`, round by round."""
+    return [n / d for n, d in zip(numerator, denominator, strict=True)]

@@ -67,24 +67,30 @@ def value_at(V, j, s, block=None):
 
 
 @njit(cache=True, inline="always")
-def q_value(model, V, gamma, s, a, block=None):
+def q_value(model, V, gamma, s, a, block=None, positive=False):
     """``q(s, a) = sum_k p_k [r_k + gamma V(s'_k)]`` (eq. 3.14 / 4.6), ``V(end) = 0``.
 
     ``model``: a :class:`~tabular.model.mdp.ModelArrays`; ``V``: the values ``[S + 1]``;
     ``gamma``: the discount; ``s``, ``a``: the pair; ``block``: ``None``, or the
-    :class:`Block` of a blocked sweep (see :func:`value_at`). Returns ``q(s, a)``
-    (``-inf`` when an outcome of positive probability pays ``-inf``).
+    :class:`Block` of a blocked sweep (see :func:`value_at`); ``positive``: the literal
+    ``True`` where ``gamma V(s')`` may be taken without testing ``gamma > 0`` (the
+    caller has checked it, or reads its next values from zeros: no ``0 * -inf``). Returns
+    ``q(s, a)`` (``-inf`` when an outcome of positive probability pays ``-inf``).
     """
     K = n_outcomes(model)
     # slippery moves (the intended direction or either perpendicular one) get their own
-    # copy with a trip count the compiler knows, so that it unrolls the sum
+    # copy with a trip count the compiler knows, so that it unrolls the sum; certain ones
+    # too, but only where positive (the value-iteration sweep): a copy costs compile time
+    if positive:
+        if K == 1:
+            return outcome_sum(model, V, gamma, (s, a), 1, block, positive)
     if K == 3:
-        return outcome_sum(model, V, gamma, (s, a), 3, block)
-    return outcome_sum(model, V, gamma, (s, a), K, block)
+        return outcome_sum(model, V, gamma, (s, a), 3, block, positive)
+    return outcome_sum(model, V, gamma, (s, a), K, block, positive)
 
 
 @njit(cache=True, inline="always")
-def outcome_sum(model, V, gamma, pair, K, block):
+def outcome_sum(model, V, gamma, pair, K, block, positive):
     """:func:`q_value`'s sum over the first ``K`` outcomes of ``pair = (s, a)`` (the other
     arguments as there)."""
     s, a = pair
@@ -92,7 +98,8 @@ def outcome_sum(model, V, gamma, pair, K, block):
     for k in range(K):
         prob, reward = outcome(model, s, a, k)
         later = value_at(V, value_index(model, s, a, k), s, block)
-        q += prob * (reward + (gamma * later if gamma > 0.0 else 0.0))  # 0 when gamma = 0
+        # 0 when gamma = 0, even for later = -inf; a literal positive=True drops the test
+        q += prob * (reward + (gamma * later if positive or gamma > 0.0 else 0.0))
     return q
 
 
@@ -112,12 +119,12 @@ def expected_value(model, V, gamma, pi, s):
 
 
 @njit(cache=True, inline="always")
-def greedy_value(model, V, gamma, s, block=None):
+def greedy_value(model, V, gamma, s, block=None, positive=False):
     """``max_a q(s, a)``: state ``s`` of the Bellman optimality operator (eq. 4.10), the
     value of acting greedily on ``V`` (the arguments as in :func:`q_value`)."""
     best = -np.inf
     for a in range(model.successor.shape[1]):
-        q = q_value(model, V, gamma, s, a, block)
+        q = q_value(model, V, gamma, s, a, block, positive)
         if q > best:
             best = q
     return best
@@ -154,10 +161,16 @@ def soft_value(model, V, gamma, beta, ref, s):
 # ``T V`` into ``out``, the in-place ones overwrite ``V``.
 @njit(cache=True, parallel=True)
 def optimality_sweep(model, V, gamma, out):
-    """``out = T* V``, a synchronous value-iteration sweep (eq. 4.10); returns the residual."""
+    """``out = T* V``, a synchronous value-iteration sweep (eq. 4.10); returns the residual.
+
+    The loop multiplies by ``gamma`` with no test of the discount per outcome. With a zero
+    discount it reads its next values from zeros instead of ``V``: each outcome then adds
+    ``0 * 0 = 0``, the same bits as a test would give, and no ``0 * -inf``.
+    """
+    later = V if gamma > 0.0 else np.zeros_like(V)
     residual = 0.0
     for s in prange(V.shape[0] - 1):
-        v = greedy_value(model, V, gamma, s)
+        v = greedy_value(model, later, gamma, s, None, True)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
     return residual
