@@ -67,6 +67,7 @@ from tabular.linear import (
     value_error,
     ve_minimiser,
 )
+from tabular.rules.linear import action_values, average_reward_update
 from tabular.testing import gammas, mdps, policies
 
 WALK = RandomWalk(100, jump=10, left_reward=-1.0).model()  # Example 9.1, scaled down 10x
@@ -310,6 +311,16 @@ def test_state_action_features_are_one_block_per_action():
     assert not F[:, 0, 2:].any() and not F[:, 1, :2].any()
     w = np.array([1.0, 2.0, 3.0, 4.0])  # w.reshape(A, d): one weight vector per action
     assert np.allclose(F @ w, X @ w.reshape(2, 2).T)
+
+
+def test_the_control_rules_are_the_linear_estimate_and_eq_10_10s_step():
+    rng = np.random.default_rng(0)
+    x_rows, w = rng.normal(size=(3, 5)), rng.normal(size=5)
+    x_rows[1, 2] = 0.0  # a zero feature is skipped, not read
+    out = np.zeros(3)
+    action_values(x_rows, w, out)
+    assert np.allclose(out, x_rows @ w, rtol=0.0, atol=1e-12)
+    assert average_reward_update(2.0, 0.5, 0.1) == 2.0 + 0.1 * 0.5
 
 
 def test_semi_gradient_sarsa_learns_the_optimal_policy_of_a_small_mdp():
