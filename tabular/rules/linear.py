@@ -43,7 +43,7 @@ def action_values(x_rows, w, out):
         out[a] = linear_value(x_rows[a], w)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def average_reward_update(average, delta, beta):
     """``Rbar <- Rbar + beta delta`` (the box of section 10.3), ``delta`` the differential
     TD error of eq. 10.10."""
