@@ -11,6 +11,7 @@
 - :class:`GridWorld` (ASCII layouts, :func:`register_gridworld` for your own),
   :class:`PickupGridWorld` (one-time rewards, the collected set in the state),
   :class:`TrapTreasure` and the Sutton & Barto examples (:class:`CarRental`, Example 4.2;
+  :class:`AccessControl`, Example 10.2;
   :class:`Blackjack`, Example 5.1, and :class:`Racetrack`, Exercise 5.12, with their
   exact models);
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
@@ -33,6 +34,7 @@ from .racetrack import Racetrack
 from .registration import register_builtins, register_gridworld
 from .scenarios import GrammarScenario, Scenario, load_grammar_scenario, load_scenario
 from .sutton_barto import (
+    AccessControl,
     BairdCounterexample,
     CliffWalking,
     Gambler,
@@ -47,7 +49,7 @@ from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
 __all__ = [
-    "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
+    "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
     "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
     "ModelEnv", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario", "ShortCorridor",
     "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario", "load_scenario",

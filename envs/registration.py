@@ -44,6 +44,7 @@ BUILTINS = {
     "Blackjack-v0": ("tabular.envs.blackjack:Blackjack", 100),
     "Racetrack-v0": ("tabular.envs.racetrack:Racetrack", 1_000),
     "BairdCounterexample-v0": ("tabular.envs.sutton_barto:BairdCounterexample", 1_000),
+    "AccessControl-v0": ("tabular.envs.sutton_barto:AccessControl", 10_000),
 }
 
 

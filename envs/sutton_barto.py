@@ -7,6 +7,8 @@ out as arrays. Every env's exact model is ``env.unwrapped.to_mdp()``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tabular import TabularMDP
@@ -466,6 +468,88 @@ class MaximizationBias(ModelEnv):
 
     def _info(self, prob: float) -> dict:
         return {"prob": prob, "action_mask": self.action_mask[self.s].copy()}
+
+
+class AccessControl(ModelEnv):
+    """Example 10.2 (Figure 10.5): the access-control queuing task, a continuing task.
+
+    ## Description
+    ``n_servers`` servers serve a queue of customers of four priorities, paying 1, 2, 4
+    or 8 when served. Each step the customer at the head of the queue is accepted
+    (given a free server, paying its priority) or rejected (reward 0); the next
+    customer's priority is then drawn uniformly, the queue never empties. With no free
+    server a customer cannot be served: accepting acts as rejecting. Each busy server
+    becomes free with probability ``free_prob`` each step, independently. The order
+    within a step (the book leaves it open): the decision first, then the busy
+    servers, the one just taken included, free up, then the next customer comes.
+
+    ## Action Space
+    ``Discrete(2)``: 0 = reject, 1 = accept.
+
+    ## Observation Space
+    ``Discrete(4 (n_servers + 1))``: state id ``4 f + i`` has ``f`` free servers and a
+    customer of priority ``PRIORITIES[i]`` at the head (so ``Q.reshape(n_servers + 1,
+    4, 2)`` is indexed ``[free servers, priority, action]``).
+
+    ## Starting State
+    Every server free, the first customer's priority uniform.
+
+    ## Rewards
+    The customer's priority when accepted with a server free, 0 otherwise.
+
+    ## Episode End
+    Never terminates. Truncation: ``tabzoo/AccessControl-v0`` is registered with
+    ``max_episode_steps=10000``.
+
+    ## Arguments
+    * ``n_servers``: the number of servers (default 10, the book's; the model has
+      ``32 (n_servers + 1)^2`` outcome slots, at most ``2 * 10^7``).
+    * ``free_prob``: the probability that a busy server frees up in a step, in [0, 1]
+      (default 0.06, the book's).
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version.
+    """
+
+    REJECT, ACCEPT = 0, 1
+    #: What a customer of each priority pays when served.
+    PRIORITIES = (1.0, 2.0, 4.0, 8.0)
+
+    def __init__(self, n_servers: int = 10, free_prob: float = 0.06,
+                 render_mode: str | None = None) -> None:
+        self.n_servers = check_positive_int("n_servers", n_servers)
+        self.free_prob = check_unit_interval("free_prob", free_prob)
+        states = 4 * (self.n_servers + 1)
+        check_size(f"n_servers={self.n_servers}", states * 2 * states, MAX_OUTCOME_SLOTS,
+                   OUTCOME_BYTES)
+        super().__init__(self.model(), render_mode)
+
+    def model(self) -> TabularMDP:
+        """The exact model: outcome ``4 j + q`` frees ``j`` busy servers (binomial) and
+        brings a customer of priority index ``q`` (probability 1/4)."""
+        n, p, m = self.n_servers, self.free_prob, len(self.PRIORITIES)
+        free = np.repeat(np.arange(n + 1), m)[:, None]  # [S, 1]
+        level = np.tile(np.arange(m), n + 1)[:, None]
+        served = (np.arange(2)[None, :] == self.ACCEPT) & (free > 0)  # [S, 2]
+        left = free - served  # free servers after the decision
+        busy = n - left
+        j = np.arange(n + 1)[None, None, :]  # servers freed
+        freed = np.zeros((n + 1, n + 1))  # P(j of b busy servers free up) [b, j]
+        for b in range(n + 1):
+            freed[b, :b + 1] = [math.comb(b, k) * p**k * (1.0 - p)**(b - k) for k in range(b + 1)]
+        p_j = freed[busy]  # [S, 2, n + 1]
+        next_free = np.where(j <= busy[:, :, None], left[:, :, None] + j, left[:, :, None])
+        next_state = (m * next_free[:, :, :, None] + np.arange(m)).reshape(*served.shape, -1)
+        prob = (p_j[:, :, :, None] * np.full(m, 1.0 / m)).reshape(*served.shape, -1)
+        pays = np.where(served, np.asarray(self.PRIORITIES)[level], 0.0)
+        reward = np.broadcast_to(pays[:, :, None], prob.shape).copy()
+        start = np.zeros((n + 1) * m)
+        start[m * n:] = 1.0 / m
+        labels = [f"{f} free, priority {self.PRIORITIES[i]:g}" for f in range(n + 1)
+                  for i in range(m)]
+        return TabularMDP(next_state, prob, reward, np.zeros(prob.shape, dtype=bool), start,
+                          state_labels=labels, action_names=["reject", "accept"])
 
 
 class BairdCounterexample(ModelEnv):

@@ -108,6 +108,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "lambda_walk",
     "state_aggregation",
     "baird",
+    "access_control",
     "windy_gridworld",
     "cliff_walking",
     "cliff_alpha",

@@ -163,6 +163,12 @@ CALLS: dict[str, Callable[[], object]] = {
     "off_policy_semi_gradient_td": lambda: tabular.linear.off_policy_semi_gradient_td(
         chain(), uniform(chain()), uniform(chain()), np.eye(2), episodes=2, history=True),
     "lstd": lambda: tabular.linear.lstd(chain(), uniform(chain()), np.eye(2), episodes=2),
+    "semi_gradient_sarsa": lambda: tabular.linear.semi_gradient_sarsa(
+        chain(), tabular.linear.state_action_features(np.eye(2), 2), episodes=2),
+    "n_step_semi_gradient_sarsa": lambda: tabular.linear.n_step_semi_gradient_sarsa(
+        chain(), tabular.linear.state_action_features(np.eye(2), 2), n_step=2, episodes=2),
+    "differential_semi_gradient_sarsa": lambda: tabular.linear.differential_semi_gradient_sarsa(
+        continuing(), tabular.linear.state_action_features(np.eye(2), 2), steps=2),
     "mc_prediction": lambda: tabular.mc_prediction(chain(), uniform(chain()), episodes=2),
     "off_policy_mc_prediction": lambda: tabular.off_policy_mc_prediction(
         chain(), uniform(chain()), uniform(chain()), episodes=2),
@@ -286,6 +292,9 @@ NO_KERNEL: dict[str, str] = {
          "Frontier.objective", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
          "KTOOptimum", "KTOResult", "ProcessRewardModel", "ProcessRewardModel.runs",
          "RLHFPipeline", "RewardModel", "LinearPredictionResult", "LinearPredictionResult.V",
+         "LinearControlResult", "LinearControlResult.Q", "LinearControlResult.V",
+         "LinearControlResult.policy", "LinearDifferentialResult", "LinearDifferentialResult.Q",
+         "LinearDifferentialResult.policy",
          "RewardProcess", "RewardProcess.n_states", "TrainingHistory", "TrainingHistory.names",
          "TrainingHistory.runs", "TrainingHistory.run"], _RECORD),
     **dict.fromkeys(
@@ -303,7 +312,8 @@ NO_KERNEL: dict[str, str] = {
          "visit_probabilities", "path_returns", "response_path", "best_of_n",
          "value_error", "bellman_error", "bellman_error_vector", "projected_bellman_error",
          "ve_minimiser", "td_fixed_point", "expected_td_update", "one_hot",
-         "state_aggregation", "polynomial", "fourier", "tile_coding", "state_coordinates"],
+         "state_aggregation", "polynomial", "fourier", "tile_coding", "state_coordinates",
+         "state_action_features"],
         _NUMPY),
     "ScenarioData": "a protocol: the fields a scenario gives train_pipeline",
     "ScenarioData.env": "a protocol's method: each scenario class implements it",

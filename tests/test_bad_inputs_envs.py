@@ -19,6 +19,7 @@ import pytest
 import tabular
 from tabular import MDPError, TabularMDP, envs
 from tabular.envs import (
+    AccessControl,
     BairdCounterexample,
     Blackjack,
     CarRental,
@@ -303,6 +304,18 @@ SUTTON_BARTO_ROWS = [
      "render_mode must be one of ['ansi'] or None, got True"),
     ("BairdCounterexample render_mode human", lambda: BairdCounterexample(render_mode="human"),
      ValueError, "render_mode must be one of"),
+    ("AccessControl n_servers 0", lambda: AccessControl(n_servers=0), ValueError,
+     "n_servers must be an integer >= 1, got 0"),
+    ("AccessControl n_servers True", lambda: AccessControl(n_servers=True), ValueError,
+     "n_servers must be an integer >= 1, got True"),
+    ("AccessControl n_servers huge", lambda: AccessControl(n_servers=10**4), ValueError,
+     "n_servers=10000 makes"),
+    ("AccessControl free_prob 2", lambda: AccessControl(free_prob=2.0), ValueError,
+     "free_prob must be in [0, 1], got 2.0"),
+    ("AccessControl free_prob text", lambda: AccessControl(free_prob="0.06"), ValueError,
+     "free_prob"),
+    ("AccessControl render_mode human", lambda: AccessControl(render_mode="human"),
+     ValueError, "render_mode must be one of"),
     ("Gridworld5x5 render_mode human", lambda: Gridworld5x5(render_mode="human"), ValueError,
      "render_mode must be one of"),
     ("Gridworld4x4 render_mode human", lambda: Gridworld4x4(render_mode="human"), ValueError,
@@ -532,6 +545,7 @@ ENV_MAKERS = {
     "Blackjack": (lambda: gym.make("tabzoo/Blackjack-v0"), 2),
     "Racetrack": (lambda: gym.make("tabzoo/Racetrack-v0"), 9),
     "BairdCounterexample": (lambda: gym.make("tabzoo/BairdCounterexample-v0"), 2),
+    "AccessControl": (lambda: gym.make("tabzoo/AccessControl-v0"), 2),
 }
 BAD_ACTIONS = [(-1, "action -1 is outside"), (1.5, "got 1.5 (float)"), ("a", "got 'a' (str)"),
                (True, "got True (bool)"), (np.array([1]), "got array([1]) (ndarray)")]

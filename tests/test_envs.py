@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from tabular import TabularMDP, envs
+from tabular import TabularMDP, envs, relative_value_iteration
 from tabular.envs import GridWorld, TrapTreasure
 from tabular.envs.base import draw_outcome
 
@@ -433,3 +433,28 @@ def test_a_learner_respects_the_env_time_limit():
                    reinforce(taxi, episodes=50)):
         assert result.episode_lengths.max() <= 200
     assert q_learning(taxi, episodes=50, epsilon=1.0, max_steps=300).episode_lengths.max() > 200
+
+
+def test_access_control_model_is_example_10_2():
+    """Each row is a distribution; accepting with f free servers pays the priority and
+    leaves f - 1 free plus the busy servers that free up, binomially with p = 0.06, so the
+    expected next free count is f - 1 + (n - f + 1) p; with no free server accepting is
+    rejecting; the optimal policy always accepts priority 8 and rejects priority 1 when
+    few servers are free (Figure 10.5)."""
+    env = gym.make("tabzoo/AccessControl-v0").unwrapped
+    mdp = env.to_mdp()
+    n, m = 10, 4
+    assert mdp.n_states == m * (n + 1) and not mdp.done.any()
+    np.testing.assert_allclose(mdp.prob.sum(axis=2), 1.0, atol=1e-12)
+    free = np.repeat(np.arange(n + 1), m)
+    expected_free = (mdp.prob * (mdp.next_state // m)).sum(axis=2)
+    left = free - (free > 0)
+    np.testing.assert_allclose(expected_free[:, 1], left + (n - left) * 0.06, atol=1e-12)
+    np.testing.assert_allclose(expected_free[:, 0], free + (n - free) * 0.06, atol=1e-12)
+    priority = np.tile([1.0, 2.0, 4.0, 8.0], n + 1)
+    pays = np.where(free > 0, priority, 0.0)[:, None]  # every outcome pays the same
+    np.testing.assert_array_equal(np.where(mdp.prob[:, 1] > 0, mdp.reward[:, 1], pays),
+                                  np.broadcast_to(pays, mdp.prob[:, 1].shape))
+    assert not mdp.reward[:, 0].any()
+    policy = relative_value_iteration(mdp).policy.reshape(n + 1, m)
+    assert (policy[1:, 3] == 1).all() and (policy[1:3, 0] == 0).all()

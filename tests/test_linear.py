@@ -15,6 +15,11 @@
   standard errors, and clearly not 0 at weights 0.03 away.
 - LSTD on a deterministic chain sees the expected sums themselves: it is w_TD to
   rounding.
+- Control (chapter 10): with one-hot state-action features semi-gradient SARSA, n-step
+  SARSA and differential SARSA are sarsa, n_step_sarsa and differential_sarsa bit for
+  bit; on a small MDP the learned greedy policy is optimal (value iteration's values,
+  evaluated exactly), and differential SARSA's on the access-control task earns the
+  exact optimal gain to within the cost of its exploration.
 """
 
 import gymnasium as gym
@@ -25,21 +30,36 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
-from tabular import TabularMDP, mc_prediction, td0
-from tabular.envs import BairdCounterexample, RandomWalk
+from tabular import (
+    TabularMDP,
+    average_reward_solve,
+    differential_sarsa,
+    mc_prediction,
+    n_step_sarsa,
+    policy_evaluation,
+    relative_value_iteration,
+    sarsa,
+    td0,
+    value_iteration,
+)
+from tabular.envs import AccessControl, BairdCounterexample, RandomWalk
 from tabular.linear import (
     bellman_error,
     bellman_error_vector,
+    differential_semi_gradient_sarsa,
     expected_td_update,
     fourier,
     gradient_mc,
     lstd,
+    n_step_semi_gradient_sarsa,
     off_policy_semi_gradient_td,
     one_hot,
     polynomial,
     projected_bellman_error,
     reward_process,
+    semi_gradient_sarsa,
     semi_gradient_td,
+    state_action_features,
     state_aggregation,
     state_coordinates,
     td_fixed_point,
@@ -47,6 +67,7 @@ from tabular.linear import (
     value_error,
     ve_minimiser,
 )
+from tabular.rules.linear import action_values, average_reward_update
 from tabular.testing import gammas, mdps, policies
 
 WALK = RandomWalk(100, jump=10, left_reward=-1.0).model()  # Example 9.1, scaled down 10x
@@ -236,6 +257,116 @@ def test_the_1000_state_walk_is_antisymmetric():
     assert np.allclose(process.v[1:-1], -process.v[1:-1][::-1], atol=1e-10)
 
 
+# ------------------------------------------------------------------ control
+
+
+def pairs(mdp):
+    """One-hot state-action features of ``mdp``: the tabular case."""
+    return state_action_features(one_hot(mdp.n_states), mdp.n_actions)
+
+
+@pytest.mark.parametrize("env_id", ["tabzoo/CliffWalking-v0", "tabzoo/WindyGridworld-v0"])
+def test_one_hot_semi_gradient_sarsa_is_sarsa(env_id):
+    mdp = TabularMDP.from_gymnasium(gym.make(env_id))
+    tabular = sarsa(mdp, episodes=40, alpha=0.5, epsilon=0.1, runs=3, seed=7)
+    linear = semi_gradient_sarsa(mdp, pairs(mdp), episodes=40, alpha=0.5, epsilon=0.1, runs=3,
+                                 seed=7)
+    assert np.array_equal(linear.Q, tabular.Q)
+    assert np.array_equal(linear.episode_returns, tabular.episode_returns)
+    assert np.array_equal(linear.episode_lengths, tabular.episode_lengths)
+
+
+@pytest.mark.parametrize("n_step", [1, 4])
+def test_one_hot_n_step_semi_gradient_sarsa_is_n_step_sarsa(n_step):
+    mdp = TabularMDP.from_gymnasium(gym.make("tabzoo/CliffWalking-v0"))
+    tabular = n_step_sarsa(mdp, n_step=n_step, episodes=40, alpha=0.3, epsilon=0.1, runs=3,
+                           seed=5)
+    linear = n_step_semi_gradient_sarsa(mdp, pairs(mdp), n_step=n_step, episodes=40, alpha=0.3,
+                                        epsilon=0.1, runs=3, seed=5)
+    assert np.array_equal(linear.Q, tabular.Q)
+    assert np.array_equal(linear.episode_lengths, tabular.episode_lengths)
+    if n_step == 1:  # n = 1 is one-step semi-gradient SARSA, draw for draw
+        one = semi_gradient_sarsa(mdp, pairs(mdp), episodes=40, alpha=0.3, epsilon=0.1,
+                                  runs=3, seed=5)
+        assert np.array_equal(one.w, linear.w)
+
+
+def test_one_hot_differential_semi_gradient_sarsa_is_differential_sarsa():
+    mdp = AccessControl(n_servers=3).model()
+    tabular = differential_sarsa(mdp, steps=20_000, alpha=0.1, alpha_average=0.02,
+                                 epsilon=0.1, runs=2, seed=3)
+    linear = differential_semi_gradient_sarsa(mdp, pairs(mdp), steps=20_000, alpha=0.1,
+                                              beta=0.02, epsilon=0.1, runs=2, seed=3)
+    assert np.array_equal(linear.Q, tabular.Q)
+    assert np.array_equal(linear.average_reward, tabular.average_reward)
+    assert np.array_equal(linear.reward_rate, tabular.reward_rate)
+    assert np.array_equal(linear.run(1).policy, tabular.run(1).policy)
+
+
+def test_state_action_features_are_one_block_per_action():
+    X = np.arange(6.0).reshape(3, 2)
+    F = state_action_features(X, 2)
+    assert F.shape == (3, 2, 4)
+    assert np.array_equal(F[:, 0, :2], X) and np.array_equal(F[:, 1, 2:], X)
+    assert not F[:, 0, 2:].any() and not F[:, 1, :2].any()
+    w = np.array([1.0, 2.0, 3.0, 4.0])  # w.reshape(A, d): one weight vector per action
+    assert np.allclose(F @ w, X @ w.reshape(2, 2).T)
+
+
+def test_the_control_rules_are_the_linear_estimate_and_eq_10_10s_step():
+    rng = np.random.default_rng(0)
+    x_rows, w = rng.normal(size=(3, 5)), rng.normal(size=5)
+    x_rows[1, 2] = 0.0  # a zero feature is skipped, not read
+    out = np.zeros(3)
+    action_values(x_rows, w, out)
+    assert np.allclose(out, x_rows @ w, rtol=0.0, atol=1e-12)
+    assert average_reward_update(2.0, 0.5, 0.1) == 2.0 + 0.1 * 0.5
+
+
+def test_semi_gradient_sarsa_learns_the_optimal_policy_of_a_small_mdp():
+    """A corridor of 5 states and a goal, -1 per step, left or right, right reaching the goal: with
+    enough episodes every run's greedy policy is value iteration's (go right), and its
+    exact value from the start is v*(0) = -5. With tile-coded (shared) features too:
+    coarse state features are enough to order the two actions."""
+    S = 6
+    nxt = np.stack([np.maximum(np.arange(S) - 1, 0), np.minimum(np.arange(S) + 1, S - 1)],
+                   axis=1)[:, :, None]
+    done = np.zeros((S, 2, 1), dtype=bool)
+    done[S - 2, 1] = done[S - 1] = True  # the goal S - 1 is absorbing
+    reward = np.full((S, 2, 1), -1.0)
+    reward[S - 1] = 0.0
+    start = np.zeros(S)
+    start[0] = 1.0
+    mdp = TabularMDP(nxt, np.ones((S, 2, 1)), reward, done, start)
+    optimum = value_iteration(mdp, 1.0)
+    features = [pairs(mdp), state_action_features(
+        tile_coding(state_coordinates(mdp), tilings=2, tiles=2), 2)]
+    for F in features:
+        result = semi_gradient_sarsa(mdp, F, episodes=300, alpha=0.1 / F[0, 0].sum(),
+                                     epsilon=0.1, runs=3, seed=1)
+        for i in range(3):
+            policy = result.run(i).policy
+            v = policy_evaluation(mdp, policy, 1.0, method="exact").V
+            assert np.array_equal(policy[:S - 1], optimum.policy[:S - 1])
+            assert v[0] == pytest.approx(optimum.V[0], abs=1e-9) and optimum.V[0] == -5.0
+
+
+def test_differential_sarsa_on_access_control_earns_the_optimal_gain():
+    """The learned greedy policy's exact gain loses less than exploring with epsilon = 0.1
+    costs the optimal policy (rho* minus the gain of epsilon-greedy on the optimum)."""
+    mdp = AccessControl().model()
+    exact = relative_value_iteration(mdp, tol=1e-10)
+    learned = differential_semi_gradient_sarsa(mdp, pairs(mdp), steps=200_000, alpha=0.01,
+                                               beta=0.01, epsilon=0.1, runs=2, seed=0)
+    best = exact.Q == exact.Q.max(axis=1, keepdims=True)
+    soft = 0.05 + 0.9 * best / best.sum(axis=1, keepdims=True)
+    exploring = exact.rho - average_reward_solve(mdp, soft).rho
+    for i in range(2):
+        gain = average_reward_solve(mdp, learned.policy[i]).rho
+        assert gain <= exact.rho + 1e-10
+        assert exact.rho - gain < exploring
+
+
 # ------------------------------------------------------------------ bad input
 
 NAN = float("nan")
@@ -317,6 +448,102 @@ def bad_rows():
          "history must be True or False"),
         ("linear.state_coordinates on a string", lambda: state_coordinates("walk"), TypeError,
          "mdp"),
+        *control_bad_rows(),
+    ]
+
+
+def control_bad_rows():
+    """The rows of the control learners and their features (one per parameter)."""
+    grid = TabularMDP.from_gymnasium(gym.make("tabzoo/Gridworld4x4-v0"))
+    F = pairs(grid)
+    ring = AccessControl(n_servers=2).model()
+    G = pairs(ring)
+    return [
+        ("linear.state_action_features X NaN",
+         lambda: state_action_features(np.full((2, 3), NAN), 2), ValueError, "X[0]"),
+        ("linear.state_action_features X 1-d",
+         lambda: state_action_features(np.zeros(3), 2), ValueError, "shape [3, d]"),
+        ("linear.state_action_features n_actions 0",
+         lambda: state_action_features(np.eye(2), 0), ValueError, "n_actions"),
+        ("linear.state_action_features huge",
+         lambda: state_action_features(np.eye(10**4), 10), ValueError, "GiB"),
+        ("linear.semi_gradient_sarsa features [S, d]",
+         lambda: semi_gradient_sarsa(grid, one_hot(16)), ValueError, "shape [16, 4, d]"),
+        ("linear.semi_gradient_sarsa features NaN",
+         lambda: semi_gradient_sarsa(grid, np.where(F == 1, NAN, F)), ValueError,
+         "features[0, 0]"),
+        ("linear.semi_gradient_sarsa features bool",
+         lambda: semi_gradient_sarsa(grid, F.astype(bool)), ValueError, "real numbers"),
+        ("linear.semi_gradient_sarsa mdp text", lambda: semi_gradient_sarsa("grid", F),
+         TypeError, "mdp"),
+        ("linear.semi_gradient_sarsa gamma 2", lambda: semi_gradient_sarsa(grid, F, gamma=2.0),
+         ValueError, "gamma"),
+        ("linear.semi_gradient_sarsa episodes 0",
+         lambda: semi_gradient_sarsa(grid, F, episodes=0), ValueError, "episodes"),
+        ("linear.semi_gradient_sarsa alpha -1",
+         lambda: semi_gradient_sarsa(grid, F, alpha=-1.0), ValueError, "alpha"),
+        ("linear.semi_gradient_sarsa epsilon 2",
+         lambda: semi_gradient_sarsa(grid, F, epsilon=2.0), ValueError, "epsilon"),
+        ("linear.semi_gradient_sarsa initial_w shape",
+         lambda: semi_gradient_sarsa(grid, F, initial_w=np.zeros(3)), ValueError, "initial_w"),
+        ("linear.semi_gradient_sarsa seed -1", lambda: semi_gradient_sarsa(grid, F, seed=-1),
+         ValueError, "seed"),
+        ("linear.semi_gradient_sarsa runs 0", lambda: semi_gradient_sarsa(grid, F, runs=0),
+         ValueError, "runs"),
+        ("linear.semi_gradient_sarsa max_steps 0",
+         lambda: semi_gradient_sarsa(grid, F, max_steps=0), ValueError, "max_steps"),
+        ("linear.semi_gradient_sarsa diverging alpha",
+         lambda: semi_gradient_sarsa(grid, 1e3 * F, alpha=1.0, episodes=20),
+         FloatingPointError, "lower alpha"),
+        ("linear.n_step_semi_gradient_sarsa n_step 0",
+         lambda: n_step_semi_gradient_sarsa(grid, F, n_step=0), ValueError, "n_step"),
+        ("linear.n_step_semi_gradient_sarsa features shape",
+         lambda: n_step_semi_gradient_sarsa(grid, F[:, :2]), ValueError, "shape [16, 4, d]"),
+        ("linear.n_step_semi_gradient_sarsa mdp text",
+         lambda: n_step_semi_gradient_sarsa("grid", F), TypeError, "mdp"),
+        ("linear.n_step_semi_gradient_sarsa gamma NaN",
+         lambda: n_step_semi_gradient_sarsa(grid, F, gamma=NAN), ValueError, "gamma"),
+        ("linear.n_step_semi_gradient_sarsa episodes text",
+         lambda: n_step_semi_gradient_sarsa(grid, F, episodes="5"), ValueError, "episodes"),
+        ("linear.n_step_semi_gradient_sarsa alpha 0",
+         lambda: n_step_semi_gradient_sarsa(grid, F, alpha=0.0), ValueError, "alpha"),
+        ("linear.n_step_semi_gradient_sarsa epsilon -0.1",
+         lambda: n_step_semi_gradient_sarsa(grid, F, epsilon=-0.1), ValueError, "epsilon"),
+        ("linear.n_step_semi_gradient_sarsa initial_w NaN",
+         lambda: n_step_semi_gradient_sarsa(grid, F, initial_w=NAN), ValueError, "initial_w"),
+        ("linear.n_step_semi_gradient_sarsa seed 1.5",
+         lambda: n_step_semi_gradient_sarsa(grid, F, seed=1.5), ValueError, "seed"),
+        ("linear.n_step_semi_gradient_sarsa runs True",
+         lambda: n_step_semi_gradient_sarsa(grid, F, runs=True), ValueError, "runs"),
+        ("linear.n_step_semi_gradient_sarsa max_steps huge",
+         lambda: n_step_semi_gradient_sarsa(grid, F, max_steps=10**9), ValueError,
+         "max_steps"),
+        ("linear.differential_semi_gradient_sarsa mdp episodic",
+         lambda: differential_semi_gradient_sarsa(grid, F), ValueError, "continuing task"),
+        ("linear.differential_semi_gradient_sarsa mdp text",
+         lambda: differential_semi_gradient_sarsa("ring", G), TypeError, "mdp"),
+        ("linear.differential_semi_gradient_sarsa features shape",
+         lambda: differential_semi_gradient_sarsa(ring, G[:3]), ValueError, "shape [12, 2, d]"),
+        ("linear.differential_semi_gradient_sarsa steps 0",
+         lambda: differential_semi_gradient_sarsa(ring, G, steps=0), ValueError, "steps"),
+        ("linear.differential_semi_gradient_sarsa alpha text",
+         lambda: differential_semi_gradient_sarsa(ring, G, alpha="0.1"), ValueError, "alpha"),
+        ("linear.differential_semi_gradient_sarsa beta 0",
+         lambda: differential_semi_gradient_sarsa(ring, G, beta=0.0), ValueError, "beta"),
+        ("linear.differential_semi_gradient_sarsa beta 2",
+         lambda: differential_semi_gradient_sarsa(ring, G, beta=2.0), ValueError, "beta"),
+        ("linear.differential_semi_gradient_sarsa epsilon NaN",
+         lambda: differential_semi_gradient_sarsa(ring, G, epsilon=NAN), ValueError, "epsilon"),
+        ("linear.differential_semi_gradient_sarsa initial_w shape",
+         lambda: differential_semi_gradient_sarsa(ring, G, initial_w=np.zeros(2)), ValueError,
+         "initial_w"),
+        ("linear.differential_semi_gradient_sarsa seed text",
+         lambda: differential_semi_gradient_sarsa(ring, G, seed="0"), ValueError, "seed"),
+        ("linear.differential_semi_gradient_sarsa runs 0",
+         lambda: differential_semi_gradient_sarsa(ring, G, runs=0), ValueError, "runs"),
+        ("linear.differential_semi_gradient_sarsa diverging alpha",
+         lambda: differential_semi_gradient_sarsa(ring, 1e3 * G, alpha=1.0, steps=2000),
+         FloatingPointError, "lower alpha"),
     ]
 
 

@@ -26,7 +26,7 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int
 from tabular.learn.setup import initial_values, per_run
-from tabular.model.mdp import as_mdp
+from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import RunsResult, check_runs, with_run_axis
 from tabular.rules.values import epsilon_greedy_action, max_value, update_toward
@@ -134,17 +134,23 @@ _differential_sarsa = runs_driver(_differential_run, SARSA)
 _r_learning = runs_driver(_differential_run, R_LEARNING)
 
 
-def _learn(driver, name, mdp, *, steps, alpha, alpha_average, epsilon, epsilon_block,
-           initial_Q, seed, runs) -> DifferentialResult:
-    """Check the arguments of learner ``name``, run ``driver`` and shape its outputs."""
+def check_continuing_task(mdp: MDPLike, name: str) -> TabularMDP:
+    """``mdp`` as a :class:`~tabular.TabularMDP`; a ``ValueError`` naming learner ``name``
+    when an outcome of positive probability ends the episode or pays ``-inf``."""
     mdp = as_mdp(mdp)
-    possible = mdp.prob > 0.0
-    bad = possible & (mdp.done | ~np.isfinite(mdp.reward))
+    bad = (mdp.prob > 0.0) & (mdp.done | ~np.isfinite(mdp.reward))
     if bad.any():
         s, a, _ = np.argwhere(bad)[0]
         raise ValueError(f"{name} needs a continuing task with finite rewards: "
                          f"state {mdp.state_name(int(s))}, action {mdp.action_name(int(a))} "
                          "ends the episode or pays -inf")
+    return mdp
+
+
+def _learn(driver, name, mdp, *, steps, alpha, alpha_average, epsilon, epsilon_block,
+           initial_Q, seed, runs) -> DifferentialResult:
+    """Check the arguments of learner ``name``, run ``driver`` and shape its outputs."""
+    mdp = check_continuing_task(mdp, name)
     steps = check_positive_int("steps", steps, high=MAX_TIME_STEPS)
     n = check_runs(runs)
     params = DifferentialParams(

@@ -8,9 +8,18 @@ chapters 9 and 11).
   fixed point and the expected TD update under any state distribution;
 - :mod:`~tabular.linear.learners` -- gradient Monte Carlo, semi-gradient n-step TD,
   off-policy semi-gradient TD and LSTD, in the shape of every learner (``seed=``,
-  ``runs=``, a run axis).
+  ``runs=``, a run axis);
+- :mod:`~tabular.linear.control` -- episodic semi-gradient SARSA and n-step SARSA and
+  differential semi-gradient SARSA over state-action features (chapter 10).
 """
 
+from tabular.linear.control import (
+    LinearControlResult,
+    LinearDifferentialResult,
+    differential_semi_gradient_sarsa,
+    n_step_semi_gradient_sarsa,
+    semi_gradient_sarsa,
+)
 from tabular.linear.exact import (
     RewardProcess,
     bellman_error,
@@ -26,6 +35,7 @@ from tabular.linear.features import (
     fourier,
     one_hot,
     polynomial,
+    state_action_features,
     state_aggregation,
     state_coordinates,
     tile_coding,
@@ -39,9 +49,11 @@ from tabular.linear.learners import (
 )
 
 __all__ = [
-    "LinearPredictionResult", "RewardProcess", "bellman_error", "bellman_error_vector",
-    "expected_td_update", "fourier", "gradient_mc", "lstd", "off_policy_semi_gradient_td",
-    "one_hot", "polynomial", "projected_bellman_error", "reward_process", "semi_gradient_td",
+    "LinearControlResult", "LinearDifferentialResult", "LinearPredictionResult",
+    "RewardProcess", "bellman_error", "bellman_error_vector", "differential_semi_gradient_sarsa",
+    "expected_td_update", "fourier", "gradient_mc", "lstd", "n_step_semi_gradient_sarsa",
+    "off_policy_semi_gradient_td", "one_hot", "polynomial", "projected_bellman_error",
+    "reward_process", "semi_gradient_sarsa", "semi_gradient_td", "state_action_features",
     "state_aggregation", "state_coordinates", "td_fixed_point", "tile_coding", "value_error",
     "ve_minimiser",
 ]

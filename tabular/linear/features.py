@@ -12,7 +12,11 @@ user's own features are just another array (checked by :func:`check_features`).
 - :func:`tile_coding` -- overlapping grids offset by the book's asymmetric
   displacement (section 9.5.4);
 - :func:`state_coordinates` -- the coordinates those bases read: a gridworld's cells,
-  or the position in the row of states.
+  or the position in the row of states;
+- :func:`state_action_features` -- the features of control, ``[S, A, d]``: row
+  ``(s, a)`` is ``x(s, a)`` and ``q(s, a, w) = x(s, a) . w`` (section 10.1), one block
+  of a state's features per action (any user array of that shape is checked by
+  :func:`check_state_action_features`).
 
 Features of states where the episode has ended never enter an update (no value flows
 from them), so their rows may be anything.
@@ -46,6 +50,25 @@ def check_features(X: npt.ArrayLike, n_states: int, name: str = "features") -> n
     if bad.any():
         s = int(np.argmax(bad))
         raise ValueError(f"{name}[{s}] = {arr[s]} is not finite (state {s})")
+    return arr
+
+
+def check_state_action_features(X: npt.ArrayLike, n_states: int, n_actions: int,
+                                name: str = "features") -> np.ndarray:
+    """``X`` as a C-contiguous ``float64 [S, A, d]`` array of finite numbers (``x(s, a)``
+    of section 10.1); a ``ValueError`` naming ``name`` and the offending pair otherwise."""
+    arr = np.asarray(X)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
+        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 3 or arr.shape[:2] != (n_states, n_actions) or arr.shape[2] < 1:
+        raise ValueError(f"{name} must have shape [{n_states}, {n_actions}, d] (one row per "
+                         f"state-action pair, d >= 1; state_action_features builds one from "
+                         f"state features [S, d]), got {list(arr.shape)}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(arr).all(axis=2)
+    if bad.any():
+        s, a = np.argwhere(bad)[0]
+        raise ValueError(f"{name}[{s}, {a}] = {arr[s, a]} is not finite (state {s}, action {a})")
     return arr
 
 
@@ -171,3 +194,27 @@ def tile_coding(coordinates: npt.ArrayLike, *, tilings: int, tiles: int) -> np.n
         index = np.minimum(np.floor(c * tiles + offset).astype(np.int64), tiles)
         X[np.arange(S), t * per_tiling + index @ strides] = 1.0
     return X
+
+
+def state_action_features(X: npt.ArrayLike, n_actions: int) -> np.ndarray:
+    """The state-action features ``[S, A, A d]`` of state features ``X [S, d]``, one
+    block per action: ``x(s, a)`` is ``x(s)`` in columns ``a d .. (a + 1) d - 1`` and 0
+    elsewhere, so ``q(s, a, w) = x(s) . w_a`` with ``w_a = w[a d:(a + 1) d]``
+    (``w.reshape(A, d)`` holds one weight vector per action).
+
+    This is the layout of section 10.1's linear ``q`` when nothing is shared between
+    actions: each action gets its own linear function of the state, an update of one
+    action's value moves no other's, and one-hot ``X`` makes ``x(s, a)`` one-hot over
+    the pairs (the tabular case, ``Q[s, a] = w[a S + s]``). Features that do share
+    weights between actions (tile coding over state and action, as in the Mountain
+    Car example) are any ``[S, A, d]`` array of your own.
+    """
+    shape = np.shape(X)
+    X = check_features(X, shape[0] if shape else 1, "X")  # any number of states
+    n_actions = check_positive_int("n_actions", n_actions)
+    S, d = X.shape
+    _check_size("state_action_features", S * n_actions, n_actions * d)
+    out = np.zeros((S, n_actions, n_actions * d))
+    for a in range(n_actions):
+        out[:, a, a * d:(a + 1) * d] = X
+    return out

@@ -45,6 +45,7 @@ from tabular.learn.setup import (
     ring_mask,
 )
 from tabular.linear.features import check_features
+from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import SHARED, LearningResult, with_run_axis
 from tabular.rules.linear import gradient_step, linear_value
@@ -231,15 +232,28 @@ def _lstd_run(model, params, rng, out, run):
 _lstd = runs_driver(_lstd_run)
 
 
+def check_finite_rewards(mdp: TabularMDP) -> None:
+    """A ``ValueError`` when an outcome of positive probability pays ``-inf``: a linear
+    estimate is finite."""
+    if not np.isfinite(mdp.reward[mdp.prob > 0.0]).all():
+        raise ValueError("the linear learners need finite rewards (a linear estimate "
+                         "cannot be -inf); this model has a -inf reward")
+
+
+def check_weights(name: str, w: np.ndarray) -> None:
+    """A ``FloatingPointError`` when a learned weight left float64 (the run diverged)."""
+    if not np.isfinite(w).all():
+        raise FloatingPointError(f"{name} diverged (a weight left float64); lower alpha: "
+                                 "alpha times ||x(s)||^2 must stay well below 1")
+
+
 def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
                  initial_w=0.0, n_step=1, behaviour=None, history=False):
     """The checked episode arguments, kernel parameters and outputs of a linear learner
     (``alpha=None``: LSTD's, which keep its sums instead)."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     X = check_features(features, ep.mdp.n_states)
-    if not np.isfinite(ep.mdp.reward[ep.mdp.prob > 0.0]).all():
-        raise ValueError("the linear learners need finite rewards (a linear estimate "
-                         "cannot be -inf); this model has a -inf reward")
+    check_finite_rewards(ep.mdp)
     d = X.shape[1]
     pi = policy_matrix(ep.mdp, policy, "target_policy" if behaviour is not None else "policy")
     b = pi if behaviour is None else policy_matrix(ep.mdp, behaviour, "behaviour_policy")
@@ -271,9 +285,7 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
 def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
             w: np.ndarray | None = None) -> LinearPredictionResult:
     w = out.w if w is None else w
-    if not np.isfinite(w).all():
-        raise FloatingPointError(f"{name} diverged (a weight left float64); lower alpha: "
-                                 "alpha times ||x(s)||^2 must stay well below 1")
+    check_weights(name, w)
     return LinearPredictionResult(episode_returns=with_run_axis(out.returns, runs),
                                   episode_lengths=with_run_axis(out.lengths, runs),
                                   w=with_run_axis(w, runs), features=X,

@@ -14,8 +14,9 @@
   returns;
 - :mod:`tabular.rules.planning` -- Dyna-Q+'s exploration bonus and prioritized
   sweeping's priority;
-- :mod:`tabular.rules.linear` -- the linear estimate ``x(s) . w`` and the
-  (semi-)gradient step of chapter 9.
+- :mod:`tabular.rules.linear` -- the linear estimate ``x(s) . w``, the
+  (semi-)gradient step of chapter 9, the action values of chapter 10 and the
+  average-reward step of differential SARSA.
 
 Rules import no learner module; the learners in :mod:`tabular.learn.td`, :mod:`tabular.learn.mc`,
 :mod:`tabular.pg.learners` and :mod:`tabular.rlhf` compose them in their episode loops. A rule

@@ -1,8 +1,10 @@
-"""Linear function approximation's two operations (Sutton & Barto, section 9.4): the
-estimate ``v(s, w) = x(s) . w`` (eq. 9.8) and the (semi-)gradient step toward a target
-(eq. 9.7, with ``grad v(s, w) = x(s)``, eq. 9.9). Both skip the zero features, so a
-sparse feature row (aggregation, tile coding, one-hot) costs its active features only,
-and with one-hot features they are exactly the tabular estimate and eq. 2.4's update.
+"""Linear function approximation's operations (Sutton & Barto, sections 9.4 and 10.1-10.3):
+the estimate ``v(s, w) = x(s) . w`` (eq. 9.8), the (semi-)gradient step toward a target
+(eq. 9.7, with ``grad v(s, w) = x(s)``, eq. 9.9), the action values ``q(s, ., w)`` that
+control acts on, and the average-reward step of differential SARSA. They skip the zero
+features, so a sparse feature row (aggregation, tile coding, one-hot) costs its active
+features only, and with one-hot features they are exactly the tabular estimate and eq.
+2.4's update.
 """
 
 from __future__ import annotations
@@ -31,3 +33,18 @@ def gradient_step(w, x, target, step):
     for i in range(w.shape[0]):
         if x[i] != 0.0:
             w[i] += scaled * x[i]
+
+
+@njit(cache=True, inline="always")
+def action_values(x_rows, w, out):
+    """``out[a] = q(s, a, w) = x(s, a) . w`` for every action (section 10.1), ``x_rows``
+    the state's feature rows ``[A, d]``: the row epsilon-greedy selection reads."""
+    for a in range(out.shape[0]):
+        out[a] = linear_value(x_rows[a], w)
+
+
+@njit(cache=True)
+def average_reward_update(average, delta, beta):
+    """``Rbar <- Rbar + beta delta`` (the box of section 10.3), ``delta`` the differential
+    TD error of eq. 10.10."""
+    return average + beta * delta
