@@ -3,6 +3,10 @@ estimate ``v(s, w) = x(s) . w`` (eq. 9.8) and the (semi-)gradient step toward a 
 (eq. 9.7, with ``grad v(s, w) = x(s)``, eq. 9.9). Both skip the zero features, so a
 sparse feature row (aggregation, tile coding, one-hot) costs its active features only,
 and with one-hot features they are exactly the tabular estimate and eq. 2.4's update.
+
+The off-policy rules of chapter 11 are written beside them: the weight steps of the
+gradient-TD methods TDC and GTD2 (section 11.7) and emphatic TD's followon trace
+(section 11.8).
 """
 
 from __future__ import annotations
@@ -31,3 +35,28 @@ def gradient_step(w, x, target, step):
     for i in range(w.shape[0]):
         if x[i] != 0.0:
             w[i] += scaled * x[i]
+
+
+@njit(cache=True, inline="always")
+def tdc_step(w, x, x_next, delta, x_dot_v, gamma, step):
+    """``w <- w + alpha rho [delta x(S) - gamma x(S') (x(S) . v)]`` in place: TD(0) with
+    gradient correction (TDC, eq. 11.30), ``step = alpha rho``, ``x_dot_v = x(S) . v``
+    with the secondary weights ``v`` before their own update."""
+    for i in range(w.shape[0]):
+        w[i] += step * (delta * x[i] - gamma * x_next[i] * x_dot_v)
+
+
+@njit(cache=True, inline="always")
+def gtd2_step(w, x, x_next, x_dot_v, gamma, step):
+    """``w <- w + alpha rho [x(S) - gamma x(S')] (x(S) . v)`` in place (GTD2, eq. 11.29),
+    ``step = alpha rho``. The secondary weights ``v`` themselves follow
+    :func:`gradient_step` toward the TD error (the LMS rule of eq. 11.28's ``v``)."""
+    for i in range(w.shape[0]):
+        w[i] += step * (x[i] - gamma * x_next[i]) * x_dot_v
+
+
+@njit(cache=True)
+def followon_trace(previous, previous_ratio, gamma, interest):
+    """``M_t = gamma rho_{t-1} M_{t-1} + I_t`` (eq. 11.24), the emphasis of emphatic TD;
+    ``M_{-1} = 0`` at the start of an episode."""
+    return gamma * previous_ratio * previous + interest
