@@ -108,6 +108,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "lambda_walk",
     "state_aggregation",
     "baird",
+    "gradient_td",
     "windy_gridworld",
     "cliff_walking",
     "maximization_bias",
