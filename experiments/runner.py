@@ -109,6 +109,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "state_aggregation",
     "baird",
     "access_control",
+    "gradient_td",
     "windy_gridworld",
     "cliff_walking",
     "cliff_alpha",

@@ -20,6 +20,13 @@
   bit; on a small MDP the learned greedy policy is optimal (value iteration's values,
   evaluated exactly), and differential SARSA's on the access-control task earns the
   exact optimal gain to within the cost of its exploration.
+- Off-policy on Baird's counterexample (chapter 11): one-step episodes from the
+  behaviour's stationary start make every step an independent draw, so the mean over
+  runs of off-policy TD's, TDC's and GTD2's weights (w and v) after t steps is the t-th
+  exact expected iterate, within 5 standard errors. Emphatic TD's followon trace
+  carries over steps, so it is compared at fixed weights: the mean summed update of
+  4-step episodes is sum_t X^T diag(m_t) delta_w with m_0 = mu, m_t = mu + gamma P^T
+  m_{t-1}, whose limit is the expected emphasis.
 """
 
 import gymnasium as gym
@@ -47,9 +54,16 @@ from tabular.linear import (
     bellman_error,
     bellman_error_vector,
     differential_semi_gradient_sarsa,
+    emphatic_fixed_point,
+    emphatic_td,
+    expected_emphasis,
+    expected_emphatic_td_update,
+    expected_gtd2_update,
     expected_td_update,
+    expected_tdc_update,
     fourier,
     gradient_mc,
+    gtd2,
     lstd,
     n_step_semi_gradient_sarsa,
     off_policy_semi_gradient_td,
@@ -63,6 +77,7 @@ from tabular.linear import (
     state_aggregation,
     state_coordinates,
     td_fixed_point,
+    tdc,
     tile_coding,
     value_error,
     ve_minimiser,
@@ -370,6 +385,9 @@ def test_differential_sarsa_on_access_control_earns_the_optimal_gain():
 # ------------------------------------------------------------------ bad input
 
 NAN = float("nan")
+#: A continuing two-state chain: at gamma = 1 its followon trace grows without bound.
+LOOP = (TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.zeros((2, 1, 2)),
+                              start=np.array([1.0, 0.0])), np.zeros(2, dtype=np.int64))
 
 
 def bad_rows():
@@ -446,6 +464,47 @@ def bad_rows():
         ("linear.off_policy_semi_gradient_td history text", lambda: off_policy_semi_gradient_td(
             WALK, WALK_POLICY, WALK_POLICY, X, history="yes"), ValueError,
          "history must be True or False"),
+        ("linear.tdc beta 0", lambda: tdc(WALK, WALK_POLICY, WALK_POLICY, X, beta=0.0),
+         ValueError, "beta"),
+        ("linear.tdc initial_v shape", lambda: tdc(WALK, WALK_POLICY, WALK_POLICY, X,
+                                                   initial_v=np.zeros(3)),
+         ValueError, "initial_v"),
+        ("linear.gtd2 alpha negative", lambda: gtd2(WALK, WALK_POLICY, WALK_POLICY, X,
+                                                    alpha=-1.0), ValueError, "alpha"),
+        ("linear.gtd2 behaviour shape", lambda: gtd2(WALK, WALK_POLICY, np.ones((5, 1)), X),
+         ValueError, "behaviour_policy"),
+        ("linear.gtd2 history text", lambda: gtd2(WALK, WALK_POLICY, WALK_POLICY, X,
+                                                  history="yes"), ValueError,
+         "history must be True or False"),
+        ("linear.emphatic_td alpha text", lambda: emphatic_td(WALK, WALK_POLICY, WALK_POLICY, X,
+                                                              alpha="0.1"), ValueError, "alpha"),
+        ("linear.emphatic_td initial_w NaN", lambda: emphatic_td(
+            WALK, WALK_POLICY, WALK_POLICY, X, initial_w=NAN), ValueError, "initial_w"),
+        ("linear.emphatic_td diverging alpha", lambda: emphatic_td(
+            WALK, WALK_POLICY, WALK_POLICY, 1e3 * X, alpha=1.0, episodes=20),
+         FloatingPointError, "lower alpha"),
+        ("linear.expected_tdc_update v shape",
+         lambda: expected_tdc_update(p, X, np.zeros(10), np.zeros(3)), ValueError, "v must"),
+        ("linear.expected_tdc_update w NaN",
+         lambda: expected_tdc_update(p, X, np.full(10, NAN), np.zeros(10)), ValueError, "w[0]"),
+        ("linear.expected_gtd2_update v NaN",
+         lambda: expected_gtd2_update(p, X, np.zeros(10), np.full(10, NAN)), ValueError,
+         "v[0]"),
+        ("linear.expected_gtd2_update mu not a distribution", lambda: expected_gtd2_update(
+            p, X, np.zeros(10), np.zeros(10), mu=np.full(102, 2.0)), ValueError, "mu"),
+        ("linear.expected_emphasis mu shape",
+         lambda: expected_emphasis(p, mu=np.ones(3) / 3), ValueError, "mu"),
+        ("linear.expected_emphasis no finite followon", lambda: expected_emphasis(
+            reward_process(*LOOP, gamma=1.0)), ValueError, "expected emphasis"),
+        ("linear.expected_emphatic_td_update X shape",
+         lambda: expected_emphatic_td_update(p, X[:3], np.zeros(10)), ValueError,
+         "shape [102, d]"),
+        ("linear.expected_emphatic_td_update w text",
+         lambda: expected_emphatic_td_update(p, X, "w"), ValueError, "w"),
+        ("linear.emphatic_fixed_point X NaN", lambda: emphatic_fixed_point(
+            p, np.full_like(X, NAN)), ValueError, "features[0]"),
+        ("linear.emphatic_fixed_point mu negative", lambda: emphatic_fixed_point(
+            p, X, mu=np.r_[-1.0, np.full(101, 2.0 / 101)]), ValueError, "mu"),
         ("linear.state_coordinates on a string", lambda: state_coordinates("walk"), TypeError,
          "mdp"),
         *control_bad_rows(),
@@ -606,3 +665,101 @@ def test_expected_td_update_refuses_a_bad_distribution():
     process = reward_process(B.model(), B.TARGET, gamma=0.99)
     with pytest.raises(ValueError, match="mu must be a distribution"):
         expected_td_update(process, B.features(), B.INITIAL_WEIGHTS, mu=np.full(7, 0.5))
+
+
+BAIRD_STEPS, BAIRD_RUNS = 300, 100
+
+
+@pytest.fixture(scope="module")
+def baird():
+    B = BairdCounterexample
+    mdp = B.model()
+    return (B, mdp, B.features(), reward_process(mdp, B.TARGET, gamma=0.99),
+            reward_process(mdp, B.BEHAVIOUR, gamma=0.99).mu)
+
+
+def z_scores(samples, expected):
+    """``|mean - expected|`` in standard errors of the mean, per component."""
+    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
+    return np.abs(samples.mean(axis=0) - expected) / se
+
+
+@pytest.mark.parametrize("learner, expected_update", [(tdc, expected_tdc_update),
+                                                      (gtd2, expected_gtd2_update)])
+def test_gradient_td_sampled_mean_follows_the_exact_expected_update(baird, learner,
+                                                                    expected_update):
+    """Each step's update is linear in (w, v) with coefficients drawn independently of
+    them, so E[(w_t, v_t)] is exactly the t-th iterate of the expected update."""
+    B, mdp, X, target, mu_b = baird
+    alpha, beta = 0.005, 0.05
+    result = learner(mdp, B.TARGET, B.BEHAVIOUR, X, gamma=0.99, episodes=BAIRD_STEPS,
+                     max_steps=1, alpha=alpha, beta=beta, initial_w=B.INITIAL_WEIGHTS,
+                     runs=BAIRD_RUNS, history=True)
+    w, v = B.INITIAL_WEIGHTS.copy(), np.zeros(8)
+    for t in range(BAIRD_STEPS):
+        if t == 100:
+            assert z_scores(result.w_history[:, t - 1], w).max() < 5.0
+        dw, dv = expected_update(target, X, w, v, mu=mu_b)
+        w, v = w + alpha * dw, v + beta * dv
+    assert z_scores(result.w, w).max() < 5.0
+    assert z_scores(result.secondary_weights, v).max() < 5.0
+    assert np.array_equal(result.w_history[:, -1], result.w)
+
+
+def test_tdc_is_gtd2_plus_its_secondary_update(baird):
+    """TDC's expected w-step minus GTD2's is X^T D (delta - X v), the expected v-step."""
+    B, _, X, target, mu_b = baird
+    v = np.linspace(-1.0, 1.0, 8)
+    tdc_w, tdc_v = expected_tdc_update(target, X, B.INITIAL_WEIGHTS, v, mu=mu_b)
+    gtd2_w, gtd2_v = expected_gtd2_update(target, X, B.INITIAL_WEIGHTS, v, mu=mu_b)
+    assert np.array_equal(tdc_v, gtd2_v)
+    assert np.allclose(tdc_w - gtd2_w, tdc_v, rtol=0.0, atol=1e-12)
+
+
+@given(problems())
+@slow_examples(30)
+def test_the_off_policy_fixed_points_are_where_the_expected_updates_vanish(problem):
+    process, X, rng = problem
+    tol = 1e-7 * scale(process) * (1.0 + np.abs(X).max()) ** 2
+    w_td = td_fixed_point(process, X)
+    zero = np.zeros(X.shape[1])
+    for update in (expected_tdc_update, expected_gtd2_update):
+        dw, dv = update(process, X, w_td, zero)
+        assert np.abs(dw).max() <= tol and np.abs(dv).max() <= tol
+    m = expected_emphasis(process)
+    assert np.allclose(m, process.mu + process.gamma * process.P.T @ m, rtol=0.0, atol=1e-10)
+    w_e = emphatic_fixed_point(process, X)
+    assert np.abs(expected_emphatic_td_update(process, X, w_e)).max() <= tol
+
+
+def test_emphatic_td_one_step_episodes_are_off_policy_td(baird):
+    B, mdp, X, _, _ = baird
+    options = dict(gamma=0.99, episodes=50, max_steps=1, alpha=0.01,
+                   initial_w=B.INITIAL_WEIGHTS, runs=3, seed=4)
+    assert np.array_equal(emphatic_td(mdp, B.TARGET, B.BEHAVIOUR, X, **options).w,
+                          off_policy_semi_gradient_td(mdp, B.TARGET, B.BEHAVIOUR, X,
+                                                      **options).w)
+
+
+def test_emphatic_td_sampled_update_is_the_exact_expected_one(baird):
+    """At fixed weights (alpha so small they do not move) each 4-step episode from the
+    stationary start adds sum_t M_t rho_t delta_t x_t, whose expectation is
+    sum_t X^T diag(m_t) delta_w: m_t = mu(s) E[M_t | S_t = s] follows m_0 = mu,
+    m_t = mu + gamma P^T m_{t-1} (eq. 11.24 in expectation). Its mean over runs is
+    within 5 standard errors; its limit in t is the expected emphasis."""
+    B, mdp, X, target, mu_b = baird
+    T, episodes, runs, alpha = 4, 500, 200, 1e-9
+    result = emphatic_td(mdp, B.TARGET, B.BEHAVIOUR, X, gamma=0.99, episodes=episodes,
+                         max_steps=T, alpha=alpha, initial_w=B.INITIAL_WEIGHTS, runs=runs,
+                         seed=2)
+    g = (result.w - B.INITIAL_WEIGHTS) / (alpha * episodes)
+    m_t, total = mu_b.copy(), np.zeros(X.shape[0])
+    for _ in range(T):
+        total += m_t
+        m_t = mu_b + 0.99 * target.P.T @ m_t
+    delta = bellman_error_vector(target, X, B.INITIAL_WEIGHTS)
+    assert z_scores(g, X.T @ (total * delta)).max() < 5.0
+    assert z_scores(g, X.T @ (T * mu_b * delta)).max() > 5.0  # the emphasis matters
+    for _ in range(5000):
+        m_t = mu_b + 0.99 * target.P.T @ m_t
+    assert np.allclose(m_t, expected_emphasis(target, mu=mu_b), rtol=1e-12, atol=0.0)

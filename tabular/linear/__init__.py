@@ -5,10 +5,11 @@ chapters 9 and 11).
   tabular case), state aggregation, polynomial, Fourier and tile coding;
 - :mod:`~tabular.linear.exact` -- the policy's reward process and on-policy
   distribution, VE, BE and PBE of any weights, the VE minimiser, the TD(lambda)
-  fixed point and the expected TD update under any state distribution;
+  fixed point and the expected TD, TDC, GTD2 and emphatic TD updates under any state
+  distribution, with emphatic TD's expected emphasis and fixed point;
 - :mod:`~tabular.linear.learners` -- gradient Monte Carlo, semi-gradient n-step TD,
-  off-policy semi-gradient TD and LSTD, in the shape of every learner (``seed=``,
-  ``runs=``, a run axis);
+  off-policy semi-gradient TD, TDC, GTD2, emphatic TD and LSTD, in the shape of every
+  learner (``seed=``, ``runs=``, a run axis);
 - :mod:`~tabular.linear.control` -- episodic semi-gradient SARSA and n-step SARSA and
   differential semi-gradient SARSA over state-action features (chapter 10).
 """
@@ -24,7 +25,12 @@ from tabular.linear.exact import (
     RewardProcess,
     bellman_error,
     bellman_error_vector,
+    emphatic_fixed_point,
+    expected_emphasis,
+    expected_emphatic_td_update,
+    expected_gtd2_update,
     expected_td_update,
+    expected_tdc_update,
     projected_bellman_error,
     reward_process,
     td_fixed_point,
@@ -42,18 +48,23 @@ from tabular.linear.features import (
 )
 from tabular.linear.learners import (
     LinearPredictionResult,
+    emphatic_td,
     gradient_mc,
+    gtd2,
     lstd,
     off_policy_semi_gradient_td,
     semi_gradient_td,
+    tdc,
 )
 
 __all__ = [
     "LinearControlResult", "LinearDifferentialResult", "LinearPredictionResult",
     "RewardProcess", "bellman_error", "bellman_error_vector", "differential_semi_gradient_sarsa",
-    "expected_td_update", "fourier", "gradient_mc", "lstd", "n_step_semi_gradient_sarsa",
-    "off_policy_semi_gradient_td", "one_hot", "polynomial", "projected_bellman_error",
-    "reward_process", "semi_gradient_sarsa", "semi_gradient_td", "state_action_features",
-    "state_aggregation", "state_coordinates", "td_fixed_point", "tile_coding", "value_error",
+    "emphatic_fixed_point", "emphatic_td", "expected_emphasis", "expected_emphatic_td_update",
+    "expected_gtd2_update", "expected_td_update", "expected_tdc_update", "fourier",
+    "gradient_mc", "gtd2", "lstd", "n_step_semi_gradient_sarsa", "off_policy_semi_gradient_td",
+    "one_hot", "polynomial", "projected_bellman_error", "reward_process", "semi_gradient_sarsa",
+    "semi_gradient_td", "state_action_features", "state_aggregation", "state_coordinates",
+    "td_fixed_point", "tdc", "tile_coding", "value_error",
     "ve_minimiser",
 ]

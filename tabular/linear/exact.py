@@ -14,7 +14,11 @@ distribution. On it, for features ``X [S, d]`` and weights ``w [d]``:
   (what LSTD and semi-gradient TD converge to);
 - the Bellman error ``BE(w) = ||delta_w||^2_mu`` with ``delta_w = r + gamma P X w - X w``
   (eq. 11.19) and the projected Bellman error ``PBE(w) = ||Pi delta_w||^2_mu`` (eq.
-  11.22), ``Pi`` the ``mu``-weighted projection onto the span of the features.
+  11.22), ``Pi`` the ``mu``-weighted projection onto the span of the features;
+- the expected updates of the off-policy learners under any state distribution (a
+  behaviour policy's): semi-gradient TD's, TDC's and GTD2's (section 11.7, with
+  their secondary weights ``v``) and emphatic TD's, with the expected emphasis
+  ``m = (I - gamma P^T)^{-1} (mu o i)`` and its fixed point (section 11.8).
 
 ``D = diag(mu)``. Where the features are linearly dependent on the states ``mu``
 weighs, the minimisers are not unique; the functions then return the one of least
@@ -177,12 +181,12 @@ def _real_vector(name: str, value: npt.ArrayLike, n: int, what: str = "") -> np.
     return arr.astype(np.float64)
 
 
-def _weights(w: npt.ArrayLike, d: int) -> np.ndarray:
+def _weights(w: npt.ArrayLike, d: int, name: str = "w") -> np.ndarray:
     """``w`` as a finite float64 ``[d]`` array, or a ``ValueError`` naming it."""
-    arr = _real_vector("w", w, d, " (one weight per feature)")
+    arr = _real_vector(name, w, d, " (one weight per feature)")
     if not np.isfinite(arr).all():
         i = int(np.argmax(~np.isfinite(arr)))
-        raise ValueError(f"w[{i}] = {arr[i]} is not finite")
+        raise ValueError(f"{name}[{i}] = {arr[i]} is not finite")
     return arr
 
 
@@ -276,3 +280,84 @@ def td_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
         left, right = both[:, :-1], both[:, -1]
     weighted = process.mu[on][:, None] * X_on
     return _solve(weighted.T @ left, weighted.T @ right, "the TD fixed point A w = b")
+
+
+def _off_policy_parts(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike,
+                      v: npt.ArrayLike, mu: npt.ArrayLike | None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The checked ``X``, ``mu``, the expected TD error ``delta_w`` and ``X v``."""
+    features = check_features(X, process.n_states)
+    secondary = _weights(v, features.shape[1], "v")
+    weights = process.mu if mu is None else _distribution(mu, process.n_states)
+    return (features, weights, bellman_error_vector(process, features, w),
+            features @ secondary)
+
+
+def expected_tdc_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike,
+                        v: npt.ArrayLike, *, mu: npt.ArrayLike | None = None
+                        ) -> tuple[FloatArray, FloatArray]:
+    """The expected TDC update per unit step sizes (eq. 11.30), ``(dw, dv)`` (each
+    ``[d]``): ``dw = X^T D delta_w - gamma (P X)^T D X v`` (``E[rho delta x] - gamma
+    E[rho x' x^T] v``) and ``dv = X^T D (delta_w - X v)`` (``E[rho (delta - v . x) x]``),
+    ``D = diag(mu)``. With ``mu`` the behaviour's state distribution and ``process``
+    the target policy's, the expectation of :func:`~tabular.linear.learners.tdc`'s
+    step from a state drawn from ``mu`` (the ``rho`` of eq. 11.1 turns the behaviour's
+    action into the target's ``P``). ``mu``: ``[S]``, a distribution; default
+    ``process.mu``."""
+    F, d, delta, Fv = _off_policy_parts(process, X, w, v, mu)
+    dw = F.T @ (d * delta) - process.gamma * (process.P @ F).T @ (d * Fv)
+    return dw, F.T @ (d * (delta - Fv))
+
+
+def expected_gtd2_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike,
+                         v: npt.ArrayLike, *, mu: npt.ArrayLike | None = None
+                         ) -> tuple[FloatArray, FloatArray]:
+    """The expected GTD2 update per unit step sizes (eq. 11.29), ``(dw, dv)``:
+    ``dw = (X - gamma P X)^T D X v`` (``E[rho (x - gamma x') x^T] v``) and ``dv`` as
+    :func:`expected_tdc_update`'s. ``mu``: as there."""
+    F, d, delta, Fv = _off_policy_parts(process, X, w, v, mu)
+    dw = (F - process.gamma * (process.P @ F)).T @ (d * Fv)
+    return dw, F.T @ (d * (delta - Fv))
+
+
+def expected_emphasis(process: RewardProcess, *, mu: npt.ArrayLike | None = None) -> FloatArray:
+    """``m = (I - gamma P^T)^{-1} (mu o i)`` (``[S]``, interest ``i = 1``): ``m(s) =
+    mu(s) E[M_t | S_t = s]``, the state distribution weighted by the followon trace
+    of eq. 11.24 in its stationary expectation (Sutton, Mahmood & White 2016), from
+    ``m = mu o i + gamma P^T m``; ``P`` is the target policy's (``process``). With
+    ``mu`` eq. 9.3's visits of an episodic behaviour the same equation holds per
+    episode (the trace starts each episode at ``M_0 = i``). ``mu``: the behaviour's
+    state distribution, default ``process.mu``. A ``ValueError`` where the followon
+    has no finite expectation (``gamma = 1`` and a target policy whose episodes never
+    end)."""
+    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    I = np.eye(process.n_states)
+    return _solve(I - process.gamma * process.P.T, mu,
+                  "the expected emphasis m = mu + gamma P^T m")
+
+
+def expected_emphatic_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
+                                mu: npt.ArrayLike | None = None) -> FloatArray:
+    """The expected emphatic TD(0) update per unit step size (eq. 11.23-11.24),
+    ``X^T diag(m) delta_w = b_e - A_e w`` (``[d]``) with ``m`` the
+    :func:`expected_emphasis` of ``mu``: the stationary expectation of
+    :func:`~tabular.linear.learners.emphatic_td`'s step. ``A_e = X^T diag(m) (I -
+    gamma P) X`` is positive semidefinite (positive definite for independent
+    features), so the expected iteration converges for small enough steps (section
+    11.8). ``mu``: the behaviour's state distribution, default ``process.mu``."""
+    X = check_features(X, process.n_states)
+    delta = bellman_error_vector(process, X, w)
+    return X.T @ (expected_emphasis(process, mu=mu) * delta)
+
+
+def emphatic_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
+                         mu: npt.ArrayLike | None = None) -> FloatArray:
+    """``w = A_e^{-1} b_e`` with ``A_e = X^T diag(m) (I - gamma P) X`` and ``b_e = X^T
+    diag(m) r``: where :func:`expected_emphatic_td_update` vanishes, the limit of
+    emphatic TD (section 11.8); the least-norm solution when ``A_e`` is singular.
+    ``mu``: as there."""
+    X = check_features(X, process.n_states)
+    m = expected_emphasis(process, mu=mu)
+    weighted = m[:, None] * X
+    return _solve(weighted.T @ (X - process.gamma * (process.P @ X)), weighted.T @ process.r,
+                  "the emphatic fixed point A_e w = b_e")

@@ -7,6 +7,10 @@
   n-step return);
 - :func:`off_policy_semi_gradient_td` -- with importance sampling (eq. 11.2), which
   can diverge (Baird's counterexample, section 11.2);
+- :func:`tdc`, :func:`gtd2` -- the gradient-TD methods (section 11.7), true SGD on the
+  projected Bellman error with secondary weights ``v``, stable off-policy;
+- :func:`emphatic_td` -- one-step emphatic TD (section 11.8), stable off-policy in
+  expectation;
 - :func:`lstd` -- least-squares TD (section 9.8), the TD fixed point of the experience.
 
 They are the tabular learners with ``x(s) . w`` in place of ``V(s)``
@@ -48,8 +52,16 @@ from tabular.linear.features import check_features
 from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import SHARED, LearningResult, with_run_axis
-from tabular.rules.linear import gradient_step, linear_value
+from tabular.rules.linear import (
+    followon_trace,
+    gradient_step,
+    gtd2_step,
+    linear_value,
+    tdc_step,
+)
+from tabular.rules.nstep import importance_ratio
 from tabular.rules.returns import discounted_return
+from tabular.rules.values import td_error
 from tabular.types import FloatArray, MDPLike, PolicyLike
 
 #: The most entries of LSTD's matrices ``[runs, d, d]`` (800 MB of float64).
@@ -61,11 +73,13 @@ class LinearPredictionResult(LearningResult):
     """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the features ``X`` (``[S, d]``,
     the same for every run); ``V = X w`` is the estimate of every state; ``w_history``
     (only when asked for): ``w`` after each episode, ``[episodes, d]`` or
-    ``[runs, episodes, d]``."""
+    ``[runs, episodes, d]``; ``secondary_weights`` (TDC and GTD2 only): their
+    secondary weights ``v``, shaped as ``w``."""
 
     w: np.ndarray
     features: np.ndarray = field(metadata=SHARED)
     w_history: np.ndarray | None = None
+    secondary_weights: np.ndarray | None = None
 
     @property
     def V(self) -> FloatArray:
@@ -79,9 +93,11 @@ class LinearParams(NamedTuple):
     ``features``: ``X [S, d]``; ``policy``: ``[S, A]`` (the target policy off-policy);
     ``behaviour``: the behaviour policy ``[S, A]`` (the policy itself on-policy);
     ``gamma``: discount; ``alpha``:
-    the constant step size; ``n_step``: the n of the n-step return (1: TD(0)), unused
-    by gradient MC and LSTD; ``episodes``: episodes per run; ``max_steps``: the step
-    limit per episode.
+    the constant step size; ``beta``: the step size of the secondary weights ``v`` of
+    TDC and GTD2 (unused by the others); ``correction``: TDC's gradient correction
+    (True) or GTD2's step (False); ``n_step``: the n of the n-step return (1: TD(0)),
+    unused by gradient MC and LSTD; ``episodes``: episodes per run; ``max_steps``: the
+    step limit per episode.
     """
 
     features: np.ndarray
@@ -89,6 +105,8 @@ class LinearParams(NamedTuple):
     behaviour: np.ndarray
     gamma: float
     alpha: float
+    beta: float
+    correction: bool
     n_step: int
     episodes: int
     max_steps: int
@@ -98,10 +116,12 @@ class LinearOutputs(NamedTuple):
     """What a linear kernel fills, each with a leading run axis of length ``n``:
     ``w [n, d]`` (the initial weights on entry), ``returns`` and ``lengths`` of each
     episode ``[n, episodes]``; LSTD's sums ``A [n, d, d]`` and ``b [n, d]`` (empty
-    ``[n, 0, 0]`` and ``[n, 0]`` for the other learners); ``history``: ``w`` after each
-    episode ``[n, episodes, d]``, or ``[n, 0, d]`` when not asked for."""
+    ``[n, 0, 0]`` and ``[n, 0]`` for the other learners); ``v``: the secondary weights
+    of TDC and GTD2 ``[n, d]`` (``[n, 0]`` for the others); ``history``: ``w`` after
+    each episode ``[n, episodes, d]``, or ``[n, 0, d]`` when not asked for."""
 
     w: np.ndarray
+    v: np.ndarray
     returns: np.ndarray
     lengths: np.ndarray
     A: np.ndarray
@@ -191,7 +211,7 @@ def _off_policy_td_run(model, params, rng, out, run):
             total += r
             steps += 1
             G = discounted_return(r, gamma, 0.0 if is_done else linear_value(X[s_next], w))
-            gradient_step(w, X[s], G, alpha * (pi[s, a] / b[s, a]))
+            gradient_step(w, X[s], G, alpha * importance_ratio(pi[s, a], b[s, a]))
             if is_done or steps == params.max_steps:
                 break
             s = s_next
@@ -201,6 +221,81 @@ def _off_policy_td_run(model, params, rng, out, run):
 
 
 _off_policy_td = runs_driver(_off_policy_td_run)
+
+
+@njit(cache=True, inline="always")
+def _gradient_td_run(model, params, rng, out, run):
+    """Run ``run`` of TDC (eq. 11.30, ``params.correction``) or GTD2 (eq. 11.29): act by
+    the behaviour policy; both steps use ``w_t`` and ``v_t``, and ``x(S') = 0`` where
+    the episode ends."""
+    w, v, returns, lengths = out.w[run], out.v[run], out.returns[run], out.lengths[run]
+    X, gamma, alpha, beta = params.features, params.gamma, params.alpha, params.beta
+    pi, b = params.policy, params.behaviour
+    ended = np.zeros(X.shape[1])
+    for episode in range(params.episodes):
+        s = sample_start(model, rng)
+        total = 0.0
+        steps = 0
+        while True:
+            a = categorical(rng, b[s])
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            steps += 1
+            rho = importance_ratio(pi[s, a], b[s, a])
+            x = X[s]
+            x_next = ended if is_done else X[s_next]
+            delta = td_error(discounted_return(r, gamma, linear_value(x_next, w)),
+                             linear_value(x, w))
+            x_dot_v = linear_value(x, v)
+            if params.correction:
+                tdc_step(w, x, x_next, delta, x_dot_v, gamma, alpha * rho)
+            else:
+                gtd2_step(w, x, x_next, x_dot_v, gamma, alpha * rho)
+            gradient_step(v, x, delta, beta * rho)  # v <- v + beta rho (delta - v.x) x
+            if is_done or steps == params.max_steps:
+                break
+            s = s_next
+        returns[episode] = total
+        lengths[episode] = steps
+        record_history(out.history[run], episode, w)
+
+
+_gradient_td = runs_driver(_gradient_td_run)
+
+
+@njit(cache=True, inline="always")
+def _emphatic_td_run(model, params, rng, out, run):
+    """Run ``run`` of one-step emphatic TD (eq. 11.23-11.24) with interest 1 in every
+    state: the off-policy TD step scaled by the followon trace ``M_t``, which starts
+    each episode at ``M_0 = 1``."""
+    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    X, gamma, alpha = params.features, params.gamma, params.alpha
+    pi, b = params.policy, params.behaviour
+    for episode in range(params.episodes):
+        s = sample_start(model, rng)
+        total = 0.0
+        steps = 0
+        emphasis = 0.0
+        rho_before = 0.0
+        while True:
+            a = categorical(rng, b[s])
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            steps += 1
+            emphasis = followon_trace(emphasis, rho_before, gamma, 1.0)
+            rho = importance_ratio(pi[s, a], b[s, a])
+            G = discounted_return(r, gamma, 0.0 if is_done else linear_value(X[s_next], w))
+            gradient_step(w, X[s], G, alpha * emphasis * rho)
+            if is_done or steps == params.max_steps:
+                break
+            s = s_next
+            rho_before = rho
+        returns[episode] = total
+        lengths[episode] = steps
+        record_history(out.history[run], episode, w)
+
+
+_emphatic_td = runs_driver(_emphatic_td_run)
 
 
 @njit(cache=True, inline="always")
@@ -248,9 +343,11 @@ def check_weights(name: str, w: np.ndarray) -> None:
 
 
 def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
-                 initial_w=0.0, n_step=1, behaviour=None, history=False):
+                 initial_w=0.0, n_step=1, behaviour=None, history=False, beta=None,
+                 correction=False, initial_v=0.0):
     """The checked episode arguments, kernel parameters and outputs of a linear learner
-    (``alpha=None``: LSTD's, which keep its sums instead)."""
+    (``alpha=None``: LSTD's, which keep its sums instead; ``beta`` given: TDC's or
+    GTD2's, which keep secondary weights ``v`` from ``initial_v``)."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     X = check_features(features, ep.mdp.n_states)
     check_finite_rewards(ep.mdp)
@@ -266,15 +363,19 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
     params = LinearParams(
         features=X, policy=pi, behaviour=b, gamma=ep.gamma,
         alpha=1.0 if alpha is None else check_positive("alpha", alpha),
+        beta=0.0 if beta is None else check_positive("beta", beta), correction=correction,
         n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
         episodes=ep.episodes, max_steps=ep.max_steps)
     w0 = initial_values("initial_w", initial_w, (d,))
+    v0 = initial_values("initial_v", initial_v, (d if beta is not None else 0,))
     lstd_size = d if alpha is None else 0
     if ep.n_runs * lstd_size**2 > MAX_LSTD_ENTRIES:
         raise ValueError(f"lstd keeps a {d} x {d} matrix per run: {ep.n_runs} runs need "
                          f"{8 * ep.n_runs * d * d / 2**30:.1f} GiB; at most "
                          f"{MAX_LSTD_ENTRIES:,} entries (use fewer runs or features)")
-    out = LinearOutputs(np.repeat(w0[None], ep.n_runs, axis=0), np.zeros((ep.n_runs, ep.episodes)),
+    out = LinearOutputs(np.repeat(w0[None], ep.n_runs, axis=0),
+                        np.repeat(v0[None], ep.n_runs, axis=0),
+                        np.zeros((ep.n_runs, ep.episodes)),
                         np.zeros((ep.n_runs, ep.episodes), dtype=np.int64),
                         np.zeros((ep.n_runs, lstd_size, lstd_size)),
                         np.zeros((ep.n_runs, lstd_size)),
@@ -286,10 +387,13 @@ def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
             w: np.ndarray | None = None) -> LinearPredictionResult:
     w = out.w if w is None else w
     check_weights(name, w)
+    check_weights(name, out.v)
+    secondary = with_run_axis(out.v, runs) if out.v.shape[-1] > 0 else None
     return LinearPredictionResult(episode_returns=with_run_axis(out.returns, runs),
                                   episode_lengths=with_run_axis(out.lengths, runs),
                                   w=with_run_axis(w, runs), features=X,
-                                  w_history=history_result(out.history, runs))
+                                  w_history=history_result(out.history, runs),
+                                  secondary_weights=secondary)
 
 
 def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
@@ -390,6 +494,114 @@ def off_policy_semi_gradient_td(mdp: MDPLike, target_policy: PolicyLike,
                                    behaviour=behaviour_policy, history=history)
     over_runs(_off_policy_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return _result("off_policy_semi_gradient_td", out, params.features, runs)
+
+
+def _run_gradient_td(name: str, correction: bool, mdp, target_policy, behaviour_policy,
+                     features, seed, **options) -> LinearPredictionResult:
+    """TDC (``correction``) or GTD2, checked and run."""
+    ep, params, out = _linear_args(mdp, target_policy, features, behaviour=behaviour_policy,
+                                   correction=correction, **options)
+    over_runs(_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result(name, out, params.features, options["runs"])
+
+
+def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
+        features: npt.ArrayLike, *, gamma: float = 1.0, episodes: int = 100,
+        alpha: float = 0.005, beta: float = 0.05, initial_w: npt.ArrayLike = 0.0,
+        initial_v: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
+        max_steps: int | None = None, history: bool = False) -> LinearPredictionResult:
+    """TD(0) with gradient correction, TDC (eq. 11.30, section 11.7): act by
+    ``behaviour_policy`` and, with ``rho_t = pi(A_t|S_t) / b(A_t|S_t)`` and the TD error
+    ``delta_t``, update ``w <- w + alpha rho_t [delta_t x_t - gamma x_{t+1} (x_t . v)]``
+    and ``v <- v + beta rho_t [delta_t - v . x_t] x_t``: stochastic gradient descent on
+    the projected Bellman error, with ``v`` tracking ``E[x x^T]^{-1} E[rho delta x]``
+    (eq. 11.28). ``x_{t+1} = 0`` where the episode ends. Its expected update is
+    :func:`~tabular.linear.exact.expected_tdc_update`; it converges where off-policy
+    semi-gradient TD diverges (Baird's counterexample, Figure 11.5), to the TD fixed
+    point of the behaviour's state distribution.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    target_policy, behaviour_policy : ``pi`` and ``b``, any form of policy; ``b`` must
+        take every action ``pi`` takes.
+    features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 100.
+    alpha : the constant step size of ``w``, default 0.005 (Figure 11.5's).
+    beta : the constant step size of ``v``, default 0.05 (Figure 11.5's); the theory
+        wants it the larger, so that ``v`` tracks ``w``.
+    initial_w, initial_v : the initial weights, each a finite number or ``[d]`` array,
+        default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode, default False.
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`) with
+    ``secondary_weights`` ``v``. A run that diverges past float64 raises
+    ``FloatingPointError``.
+    """
+    return _run_gradient_td("tdc", True, mdp, target_policy, behaviour_policy, features,
+                            gamma=gamma, episodes=episodes, alpha=alpha, beta=beta,
+                            initial_w=initial_w, initial_v=initial_v, seed=seed, runs=runs,
+                            max_steps=max_steps, history=history)
+
+
+def gtd2(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
+         features: npt.ArrayLike, *, gamma: float = 1.0, episodes: int = 100,
+         alpha: float = 0.005, beta: float = 0.05, initial_w: npt.ArrayLike = 0.0,
+         initial_v: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
+         max_steps: int | None = None, history: bool = False) -> LinearPredictionResult:
+    """GTD2 (eq. 11.29, section 11.7): as :func:`tdc`, with the weight step
+    ``w <- w + alpha rho_t (x_t - gamma x_{t+1}) (x_t . v)`` (the gradient of the PBE
+    with ``v`` in place of its expectation, uncorrected). Its expected update is
+    :func:`~tabular.linear.exact.expected_gtd2_update`.
+
+    Parameters
+    ----------
+    mdp, target_policy, behaviour_policy, features, gamma, episodes : as for :func:`tdc`.
+    alpha, beta : the step sizes of ``w`` and ``v``, default 0.005 and 0.05.
+    initial_w, initial_v : the initial weights, as for :func:`tdc`.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode, default False.
+
+    Returns a :class:`LinearPredictionResult` with ``secondary_weights`` (see :func:`tdc`).
+    """
+    return _run_gradient_td("gtd2", False, mdp, target_policy, behaviour_policy, features,
+                            gamma=gamma, episodes=episodes, alpha=alpha, beta=beta,
+                            initial_w=initial_w, initial_v=initial_v, seed=seed, runs=runs,
+                            max_steps=max_steps, history=history)
+
+
+def emphatic_td(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
+                features: npt.ArrayLike, *, gamma: float = 1.0, episodes: int = 100,
+                alpha: float = 0.03, initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
+                runs: int | None = None, max_steps: int | None = None,
+                history: bool = False) -> LinearPredictionResult:
+    """One-step emphatic TD (eq. 11.23-11.24, section 11.8) with interest ``I_t = 1``:
+    ``w <- w + alpha M_t rho_t delta_t x_t`` with the followon trace ``M_t = gamma
+    rho_{t-1} M_{t-1} + 1``, ``M_{-1} = 0`` at each episode's start. Its expected
+    update is :func:`~tabular.linear.exact.expected_emphatic_td_update`, stable
+    off-policy; the samples' variance can be very large (on Baird's counterexample it
+    grows without bound with the trace, section 11.9).
+
+    Parameters
+    ----------
+    mdp, target_policy, behaviour_policy, features, gamma, episodes : as for
+        :func:`off_policy_semi_gradient_td`.
+    alpha : the constant step size, default 0.03 (Figure 11.6's).
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode, default False.
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
+    diverges past float64 raises ``FloatingPointError``.
+    """
+    ep, params, out = _linear_args(mdp, target_policy, features, gamma=gamma,
+                                   episodes=episodes, alpha=alpha, runs=runs,
+                                   max_steps=max_steps, initial_w=initial_w,
+                                   behaviour=behaviour_policy, history=history)
+    over_runs(_emphatic_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result("emphatic_td", out, params.features, runs)
 
 
 def lstd(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *, gamma: float = 1.0,

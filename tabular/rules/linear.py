@@ -5,6 +5,10 @@ control acts on, and the average-reward step of differential SARSA. They skip th
 features, so a sparse feature row (aggregation, tile coding, one-hot) costs its active
 features only, and with one-hot features they are exactly the tabular estimate and eq.
 2.4's update.
+
+The off-policy rules of chapter 11 are written beside them: the weight steps of the
+gradient-TD methods TDC and GTD2 (section 11.7) and emphatic TD's followon trace
+(section 11.8).
 """
 
 from __future__ import annotations
@@ -48,3 +52,28 @@ def average_reward_update(average, delta, beta):
     """``Rbar <- Rbar + beta delta`` (the box of section 10.3), ``delta`` the differential
     TD error of eq. 10.10."""
     return average + beta * delta
+
+
+@njit(cache=True, inline="always")
+def tdc_step(w, x, x_next, delta, x_dot_v, gamma, step):
+    """``w <- w + alpha rho [delta x(S) - gamma x(S') (x(S) . v)]`` in place: TD(0) with
+    gradient correction (TDC, eq. 11.30), ``step = alpha rho``, ``x_dot_v = x(S) . v``
+    with the secondary weights ``v`` before their own update."""
+    for i in range(w.shape[0]):
+        w[i] += step * (delta * x[i] - gamma * x_next[i] * x_dot_v)
+
+
+@njit(cache=True, inline="always")
+def gtd2_step(w, x, x_next, x_dot_v, gamma, step):
+    """``w <- w + alpha rho [x(S) - gamma x(S')] (x(S) . v)`` in place (GTD2, eq. 11.29),
+    ``step = alpha rho``. The secondary weights ``v`` themselves follow
+    :func:`gradient_step` toward the TD error (the LMS rule of eq. 11.28's ``v``)."""
+    for i in range(w.shape[0]):
+        w[i] += step * (x[i] - gamma * x_next[i]) * x_dot_v
+
+
+@njit(cache=True)
+def followon_trace(previous, previous_ratio, gamma, interest):
+    """``M_t = gamma rho_{t-1} M_{t-1} + I_t`` (eq. 11.24), the emphasis of emphatic TD;
+    ``M_{-1} = 0`` at the start of an episode."""
+    return gamma * previous_ratio * previous + interest

@@ -1,0 +1,217 @@
+"""Baird's counterexample tamed: TDC and emphatic TD converge where off-policy TD
+diverges, exactly and in samples (S&B Figs. 11.5 and 11.6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tabular.envs import BairdCounterexample
+from tabular.linear import (
+    emphatic_fixed_point,
+    expected_emphatic_td_update,
+    expected_tdc_update,
+    projected_bellman_error,
+    reward_process,
+    td_fixed_point,
+    tdc,
+    value_error,
+)
+
+from . import style
+from .checks import Measure, above, below, check
+from .settings import Settings
+
+REPRODUCES = ("Sutton & Barto (2018), Figure 11.5 (TDC on Baird's counterexample, one run "
+              "and the expected update) and Figure 11.6 (expected emphatic TD)")
+#: The steps at which the sampled mean is compared with the exact expected iterate.
+COMPARED = (100, 500, 1000)
+
+
+@dataclass(frozen=True)
+class Config(Settings):
+    """Example 11.1 with the book's features, starting weights and gamma 0.99; TDC with
+    alpha 0.005 and beta 0.05 (Figure 11.5), emphatic TD with alpha 0.03 (Figure 11.6)."""
+
+    steps: int = 1000
+    """Steps of sampled TDC and sweeps of the expected updates (the book's 1000)."""
+    alpha: float = 0.005
+    """TDC's step size of w (the book's)."""
+    beta: float = 0.05
+    """TDC's step size of the secondary weights v (the book's)."""
+    emphatic_alpha: float = 0.03
+    """Emphatic TD's step size (the book's)."""
+    gamma: float = 0.99
+    """Discount (the book's)."""
+    runs: int = 200
+    """Independent runs of sampled TDC, whose mean follows the exact expected update."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    QUICK = {"runs": 50}
+
+
+def _iteration(update, d: int) -> np.ndarray:
+    """The matrix of an expected update's iteration ``z <- z + update(z)``, which is
+    linear in ``z`` on Baird (every reward is 0)."""
+    return np.eye(d) + np.column_stack([update(e) for e in np.eye(d)])
+
+
+def _slowest(matrix: np.ndarray, kept: int) -> float:
+    """The largest eigenvalue modulus after the ``kept`` invariant directions (modulus 1)."""
+    return float(np.sort(np.abs(np.linalg.eigvals(matrix)))[::-1][kept])
+
+
+def run(config: Config, executor) -> dict:
+    B = BairdCounterexample
+    mdp, X = B.model(), B.features()
+    d, gamma = X.shape[1], config.gamma
+    target = reward_process(mdp, B.TARGET, gamma=gamma)
+    mu = reward_process(mdp, B.BEHAVIOUR, gamma=gamma).mu  # uniform
+    # one-step episodes from the stationary start: independent steps, so the mean
+    # (w_t, v_t) is exactly the t-th expected iterate
+    sampled = tdc(mdp, B.TARGET, B.BEHAVIOUR, X, gamma=gamma, episodes=config.steps,
+                  max_steps=1, alpha=config.alpha, beta=config.beta,
+                  initial_w=B.INITIAL_WEIGHTS, runs=config.runs, seed=config.seed,
+                  history=True)
+    steps = np.arange(config.steps + 1)
+    tdc_w = np.zeros((steps.size, d))
+    tdc_v = np.zeros((steps.size, d))
+    emphatic_w = np.zeros((steps.size, d))
+    tdc_w[0] = emphatic_w[0] = B.INITIAL_WEIGHTS
+    for t in steps[:-1]:
+        dw, dv = expected_tdc_update(target, X, tdc_w[t], tdc_v[t], mu=mu)
+        tdc_w[t + 1] = tdc_w[t] + config.alpha * dw
+        tdc_v[t + 1] = tdc_v[t] + config.beta * dv
+        emphatic_w[t + 1] = emphatic_w[t] + config.emphatic_alpha * expected_emphatic_td_update(
+            target, X, emphatic_w[t], mu=mu)
+
+    def tdc_step(z):
+        dw, dv = expected_tdc_update(target, X, z[:d], z[d:], mu=mu)
+        return np.r_[config.alpha * dw, config.beta * dv]
+
+    def emphatic_step(w):
+        return config.emphatic_alpha * expected_emphatic_td_update(target, X, w, mu=mu)
+
+    # X has one more column than rank: its null direction is never moved by either
+    # update (every step lies in the row space of X), so the limit of both iterations
+    # is the starting weights' component along it
+    null = np.linalg.svd(X)[2][-1]
+    history = np.concatenate([np.repeat(B.INITIAL_WEIGHTS[None, None], config.runs, axis=0),
+                              sampled.w_history], axis=1)
+    compared = [t for t in COMPARED if t <= config.steps]
+
+    def errors(ws):
+        return np.array([[np.sqrt(value_error(target, X, w)),
+                          np.sqrt(projected_bellman_error(target, X, w))] for w in ws])
+
+    return {"compared": np.array(compared, dtype=np.int64),
+            "sampled": history[:, compared], "sampled_v": sampled.secondary_weights,
+            "sampled_run0": history[0], "sampled_errors": errors(history[0]),
+            "tdc_w": tdc_w, "tdc_v": tdc_v, "tdc_errors": errors(tdc_w),
+            "emphatic_w": emphatic_w, "emphatic_errors": errors(emphatic_w),
+            "limit": (B.INITIAL_WEIGHTS @ null) * null,
+            "tdc_slowest": _slowest(_iteration(tdc_step, 2 * d), 2),
+            "emphatic_slowest": _slowest(_iteration(emphatic_step, d), 1),
+            "w_td": td_fixed_point(target, X), "w_emphatic": emphatic_fixed_point(target, X, mu=mu),
+            "X": X, "mu": mu}
+
+
+def plot(results: dict, out_dir, config: Config) -> list:
+    fig, axes = style.figure(3, 1, width=4.6, height=3.8,
+                             title="Baird's counterexample: TDC and emphatic TD converge")
+    steps = np.arange(results["tdc_w"].shape[0])
+    panels = [(results["sampled_run0"], results["sampled_errors"], "TDC (one run)", "steps"),
+              (results["tdc_w"], results["tdc_errors"], "expected TDC", "sweeps"),
+              (results["emphatic_w"], results["emphatic_errors"], "expected emphatic TD",
+               "sweeps")]
+    for k, (w, err, title, unit) in enumerate(panels):
+        ax = axes[0, k]
+        for i in range(w.shape[1]):
+            ax.plot(steps, w[:, i], color=style.PALETTE[i % len(style.PALETTE)], lw=1.0,
+                    label=f"$w_{i + 1}$")
+        ax.plot(steps, err[:, 0], color="#CC0000", lw=2.0, label=r"$\sqrt{\overline{VE}}$")
+        if k < 2:
+            ax.plot(steps, err[:, 1], color="#CC0000", lw=2.0, ls="--",
+                    label=r"$\sqrt{\overline{PBE}}$")
+        ax.set_title(title)
+        ax.set_xlabel(unit)
+        ax.set_ylabel("weight, error")
+    axes[0, 0].legend(ncol=2, fontsize=8, loc="upper right")
+    return [style.save(fig, out_dir / "gradient_td.png")]
+
+
+@check()
+def sampled_tdc_follows_expected(results: dict) -> list[Measure]:
+    """The mean over runs of sampled TDC's weights after t steps is the t-th exact
+    expected iterate (each step is an independent draw from the stationary behaviour
+    and the update is linear in (w, v)), within 5 standard errors, at steps 100, 500
+    and 1000, and likewise its final secondary weights v."""
+    measures = []
+    sampled = results["sampled"]  # [runs, compared, 8]
+    root = np.sqrt(sampled.shape[0])
+    pairs = [(f"TDC w after {t} steps", sampled[:, k], results["tdc_w"][t])
+             for k, t in enumerate(results["compared"])]
+    pairs.append(("TDC v at the end", results["sampled_v"], results["tdc_v"][-1]))
+    for name, samples, expected in pairs:
+        se = samples.std(axis=0, ddof=1) / root
+        z = np.abs(samples.mean(axis=0) - expected) / se
+        measures.append(below(f"{name}: largest |mean - expected| / SE", z.max(), 5.0,
+                              f"{name}: a mean is {z.max():.1f} standard errors off",
+                              "5 standard errors"))
+    return measures
+
+
+@check()
+def expected_tdc_tends_to_the_td_fixed_point(results: dict) -> list[Measure]:
+    """Expected TDC converges: off the two directions it never moves (the null
+    direction of X, in w and in v) its iteration's eigenvalues are inside the unit
+    circle, so it tends to a TD fixed point; its limit (the start's null component)
+    represents X w_TD exactly, with PBE = VE = 0."""
+    X, limit = results["X"], results["limit"]
+    gap = np.abs(X @ limit - X @ results["w_td"]).max()
+    return [below("TDC iteration: slowest eigenvalue modulus", results["tdc_slowest"],
+                  1.0 - 1e-12, "expected TDC does not converge", "inside the unit circle"),
+            below("limit: max |X w_inf - X w_TD|", gap, 1e-12,
+                  "the limit does not represent the TD fixed point", "rounding")]
+
+
+@check("alpha", "beta", "gamma", "steps")
+def pbe_falls_ve_does_not(results: dict) -> list[Measure]:
+    """Figure 11.5: expected TDC's sqrt(PBE) falls to near zero (below 1/50 of the
+    starting sqrt(VE), the figure's scale) while sqrt(VE) stays above 1: the slowest
+    mode decays as |lambda|^t with 1 / (1 - |lambda|) far beyond the book's 1000
+    sweeps (the constant value error, whose PBE is (1 - gamma)^2 times its VE)."""
+    err = results["tdc_errors"]
+    slow = 1.0 / (1.0 - results["tdc_slowest"])
+    return [below("expected TDC sqrt(PBE) at the end", err[-1, 1], err[0, 0] / 50,
+                  "PBE did not fall", "1/50 of the starting sqrt(VE)"),
+            above("expected TDC sqrt(VE) at the end", err[-1, 0], 1.0,
+                  "VE fell", "VE does not fall to 0 in the book's sweeps"),
+            above("slowest mode's time constant (sweeps)", slow, 100 * err.shape[0],
+                  "the slow mode is not slow", "100 x the sweeps")]
+
+
+@check("emphatic_alpha", "gamma", "steps")
+def expected_emphatic_td_converges(results: dict) -> list[Measure]:
+    """Figure 11.6: expected emphatic TD converges to its fixed point A_e^{-1} b_e (here
+    0 up to X's null direction, which the update never moves) with sqrt(VE) -> 0: its
+    iteration's slowest eigenvalue modulus is below 1, and after the book's 1000
+    sweeps sqrt(VE) is below 12 |lambda|^1000 x 10 (the start's sqrt(VE) times the
+    slowest mode's decay, with a factor 10 for the modes' non-orthogonality)."""
+    X, w_end = results["X"], results["emphatic_w"][-1]
+    rate = results["emphatic_slowest"]
+    sweeps = results["emphatic_w"].shape[0] - 1
+    bound = 10 * results["emphatic_errors"][0, 0] * rate**sweeps
+    gap = np.abs(X @ (w_end - results["w_emphatic"])).max()
+    return [below("emphatic iteration: slowest eigenvalue modulus", rate, 1.0 - 1e-12,
+                  "expected emphatic TD does not converge", "inside the unit circle"),
+            below("expected emphatic TD sqrt(VE) at the end",
+                  results["emphatic_errors"][-1, 0], bound, "VE did not fall to 0",
+                  "10 x sqrt(VE_0) |lambda|^sweeps"),
+            below("max |X w_end - X A_e^-1 b_e|", gap, bound,
+                  "not at the emphatic fixed point", "10 x sqrt(VE_0) |lambda|^sweeps"),
+            below("max |w_end - null component of w_0|",
+                  np.abs(w_end - results["limit"]).max(), bound,
+                  "not at the start's null component", "10 x sqrt(VE_0) |lambda|^sweeps")]
