@@ -1,4 +1,5 @@
-"""Blackjack (Example 5.1): Figures 5.1-5.4, each against the exact values."""
+"""Blackjack (Examples 5.1, 5.3 and 5.4: Figures 5.1-5.3) and Example 5.5's one-state
+MDP (Figure 5.4), each against the exact values."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ FIGURE_5_3_STATE, BOOK_VALUE = (13, True, 2), -0.27726
 
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = "Sutton & Barto (2018), Examples 5.1, 5.3 and 5.4, Figures 5.1-5.4"
+REPRODUCES = "Sutton & Barto (2018), Examples 5.1 and 5.3-5.5, Figures 5.1-5.4"
 
 
 @dataclass(frozen=True)
