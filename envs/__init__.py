@@ -11,6 +11,7 @@
 - :class:`GridWorld` (ASCII layouts, :func:`register_gridworld` for your own),
   :class:`PickupGridWorld` (one-time rewards, the collected set in the state),
   :class:`TrapTreasure` and the Sutton & Barto examples (:class:`CarRental`, Example 4.2;
+  :class:`MountainCar`, Example 10.1, on a grid;
   :class:`AccessControl`, Example 10.2;
   :class:`Blackjack`, Example 5.1, and :class:`Racetrack`, Exercise 5.12, with their
   exact models);
@@ -41,6 +42,7 @@ from .sutton_barto import (
     Gridworld4x4,
     Gridworld5x5,
     MaximizationBias,
+    MountainCar,
     RandomWalk,
     ShortCorridor,
     WindyGridworld,
@@ -51,9 +53,9 @@ from .trap_treasure import TrapTreasure
 __all__ = [
     "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
     "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
-    "ModelEnv", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario", "ShortCorridor",
-    "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario", "load_scenario",
-    "register_builtins", "register_gridworld",
+    "ModelEnv", "MountainCar", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario",
+    "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
+    "load_scenario", "register_builtins", "register_gridworld",
 ]
 
 register_builtins()

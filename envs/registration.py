@@ -45,6 +45,7 @@ BUILTINS = {
     "Racetrack-v0": ("tabular.envs.racetrack:Racetrack", 1_000),
     "BairdCounterexample-v0": ("tabular.envs.sutton_barto:BairdCounterexample", 1_000),
     "AccessControl-v0": ("tabular.envs.sutton_barto:AccessControl", 10_000),
+    "MountainCar-v0": ("tabular.envs.sutton_barto:MountainCar", 10_000),
 }
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from tabular import TabularMDP
-from tabular.checks import check_positive_int, check_size, check_unit_interval
+from tabular.checks import check_count, check_positive_int, check_size, check_unit_interval
 
 from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 from .grid_options import reward_option
@@ -621,3 +621,120 @@ class BairdCounterexample(ModelEnv):
         X[:6, 7] = 1.0
         X[6, 6], X[6, 7] = 1.0, 2.0
         return X
+
+
+class MountainCar(ModelEnv):
+    """Example 10.1 (Figures 10.1-10.4): the Mountain Car task, on a grid of positions
+    and velocities, so that it has an exact model and an exact optimum.
+
+    ## Description
+    An underpowered car in a valley must rock back and forth to reach the goal at the
+    top of the right hill. The book's dynamics (section 10.1): ``v' = bound[v + 0.001 A
+    - 0.0025 cos(3 x)]`` and ``x' = bound[x + v']``, with ``A`` in ``{-1, 0, +1}``,
+    ``x`` in ``[-1.2, 0.5]`` and ``v`` in ``[-0.07, 0.07]``; at the left bound ``v'``
+    is reset to 0, and reaching ``x' = 0.5`` ends the episode.
+
+    The continuous state is replaced by the ``positions x velocities`` points of a
+    regular grid over that box. From a grid point the car moves by the exact dynamics
+    and lands between four grid points; the model moves it to each of them with its
+    bilinear interpolation weight (Munos and Moore, 2002, "Variable resolution
+    discretization in optimal control"). So the expected landing point is the exact
+    one, and a step smaller than the grid's spacing (the engine changes ``v`` by 0.001
+    per step) still moves the car on average, where rounding to the nearest point
+    would leave it in place. The grid's optimum converges to the continuous task's as
+    the grid is refined; the ``mountain_car`` experiment measures how fast.
+
+    ## Action Space
+    ``Discrete(3)``: 0 = full throttle reverse (``A = -1``), 1 = zero throttle, 2 =
+    full throttle forward (``A = +1``).
+
+    ## Observation Space
+    ``Discrete(positions * velocities)``: state id ``j * positions + i`` is position
+    ``POSITION_BOUNDS[0] + i dx`` and velocity ``VELOCITY_BOUNDS[0] + j dv``; the model's
+    ``state_cells`` are ``(j, i)`` (velocity row, position column), so
+    :func:`tabular.linear.state_coordinates` gives ``(v, x)`` scaled to ``[0, 1]``.
+
+    ## Starting State
+    Velocity 0 and a position drawn uniformly from the grid points in ``[-0.6, -0.4)``
+    (the book draws it uniformly from that interval).
+
+    ## Rewards
+    -1 on every step, the step that reaches the goal included.
+
+    ## Episode End
+    Termination on reaching the goal. Truncation: ``tabzoo/MountainCar-v0`` is
+    registered with ``max_episode_steps=10000``.
+
+    ## Arguments
+    * ``positions``: grid points along the position axis, an integer in ``[2, 1000]``
+      (default 51).
+    * ``velocities``: grid points along the velocity axis, an odd integer in ``[3,
+      1001]``, so that velocity 0 is a grid point (default 51).
+    * ``render_mode``: ``"ansi"`` or ``None`` (default).
+
+    ## Version History
+    * v0: the initial version.
+    """
+
+    REVERSE, COAST, FORWARD = 0, 1, 2
+    #: The book's bounds of the position and of the velocity.
+    POSITION_BOUNDS = (-1.2, 0.5)
+    VELOCITY_BOUNDS = (-0.07, 0.07)
+    #: The book's start interval of the position.
+    START_POSITIONS = (-0.6, -0.4)
+
+    def __init__(self, positions: int = 51, velocities: int = 51,
+                 render_mode: str | None = None) -> None:
+        self.positions = check_count("positions", positions, 2, 1000)
+        self.velocities = check_count("velocities", velocities, 3, 1001)
+        if self.velocities % 2 == 0:
+            raise ValueError(f"velocities must be odd, so that velocity 0 is a grid point, "
+                             f"got {self.velocities}")
+        super().__init__(self.model(), render_mode)
+
+    def grid(self) -> tuple[np.ndarray, np.ndarray]:
+        """The grid's positions ``[positions]`` and velocities ``[velocities]``."""
+        velocities = np.linspace(*self.VELOCITY_BOUNDS, self.velocities)
+        velocities[self.velocities // 2] = 0.0  # exactly: the start's velocity
+        return np.linspace(*self.POSITION_BOUNDS, self.positions), velocities
+
+    def model(self) -> TabularMDP:
+        """The exact model: outcome ``2 dj + di`` lands on the grid point ``(j + dj,
+        i + di)`` beside the landing point ``(j, i)``, with its bilinear weight; a
+        landing at the goal is one terminating outcome."""
+        xs, vs = self.grid()
+        nx, nv = self.positions, self.velocities
+        x = np.tile(xs, nv)[:, None]  # state j * nx + i
+        v = np.repeat(vs, nx)[:, None]
+        thrust = np.arange(3)[None, :] - 1.0
+        v_next = np.clip(v + 0.001 * thrust - 0.0025 * np.cos(3.0 * x), *self.VELOCITY_BOUNDS)
+        x_next = np.clip(x + v_next, *self.POSITION_BOUNDS)
+        v_next = np.where(x_next == self.POSITION_BOUNDS[0], 0.0, v_next)
+        goal = x_next >= self.POSITION_BOUNDS[1]
+        # the grid cell the car lands in and its fractional place in it
+        fx = (x_next - xs[0]) / (xs[1] - xs[0])
+        fv = (v_next - vs[0]) / (vs[1] - vs[0])
+        i = np.minimum(np.floor(fx).astype(np.int64), nx - 2)
+        j = np.minimum(np.floor(fv).astype(np.int64), nv - 2)
+        tx, tv = np.clip(fx - i, 0.0, 1.0), np.clip(fv - j, 0.0, 1.0)  # rounding
+        S = nx * nv
+        next_state = np.empty((S, 3, 4), dtype=np.int64)
+        prob = np.empty((S, 3, 4))
+        for k, (dj, di) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
+            next_state[:, :, k] = (j + dj) * nx + i + di
+            prob[:, :, k] = (tv if dj else 1.0 - tv) * (tx if di else 1.0 - tx)
+        next_state[goal] = 0
+        prob[goal] = [1.0, 0.0, 0.0, 0.0]
+        done = np.zeros((S, 3, 4), dtype=bool)
+        done[goal, 0] = True
+        start = np.zeros(S)
+        at_rest = (nv // 2) * nx  # the row of velocity 0
+        begins = (xs >= self.START_POSITIONS[0]) & (xs < self.START_POSITIONS[1])
+        if not begins.any():  # a grid coarser than the start interval
+            begins[np.argmin(np.abs(xs - np.mean(self.START_POSITIONS)))] = True
+        start[at_rest + np.flatnonzero(begins)] = 1.0 / begins.sum()
+        cells = np.stack(np.divmod(np.arange(S), nx), axis=1)
+        labels = [f"x={xs[s % nx]:.3f}, v={vs[s // nx]:.4f}" for s in range(S)]
+        return TabularMDP(next_state, prob, np.full((S, 3, 4), -1.0), done, start,
+                          state_labels=labels, action_names=["reverse", "coast", "forward"],
+                          grid_shape=(nv, nx), state_cells=cells)

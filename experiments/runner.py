@@ -107,6 +107,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "trajectory_sampling",
     "lambda_walk",
     "state_aggregation",
+    "mountain_car",
     "baird",
     "access_control",
     "gradient_td",

@@ -11,6 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabular import TabularMDP, envs, relative_value_iteration
 from tabular.envs import GridWorld, TrapTreasure
@@ -458,3 +460,28 @@ def test_access_control_model_is_example_10_2():
     assert not mdp.reward[:, 0].any()
     policy = relative_value_iteration(mdp).policy.reshape(n + 1, m)
     assert (policy[1:, 3] == 1).all() and (policy[1:3, 0] == 0).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(positions=st.integers(2, 60), half=st.integers(1, 30))
+def test_mountain_car_lands_where_the_dynamics_say_on_average(positions, half):
+    """Every outcome's bilinear weights put the expected grid point at the exact landing
+    point of section 10.1's dynamics (to rounding), the goal's outcome ends the episode
+    with -1, and the start is velocity 0 with the positions of [-0.6, -0.4)."""
+    env = envs.MountainCar(positions, 2 * half + 1)
+    mdp = env.model()
+    xs, vs = env.grid()
+    x, v = np.tile(xs, vs.size)[:, None], np.repeat(vs, xs.size)[:, None]
+    v_next = np.clip(v + 0.001 * (np.arange(3) - 1.0) - 0.0025 * np.cos(3.0 * x), -0.07, 0.07)
+    x_next = np.clip(x + v_next, -1.2, 0.5)
+    v_next[x_next == -1.2] = 0.0
+    goal = x_next >= 0.5
+    assert (mdp.done.any(axis=2) == goal).all() and (mdp.reward == -1.0).all()
+    landed_x = (mdp.prob * xs[mdp.next_state % xs.size]).sum(axis=2)
+    landed_v = (mdp.prob * vs[mdp.next_state // xs.size]).sum(axis=2)
+    np.testing.assert_allclose(landed_x[~goal], x_next[~goal], atol=1e-12)
+    np.testing.assert_allclose(landed_v[~goal], v_next[~goal], atol=1e-12)
+    begins = np.flatnonzero(mdp.start)
+    assert np.isclose(mdp.start.sum(), 1.0) and (vs[begins // xs.size] == 0.0).all()
+    inside = (xs[begins % xs.size] >= -0.6) & (xs[begins % xs.size] < -0.4)
+    assert inside.all() or begins.size == 1  # a grid coarser than the interval: its midpoint

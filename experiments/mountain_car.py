@@ -1,0 +1,211 @@
+"""Example 10.1 Mountain Car: episodic semi-gradient SARSA with tile coding, on a grid
+of positions and velocities whose exact optimum is known (S&B Figs. 10.1 and 10.2).
+
+The task's state is continuous; :class:`~tabular.envs.MountainCar` replaces it by a
+grid and moves the car to the grid points around its landing point with bilinear
+weights. The learner runs on that finite MDP, so its episodes are held against the
+grid's exact optimal number of steps (value iteration), and its final greedy policy is
+evaluated exactly. How close the grid is to the continuous task is measured, not
+assumed: the optimum on finer and finer grids converges (``refinements``), and the
+figure shows the finest one beside the learner's grid's. The features are the book's:
+eight tilings of 8 x 8 tiles over position and velocity, one set per action."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tabular import policy_evaluation, value_iteration
+from tabular.envs import MountainCar
+from tabular.linear import (
+    semi_gradient_sarsa,
+    state_action_features,
+    state_coordinates,
+    tile_coding,
+)
+
+from . import style
+from .checks import above, below, check
+from .settings import Settings
+
+REPRODUCES = ("Sutton & Barto (2018), Example 10.1: Figure 10.1 (the cost-to-go learned "
+              "by semi-gradient SARSA with tile coding) and Figure 10.2 (steps per episode "
+              "against alpha), on a grid with an exact optimum")
+#: Standard errors of the mean over runs allowed in the statistical comparisons.
+Z = 4.0
+#: Figure 10.1's earlier snapshots of the learned cost-to-go (episodes).
+SNAPSHOTS = (12, 104)
+
+
+@dataclass(frozen=True)
+class Config(Settings):
+    """Example 10.1 on a 51 x 51 grid, the book's tile coding and step sizes, epsilon 0
+    (the zero initial weights are optimistic against rewards of -1, which explores)."""
+
+    positions: int = 51
+    """Grid points along the position axis of the learner's MDP."""
+    velocities: int = 51
+    """Grid points along the velocity axis (odd, so that 0 is one)."""
+    tilings: int = 8
+    """Tilings of the tile coder (the book's 8)."""
+    tiles: int = 8
+    """Tiles per dimension of each tiling (the book's 8 x 8)."""
+    alphas: tuple[float, ...] = (0.1, 0.2, 0.5)
+    """Step sizes times the number of tilings: alpha = 0.1/8, 0.2/8, 0.5/8 (the book's)."""
+    epsilon: float = 0.0
+    """Exploration (the book's 0)."""
+    episodes: int = 500
+    """Episodes per run (the book's 500)."""
+    runs: int = 10
+    """Independent runs per step size (the book averages 100; 10 keep the run short and
+    the standard errors of the checks below a tenth of the means)."""
+    refinements: tuple[int, ...] = (51, 101, 201, 401)
+    """Grid points per axis of the grids whose exact optima measure the convergence."""
+    seed: int = 0
+    """Seed of the runs' random streams."""
+
+    QUICK = {"episodes": 120, "runs": 3, "refinements": (51, 101, 201)}
+
+
+def features(mdp, config: Config) -> np.ndarray:
+    """The book's tile coding of ``(velocity, position)``, one block of weights per
+    action (:func:`~tabular.linear.state_action_features`)."""
+    X = tile_coding(state_coordinates(mdp), tilings=config.tilings, tiles=config.tiles)
+    return state_action_features(X, mdp.n_actions)
+
+
+def grid_optimum(positions: int, velocities: int) -> float:
+    """The exact optimal return from the start distribution on a grid (value iteration
+    to 1e-9)."""
+    mdp = MountainCar(positions, velocities).model()
+    return float(mdp.start @ value_iteration(mdp, gamma=1.0, tol=1e-9).V)
+
+
+def run(config: Config, executor) -> dict:
+    mdp = MountainCar(config.positions, config.velocities).model()
+    X = features(mdp, config)
+    optimum = value_iteration(mdp, gamma=1.0, tol=1e-9)
+    lengths, greedy_steps = [], []
+    for scaled in config.alphas:
+        learned = semi_gradient_sarsa(mdp, X, alpha=scaled / config.tilings,
+                                      epsilon=config.epsilon, episodes=config.episodes,
+                                      runs=config.runs, seed=config.seed)
+        lengths.append(learned.episode_lengths)
+        greedy_steps.append([-mdp.start @ policy_evaluation(mdp, learned.policy[i], 1.0).V
+                             for i in range(config.runs)])
+        if scaled == max(config.alphas):
+            final_cost = -learned.V[0]
+    snapshots = []  # run 0 of the largest step again, stopped earlier: the same episodes
+    for episodes in (e for e in SNAPSHOTS if e < config.episodes):
+        early = semi_gradient_sarsa(mdp, X, alpha=max(config.alphas) / config.tilings,
+                                    epsilon=config.epsilon, episodes=episodes, runs=1,
+                                    seed=config.seed)
+        snapshots.append(-early.V[0])
+    shown = [e for e in SNAPSHOTS if e < config.episodes] + [config.episodes]
+    grid = (config.velocities, config.positions)
+    return {
+        "alphas": np.array(config.alphas) / config.tilings,
+        "episode_lengths": np.array(lengths),  # [alpha, run, episode]
+        "greedy_steps": np.array(greedy_steps),  # [alpha, run]
+        "optimal_steps": np.array(-float(mdp.start @ optimum.V)),
+        "optimal_cost": (-optimum.V).reshape(grid),
+        "cost_to_go": np.array([*snapshots, final_cost]).reshape(len(shown), *grid),
+        "snapshot_episodes": np.array(shown),
+        "refinements": np.array(config.refinements),
+        "refined_steps": np.array([-grid_optimum(n, n | 1) for n in config.refinements]),
+    }
+
+
+def plot(results: dict, out_dir, config: Config) -> list:
+    fig, axes = style.figure(4, 2, width=3.4, height=3.2, title=(
+        "Example 10.1: Mountain Car, semi-gradient SARSA with tile coding on a "
+        f"{config.positions} x {config.velocities} grid"))
+    positions, velocities = MountainCar(config.positions, config.velocities).grid()
+    extent = (positions[0], positions[-1], velocities[0], velocities[-1])
+    costs = [*results["cost_to_go"], results["optimal_cost"]]
+    top = max(float(np.max(c)) for c in costs)
+    titles = [f"after {e} episodes" for e in results["snapshot_episodes"]]
+    panels = list(axes[0, :len(costs)])
+    for ax in axes[0, len(costs):]:
+        ax.set_visible(False)
+    for ax, cost, title in zip(panels, costs, [*titles, "exact optimum"], strict=True):
+        image = ax.imshow(cost, origin="lower", aspect="auto", extent=extent, vmin=0.0,
+                          vmax=top, cmap="viridis")
+        ax.set_title(f"cost-to-go, {title}")
+        ax.set_xlabel("position")
+        ax.set_ylabel("velocity")
+        ax.grid(False)
+    fig.colorbar(image, ax=panels, label="steps to go: -max_a q(s, a)", shrink=0.85)
+    grid = axes[1, 0].get_gridspec()
+    for ax in axes[1]:
+        ax.remove()
+    ax = fig.add_subplot(grid[1, :2])
+    episodes = np.arange(1, config.episodes + 1)
+    for k, scaled in enumerate(config.alphas):
+        style.mean_band(ax, episodes, results["episode_lengths"][k],
+                        label=f"alpha = {scaled:g}/{config.tilings}", color=style.PALETTE[k])
+    ax.axhline(float(results["optimal_steps"]), color="black", ls="--", lw=1.0,
+               label="exact optimum of this grid")
+    ax.set_yscale("log")
+    ax.set_xlabel("episode")
+    ax.set_ylabel(f"steps per episode (mean of {config.runs} runs)")
+    ax.set_title("Figure 10.2: steps per episode")
+    ax.legend(fontsize=9)
+    ax = fig.add_subplot(grid[1, 2:])
+    ax.plot(results["refinements"], results["refined_steps"], "o-", color="black")
+    ax.axvline(config.positions, color=style.PALETTE[2], ls=":", label="the learner's grid")
+    ax.set_xticks(results["refinements"])
+    ax.set_xlabel("grid points per axis")
+    ax.set_ylabel("exact optimal steps from the start")
+    ax.set_title("the grid's optimum as the grid is refined")
+    ax.legend(fontsize=9)
+    return [style.save(fig, out_dir / "mountain_car.png")]
+
+
+@check("refinements")
+def grid_optimum_converges(results: dict) -> list:
+    """The grid's optimum converges as the grid is refined: each refinement moves it
+    less than the one before (the interpolation error shrinks with the spacing)."""
+    steps = results["refined_steps"]
+    moves = np.abs(np.diff(steps))
+    grids = results["refinements"]
+    return [below(f"change from {grids[k + 1]} to {grids[k + 2]} points vs the change before",
+                  moves[k + 1], moves[k], f"refining to {grids[k + 2]} points moved the "
+                  "optimum more than the refinement before", "the change before")
+            for k in range(len(moves) - 1)]
+
+
+@check()
+def no_run_beats_the_optimum(results: dict) -> list:
+    """No policy takes fewer expected steps than the optimum: the mean length of the
+    second half of the episodes, over runs, is at least the exact optimal steps less
+    Z = 4 standard errors of that mean (the runs are independent); each run's final
+    greedy policy, evaluated exactly, takes at least as many (to 1e-9)."""
+    optimal = float(results["optimal_steps"])
+    measures = []
+    for alpha, lengths, greedy in zip(results["alphas"], results["episode_lengths"],
+                                      results["greedy_steps"], strict=True):
+        late = lengths[:, lengths.shape[1] // 2:].mean(axis=1)
+        se = late.std(ddof=1) / np.sqrt(late.size) if late.size > 1 else 0.0
+        measures.append(above(f"alpha {alpha:.4g}: mean steps, second half of the episodes",
+                              late.mean(), optimal - Z * se, f"alpha {alpha:.4g}'s episodes "
+                              "are shorter than the optimum allows",
+                              "optimum - 4 standard errors"))
+        measures.append(above(f"alpha {alpha:.4g}: fewest exact steps of a final greedy "
+                              "policy", greedy.min(), optimal - 1e-9, f"a final greedy "
+                              f"policy of alpha {alpha:.4g} beats the optimum", "optimality"))
+    return measures
+
+
+@check("alphas", "episodes", "tilings", "tiles", "epsilon")
+def larger_steps_learn_faster(results: dict) -> list:
+    """Figure 10.2: over the first 100 episodes the largest step size (0.5/8) takes
+    fewer steps per episode than the smallest (0.1/8), by more than Z = 4 standard
+    errors of the difference of the two means over independent runs."""
+    first = results["episode_lengths"][:, :, :100].mean(axis=2)  # [alpha, run]
+    small, large = first[0], first[-1]
+    se = np.sqrt(small.var(ddof=1) / small.size + large.var(ddof=1) / large.size)
+    return [above("mean steps, first 100 episodes: smallest alpha - largest", small.mean()
+                  - large.mean(), Z * se, "the largest step size does not learn faster",
+                  "4 standard errors of the difference")]
