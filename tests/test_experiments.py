@@ -387,6 +387,8 @@ BROKEN = [
     ("mountain_car", lambda n: {"greedy_steps": n["greedy_steps"] * 0.5}, "beats the optimum"),
     ("mountain_car", lambda n: {"episode_lengths": n["episode_lengths"][::-1]},
      "does not learn faster"),
+    ("mountain_car", lambda n: {"n_step_lengths": 2 * n["episode_lengths"][-1]},
+     "learns slower"),
     ("lambda_walk", lambda n: {"errors": changed(  # as if accumulating traces stayed bounded
         n["errors"], 1, np.minimum(n["errors"][1], 0.5))}, "blow up"),
     ("maximization_bias", lambda n: {"q_learning": n["double_q_learning"]},
