@@ -20,14 +20,12 @@ from . import style
 from .checks import Measure, above, check, fact
 from .settings import Settings
 from .state_aggregation import walk
+from .walk_curves import K_SE, paired_se
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = ("Sutton & Barto (2018), Figure 9.2 right (n-step semi-gradient TD with state "
               "aggregation on the 1000-state walk), above the exact least RMS error of ten "
               "groups")
-#: Standard errors a measured difference must exceed (a normal mean lies beyond 4 of
-#: them with probability 6e-5).
-K_SE = 4.0
 #: The n from which the book's curves leave the top of the plot at large alpha.
 LARGE_N = 16
 
@@ -132,11 +130,6 @@ def _best(results: dict) -> tuple[np.ndarray, np.ndarray]:
     return per_run, per_run.mean(axis=1)
 
 
-def _paired_se(a: np.ndarray, b: np.ndarray) -> float:
-    """The standard error of ``mean(a - b)`` over runs."""
-    return float((a - b).std(ddof=1) / np.sqrt(a.size))
-
-
 @check()
 def above_the_best_aggregate(results: dict) -> list[Measure]:
     """No run at any n and step size has an RMS error below the exact least RMS error of
@@ -165,7 +158,7 @@ def intermediate_n_is_best(results: dict) -> list[Measure]:
                      "intermediate")]
     for i, margin in ((0, 0.0), (n.size - 1, K_SE)):
         gap = float(best[i] - best[top])
-        se = _paired_se(per_run[i], per_run[top]) if i != top else 0.0
+        se = paired_se(per_run[i], per_run[top]) if i != top else 0.0
         why = (f"{K_SE:g} standard errors of the paired difference" if margin else
                f"above ({gap / se:.1f} paired standard errors)" if se > 0 else "above")
         measures.append(above(f"n = {n[i]}'s best error - the lowest (n = {n[top]})", gap,

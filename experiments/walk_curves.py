@@ -1,6 +1,6 @@
 """Learning curves of gradient Monte Carlo on Example 9.1's 1000-state walk, against the
 exact VE minimiser of each feature set (shared by the experiments of Figures 9.5 and
-9.10).
+9.10; Figure 9.2 right's uses its paired standard error).
 
 A curve is ``sqrt(VE(w))`` (eq. 9.1, the on-policy distribution ``mu``) after each
 episode. For any weights ``VE(w) >= VE(w_VE)``, the minimiser's, so every point of
@@ -128,8 +128,9 @@ def draw(ax, results: dict, labels: list[str], colors: list[str], styles: list[s
     ax.set_ylabel(r"$\sqrt{\overline{VE}}$ averaged over runs")
 
 
-def _paired_se(a: np.ndarray, b: np.ndarray) -> float:
-    """The standard error of ``mean(a - b)`` over runs."""
+def paired_se(a: np.ndarray, b: np.ndarray) -> float:
+    """The standard error of ``mean(a - b)`` over runs (``a[i]`` and ``b[i]`` from the
+    same run's episodes)."""
     return float((a - b).std(ddof=1) / np.sqrt(a.size))
 
 
@@ -160,7 +161,7 @@ def ends_below(results: dict, low: int, high: int, labels: list[str]) -> Measure
     a, b = final(results["curves"][low]), final(results["curves"][high])
     gap = float(b.mean() - a.mean())
     return above(f"final sqrt(VE): {labels[high]} - {labels[low]}", gap,
-                 K_SE * _paired_se(b, a), f"{labels[low]} does not end below {labels[high]} "
+                 K_SE * paired_se(b, a), f"{labels[low]} does not end below {labels[high]} "
                  f"({a.mean():.4f} against {b.mean():.4f})",
                  f"{K_SE:g} standard errors of the paired difference")
 
