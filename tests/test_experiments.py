@@ -402,6 +402,32 @@ BROKEN = [
      "planning"),
     ("gridworld_values", lambda n: {"V_random": n["V_star"] + 1.0}, "exceeds v\\*"),
     ("random_walk", lambda n: {"rms": changed(n["rms"], np.s_[0, 0, 0], 0.0)}, "start at"),
+    ("n_step_aggregation", lambda n: {"errors": changed(n["errors"], np.s_[3, 5, 0], 0.05)},
+     "below the exact least RMS error"),  # one run better than any weights can be
+    ("n_step_aggregation", lambda n: {"errors": np.broadcast_to(n["errors"][:1],
+                                                                n["errors"].shape)},
+     "n = 1 has the lowest error"),  # every n as good as n = 1
+    ("n_step_aggregation", lambda n: {"errors": changed(n["errors"], np.s_[:, -1],
+                                                        n["errors"][0, 0, 0] - 0.01)},
+     "does not blow up"),  # as if the largest step stayed below the initial error
+    ("fourier_polynomial", lambda n: {"curves": changed(n["curves"], np.s_[3, 0, -1], 0.0)},
+     "below the exact minimum"),
+    ("fourier_polynomial", lambda n: {"floor": n["floor"][::-1]}, "whose estimates it contains"),
+    ("fourier_polynomial", lambda n: {"curves": changed(n["curves"], np.s_[3:], n["curves"][:3])},
+     "fourier order 5 does not end below polynomial order 5"),  # Fourier no better
+    ("fourier_polynomial", lambda n: {"curves": np.broadcast_to(n["curves"][:, :, :1],
+                                                                n["curves"].shape)},
+     "not nearer its exact floor"),  # stuck after the first points
+    ("tile_coding_walk", lambda n: {"curves": changed(n["curves"], np.s_[1, 0, 5], 0.0)},
+     "below the exact minimum"),
+    ("tile_coding_walk", lambda n: {"floor": n["floor"][::-1]}, "whose estimates it contains"),
+    ("tile_coding_walk", lambda n: {"curves": changed(n["curves"], 1, n["curves"][0])},
+     "does not end below"),  # many tilings no better than one
+    ("tile_coding_walk", lambda n: {"curves": changed(n["curves"], 1, n["curves"][0])},
+     "not below one tiling's exact minimum"),
+    ("tile_coding_walk", lambda n: {"curves": np.broadcast_to(n["curves"][:, :, :1],
+                                                              n["curves"].shape)},
+     "not nearer its exact floor"),
 ]
 
 

@@ -103,10 +103,12 @@ def walk_process():
 def test_one_hot_semi_gradient_td_is_td0(env_id, n_step):
     mdp = TabularMDP.from_gymnasium(gym.make(env_id))
     pi = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
-    tabular = td0(mdp, pi, episodes=40, alpha=0.1, n_step=n_step, runs=3, seed=7)
+    tabular = td0(mdp, pi, episodes=40, alpha=0.1, n_step=n_step, runs=3, seed=7,
+                  history=True)
     linear = semi_gradient_td(mdp, pi, one_hot(mdp.n_states), episodes=40, alpha=0.1,
-                              n_step=n_step, runs=3, seed=7)
+                              n_step=n_step, runs=3, seed=7, history=True)
     assert np.array_equal(linear.V, tabular.V)
+    assert np.array_equal(linear.w_history, tabular.V_history)
     assert np.array_equal(linear.episode_lengths, tabular.episode_lengths)
 
 
@@ -115,10 +117,11 @@ def test_one_hot_gradient_mc_is_constant_alpha_mc(env_id):
     mdp = TabularMDP.from_gymnasium(gym.make(env_id))
     pi = np.full((mdp.n_states, mdp.n_actions), 1.0 / mdp.n_actions)
     tabular = mc_prediction(mdp, pi, episodes=40, alpha=0.05, first_visit=False, runs=3,
-                            seed=7)
+                            seed=7, history=True)
     linear = gradient_mc(mdp, pi, one_hot(mdp.n_states), episodes=40, alpha=0.05, runs=3,
-                         seed=7)
+                         seed=7, history=True)
     assert np.array_equal(linear.V, tabular.V)
+    assert np.array_equal(linear.w_history, tabular.V_history)
     assert np.array_equal(linear.episode_returns, tabular.episode_returns)
 
 
@@ -411,6 +414,12 @@ def bad_rows():
         ("linear.semi_gradient_td n_step 0",
          lambda: semi_gradient_td(WALK, WALK_POLICY, X, n_step=0), ValueError,
          "n_step"),
+        ("linear.gradient_mc history text",
+         lambda: gradient_mc(WALK, WALK_POLICY, X, history="yes"), ValueError,
+         "history must be True or False"),
+        ("linear.semi_gradient_td history 1",
+         lambda: semi_gradient_td(WALK, WALK_POLICY, X, history=1), ValueError,
+         "history must be True or False"),
         ("linear.gradient_mc initial_w shape",
          lambda: gradient_mc(WALK, WALK_POLICY, X, initial_w=np.zeros(3)),
          ValueError, "initial_w"),

@@ -146,6 +146,7 @@ def _gradient_mc_run(model, params, rng, out, run):
             gradient_step(w, X[states[t]], G, alpha)
         returns[episode] = total
         lengths[episode] = T
+        record_history(out.history[run], episode, w)
 
 
 _gradient_mc = runs_driver(_gradient_mc_run)
@@ -189,6 +190,7 @@ def _semi_gradient_td_run(model, params, rng, out, run):
             t += 1
         returns[episode] = total
         lengths[episode] = T
+        record_history(out.history[run], episode, w)
 
 
 _semi_gradient_td = runs_driver(_semi_gradient_td_run)
@@ -399,8 +401,8 @@ def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
 def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
                 gamma: float = 1.0, episodes: int = 100, alpha: float = 2e-5,
                 initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
-                runs: int | None = None, max_steps: int | None = None
-                ) -> LinearPredictionResult:
+                runs: int | None = None, max_steps: int | None = None,
+                history: bool = False) -> LinearPredictionResult:
     """Gradient Monte Carlo prediction (the box of section 9.3):
     ``w <- w + alpha [G_t - v(S_t, w)] x(S_t)`` at every step of each episode, a true
     stochastic-gradient step of the value error (eq. 9.7), converging to its minimiser
@@ -420,13 +422,14 @@ def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
         the runs' streams (default 0), ``None`` for one run without a run axis or ``n``
         runs, and the step limit per episode (default: the env's time limit, else
         10,000).
+    history : also return ``w`` after every episode (``w_history``), default False.
 
     Returns a :class:`LinearPredictionResult`: ``w`` ``[d]``, ``V = X w``,
     ``episode_returns`` and ``episode_lengths``; a leading run axis when ``runs=n``.
     """
     ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
                                    alpha=alpha, runs=runs, max_steps=max_steps,
-                                   initial_w=initial_w)
+                                   initial_w=initial_w, history=history)
     over_runs(_gradient_mc, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return _result("gradient_mc", out, params.features, runs)
 
@@ -435,7 +438,8 @@ def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, 
                      gamma: float = 1.0, episodes: int = 100, alpha: float = 0.01,
                      n_step: int = 1, initial_w: npt.ArrayLike = 0.0,
                      seed: int | None = 0, runs: int | None = None,
-                     max_steps: int | None = None) -> LinearPredictionResult:
+                     max_steps: int | None = None,
+                     history: bool = False) -> LinearPredictionResult:
     """Semi-gradient TD(0) (the box of section 9.3), ``w <- w + alpha [R + gamma
     v(S', w) - v(S, w)] x(S)``, or with ``n_step = n`` n-step semi-gradient TD (eq. 9.15
     with the n-step return ``G_{t:t+n}`` of eq. 7.1 bootstrapping from ``v(., w)``).
@@ -448,12 +452,13 @@ def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, 
     n_step : the n of the n-step return, at most ``max_steps``, default 1 (TD(0)).
     initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
     seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode (``w_history``), default False.
 
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`).
     """
     ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
                                    alpha=alpha, runs=runs, max_steps=max_steps,
-                                   initial_w=initial_w, n_step=n_step)
+                                   initial_w=initial_w, n_step=n_step, history=history)
     over_runs(_semi_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return _result("semi_gradient_td", out, params.features, runs)
 
