@@ -8,6 +8,9 @@ exact answers.
   that a one-hot x gives the tabular (1 - alpha) z + 1, tabular/rules/linear.py).
 - lambda = 0 is semi_gradient_td (n = 1), bit for bit, on random MDPs with random
   features (hypothesis): z = 0 * z + x = x, and the TD error is the same expression.
+- With a step so small that the weights barely move, each episode's update of
+  TD(lambda) is the offline lambda-return algorithm's (the forward view, eq. 12.4),
+  within a first-order bound computed from the episode.
 - True online TD(lambda) is the online lambda-return algorithm (section 12.4) written
   out naively on the replayed episodes, with random dense features: the identity of
   section 12.5, to rounding, for any features.
@@ -27,7 +30,7 @@ import functools
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import slow_examples
+from conftest import on_one_and_two_threads, slow_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from test_linear import WALK, WALK_GROUPS, WALK_POLICY, mean_update_z
@@ -71,13 +74,18 @@ def test_one_hot_is_tabular_td_lambda_bit_for_bit(env_id, lam, seed):
         np.testing.assert_array_equal(got.episode_returns, expected.episode_returns)
 
 
-def test_run_i_is_the_same_whatever_the_number_of_runs():
+def test_run_i_is_the_same_whatever_the_number_of_runs_and_threads():
     for learner in (semi_gradient_td_lambda, true_online_linear_td_lambda):
         many = learner(WALK, WALK_POLICY, WALK_GROUPS, episodes=20, runs=4, seed=3)
         one = learner(WALK, WALK_POLICY, WALK_GROUPS, episodes=20, runs=2, seed=3)
         single = learner(WALK, WALK_POLICY, WALK_GROUPS, episodes=20, seed=3)
         np.testing.assert_array_equal(many.w[:2], one.w)
         np.testing.assert_array_equal(many.w[0], single.w)
+        one_thread, two_threads = on_one_and_two_threads(
+            lambda learner=learner: learner(WALK, WALK_POLICY, WALK_GROUPS, episodes=20,
+                                            runs=4, seed=3))
+        np.testing.assert_array_equal(one_thread.w, many.w)
+        np.testing.assert_array_equal(two_threads.w, many.w)
 
 
 # ------------------------------------------------------------------ identities
@@ -142,6 +150,54 @@ def test_true_online_is_the_online_lambda_return_for_any_features(case):
     for i, episode in enumerate(replay_episodes(mdp, policy, seed, episodes, max_steps)):
         w = online_lambda_return(w, X, episode, gamma, lam, alpha)
         np.testing.assert_allclose(got.w_history[i], w, rtol=1e-10, atol=1e-10)
+
+
+def offline_lambda_return_update(w, X, episode, gamma, lam):
+    """The summed update of the offline lambda-return algorithm (eq. 12.4) at fixed
+    ``w``, ``sum_t [G^lam_{t:T} - w . x_t] x_t`` (eq. 12.9's truncated return where
+    the episode was cut), and the first-order bound on how far TD(lambda)'s summed
+    update per unit step, ``sum_t delta_t(w_t) z_t``, can be from it: ``w_t - w``
+    is at most ``alpha sum_{j<t} |delta_j| ||z_j||`` and moves ``delta_t`` by at most
+    ``(gamma ||x_{t+1}|| + ||x_t||)`` times that."""
+    states, rewards, terminated = episode
+    T = len(rewards)
+    update = np.zeros_like(w)
+    z = np.zeros_like(w)
+    moved, bound = 0.0, 0.0
+    for t in range(T):
+        x = X[states[t]]
+        G = truncated_lambda_return(states, rewards, terminated, t, T, gamma, lam,
+                                    lambda k: w @ X[states[k]])
+        update += (G - w @ x) * x
+        ends = terminated and t == T - 1
+        delta = rewards[t] + (0.0 if ends else gamma * w @ X[states[t + 1]]) - w @ x
+        z = gamma * lam * z + x
+        bound += (gamma * np.linalg.norm(X[states[t + 1]]) + np.linalg.norm(x)) \
+            * np.linalg.norm(z) * moved
+        moved += abs(delta) * np.linalg.norm(z)
+    return update, bound
+
+
+@slow_examples(25)
+@given(linear_cases())
+def test_small_alpha_is_the_offline_lambda_return(case):
+    """Section 12.2: with the weights held, TD(lambda)'s summed updates over an episode
+    are the offline lambda-return algorithm's; with alpha = 1e-6 the learner's move
+    per unit step after each episode is that, within twice the first-order bound
+    (the higher orders are alpha times smaller) plus the rounding of ``(w' - w) /
+    alpha`` (``1e-16 / alpha`` per unit of ``w``, per step)."""
+    mdp, policy, X, gamma, lam, _, seed = case
+    alpha, episodes, max_steps = 1e-6, 3, 12
+    got = semi_gradient_td_lambda(mdp, policy, X, lam=lam, gamma=gamma, alpha=alpha,
+                                  episodes=episodes, max_steps=max_steps, initial_w=0.3,
+                                  seed=seed, history=True)
+    before = np.full(X.shape[1], 0.3)
+    for i, episode in enumerate(replay_episodes(mdp, policy, seed, episodes, max_steps)):
+        update, bound = offline_lambda_return_update(before, X, episode, gamma, lam)
+        after = got.w_history[i]
+        rounding = len(episode[1]) * 1e-16 * (1.0 + np.abs(before).max()) / alpha
+        assert np.abs((after - before) / alpha - update).max() <= 2 * alpha * bound + rounding
+        before = after
 
 
 # ------------------------------------------------------------------ sampled vs exact
