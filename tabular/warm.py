@@ -170,6 +170,10 @@ CALLS: dict[str, Callable[[], object]] = {
                                                       uniform(chain()), np.eye(2), episodes=2,
                                                       history=True),
     "lstd": lambda: tabular.linear.lstd(chain(), uniform(chain()), np.eye(2), episodes=2),
+    "semi_gradient_td_lambda": lambda: tabular.linear.semi_gradient_td_lambda(
+        chain(), uniform(chain()), np.eye(2), episodes=2, history=True),
+    "true_online_linear_td_lambda": lambda: tabular.linear.true_online_linear_td_lambda(
+        chain(), uniform(chain()), np.eye(2), episodes=2, history=True),
     "semi_gradient_sarsa": lambda: tabular.linear.semi_gradient_sarsa(
         chain(), tabular.linear.state_action_features(np.eye(2), 2), episodes=2),
     "n_step_semi_gradient_sarsa": lambda: tabular.linear.n_step_semi_gradient_sarsa(
@@ -270,6 +274,7 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("dyna_q", "dyna_q_plus", "prioritized_sweeping"),
     ("reinforce", "actor_critic"),
     ("tdc", "gtd2"),
+    ("semi_gradient_td_lambda", "true_online_linear_td_lambda"),
     ("policy_evaluation", "policy_iteration", "q_from_v", "finite_horizon",
      "average_reward_solve", "prefix_values", "process_rewards"),
     ("bellman_optimality", "relative_value_iteration"),

@@ -8,8 +8,9 @@ chapters 9 and 11).
   fixed point and the expected TD, TDC, GTD2 and emphatic TD updates under any state
   distribution, with emphatic TD's expected emphasis and fixed point;
 - :mod:`~tabular.linear.learners` -- gradient Monte Carlo, semi-gradient n-step TD,
-  off-policy semi-gradient TD, TDC, GTD2, emphatic TD and LSTD, in the shape of every
-  learner (``seed=``, ``runs=``, a run axis);
+  off-policy semi-gradient TD, TDC, GTD2, emphatic TD, LSTD, and semi-gradient and true
+  online TD(lambda) (chapter 12), in the shape of every learner (``seed=``, ``runs=``,
+  a run axis);
 - :mod:`~tabular.linear.control` -- episodic semi-gradient SARSA and n-step SARSA and
   differential semi-gradient SARSA over state-action features (chapter 10).
 """
@@ -54,7 +55,9 @@ from tabular.linear.learners import (
     lstd,
     off_policy_semi_gradient_td,
     semi_gradient_td,
+    semi_gradient_td_lambda,
     tdc,
+    true_online_linear_td_lambda,
 )
 
 __all__ = [
@@ -64,7 +67,7 @@ __all__ = [
     "expected_gtd2_update", "expected_td_update", "expected_tdc_update", "fourier",
     "gradient_mc", "gtd2", "lstd", "n_step_semi_gradient_sarsa", "off_policy_semi_gradient_td",
     "one_hot", "polynomial", "projected_bellman_error", "reward_process", "semi_gradient_sarsa",
-    "semi_gradient_td", "state_action_features", "state_aggregation", "state_coordinates",
-    "td_fixed_point", "tdc", "tile_coding", "value_error",
-    "ve_minimiser",
+    "semi_gradient_td", "semi_gradient_td_lambda", "state_action_features", "state_aggregation",
+    "state_coordinates", "td_fixed_point", "tdc", "tile_coding", "true_online_linear_td_lambda",
+    "value_error", "ve_minimiser",
 ]

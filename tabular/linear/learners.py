@@ -1,5 +1,5 @@
-"""Learning linear value estimates from samples (Sutton & Barto, sections 9.3, 9.4 and
-9.8).
+"""Learning linear value estimates from samples (Sutton & Barto, sections 9.3, 9.4, 9.8,
+11.1-11.8 and 12.2-12.5).
 
 - :func:`gradient_mc` -- gradient Monte Carlo (the box of section 9.3);
 - :func:`semi_gradient_td` -- semi-gradient TD(0) (the box of section 9.3) and n-step
@@ -11,20 +11,27 @@
   projected Bellman error with secondary weights ``v``, stable off-policy;
 - :func:`emphatic_td` -- one-step emphatic TD (section 11.8), stable off-policy in
   expectation;
-- :func:`lstd` -- least-squares TD (section 9.8), the TD fixed point of the experience.
+- :func:`lstd` -- least-squares TD (section 9.8), the TD fixed point of the experience;
+- :func:`semi_gradient_td_lambda` -- semi-gradient TD(lambda) with an accumulating trace
+  (the box of section 12.2, eqs. 12.5-12.7);
+- :func:`true_online_linear_td_lambda` -- true online TD(lambda) (the box of section
+  12.5, eqs. 12.10-12.11), the online lambda-return algorithm computed exactly.
 
 They are the tabular learners with ``x(s) . w`` in place of ``V(s)``
 (:mod:`tabular.rules.linear`): the same episode loops, the same random draws in the
 same order, so with :func:`~tabular.linear.features.one_hot` features
 :func:`semi_gradient_td` is :func:`~tabular.td0` and :func:`gradient_mc` is
-every-visit constant-alpha :func:`~tabular.mc_prediction`, bit for bit. As there, the
-returns of a stored episode are computed backwards and its updates made in that order;
-an episode cut at ``max_steps`` bootstraps from the estimate of the state reached.
+every-visit constant-alpha :func:`~tabular.mc_prediction`, bit for bit, and the
+TD(lambda) learners are :func:`~tabular.td_lambda` (accumulating) and
+:func:`~tabular.true_online_td_lambda`. As there, the returns of a stored episode are
+computed backwards and its updates made in that order; an episode cut at ``max_steps``
+bootstraps from the estimate of the state reached.
 
 Their limits are exact (:mod:`tabular.linear.exact`): gradient MC's is the VE
-minimiser, semi-gradient TD's and LSTD's the TD fixed point. The step size is a
-constant ``alpha`` (chapter 9's setting); an estimate that leaves float64 raises
-``FloatingPointError``.
+minimiser, semi-gradient TD's and LSTD's the TD fixed point, TD(lambda)'s the
+TD(lambda) fixed point (:func:`~tabular.linear.exact.td_fixed_point` with ``lambda_``).
+The step size is a constant ``alpha`` (chapter 9's setting); an estimate that leaves
+float64 raises ``FloatingPointError``.
 """
 
 from __future__ import annotations
@@ -38,7 +45,13 @@ from numba import njit
 
 from tabular._numba.rng import categorical, seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_flag, check_positive, check_positive_int, policy_matrix
+from tabular.checks import (
+    check_flag,
+    check_positive,
+    check_positive_int,
+    check_unit_interval,
+    policy_matrix,
+)
 from tabular.learn.setup import (
     episode_args,
     history_outputs,
@@ -53,15 +66,20 @@ from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import SHARED, LearningResult, with_run_axis
 from tabular.rules.linear import (
+    accumulate_features,
+    dutch_features,
     followon_trace,
     gradient_step,
     gtd2_step,
     linear_value,
     tdc_step,
+    trace_step,
+    true_online_step,
 )
 from tabular.rules.nstep import importance_ratio
 from tabular.rules.returns import discounted_return
-from tabular.rules.values import td_error
+from tabular.rules.traces import decay_traces, true_online_gap
+from tabular.rules.values import td_error, td_target
 from tabular.types import FloatArray, MDPLike, PolicyLike
 
 #: The most entries of LSTD's matrices ``[runs, d, d]`` (800 MB of float64).
@@ -96,8 +114,9 @@ class LinearParams(NamedTuple):
     the constant step size; ``beta``: the step size of the secondary weights ``v`` of
     TDC and GTD2 (unused by the others); ``correction``: TDC's gradient correction
     (True) or GTD2's step (False); ``n_step``: the n of the n-step return (1: TD(0)),
-    unused by gradient MC and LSTD; ``episodes``: episodes per run; ``max_steps``: the
-    step limit per episode.
+    unused by gradient MC and LSTD; ``lam``: the trace decay of TD(lambda) and
+    ``true_online``: its true online form (unused by the others); ``episodes``:
+    episodes per run; ``max_steps``: the step limit per episode.
     """
 
     features: np.ndarray
@@ -108,6 +127,8 @@ class LinearParams(NamedTuple):
     beta: float
     correction: bool
     n_step: int
+    lam: float
+    true_online: bool
     episodes: int
     max_steps: int
 
@@ -329,6 +350,51 @@ def _lstd_run(model, params, rng, out, run):
 _lstd = runs_driver(_lstd_run)
 
 
+@njit(cache=True, inline="always")
+def _td_lambda_run(model, params, rng, out, run):
+    """Run ``run`` of semi-gradient TD(lambda) (the box of section 12.2) or, with
+    ``params.true_online``, true online TD(lambda) (the box of section 12.5): the loop
+    of the tabular kernel (:mod:`tabular.learn.traces`) with ``x(s) . w`` for ``V(s)``,
+    its draws and its arithmetic in the same order. The traces restart at 0 with each
+    episode; ``v_old`` is ``w_{t-1} . x_t``, the value of ``S_t`` the previous step
+    bootstrapped from."""
+    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    X, policy, gamma, alpha = params.features, params.policy, params.gamma, params.alpha
+    z = np.zeros(w.shape[0])
+    for episode in range(params.episodes):
+        z[:] = 0.0
+        s = sample_start(model, rng)
+        v_old = 0.0
+        total = 0.0
+        steps = 0
+        while True:
+            steps += 1
+            a = categorical(rng, policy[s])
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            x = X[s]
+            v = linear_value(x, w)
+            v_next = linear_value(X[s_next], w)
+            delta = td_error(td_target(r, gamma, v_next, is_done), v)
+            decay_traces(z, gamma * params.lam)
+            if params.true_online:
+                dutch_features(z, x, alpha)
+                true_online_step(w, z, x, delta, true_online_gap(v, v_old), alpha)
+            else:
+                accumulate_features(z, x)
+                trace_step(w, z, alpha * delta)
+            v_old = v_next
+            if is_done or steps == params.max_steps:
+                break
+            s = s_next
+        returns[episode] = total
+        lengths[episode] = steps
+        record_history(out.history[run], episode, w)
+
+
+_td_lambda = runs_driver(_td_lambda_run)
+
+
 def check_finite_rewards(mdp: TabularMDP) -> None:
     """A ``ValueError`` when an outcome of positive probability pays ``-inf``: a linear
     estimate is finite."""
@@ -346,7 +412,7 @@ def check_weights(name: str, w: np.ndarray) -> None:
 
 def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
                  initial_w=0.0, n_step=1, behaviour=None, history=False, beta=None,
-                 correction=False, initial_v=0.0):
+                 correction=False, initial_v=0.0, lam=0.0, true_online=False):
     """The checked episode arguments, kernel parameters and outputs of a linear learner
     (``alpha=None``: LSTD's, which keep its sums instead; ``beta`` given: TDC's or
     GTD2's, which keep secondary weights ``v`` from ``initial_v``)."""
@@ -367,7 +433,8 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
         alpha=1.0 if alpha is None else check_positive("alpha", alpha),
         beta=0.0 if beta is None else check_positive("beta", beta), correction=correction,
         n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
-        episodes=ep.episodes, max_steps=ep.max_steps)
+        lam=check_unit_interval("lam", lam), true_online=true_online, episodes=ep.episodes,
+        max_steps=ep.max_steps)
     w0 = initial_values("initial_w", initial_w, (d,))
     v0 = initial_values("initial_v", initial_v, (d if beta is not None else 0,))
     lstd_size = d if alpha is None else 0
@@ -637,3 +704,80 @@ def lstd(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *, gamma: fl
     d = params.features.shape[1]
     w = np.linalg.solve(eps * np.eye(d) + out.A, out.b[..., None])[..., 0]
     return _result("lstd", out, params.features, runs, w)
+
+
+def _run_td_lambda(name: str, true_online: bool, mdp, policy, features, seed,
+                   **options) -> LinearPredictionResult:
+    """Semi-gradient or true online TD(lambda), checked and run."""
+    ep, params, out = _linear_args(mdp, policy, features, true_online=true_online, **options)
+    over_runs(_td_lambda, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result(name, out, params.features, options["runs"])
+
+
+def semi_gradient_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
+                            lam: float = 0.9, gamma: float = 1.0, episodes: int = 100,
+                            alpha: float = 0.01, initial_w: npt.ArrayLike = 0.0,
+                            seed: int | None = 0, runs: int | None = None,
+                            max_steps: int | None = None, history: bool = False
+                            ) -> LinearPredictionResult:
+    """Semi-gradient TD(lambda) (the box of section 12.2): at every step decay the trace
+    and add the features, ``z <- gamma lam z + x(S)`` (the accumulating trace, eq.
+    12.5), then ``w <- w + alpha delta z`` (eq. 12.7) with ``delta = R + gamma v(S', w)
+    - v(S, w)`` (eq. 12.6); ``z = 0`` at each episode's start. Its expected update
+    vanishes at the TD(lambda) fixed point (:func:`~tabular.linear.exact.td_fixed_point`
+    with ``lambda_ = lam``; ``lam = 1``: the VE minimiser). ``lam = 0`` is
+    :func:`semi_gradient_td` and one-hot features give :func:`~tabular.td_lambda`, bit
+    for bit.
+
+    Parameters
+    ----------
+    mdp, policy, features, gamma, episodes : as for :func:`gradient_mc`.
+    lam : the trace decay in [0, 1], default 0.9.
+    alpha : the constant step size, default 0.01; a trace sums up to ``1 / (1 - gamma
+        lam)`` feature vectors, so ``alpha ||x||^2 / (1 - gamma lam)`` must stay well
+        below 1.
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode, default False.
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
+    diverges past float64 raises ``FloatingPointError``.
+    """
+    return _run_td_lambda("semi_gradient_td_lambda", False, mdp, policy, features, seed,
+                          lam=lam, gamma=gamma, episodes=episodes, alpha=alpha,
+                          initial_w=initial_w, runs=runs, max_steps=max_steps,
+                          history=history)
+
+
+def true_online_linear_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike,
+                                 *, lam: float = 0.9, gamma: float = 1.0, episodes: int = 100,
+                                 alpha: float = 0.01, initial_w: npt.ArrayLike = 0.0,
+                                 seed: int | None = 0, runs: int | None = None,
+                                 max_steps: int | None = None, history: bool = False
+                                 ) -> LinearPredictionResult:
+    """True online TD(lambda) (the box of section 12.5) with linear features: the dutch
+    trace ``z <- gamma lam z + (1 - alpha gamma lam z . x) x`` (eq. 12.11) and ``w <- w
+    + alpha (delta + V - V_old) z - alpha (V - V_old) x`` (eq. 12.10), ``V = w . x(S)``
+    and ``V_old`` the value of ``S`` the previous step bootstrapped from. Its weights
+    are those of the online lambda-return algorithm (section 12.4) at every step, for
+    any features; as ``alpha -> 0`` it is semi-gradient TD(lambda) and shares its
+    fixed point. One-hot features give :func:`~tabular.true_online_td_lambda`, bit for
+    bit. (Named apart from that tabular function: the book calls both "true online
+    TD(lambda)".)
+
+    Parameters
+    ----------
+    mdp, policy, features, gamma, episodes : as for :func:`gradient_mc`.
+    lam : the trace decay in [0, 1], default 0.9.
+    alpha : the constant step size, default 0.01.
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
+    history : also return ``w`` after every episode, default False.
+
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
+    diverges past float64 raises ``FloatingPointError``.
+    """
+    return _run_td_lambda("true_online_linear_td_lambda", True, mdp, policy, features, seed,
+                          lam=lam, gamma=gamma, episodes=episodes, alpha=alpha,
+                          initial_w=initial_w, runs=runs, max_steps=max_steps,
+                          history=history)

@@ -8,7 +8,9 @@ features only, and with one-hot features they are exactly the tabular estimate a
 
 The off-policy rules of chapter 11 are written beside them: the weight steps of the
 gradient-TD methods TDC and GTD2 (section 11.7) and emphatic TD's followon trace
-(section 11.8).
+(section 11.8); and the trace vectors of chapter 12 with feature vectors in place of
+the tabular unit vectors (:mod:`tabular.rules.traces`, whose decay they share): the
+accumulating and dutch traces and the TD(lambda) and true online weight steps.
 """
 
 from __future__ import annotations
@@ -77,3 +79,48 @@ def followon_trace(previous, previous_ratio, gamma, interest):
     """``M_t = gamma rho_{t-1} M_{t-1} + I_t`` (eq. 11.24), the emphasis of emphatic TD;
     ``M_{-1} = 0`` at the start of an episode."""
     return gamma * previous_ratio * previous + interest
+
+
+@njit(cache=True, inline="always")
+def accumulate_features(z, x):
+    """``z <- z + x(S)`` in place, ``z`` already decayed by ``gamma lam``: the
+    accumulating trace ``z_t = gamma lam z_{t-1} + grad v(S_t, w)`` (eq. 12.5), with
+    ``grad v = x`` (eq. 9.9)."""
+    for i in range(z.shape[0]):
+        if x[i] != 0.0:
+            z[i] += x[i]
+
+
+@njit(cache=True, inline="always")
+def dutch_features(z, x, alpha):
+    """``z <- z + (1 - alpha z . x) x`` in place, ``z`` already decayed by ``gamma lam``:
+    the dutch trace of eq. 12.11. Each entry is computed as ``(1 - alpha x_i^2) z_i + x_i
+    - alpha x_i sum_{j != i} x_j z_j`` (the same sum, its own term first), so that a
+    one-hot ``x`` gives the tabular ``(1 - alpha) z + 1``
+    (:func:`~tabular.rules.traces.dutch_trace`) bit for bit."""
+    zx = linear_value(x, z)
+    for i in range(z.shape[0]):
+        if x[i] != 0.0:
+            z[i] = (1.0 - alpha * x[i] * x[i]) * z[i] + x[i] - alpha * x[i] * (zx - x[i] * z[i])
+
+
+@njit(cache=True, inline="always")
+def trace_step(w, z, step):
+    """``w <- w + alpha delta z`` in place (eq. 12.7), ``step = alpha delta``; an entry
+    off the trace (``z_i = 0``) is untouched."""
+    for i in range(w.shape[0]):
+        if z[i] != 0.0:
+            w[i] += step * z[i]
+
+
+@njit(cache=True, inline="always")
+def true_online_step(w, z, x, delta, gap, alpha):
+    """``w <- w + alpha (delta + gap) z - alpha gap x`` in place: the true online update
+    ``w_{t+1} = w_t + alpha delta_t z_t + alpha (w_t . x_t - w_{t-1} . x_t)(z_t - x_t)``
+    (eq. 12.10, the box of section 12.5), ``gap = w_t . x_t - w_{t-1} . x_t``
+    (:func:`~tabular.rules.traces.true_online_gap`), in the tabular kernel's order."""
+    trace_step(w, z, alpha * (delta + gap))
+    shift = alpha * gap
+    for i in range(w.shape[0]):
+        if x[i] != 0.0:
+            w[i] -= shift * x[i]
