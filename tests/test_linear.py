@@ -175,7 +175,7 @@ def test_the_exact_quantities_keep_their_identities(problem):
     assert ve_td <= ve_min / (1.0 - process.gamma**2) + tol
     assert ve_td <= ve_min / (1.0 - process.gamma) + tol  # eq. 9.14 as the book states it
     on = process.mu > 0.0
-    w_one = td_fixed_point(process, X, lambda_=1.0)
+    w_one = td_fixed_point(process, X, lam=1.0)
     assert np.allclose((X @ w_one)[on], (X @ w_ve)[on], rtol=0.0, atol=1e-7 * scale(process))
 
 
@@ -186,7 +186,7 @@ def test_one_hot_fixed_points_are_v_pi(problem):
     X = one_hot(process.n_states)
     on = process.mu > 0.0
     for w in (ve_minimiser(process, X), td_fixed_point(process, X),
-              td_fixed_point(process, X, lambda_=0.5)):
+              td_fixed_point(process, X, lam=0.5)):
         assert np.allclose(w[on], process.v[on], rtol=0.0, atol=1e-8 * scale(process))
     assert bellman_error(process, X, process.v * on) <= 1e-12 * scale(process)
 
@@ -435,8 +435,8 @@ def bad_rows():
          lambda: value_error(p, X, np.zeros(3)), ValueError, "shape [10]"),
         ("linear.bellman_error w NaN",
          lambda: bellman_error(p, X, np.full(10, NAN)), ValueError, "w[0]"),
-        ("linear.td_fixed_point lambda_ 2",
-         lambda: td_fixed_point(p, X, lambda_=2.0), ValueError, "lambda_"),
+        ("linear.td_fixed_point lam 2",
+         lambda: td_fixed_point(p, X, lam=2.0), ValueError, "lam must be"),
         ("linear.reward_process gamma 1.5",
          lambda: reward_process(WALK, WALK_POLICY, gamma=1.5), ValueError,
          "gamma"),

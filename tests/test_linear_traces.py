@@ -15,7 +15,7 @@ exact answers.
   out naively on the replayed episodes, with random dense features: the identity of
   section 12.5, to rounding, for any features.
 - The expected update vanishes at the exact TD(lambda) fixed point (td_fixed_point with
-  lambda_ = lam; lam = 1: the VE minimiser): started there with a step so small that
+  the same lam; lam = 1: the VE minimiser): started there with a step so small that
   the weights do not move, the mean over independent runs of each run's summed update
   is 0 within 5 standard errors, and clearly not 0 at weights 0.03 away. As alpha -> 0
   true online TD(lambda) makes the same updates, so it shares the fixed point.
@@ -213,7 +213,7 @@ def walk_process():
                                           (true_online_linear_td_lambda, 0.5)])
 def test_the_expected_update_vanishes_at_the_td_lambda_fixed_point(walk_process, learner,
                                                                    lam):
-    w_star = td_fixed_point(walk_process, WALK_GROUPS, lambda_=lam)
+    w_star = td_fixed_point(walk_process, WALK_GROUPS, lam=lam)
     if lam == 1.0:
         np.testing.assert_allclose(w_star, ve_minimiser(walk_process, WALK_GROUPS),
                                    rtol=0.0, atol=1e-9)
@@ -242,6 +242,6 @@ def test_small_step_weights_average_to_the_td_lambda_fixed_point(learner, lam):
                      runs=20, initial_w=w_td0, seed=5, history=True)
     per_run = result.w_history[:, 5000:].mean(axis=1)
     mean, se = per_run.mean(axis=0), per_run.std(axis=0, ddof=1) / np.sqrt(per_run.shape[0])
-    w_lam = td_fixed_point(process, WALK19_GROUPS, lambda_=lam)
+    w_lam = td_fixed_point(process, WALK19_GROUPS, lam=lam)
     assert np.abs((mean - w_lam) / se).max() < 5.0
     assert np.abs((mean - w_td0) / se).max() > 5.0

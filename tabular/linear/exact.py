@@ -263,14 +263,14 @@ def projected_bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.Arr
 
 
 def td_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
-                   lambda_: float = 0.0) -> FloatArray:
+                   lam: float = 0.0) -> FloatArray:
     """The TD fixed point: ``w`` with ``A w = b`` (eq. 9.12), where for TD(lambda)
     ``A = X^T D M (I - gamma P) X`` and ``b = X^T D M r`` with ``M = (I - gamma lambda
     P)^{-1}`` (``M = I`` for TD(0)): the weights at which the expected update of TD(lambda)
-    vanishes, and LSTD's limit. ``lambda_ = 1`` gives :func:`ve_minimiser`'s answer.
+    vanishes, and LSTD's limit. ``lam = 1`` gives :func:`ve_minimiser`'s answer.
     A ``ValueError`` when ``A`` is singular in a way no ``w`` solves."""
     X = check_features(X, process.n_states)
-    lam = check_unit_interval("lambda_", lambda_)
+    lam = check_unit_interval("lam", lam)
     on = process.mu > 0.0  # closed under P: the chain never leaves the states mu weighs
     X_on, P_on, r_on = X[on], process.P[np.ix_(on, on)], process.r[on]
     n, gamma = X_on.shape[0], process.gamma

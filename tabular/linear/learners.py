@@ -29,7 +29,7 @@ bootstraps from the estimate of the state reached.
 
 Their limits are exact (:mod:`tabular.linear.exact`): gradient MC's is the VE
 minimiser, semi-gradient TD's and LSTD's the TD fixed point, TD(lambda)'s the
-TD(lambda) fixed point (:func:`~tabular.linear.exact.td_fixed_point` with ``lambda_``).
+TD(lambda) fixed point (:func:`~tabular.linear.exact.td_fixed_point` with ``lam``).
 The step size is a constant ``alpha`` (chapter 9's setting); an estimate that leaves
 float64 raises ``FloatingPointError``.
 """
@@ -725,7 +725,7 @@ def semi_gradient_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt.Arra
     12.5), then ``w <- w + alpha delta z`` (eq. 12.7) with ``delta = R + gamma v(S', w)
     - v(S, w)`` (eq. 12.6); ``z = 0`` at each episode's start. Its expected update
     vanishes at the TD(lambda) fixed point (:func:`~tabular.linear.exact.td_fixed_point`
-    with ``lambda_ = lam``; ``lam = 1``: the VE minimiser). ``lam = 0`` is
+    with the same ``lam``; ``lam = 1``: the VE minimiser). ``lam = 0`` is
     :func:`semi_gradient_td` and one-hot features give :func:`~tabular.td_lambda`, bit
     for bit.
 
