@@ -96,6 +96,15 @@ def test_readme_paths_modules_and_links_exist():
                 assert hasattr(importlib.import_module(parent), name), token
 
 
+def test_readme_counts_every_experiment():
+    """The Figures section says how many experiments ``make experiments`` runs."""
+    from tabular.experiments.runner import EXPERIMENTS
+
+    said = re.search(r"`make experiments` runs (\d+) experiments", section("Figures"))
+    assert said, "the Figures section no longer says how many experiments run"
+    assert int(said.group(1)) == len(EXPERIMENTS), (said.group(1), len(EXPERIMENTS))
+
+
 def test_your_own_token_mdp_walkthrough_runs():
     walkthrough = LLM_DOC.read_text().split("## Your own token MDP", 1)[1]
     blocks = python_blocks(walkthrough)
