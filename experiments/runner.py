@@ -115,6 +115,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "cliff_alpha",
     "maximization_bias",
     "short_corridor",
+    "short_corridor_baseline",
     "trap_treasure",
     "frozenlake",
     "token_rlhf",

@@ -366,6 +366,17 @@ BROKEN = [
         n["returns"], np.s_[0, : n["returns"].shape[1] // 4], -1000.0)}, "runs stuck"),
     ("short_corridor", lambda n: {"returns": changed(  # the smallest step size ends 8 below
         n["returns"], np.s_[2, :, -100:], float(n["v_star"]) - 8.0)}, "not within 5"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(  # a quarter of runs stuck
+        n["returns"], np.s_[1, : n["returns"].shape[1] // 4], -1000.0)}, "runs stuck"),
+    ("short_corridor_baseline", lambda n: {"v_final": changed(
+        n["v_final"], 1, float(n["v_star"]) - 1.5)}, "not within 1 of v"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(  # late returns off by 3
+        n["returns"], np.s_[1, :, -100:], n["returns"][1, :, -100:] - 3.0)},
+     "is not the exact value"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(  # as slow as plain REINFORCE
+        n["returns"], 1, n["returns"][0])}, "not more than plain"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(
+        n["returns"], np.s_[0, :, -100:], -5.0)}, "beats v\\*"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "below 0.05"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "0.15"),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, 3), None),
