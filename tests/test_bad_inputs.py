@@ -281,6 +281,10 @@ def learner_rows():
     for name in ("td_lambda", "sarsa_lambda", "watkins_q_lambda"):
         yield (f"{name} trace fancy", lambda call=LEARNERS[name]: call(trace="fancy"),
                ValueError, "trace must be one of 'accumulating', 'replacing', 'dutch'")
+    for targets in ("current", None, True):
+        yield (f"offline_lambda_return targets {targets!r}",
+               lambda targets=targets: LEARNERS["offline_lambda_return"](targets=targets),
+               ValueError, f"targets must be one of 'frozen', 'sweep', got {targets!r}")
     yield ("off_policy_mc_prediction importance sampling",
            lambda: tabular.off_policy_mc_prediction(CHAIN, UNIFORM, UNIFORM,
                                                     importance_sampling="biased"),
