@@ -257,8 +257,9 @@ def offline_lambda_return(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
 
     Figure 12.3 is drawn with ``"sweep"``, the reading closer to the book's curves (the
     ``lambda_walk`` experiment): its ``lam = 0`` curve is TD(0)'s, and its best error is
-    below n-step TD's, as the book reports; the frozen reading's best equals n-step TD's. ``lam = 1`` is constant-alpha every-visit Monte
-    Carlo (eq. 6.1) in either reading: nothing is bootstrapped.
+    below n-step TD's, as the book reports; the frozen reading's best equals n-step
+    TD's. ``lam = 1`` is constant-alpha every-visit Monte Carlo (eq. 6.1) in either
+    reading: nothing is bootstrapped.
 
     Parameters
     ----------
