@@ -90,6 +90,7 @@ from .storage import (
 
 #: Every experiment, in the order ``make experiments`` runs them.
 EXPERIMENTS: tuple[str, ...] = (
+    "tic_tac_toe",
     "bandits",
     "gridworld_values",
     "policy_evaluation",

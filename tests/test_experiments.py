@@ -377,6 +377,12 @@ BROKEN = [
         n["returns"], 1, n["returns"][0])}, "not more than plain"),
     ("short_corridor_baseline", lambda n: {"returns": changed(
         n["returns"], np.s_[0, :, -100:], -5.0)}, "beats v\\*"),
+    ("tic_tac_toe", lambda n: {"positions": np.array(5477)}, "not 5,478"),
+    ("tic_tac_toe", lambda n: {"empty_value": np.array(1)}, "not a draw"),
+    ("tic_tac_toe", lambda n: {"perfect_random": np.array([0.9, 0.09, 0.01])},
+     "the perfect player loses"),
+    ("tic_tac_toe", lambda n: {"learning_curve": changed(  # as if it had not learnt
+        n["learning_curve"], -1, n["learning_curve"][0])}, "still loses"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "below 0.05"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "0.15"),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, 3), None),
