@@ -285,6 +285,20 @@ def test_offline_targets_agree_where_no_state_recurs(case):
         offline_lambda_return(mdp, policy, **kw).V_history)
 
 
+def test_offline_targets_agree_at_lambda_1_on_the_walk():
+    """With lam = 1 nothing is bootstrapped from a finished episode (the walk's end in
+    time): both readings are every-visit constant-alpha MC, bit for bit, though states
+    recur."""
+    mdp = random_walk()
+    walk = np.ones((mdp.n_states, mdp.n_actions))
+    kw = {"lam": 1.0, "alpha": 0.3, "episodes": 20, "initial_V": 0.2, "seed": 2,
+          "history": True}
+    sweep = offline_lambda_return(mdp, walk, targets="sweep", **kw)
+    assert (sweep.episode_lengths < mdp.max_episode_steps).all()  # every episode finished
+    np.testing.assert_array_equal(sweep.V_history,
+                                  offline_lambda_return(mdp, walk, **kw).V_history)
+
+
 def test_offline_targets_differ_by_alpha_squared_on_the_walk():
     """On the walk states recur, and one episode's readings differ by ``alpha^2 c +
     O(alpha^3)``: each target moves by ``O(alpha)``, and its update is scaled by
