@@ -109,7 +109,8 @@ class ModelEnv(gym.Env):
     def P(self) -> dict[int, dict[int, list[tuple[float, int, float, bool]]]]:
         """The model in Gymnasium toy-text's format, for code written against FrozenLake:
         ``P[s][a] = [(prob, next_state, reward, terminated), ...]``, the outcomes of
-        positive probability (a new dict; the model stays the source of truth)."""
+        positive probability (a new dict; the model stays the source of truth; a noisy
+        reward appears as its mean, which is all the format holds)."""
         m = self._mdp
         return {s: {a: [(float(m.prob[s, a, k]), int(m.next_state[s, a, k]),
                          float(m.reward[s, a, k]), bool(m.done[s, a, k]))
@@ -139,7 +140,8 @@ class ModelEnv(gym.Env):
 
     def step(self, action: ActionLike) -> tuple[int, float, bool, bool, dict[str, Any]]:
         """Take ``action`` (an id in ``[0, A)``): returns ``(next state, reward,
-        terminated, truncated=False, info)``, the outcome drawn from the model."""
+        terminated, truncated=False, info)``, the outcome drawn from the model (its
+        Gaussian reward noise too, where ``mdp.reward_sd > 0``)."""
         if self.s is None:
             raise RuntimeError("call reset() before step()")
         a = self._action_id(action)
@@ -148,6 +150,9 @@ class ModelEnv(gym.Env):
         self.s = int(self._mdp.next_state[s, a, k])
         self.last_action = a
         reward = float(self._mdp.reward[s, a, k])
+        sd = 0.0 if self._mdp.reward_sd is None else float(self._mdp.reward_sd[s, a, k])
+        if sd > 0.0:  # Gaussian reward noise: only such outcomes draw more
+            reward += sd * float(self.np_random.normal())
         terminated = bool(self._mdp.done[s, a, k])
         return self.s, reward, terminated, False, self._info(float(self._mdp.prob[s, a, k]))
 

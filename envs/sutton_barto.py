@@ -400,9 +400,11 @@ class MaximizationBias(ModelEnv):
     mean -0.1 and variance 1, so going left is worth -0.1: right is optimal, yet
     Q-learning's ``max`` over B's noisy estimates makes left look good early on.
 
-    The book's reward is ``N(-0.1, 1)``; here it is the two-point distribution
-    ``-0.1 +- 1`` with probability 1/2 each, which keeps its mean and variance exactly
-    (the model's outcomes carry fixed rewards, so a planner sees the true expectations).
+    ``rewards="gaussian"`` pays the book's ``N(-0.1, 1)``: one outcome with the model's
+    Gaussian reward noise (``reward_sd = 1``; a planner reads the mean). The default,
+    ``"two_point"``, pays ``-0.1 +- 1`` with probability 1/2 each, two outcomes with
+    fixed rewards of the same mean and variance, which a learner's early estimates
+    (the maxima of a few draws) do not see as the book's.
 
     ## Action Space
     ``Discrete(n_b_actions)``. In A only 0 = left and 1 = right are available; in B
@@ -421,7 +423,8 @@ class MaximizationBias(ModelEnv):
     A.
 
     ## Rewards
-    0 for A's actions; ``-0.1 + 1`` or ``-0.1 - 1`` (probability 1/2 each) for B's.
+    0 for A's actions; for B's, ``-0.1 + 1`` or ``-0.1 - 1`` (probability 1/2 each), or
+    ``N(-0.1, 1)`` with ``rewards="gaussian"``.
 
     ## Episode End
     Termination: ``right`` from A, or any action from B. Truncation:
@@ -430,6 +433,8 @@ class MaximizationBias(ModelEnv):
     ## Arguments
     * ``n_b_actions``: the actions available in B, at least 2 (default 10, the
       book's reference code's "many").
+    * ``rewards``: B's reward distribution, ``"two_point"`` (default) or
+      ``"gaussian"`` (the book's).
     * ``render_mode``: ``"ansi"`` or ``None`` (default).
 
     ## Version History
@@ -437,8 +442,14 @@ class MaximizationBias(ModelEnv):
     """
 
     LEFT, RIGHT = 0, 1
+    REWARDS = ("two_point", "gaussian")
 
-    def __init__(self, n_b_actions: int = 10, render_mode: str | None = None) -> None:
+    def __init__(self, n_b_actions: int = 10, render_mode: str | None = None, *,
+                 rewards: str = "two_point") -> None:
+        if not isinstance(rewards, str) or rewards not in self.REWARDS:
+            raise ValueError(f"rewards must be one of {', '.join(map(repr, self.REWARDS))}, "
+                             f"got {rewards!r}")
+        self.rewards = rewards
         self.n_b_actions = check_positive_int("n_b_actions", n_b_actions)
         if self.n_b_actions < 2:
             raise ValueError(f"n_b_actions must be at least 2 (A has two actions), got "
@@ -451,20 +462,26 @@ class MaximizationBias(ModelEnv):
         super().__init__(self.model(), render_mode)
 
     def model(self) -> TabularMDP:
-        """The exact model: two outcomes per action (B's two rewards)."""
-        n = self.n_b_actions
-        next_state = np.zeros((2, n, 2), dtype=np.int64)
+        """The exact model: two outcomes per action (B's two rewards), or one with
+        Gaussian noise on B's."""
+        n, gaussian = self.n_b_actions, self.rewards == "gaussian"
+        K = 1 if gaussian else 2
+        next_state = np.zeros((2, n, K), dtype=np.int64)
         next_state[0, self.LEFT] = 1
-        prob = np.zeros((2, n, 2))
+        prob = np.zeros((2, n, K))
         prob[0, :, 0] = 1.0
-        prob[1] = 0.5
-        reward = np.zeros((2, n, 2))
-        reward[1] = [-0.1 + 1.0, -0.1 - 1.0]
-        done = np.ones((2, n, 2), dtype=bool)
+        prob[1] = 1.0 / K
+        reward = np.zeros((2, n, K))
+        reward[1] = -0.1 if gaussian else [-0.1 + 1.0, -0.1 - 1.0]
+        done = np.ones((2, n, K), dtype=bool)
         done[0, self.LEFT] = False
+        noise = None
+        if gaussian:
+            noise = np.zeros((2, n, 1))
+            noise[1] = 1.0
         names = ["left", "right", *(f"b{a}" for a in range(2, n))]
         return TabularMDP(next_state, prob, reward, done, np.array([1.0, 0.0]),
-                          state_labels=["A", "B"], action_names=names)
+                          state_labels=["A", "B"], action_names=names, reward_sd=noise)
 
     def _info(self, prob: float) -> dict:
         return {"prob": prob, "action_mask": self.action_mask[self.s].copy()}

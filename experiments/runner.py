@@ -91,6 +91,7 @@ from .storage import (
 #: Every experiment, in the order ``make experiments`` runs them.
 EXPERIMENTS: tuple[str, ...] = (
     "bandits",
+    "tic_tac_toe",  # chapter 1; bandits stays first, as the runner tests use it
     "gridworld_values",
     "policy_evaluation",
     "contraction",
@@ -119,6 +120,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "cliff_alpha",
     "maximization_bias",
     "short_corridor",
+    "short_corridor_baseline",
     "trap_treasure",
     "frozenlake",
     "token_rlhf",

@@ -69,6 +69,15 @@ def start_value(p_right: float) -> float:
     return float(policy_evaluation(mdp, shared_policy(mdp, p_right), gamma=1.0).V[0])
 
 
+def shared_policy_values() -> dict:
+    """``v_pi(s0)`` of the shared policies on a grid of ``p(right)`` (step 0.001), each by
+    the exact linear solve, with the best of them (``v_star``, ``p_star``)."""
+    grid = np.linspace(0.01, 0.99, 981)
+    values = np.array([start_value(p) for p in grid])
+    return {"p_grid": grid, "v_grid": values, "v_star": np.array(values.max()),
+            "p_star": np.array(grid[np.argmax(values)])}
+
+
 def learn(alpha: float, episodes: int, runs: int, p_right: float, seed: int) -> dict:
     """REINFORCE's returns per episode, ``[runs, episodes]`` (an executor job)."""
     mdp = model()
@@ -81,16 +90,8 @@ def run(config: Config, executor) -> dict:
     jobs = [{"alpha": a, "episodes": config.episodes, "runs": config.runs,
              "p_right": config.initial_right, "seed": config.seed} for a in config.alphas]
     curves = executor.map(learn, jobs, desc="step sizes")
-    grid = np.linspace(0.01, 0.99, 981)
-    values = np.array([start_value(p) for p in grid])
-    return {
-        "alphas": np.array(config.alphas),
-        "returns": np.array([c["returns"] for c in curves]),
-        "p_grid": grid,
-        "v_grid": values,
-        "v_star": np.array(values.max()),
-        "p_star": np.array(grid[np.argmax(values)]),
-    }
+    return {"alphas": np.array(config.alphas),
+            "returns": np.array([c["returns"] for c in curves]), **shared_policy_values()}
 
 
 def plot(results: dict, out_dir, config: Config) -> list:

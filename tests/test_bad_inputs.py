@@ -104,6 +104,25 @@ MODEL_ROWS = [
     ("TabularMDP empty", lambda: TabularMDP(
         np.zeros((0, 1, 1)), np.ones((0, 1, 1)), np.zeros((0, 1, 1)), np.ones((0, 1, 1)),
         np.zeros(0)), MDPError, "at least one state"),
+    ("TabularMDP reward_sd negative", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=[[[-1.0]]]), MDPError,
+     "reward_sd[0, 0, 0] = -1.0 of outcome 0 at state 0, action 0 must be finite and >= 0"),
+    ("TabularMDP reward_sd NaN", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=[[[NAN]]]), MDPError, "reward_sd[0, 0, 0] = nan"),
+    ("TabularMDP reward_sd inf", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=[[[INF]]]), MDPError, "reward_sd[0, 0, 0] = inf"),
+    ("TabularMDP reward_sd shape", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=np.ones(2)), MDPError, "reward_sd has shape (2,), the outcomes have"),
+    ("TabularMDP reward_sd text", lambda: TabularMDP(
+        np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=[[["1"]]]), MDPError, "reward_sd must hold numbers"),
+    ("from_arrays reward_sd shape", lambda: TabularMDP.from_arrays(
+        np.zeros((1, 1, 1)), None, np.zeros(0), np.zeros((1, 1, 1)), reward_sd=np.ones(3)),
+     MDPError, "reward_sd has shape (3,)"),
     ("from_arrays successor out of range", lambda: TabularMDP.from_arrays(
         np.full((1, 1, 1), 1), None, np.zeros(0), np.zeros((1, 1, 1))), MDPError,
      "successor 1 of outcome 0 at state 0, action 0 is outside [-1, 1)"),
@@ -281,6 +300,10 @@ def learner_rows():
     for name in ("td_lambda", "sarsa_lambda", "watkins_q_lambda"):
         yield (f"{name} trace fancy", lambda call=LEARNERS[name]: call(trace="fancy"),
                ValueError, "trace must be one of 'accumulating', 'replacing', 'dutch'")
+    for targets in ("current", None, True):
+        yield (f"offline_lambda_return targets {targets!r}",
+               lambda targets=targets: LEARNERS["offline_lambda_return"](targets=targets),
+               ValueError, f"targets must be one of 'frozen', 'sweep', got {targets!r}")
     yield ("off_policy_mc_prediction importance sampling",
            lambda: tabular.off_policy_mc_prediction(CHAIN, UNIFORM, UNIFORM,
                                                     importance_sampling="biased"),

@@ -177,6 +177,26 @@ def test_random_walk_true_values(n_states, left):
     assert mdp.state_labels[1] == "A"
 
 
+def test_maximization_bias_gaussian_rewards_are_the_books():
+    """``rewards="gaussian"``: one outcome per action, B pays mean -0.1 with sd 1 (a
+    planner reads the mean: going left is worth -0.1, as with the two-point rewards);
+    the env draws them: 20,000 draws have mean -0.1 and sd 1 to 5 standard errors."""
+    mdp = envs.MaximizationBias(rewards="gaussian").to_mdp()
+    two_point = envs.MaximizationBias().to_mdp()
+    assert mdp.n_outcomes == 1 and (mdp.reward[1] == -0.1).all() and (mdp.reward_sd[1] == 1).all()
+    np.testing.assert_allclose(mdp.expected_reward(), two_point.expected_reward(), atol=1e-15)
+    env = gym.make("tabzoo/MaximizationBias-v0", rewards="gaussian")
+    env.reset(seed=1)
+    n, draws = 20_000, []
+    while len(draws) < n:
+        env.reset()
+        if env.step(0)[2]:  # left from A never ends the episode
+            continue
+        draws.append(env.step(1)[1])
+    assert np.mean(draws) == pytest.approx(-0.1, abs=5 / np.sqrt(n))
+    assert np.std(draws) == pytest.approx(1.0, abs=5 / np.sqrt(2 * n))
+
+
 def test_short_corridor_best_shared_policy():
     mdp = make_model("tabzoo/ShortCorridor-v0")
     p_right = np.linspace(0.01, 0.99, 981)

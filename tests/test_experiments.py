@@ -366,6 +366,23 @@ BROKEN = [
         n["returns"], np.s_[0, : n["returns"].shape[1] // 4], -1000.0)}, "runs stuck"),
     ("short_corridor", lambda n: {"returns": changed(  # the smallest step size ends 8 below
         n["returns"], np.s_[2, :, -100:], float(n["v_star"]) - 8.0)}, "not within 5"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(  # a quarter of runs stuck
+        n["returns"], np.s_[1, : n["returns"].shape[1] // 4], -1000.0)}, "runs stuck"),
+    ("short_corridor_baseline", lambda n: {"v_final": changed(
+        n["v_final"], 1, float(n["v_star"]) - 1.5)}, "not within 1 of v"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(  # late returns off by 3
+        n["returns"], np.s_[1, :, -100:], n["returns"][1, :, -100:] - 3.0)},
+     "is not the exact value"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(  # as slow as plain REINFORCE
+        n["returns"], 1, n["returns"][0])}, "not more than plain"),
+    ("short_corridor_baseline", lambda n: {"returns": changed(
+        n["returns"], np.s_[0, :, -100:], -5.0)}, "beats v\\*"),
+    ("tic_tac_toe", lambda n: {"positions": np.array(5477)}, "not 5,478"),
+    ("tic_tac_toe", lambda n: {"empty_value": np.array(1)}, "not a draw"),
+    ("tic_tac_toe", lambda n: {"perfect_random": np.array([0.9, 0.09, 0.01])},
+     "the perfect player loses"),
+    ("tic_tac_toe", lambda n: {"learning_curve": changed(  # as if it had not learnt
+        n["learning_curve"], -1, n["learning_curve"][0])}, "still loses"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "below 0.05"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "0.15"),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, 3), None),
@@ -389,12 +406,18 @@ BROKEN = [
      "does not learn faster"),
     ("mountain_car", lambda n: {"n_step_lengths": 2 * n["episode_lengths"][-1]},
      "learns slower"),
+    ("lambda_walk", lambda n: {"errors": changed(  # lambda = 0 with the frozen targets
+        n["errors"], np.s_[0, 0, -1], n["errors"][0, 0, -1] + 0.006)}, "from TD\\(0\\)"),
     ("lambda_walk", lambda n: {"errors": changed(  # as if accumulating traces stayed bounded
         n["errors"], 1, np.minimum(n["errors"][1], 0.5))}, "blow up"),
     ("maximization_bias", lambda n: {"q_learning": n["double_q_learning"]},
      "maximization bias"),
     ("maximization_bias", lambda n: {"double_q_learning": n["q_learning"]},
      "Double Q-learning's % left ends"),
+    ("maximization_bias", lambda n: {  # 3 points more left over episodes 11-20
+        "q_learning_blocks": changed(n["q_learning_blocks"], np.s_[:, 3],
+                                     n["q_learning_blocks"][:, 3] + 0.03)},
+     "not the reference's"),
     ("prioritized_sweeping", lambda n: {"prioritized_sweeping": n["dyna_q"]}, "2/3 of Dyna-Q"),
     ("prioritized_sweeping", lambda n: {"prioritized_sweeping": np.full_like(
         n["dyna_q"], np.inf)}, "did not find the path"),

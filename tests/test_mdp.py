@@ -1,6 +1,7 @@
 """TabularMDP: validation errors, the constructors agreeing with each other, and the
 sampling kernels drawing outcomes with the model's probabilities."""
 
+import dataclasses
 import math
 
 import gymnasium as gym
@@ -15,7 +16,9 @@ from tabular import (
     MDPError,
     TabularMDP,
     seed_states,
+    value_iteration,
 )
+from tabular.envs.base import ModelEnv
 from tabular.model.sampling import sample_start, sample_step
 from tabular.testing import property_settings
 
@@ -88,7 +91,7 @@ def test_the_model_owns_read_only_copies_and_leaves_the_callers_arrays_alone():
     stored = {name: getattr(mdp, name) for name in names}
     stored |= {"start_cdf": mdp.start_cdf, "state_cells": mdp.state_cells}
     stored |= {f"arrays.{name}": value for name, value in mdp.arrays._asdict().items()
-               if value is not None}
+               if value is not None and value.size}  # reward_sd is empty without noise
     for name, value in stored.items():
         assert not value.flags.writeable, name
         for callers in (*given.values(), cells):
@@ -224,3 +227,45 @@ def test_sample_step_and_sample_start_follow_the_model():
     np.testing.assert_allclose(starts[1:10] / n, 1 / 9, atol=5 * math.sqrt(8 / 81 / n))
     again = _count_outcomes(mdp.arrays, 4, 3, seed_states(1, 1)[0], n)
     np.testing.assert_array_equal(counts, again)  # same seed, same draws
+
+
+@njit(cache=True)
+def _rewards(model, s, a, rng, n):
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = sample_step(model, s, a, rng)[1]
+    return out
+
+
+def test_gaussian_reward_noise_is_drawn_by_the_sampler_and_ignored_by_planners():
+    """Outcome 0 of a two-outcome action pays N(-1, 2^2), outcome 1 a fixed 3: the
+    sampled rewards of outcome 0 have mean -1 and sd 2 (5 standard errors: 5 * 2 /
+    sqrt(n) on the mean, 5 * 2 / sqrt(2 n) on the sd), outcome 1's are exact; value
+    iteration reads the means; a zero sd draws nothing, so the stream is a noiseless
+    model's, bit for bit, and the env draws the same noise from its own generator."""
+    next_state = np.zeros((1, 1, 2), dtype=np.int64)
+    args = (next_state, np.full((1, 1, 2), 0.5), np.array([[[-1.0, 3.0]]]),
+            np.ones((1, 1, 2), dtype=bool), np.ones(1))
+    noisy = TabularMDP(*args, reward_sd=np.array([[[2.0, 0.0]]]))
+    plain = TabularMDP(*args)
+    n = 200_000
+    r = _rewards(noisy.arrays, 0, 0, seed_states(3, 1)[0], n)
+    fixed = r == 3.0
+    assert fixed.mean() == pytest.approx(0.5, abs=5 * math.sqrt(0.25 / n))
+    g = r[~fixed]
+    assert g.mean() == pytest.approx(-1.0, abs=5 * 2.0 / math.sqrt(g.size))
+    assert g.std() == pytest.approx(2.0, abs=5 * 2.0 / math.sqrt(2 * g.size))
+    assert value_iteration(noisy, gamma=0.9).V[0] == value_iteration(plain, gamma=0.9).V[0]
+    quiet = TabularMDP(*args, reward_sd=np.zeros((1, 1, 2)))
+    np.testing.assert_array_equal(_rewards(quiet.arrays, 0, 0, seed_states(4, 1)[0], 1000),
+                                  _rewards(plain.arrays, 0, 0, seed_states(4, 1)[0], 1000))
+    assert noisy.reward_sd.flags.writeable is False
+    assert dataclasses.replace(noisy, start=[1.0]).reward_sd is not None
+    env = ModelEnv(noisy)
+    env.reset(seed=0)
+    draws = []
+    for _ in range(2000):
+        env.reset()
+        draws.append(env.step(0)[1])
+    noisy_draws = np.array(draws)[np.array(draws) != 3.0]
+    assert noisy_draws.size > 900 and not (noisy_draws == -1.0).any()

@@ -262,6 +262,26 @@ def test_critic_moves_towards_the_lambda_return(lam, expected):
     np.testing.assert_allclose(result.V[:2], expected, rtol=1e-15)
 
 
+def test_a_shared_baseline_is_one_value_per_row():
+    """The forced chain 0 -> 1 -> end paying 1 then 2 (returns 3, 2), alpha_value 1/4.
+    One row for all states: the single baseline moves to 3/4, then a quarter of the way
+    to 2, 17/16, and every state reports it; one row per state: shared is the tabular
+    baseline, bit for bit."""
+    P = {0: {0: [(1.0, 1, 1.0, False)]}, 1: {0: [(1.0, 2, 2.0, True)]},
+         2: {0: [(1.0, 2, 0.0, True)]}}
+    chain = TabularMDP.from_transitions(P, start=np.array([1.0, 0.0, 0.0]))
+    one_row = SoftmaxPolicy(np.zeros((1, 1)), np.zeros(3, dtype=np.int64))
+    common = dict(episodes=1, baseline=True, alpha_value=0.25)
+    shared = reinforce(chain, one_row, shared_baseline=True, **common)
+    np.testing.assert_array_equal(shared.V, [17 / 16] * 3)
+    np.testing.assert_array_equal(reinforce(chain, one_row, **common).V, [0.75, 0.5, 0.0])
+    mdp = gym.make("tabzoo/ShortCorridor-v0").unwrapped.to_mdp()
+    common = dict(episodes=50, alpha=0.01, baseline=True, runs=2, seed=3)
+    a, b = reinforce(mdp, **common), reinforce(mdp, shared_baseline=True, **common)
+    np.testing.assert_array_equal(a.V, b.V)
+    np.testing.assert_array_equal(a.logits, b.logits)
+
+
 # ------------------------------------------------------- S&B Example 13.1
 def short_corridor():
     mdp = gym.make("tabzoo/ShortCorridor-v0").unwrapped.to_mdp()
@@ -678,6 +698,8 @@ BAD = [
     (reinforce, dict(gamma=1.5), "gamma"),
     (reinforce, dict(alpha=0.0), "alpha"),
     (reinforce, dict(alpha_value=2.0, baseline=True), "alpha_value"),
+    (reinforce, dict(shared_baseline=True), "shared_baseline=True needs baseline=True"),
+    (reinforce, dict(shared_baseline="yes", baseline=True), "shared_baseline must be True"),
     (reinforce, dict(episodes=0), "episodes"),
     (reinforce, dict(runs=0), "runs"),
     (reinforce, dict(max_steps=0), "max_steps"),

@@ -162,6 +162,16 @@ def offline_by_definition(table, episode, gamma, lam, alpha):
         table[keys[t]] += alpha * (G - table[keys[t]])
 
 
+def sweep_by_definition(table, episode, gamma, lam, alpha):
+    """The offline lambda-return algorithm in the reference code's reading: each
+    lambda-return of the estimate as the sweep has left it, updates forwards."""
+    keys, rewards, terminated = episode
+    for t in range(len(rewards)):
+        G = truncated_lambda_return(keys, rewards, terminated, t, len(rewards), gamma, lam,
+                                    lambda k: table[keys[k]])
+        table[keys[t]] += alpha * (G - table[keys[t]])
+
+
 def online_by_definition(table, episode, gamma, lam, alpha):
     """The online lambda-return algorithm (section 12.4): at every horizon h redo the
     updates of the episode from its start, towards ``G^lam_{t:h}``; ``G_{t:t+n}``
@@ -250,8 +260,65 @@ def test_offline_lambda_1_is_every_visit_constant_alpha_mc(case):
     np.testing.assert_array_equal(got.V_history, expected.V_history)
 
 
+@IDENTITY
+@given(cases())
+def test_offline_sweep_targets_at_lambda_0_are_td0_bit_for_bit(case):
+    """With lam = 0 each sweep target ``R + gamma V(S_{t+1})`` reads V as TD(0) would at
+    step t: the earlier updates of the episode are in, the later ones not yet."""
+    mdp, policy, gamma, _, alpha, seed = case
+    kw = {"gamma": gamma, "alpha": alpha, "episodes": 30, "max_steps": 20, "seed": seed,
+          "history": True}
+    got = offline_lambda_return(mdp, policy, lam=0.0, targets="sweep", **kw)
+    np.testing.assert_array_equal(got.V_history, td0(mdp, policy, **kw).V_history)
+
+
+@IDENTITY
+@given(cases(acyclic_mdps(max_states=8, max_actions=3, max_outcomes=3)))
+def test_offline_targets_agree_where_no_state_recurs(case):
+    """The sweep moves only states already passed; without a recurrence no target reads
+    one of them, so the two readings agree bit for bit at every lambda."""
+    mdp, policy, gamma, lam, alpha, seed = case
+    kw = {"lam": lam, "gamma": gamma, "alpha": alpha, "episodes": 30, "seed": seed,
+          "history": True}
+    np.testing.assert_array_equal(
+        offline_lambda_return(mdp, policy, targets="sweep", **kw).V_history,
+        offline_lambda_return(mdp, policy, **kw).V_history)
+
+
+def test_offline_targets_agree_at_lambda_1_on_the_walk():
+    """With lam = 1 nothing is bootstrapped from a finished episode (the walk's end in
+    time): both readings are every-visit constant-alpha MC, bit for bit, though states
+    recur."""
+    mdp = random_walk()
+    walk = np.ones((mdp.n_states, mdp.n_actions))
+    kw = {"lam": 1.0, "alpha": 0.3, "episodes": 20, "initial_V": 0.2, "seed": 2,
+          "history": True}
+    sweep = offline_lambda_return(mdp, walk, targets="sweep", **kw)
+    assert (sweep.episode_lengths < mdp.max_episode_steps).all()  # every episode finished
+    np.testing.assert_array_equal(sweep.V_history,
+                                  offline_lambda_return(mdp, walk, **kw).V_history)
+
+
+def test_offline_targets_differ_by_alpha_squared_on_the_walk():
+    """On the walk states recur, and one episode's readings differ by ``alpha^2 c +
+    O(alpha^3)``: each target moves by ``O(alpha)``, and its update is scaled by
+    ``alpha``. Dividing ``alpha`` by 10 divides the difference by 100, to 1%."""
+    mdp = random_walk()
+    walk = np.ones((mdp.n_states, mdp.n_actions))
+
+    def gap(alpha):
+        kw = {"lam": 0.8, "alpha": alpha, "episodes": 1, "initial_V": 0.3, "seed": 5}
+        return np.abs(offline_lambda_return(mdp, walk, targets="sweep", **kw).V
+                      - offline_lambda_return(mdp, walk, **kw).V).max()
+
+    assert gap(0.5) > 1e-3  # visibly apart at the figure's step sizes
+    assert gap(1e-3) / gap(1e-4) == pytest.approx(100.0, rel=0.01)
+
+
 @pytest.mark.parametrize("learn, by_definition, initial_V, episodes", [
     (offline_lambda_return, offline_by_definition, 0.5, 5),
+    (lambda *a, **k: offline_lambda_return(*a, targets="sweep", **k), sweep_by_definition,
+     0.5, 5),
     (true_online_td_lambda, online_by_definition, -0.3, 4),
 ])
 @IDENTITY

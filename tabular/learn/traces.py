@@ -75,17 +75,22 @@ TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
 #: The control methods' codes (``LambdaControlParams.method``).
 SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
 _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
+#: The two readings of the offline lambda-return's targets (:func:`offline_lambda_return`).
+_TARGETS = ("frozen", "sweep")
 
 
 class LambdaParams(NamedTuple):
     """Hyper-parameters of the prediction methods (a kernel argument): ``method``
     (``TD_LAMBDA``, ``TRUE_ONLINE`` or ``OFFLINE``), ``lam``, ``trace`` (``ACCUMULATING``,
-    ``REPLACING`` or ``DUTCH``), then ``policy``, ``gamma``, ``alpha``, ``episodes`` and
-    ``max_steps`` as in :class:`tabular.learn.td.TDPredictionParams`."""
+    ``REPLACING`` or ``DUTCH``), ``sweep`` (the offline targets from the estimate as the
+    end-of-episode sweep leaves it, not as the episode began), then ``policy``,
+    ``gamma``, ``alpha``, ``episodes`` and ``max_steps`` as in
+    :class:`tabular.learn.td.TDPredictionParams`."""
 
     method: int
     lam: float
     trace: int
+    sweep: bool
     policy: np.ndarray
     gamma: float
     alpha: np.ndarray
@@ -113,8 +118,10 @@ class LambdaControlParams(NamedTuple):
 
 @njit(cache=True, inline="always")
 def _offline_run(model, params, rng, out, run):
-    """One run of the offline lambda-return algorithm (eq. 12.4): the lambda-returns of
-    an episode use the estimate it started with, then the updates run forwards."""
+    """One run of the offline lambda-return algorithm (eq. 12.4): the updates run
+    forwards, towards the lambda-returns of the estimate the episode started with, or
+    with ``params.sweep`` of the estimate as the sweep has left it (then each target is
+    recomputed, ``O(T)`` a step)."""
     V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
     policy, max_steps = params.policy, params.max_steps
     alpha = read_schedule(params.alpha)
@@ -128,14 +135,16 @@ def _offline_run(model, params, rng, out, run):
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, policy, rng, states, actions, rewards)
         dones[T - 1] = terminated  # only the last step can end the episode
-        for t in range(T + 1):
-            values[t] = V[states[t]]
-        lambda_returns(rewards[:T], values, dones, params.gamma, params.lam, G)
-        dones[T - 1] = False  # all False again for the next episode
         for t in range(T):
+            if t == 0 or params.sweep:  # G[t:] from V as it is now
+                for k in range(t + 1, T + 1):
+                    values[k] = V[states[k]]
+                lambda_returns(rewards[t:T], values[t:T + 1], dones[t:T], params.gamma,
+                               params.lam, G[t:T])
             s_t = states[t]
             visits[s_t] += 1
             V[s_t] = update_toward(V[s_t], G[t], schedule_value(alpha, visits[s_t]))
+        dones[T - 1] = False  # all False again for the next episode
         returns[episode] = total
         lengths[episode] = T
         record_history(out.history[run], episode, V)
@@ -201,11 +210,21 @@ def _check_trace(trace) -> int:
     return _TRACES[trace]
 
 
+def _check_targets(targets) -> bool:
+    """Whether ``targets`` asks for the sweep's reading; a ``ValueError`` naming
+    ``targets`` unless it is one of the two."""
+    if not isinstance(targets, str) or targets not in _TARGETS:
+        raise ValueError(f"targets must be one of {', '.join(map(repr, _TARGETS))}, "
+                         f"got {targets!r}")
+    return targets == "sweep"
+
+
 def _predict(method, mdp, policy, *, lam, trace, gamma, episodes, alpha, initial_V, seed,
-             runs, max_steps, history) -> PredictionResult:
+             runs, max_steps, history, sweep=False) -> PredictionResult:
     """Check the arguments of a prediction method, run its runs, return their result."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     params = LambdaParams(method=method, lam=check_unit_interval("lam", lam), trace=trace,
+                          sweep=sweep,
                           policy=policy_matrix(ep.mdp, policy), gamma=ep.gamma,
                           alpha=as_schedule("alpha", alpha).params, episodes=ep.episodes,
                           max_steps=ep.max_steps)
@@ -220,12 +239,27 @@ def offline_lambda_return(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
                           gamma: float = 1.0, episodes: int = 100, alpha: StepSize = 0.1,
                           initial_V: npt.ArrayLike = 0.0, seed: int | None = 0,
                           runs: int | None = None, max_steps: int | None = None,
-                          history: bool = False) -> PredictionResult:
+                          history: bool = False, targets: str = "frozen"
+                          ) -> PredictionResult:
     """Estimate ``V^pi`` by the offline lambda-return algorithm (section 12.1): at the
     end of each episode, ``V(S_t) <- V(S_t) + alpha [G^lam_t - V(S_t)]`` for ``t = 0, ...,
-    T-1`` in turn (eq. 12.4), with the lambda-returns (eq. 12.3) of the estimate the
-    episode started with. ``lam = 1`` is constant-alpha every-visit Monte Carlo (eq.
-    6.1), ``lam = 0`` batch-of-one-episode TD(0).
+    T-1`` in turn (eq. 12.4).
+
+    Eq. 12.4 leaves open which estimate the lambda-returns (eq. 12.3) bootstrap from
+    while the sweep runs; ``targets`` picks one of the two readings:
+
+    - ``"frozen"`` (default): the estimate the episode started with, so every target
+      of the episode is fixed before the first update (``lam = 0`` is then
+      batch-of-one-episode TD(0));
+    - ``"sweep"``: the estimate as the sweep has left it, ``V(S_k)`` already moved by
+      the episode's earlier updates, as the book's reference code computes them. The
+      two differ only where a state recurs within the episode, by ``O(alpha^2)``.
+
+    Figure 12.3 is drawn with ``"sweep"``, the reading closer to the book's curves (the
+    ``lambda_walk`` experiment): its ``lam = 0`` curve is TD(0)'s, and its best error is
+    below n-step TD's, as the book reports; the frozen reading's best equals n-step
+    TD's. ``lam = 1`` is constant-alpha every-visit Monte Carlo (eq. 6.1) in either
+    reading: nothing is bootstrapped.
 
     Parameters
     ----------
@@ -237,12 +271,14 @@ def offline_lambda_return(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
         each state, default 0.1.
     gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
         as for :func:`~tabular.td0`.
+    targets : ``"frozen"`` (default) or ``"sweep"``, the estimate the lambda-returns
+        bootstrap from (above).
 
     Returns a :class:`~tabular.learn.results.PredictionResult`, as :func:`~tabular.td0` does.
     """
     return _predict(OFFLINE, mdp, policy, lam=lam, trace=ACCUMULATING, gamma=gamma,
                     episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
-                    max_steps=max_steps, history=history)
+                    max_steps=max_steps, history=history, sweep=_check_targets(targets))
 
 
 def td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9, trace: str = "accumulating",

@@ -54,7 +54,9 @@ class ModelArrays(NamedTuple):
     float64 tables ``prob [C]`` and ``reward [C]``, or (uint32) each outcome's own row
     when they hold one row per outcome (flat, ``[S * A * K]``); ``prob`` is empty
     when ``K = 1`` (every outcome is certain); ``start_cdf`` ``[S]``: the cumulative
-    start distribution.
+    start distribution; ``reward_sd`` float64 ``[S, A, K]``: the standard deviation of
+    each outcome's Gaussian reward noise, or empty (shape ``(0, 0, 0)``) for a model
+    without noise.
     """
 
     successor: np.ndarray
@@ -62,6 +64,7 @@ class ModelArrays(NamedTuple):
     prob: np.ndarray
     reward: np.ndarray
     start_cdf: np.ndarray
+    reward_sd: np.ndarray
 
 
 class _Stored:
@@ -98,7 +101,14 @@ class TabularMDP:
       padding slot is stored as 0, so no expectation meets ``0 * -inf``);
     - ``done`` bool ``[S, A, K]``: the outcome ends the episode (Gymnasium's
       ``terminated``: no value flows from the next state);
-    - ``start`` float64 ``[S]``: the initial-state distribution.
+    - ``start`` float64 ``[S]``: the initial-state distribution;
+    - ``reward_sd`` float64 ``[S, A, K]`` or ``None`` (default): Gaussian reward noise.
+      An outcome with ``reward_sd > 0`` pays ``reward + reward_sd * N(0, 1)``, drawn by
+      the sampler (:func:`~tabular.model.sampling.sample_step`) and the env; planners
+      and every exact quantity read ``reward``, its mean, since the noise has mean 0
+      and nothing downstream of a reward depends on it (S&B eq. 3.5 needs only
+      ``r(s, a)``). Finite and ``>= 0``; an outcome with ``reward_sd = 0`` draws
+      nothing, so a model without noise keeps its random streams.
 
     With ``K = 1`` the probability reads back as exactly 1, and an outcome of
     probability 0 reads back with ``done = False``: the model keeps what the
@@ -131,6 +141,7 @@ class TabularMDP:
     grid_shape: tuple[int, int] | None = field(default=None, repr=False)
     state_cells: np.ndarray | None = field(default=None, repr=False)
     max_episode_steps: int | None = field(default=None, repr=False)
+    reward_sd: np.ndarray | None = field(default=None, repr=False)
     if TYPE_CHECKING:  # set by _keep; not a dataclass field
         _arrays: ModelArrays = field(init=False)
 
@@ -181,13 +192,32 @@ class TabularMDP:
         if code is None:  # per outcome: each outcome's code is its own (flat) row
             code, prob, reward = compact.own_rows(successor.shape), prob.ravel(), reward.ravel()
         self.start.flags.writeable = False
-        arrays = ModelArrays(successor, code, prob, reward, np.cumsum(self.start))
+        arrays = ModelArrays(successor, code, prob, reward, np.cumsum(self.start),
+                             self._reward_noise(successor.shape))
         for value in arrays:
             if value is not None:
                 value.flags.writeable = False
         for name in WIDE_ARRAYS:
             self.__dict__.pop(name, None)
         object.__setattr__(self, "_arrays", arrays)
+
+    def _reward_noise(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The model's own read-only ``reward_sd`` (empty without noise), refusing a shape
+        other than the outcomes' and a value that is not finite and ``>= 0``."""
+        if self.reward_sd is None:
+            return np.zeros((0, 0, 0))
+        sd = _model_array("reward_sd", self.reward_sd, "real")
+        if sd.shape != tuple(shape):
+            raise MDPError(f"reward_sd has shape {sd.shape}, the outcomes have "
+                           f"{tuple(shape)}; they must agree")
+        bad = ~(np.isfinite(sd) & (sd >= 0.0))  # NaN fails
+        if bad.any():
+            s, a, k = np.argwhere(bad)[0]
+            raise MDPError(f"reward_sd[{s}, {a}, {k}] = {sd[s, a, k].item()!r} of outcome {k} at "
+                           f"{self._where(s, a)} must be finite and >= 0")
+        sd.flags.writeable = False
+        object.__setattr__(self, "reward_sd", sd)
+        return sd
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -78,6 +78,15 @@ def outcome_reward(model, s, a, k):
 
 
 @njit(cache=True, inline="always")
+def outcome_noise(model, s, a, k):
+    """The standard deviation of outcome ``k``'s Gaussian reward noise (0 without)."""
+    if model.reward_sd.shape[0] == 0:
+        return 0.0
+    return model.reward_sd[s, a, k]
+
+
+@njit(cache=True, inline="always")
 def with_start(model, start_cdf):
     """The same dynamics with another start distribution (cumulative ``start_cdf``)."""
-    return ModelArrays(model.successor, model.code, model.prob, model.reward, start_cdf)
+    return ModelArrays(model.successor, model.code, model.prob, model.reward, start_cdf,
+                       model.reward_sd)

@@ -11,8 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tabular._numba.rng import uniform
-from tabular.model.outcomes import n_outcomes, outcome_prob, outcome_reward, outcome_state
+from tabular._numba.rng import normal, uniform
+from tabular.model.outcomes import (
+    n_outcomes,
+    outcome_noise,
+    outcome_prob,
+    outcome_reward,
+    outcome_state,
+)
 
 
 @njit(cache=True, inline="always")
@@ -25,7 +31,10 @@ def sample_step(model, s, a, rng):
     uniform number per call and scans all K outcomes without an early exit: the
     outcome picked is the first of positive probability whose cumulative
     probability exceeds the draw (the last positive one if rounding leaves a gap).
-    Branch-free selection avoids the mispredicted exits of a stochastic model.
+    Branch-free selection avoids the mispredicted exits of a stochastic model. An
+    outcome with Gaussian reward noise (``reward_sd > 0``) then draws one normal
+    number; no other outcome draws anything more, so a model without noise keeps its
+    stream.
     """
     u = uniform(rng)
     acc = 0.0
@@ -38,7 +47,11 @@ def sample_step(model, s, a, rng):
         k = j if live else k
         found = found | (live & (u < acc))
     where = outcome_state(model, s, a, k)
-    return where[0], outcome_reward(model, s, a, k), where[1]
+    r = outcome_reward(model, s, a, k)
+    sd = outcome_noise(model, s, a, k)
+    if sd > 0.0:
+        r += sd * normal(rng)
+    return where[0], r, where[1]
 
 
 @njit(cache=True, inline="always")

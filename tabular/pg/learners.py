@@ -124,7 +124,9 @@ class EpisodeGradientParams(NamedTuple):
     as the constants above; ``critic``: learn ``V``, REINFORCE's baseline or the critic;
     ``lam``: actor-critic's GAE parameter; step sizes as schedule parameters; ``first``:
     the episode to start from, 0 unless a run continues in chunks, as
-    :mod:`tabular.pg.telemetry` runs it)."""
+    :mod:`tabular.pg.telemetry` runs it; ``value_row`` ``[S]``: the entry of ``V`` that
+    REINFORCE's baseline reads and moves in each state, the state itself unless the
+    baseline is shared)."""
 
     method: int
     gamma: float
@@ -133,6 +135,7 @@ class EpisodeGradientParams(NamedTuple):
     alpha_value: np.ndarray
     critic: bool
     lam: float
+    value_row: np.ndarray
     first: int = 0
 
 
@@ -225,8 +228,9 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
                 s = states[t]
                 delta = G[t]
                 if p.critic:  # the baseline (eq. 13.11)
-                    delta -= V[s]
-                    V[s] = update_toward(V[s], G[t], step_value)
+                    v = p.value_row[s]
+                    delta -= V[v]
+                    V[v] = update_toward(V[v], G[t], step_value)
                 policy_gradient_step(theta[rollout.row_of_state[s]], actions[t],
                                      step * discount * delta, dist[0])
                 discount *= p.gamma
@@ -379,7 +383,8 @@ _ppo = runs_driver(_ppo_run)
 # ------------------------------------------------------------------ front end
 def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
               episodes: int = 1000, alpha: StepSize = 0.1, baseline: bool = False,
-              alpha_value: StepSize = 0.1, ref_policy: PolicyLike | None = None, beta: float = 0.0,
+              alpha_value: StepSize = 0.1, shared_baseline: bool = False,
+              ref_policy: PolicyLike | None = None, beta: float = 0.0,
               reward_floor: float | None = None, max_steps: int | None = None,
               seed: int | None = 0, runs: int | None = None, history: bool = False,
               eval_every: int | None = None, callback: Callback | None = None
@@ -390,7 +395,11 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     ``theta <- theta + alpha gamma^t G_t grad log pi(A_t|S_t, theta)`` (eq. 13.8).
     With ``baseline=True`` (section 13.4, "REINFORCE with baseline", eq. 13.11) a
     tabular ``V`` is learned alongside, ``delta = G_t - V(S_t)``, ``V(S_t) += alpha_value delta``,
-    and ``delta`` replaces ``G_t``.
+    and ``delta`` replaces ``G_t``. With ``shared_baseline=True`` the baseline sees what
+    the policy sees: one value for all the states of a logit row (``row_of_state``), so
+    where every state looks alike it is the single weight ``v(s, w) = w`` of S&B's
+    Figure 13.2 (the short corridor, Example 13.1); a tabular ``V`` would tell the
+    aliased states apart, which the policy cannot.
 
     Parameters
     ----------
@@ -403,6 +412,8 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     alpha : the policy's step size (number or schedule over episodes), default 0.1.
     baseline : learn a state-value baseline, default False.
     alpha_value : the baseline's step size in ``(0, 1]``, default 0.1.
+    shared_baseline : one baseline value per logit row instead of per state (needs
+        ``baseline``), default False.
     ref_policy : the reference of the KL penalty (any policy form), default ``None``.
     beta : the KL coefficient (>= 0; > 0 needs ``ref_policy``), default 0.0.
     reward_floor : learn from ``max(r, reward_floor)``; required (a finite number)
@@ -424,16 +435,24 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     -------
     A :class:`~tabular.pg.results.PolicyGradientResult`: ``logits`` ``[R, A]`` (``[runs, R,
     A]`` with ``runs=n``), ``row_of_state`` ``[S]``, ``V`` the baseline ``[S]`` (``None``
-    without ``baseline``), ``episode_returns`` (environment rewards, no KL term or floor)
-    and ``episode_lengths`` ``[episodes]``, ``history``; ``.policy`` the trained
+    without ``baseline``; the states of a row hold its value when shared),
+    ``episode_returns`` (environment rewards, no KL term or floor) and
+    ``episode_lengths`` ``[episodes]``, ``history``; ``.policy`` the trained
     ``SoftmaxPolicy``.
     """
     su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
                gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
     baseline = check_flag("baseline", baseline)
+    if check_flag("shared_baseline", shared_baseline) and not baseline:
+        raise ValueError("reinforce: shared_baseline=True needs baseline=True")
+    value_row = np.arange(su.mdp.n_states, dtype=np.int64)
+    if shared_baseline:  # each state reads its row's first state: V keeps its [S] shape
+        _, first, row = np.unique(su.policy.row_of_state, return_index=True,
+                                  return_inverse=True)
+        value_row = value_row[first][row]
     params = EpisodeGradientParams(REINFORCE, su.gamma, su.episodes, step_size("alpha", alpha),
                                    step_size("alpha_value", alpha_value, 1.0),
-                                   baseline, 0.0)
+                                   baseline, 0.0, value_row)
     return _train_episodes(su, params, baseline, ref_policy,
                            check_history(history, eval_every, callback, su.episodes,
                                          "reinforce"), callback, "reinforce")
@@ -452,6 +471,8 @@ def _train_episodes(su, params, value, ref_policy, eval_every, callback, where):
     history = run_in_chunks(step, su.episodes, eval_every,
                             su.recorder(ref_policy, out.logits, callback, where,
                                         batch_sampler(su, out.logits, 1)))
+    if out.V is not None:  # a shared value, kept at its row's first state, goes to all
+        out.V[:] = out.V[:, params.value_row]
     return su.result(out, value=value, history=history)
 
 
@@ -497,7 +518,8 @@ def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float
     params = EpisodeGradientParams(ACTOR_CRITIC, su.gamma, su.episodes,
                                    step_size("alpha", alpha),
                                    step_size("alpha_value", alpha_value, 1.0), True,
-                                   check_unit_interval("lam", lam))
+                                   check_unit_interval("lam", lam),
+                                   np.arange(su.mdp.n_states, dtype=np.int64))
     return _train_episodes(su, params, True, ref_policy,
                            check_history(history, eval_every, callback, su.episodes,
                                          "actor_critic"), callback, "actor_critic")
