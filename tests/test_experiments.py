@@ -389,6 +389,11 @@ BROKEN = [
      "does not learn faster"),
     ("mountain_car", lambda n: {"n_step_lengths": 2 * n["episode_lengths"][-1]},
      "learns slower"),
+    ("mountain_car", lambda n: {"lambda_steps": changed(  # one setting below the optimum
+        n["lambda_steps"], np.s_[-1, 0], 0.5 * n["optimal_steps"])},
+     "Sarsa.*shorter than the optimum allows"),
+    ("mountain_car", lambda n: {"lambda_steps": n["lambda_steps"][::-1]},  # lambda = 0 best
+     "no lambda > 0 beats lambda = 0"),
     ("lambda_walk", lambda n: {"errors": changed(  # as if accumulating traces stayed bounded
         n["errors"], 1, np.minimum(n["errors"][1], 0.5))}, "blow up"),
     ("maximization_bias", lambda n: {"q_learning": n["double_q_learning"]},
