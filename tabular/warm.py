@@ -178,6 +178,10 @@ CALLS: dict[str, Callable[[], object]] = {
         chain(), tabular.linear.state_action_features(np.eye(2), 2), episodes=2),
     "n_step_semi_gradient_sarsa": lambda: tabular.linear.n_step_semi_gradient_sarsa(
         chain(), tabular.linear.state_action_features(np.eye(2), 2), n_step=2, episodes=2),
+    "semi_gradient_sarsa_lambda": lambda: tabular.linear.semi_gradient_sarsa_lambda(
+        chain(), tabular.linear.state_action_features(np.eye(2), 2), episodes=2),
+    "true_online_linear_sarsa_lambda": lambda: tabular.linear.true_online_linear_sarsa_lambda(
+        chain(), tabular.linear.state_action_features(np.eye(2), 2), episodes=2),
     "differential_semi_gradient_sarsa": lambda: tabular.linear.differential_semi_gradient_sarsa(
         continuing(), tabular.linear.state_action_features(np.eye(2), 2), steps=2),
     "mc_prediction": lambda: tabular.mc_prediction(chain(), uniform(chain()), episodes=2),
@@ -275,6 +279,7 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("reinforce", "actor_critic"),
     ("tdc", "gtd2"),
     ("semi_gradient_td_lambda", "true_online_linear_td_lambda"),
+    ("semi_gradient_sarsa_lambda", "true_online_linear_sarsa_lambda"),
     ("policy_evaluation", "policy_iteration", "q_from_v", "finite_horizon",
      "average_reward_solve", "prefix_values", "process_rewards"),
     ("bellman_optimality", "relative_value_iteration"),

@@ -408,6 +408,19 @@ BROKEN = [
      "learns slower"),
     ("lambda_walk", lambda n: {"errors": changed(  # lambda = 0 with the frozen targets
         n["errors"], np.s_[0, 0, -1], n["errors"][0, 0, -1] + 0.006)}, "from TD\\(0\\)"),
+    ("mountain_car", lambda n: {"lambda_steps": changed(  # one setting below the optimum
+        n["lambda_steps"], np.s_[-1, 0], 0.5 * n["optimal_steps"])},
+     "Sarsa.*shorter than the optimum allows"),
+    ("mountain_car", lambda n: {"lambda_steps": n["lambda_steps"][::-1]},  # lambda = 0 best
+     "no lambda > 0 beats lambda = 0"),
+    ("mountain_car", lambda n: {"online_returns": changed(  # true online above the optimum
+        n["online_returns"], np.s_[0, 0], -0.5 * n["optimal_steps"])},
+     "true online.*shorter than the optimum allows"),
+    ("mountain_car", lambda n: {"online_returns": changed(  # true online as accumulating
+        n["online_returns"], 0, n["accumulating_returns"].mean())},
+     "does not beat accumulating"),
+    ("mountain_car", lambda n: {"online_returns": n["online_returns"][::-1]},  # swapped
+     "does not beat replacing"),
     ("lambda_walk", lambda n: {"errors": changed(  # as if accumulating traces stayed bounded
         n["errors"], 1, np.minimum(n["errors"][1], 0.5))}, "blow up"),
     ("maximization_bias", lambda n: {"q_learning": n["double_q_learning"]},

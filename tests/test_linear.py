@@ -72,6 +72,7 @@ from tabular.linear import (
     projected_bellman_error,
     reward_process,
     semi_gradient_sarsa,
+    semi_gradient_sarsa_lambda,
     semi_gradient_td,
     semi_gradient_td_lambda,
     state_action_features,
@@ -80,6 +81,7 @@ from tabular.linear import (
     td_fixed_point,
     tdc,
     tile_coding,
+    true_online_linear_sarsa_lambda,
     true_online_linear_td_lambda,
     value_error,
     ve_minimiser,
@@ -343,12 +345,9 @@ def test_the_control_rules_are_the_linear_estimate_and_eq_10_10s_step():
     assert average_reward_update(2.0, 0.5, 0.1) == 2.0 + 0.1 * 0.5
 
 
-def test_semi_gradient_sarsa_learns_the_optimal_policy_of_a_small_mdp():
-    """A corridor of 5 states and a goal, -1 per step, left or right, right reaching the goal: with
-    enough episodes every run's greedy policy is value iteration's (go right), and its
-    exact value from the start is v*(0) = -5. With tile-coded (shared) features too:
-    coarse state features are enough to order the two actions."""
-    S = 6
+def corridor(S: int = 6) -> TabularMDP:
+    """A corridor of ``S - 1`` states and a goal, -1 per step, left or right, right reaching
+    the goal from state ``S - 2``; the optimum goes right, ``v*(0) = -(S - 1)``."""
     nxt = np.stack([np.maximum(np.arange(S) - 1, 0), np.minimum(np.arange(S) + 1, S - 1)],
                    axis=1)[:, :, None]
     done = np.zeros((S, 2, 1), dtype=bool)
@@ -357,18 +356,36 @@ def test_semi_gradient_sarsa_learns_the_optimal_policy_of_a_small_mdp():
     reward[S - 1] = 0.0
     start = np.zeros(S)
     start[0] = 1.0
-    mdp = TabularMDP(nxt, np.ones((S, 2, 1)), reward, done, start)
-    optimum = value_iteration(mdp, 1.0)
-    features = [pairs(mdp), state_action_features(
+    return TabularMDP(nxt, np.ones((S, 2, 1)), reward, done, start)
+
+
+def corridor_features(mdp: TabularMDP) -> list[np.ndarray]:
+    """One-hot and tile-coded (shared, binary) state-action features of :func:`corridor`."""
+    return [pairs(mdp), state_action_features(
         tile_coding(state_coordinates(mdp), tilings=2, tiles=2), 2)]
-    for F in features:
+
+
+def assert_learns_the_corridor(mdp: TabularMDP, result, runs: int) -> None:
+    """Every run's greedy policy is value iteration's (go right), and its exact value from
+    the start is v*(0) = -5."""
+    optimum = value_iteration(mdp, 1.0)
+    S = mdp.n_states
+    for i in range(runs):
+        policy = result.run(i).policy
+        v = policy_evaluation(mdp, policy, 1.0, method="exact").V
+        assert np.array_equal(policy[:S - 1], optimum.policy[:S - 1])
+        assert v[0] == pytest.approx(optimum.V[0], abs=1e-9) and optimum.V[0] == -5.0
+
+
+def test_semi_gradient_sarsa_learns_the_optimal_policy_of_a_small_mdp():
+    """On the corridor, with enough episodes every run's greedy policy is optimal. With
+    tile-coded (shared) features too: coarse state features are enough to order the two
+    actions."""
+    mdp = corridor()
+    for F in corridor_features(mdp):
         result = semi_gradient_sarsa(mdp, F, episodes=300, alpha=0.1 / F[0, 0].sum(),
                                      epsilon=0.1, runs=3, seed=1)
-        for i in range(3):
-            policy = result.run(i).policy
-            v = policy_evaluation(mdp, policy, 1.0, method="exact").V
-            assert np.array_equal(policy[:S - 1], optimum.policy[:S - 1])
-            assert v[0] == pytest.approx(optimum.V[0], abs=1e-9) and optimum.V[0] == -5.0
+        assert_learns_the_corridor(mdp, result, 3)
 
 
 def test_differential_sarsa_on_access_control_earns_the_optimal_gain():
@@ -619,6 +636,51 @@ def control_bad_rows():
         ("linear.n_step_semi_gradient_sarsa max_steps huge",
          lambda: n_step_semi_gradient_sarsa(grid, F, max_steps=10**9), ValueError,
          "max_steps"),
+        ("linear.semi_gradient_sarsa_lambda lam 2",
+         lambda: semi_gradient_sarsa_lambda(grid, F, lam=2.0), ValueError, "lam"),
+        ("linear.semi_gradient_sarsa_lambda lam NaN",
+         lambda: semi_gradient_sarsa_lambda(grid, F, lam=NAN), ValueError, "lam"),
+        ("linear.semi_gradient_sarsa_lambda trace dutch",
+         lambda: semi_gradient_sarsa_lambda(grid, F, trace="dutch"), ValueError,
+         "trace must be one of 'accumulating', 'replacing'"),
+        ("linear.semi_gradient_sarsa_lambda trace 1",
+         lambda: semi_gradient_sarsa_lambda(grid, F, trace=1), ValueError, "trace must be"),
+        ("linear.semi_gradient_sarsa_lambda replacing, features not binary",
+         lambda: semi_gradient_sarsa_lambda(grid, 0.5 * F, trace="replacing"), ValueError,
+         "features[0, 0] holds values other than 0 and 1: trace='replacing' needs binary"),
+        ("linear.semi_gradient_sarsa_lambda features shape",
+         lambda: semi_gradient_sarsa_lambda(grid, F[:, :2]), ValueError, "shape [16, 4, d]"),
+        ("linear.semi_gradient_sarsa_lambda mdp text",
+         lambda: semi_gradient_sarsa_lambda("grid", F), TypeError, "mdp"),
+        ("linear.semi_gradient_sarsa_lambda alpha 0",
+         lambda: semi_gradient_sarsa_lambda(grid, F, alpha=0.0), ValueError, "alpha"),
+        ("linear.semi_gradient_sarsa_lambda epsilon 2",
+         lambda: semi_gradient_sarsa_lambda(grid, F, epsilon=2.0), ValueError, "epsilon"),
+        ("linear.semi_gradient_sarsa_lambda initial_w shape",
+         lambda: semi_gradient_sarsa_lambda(grid, F, initial_w=np.zeros(3)), ValueError,
+         "initial_w"),
+        ("linear.semi_gradient_sarsa_lambda runs 0",
+         lambda: semi_gradient_sarsa_lambda(grid, F, runs=0), ValueError, "runs"),
+        ("linear.semi_gradient_sarsa_lambda diverging alpha",
+         lambda: semi_gradient_sarsa_lambda(grid, 1e3 * F, alpha=1.0, episodes=20),
+         FloatingPointError, "semi_gradient_sarsa_lambda diverged"),
+        ("linear.true_online_linear_sarsa_lambda lam -0.1",
+         lambda: true_online_linear_sarsa_lambda(grid, F, lam=-0.1), ValueError, "lam"),
+        ("linear.true_online_linear_sarsa_lambda features [S, d]",
+         lambda: true_online_linear_sarsa_lambda(grid, one_hot(16)), ValueError,
+         "shape [16, 4, d]"),
+        ("linear.true_online_linear_sarsa_lambda gamma 2",
+         lambda: true_online_linear_sarsa_lambda(grid, F, gamma=2.0), ValueError, "gamma"),
+        ("linear.true_online_linear_sarsa_lambda alpha text",
+         lambda: true_online_linear_sarsa_lambda(grid, F, alpha="0.1"), ValueError, "alpha"),
+        ("linear.true_online_linear_sarsa_lambda seed -1",
+         lambda: true_online_linear_sarsa_lambda(grid, F, seed=-1), ValueError, "seed"),
+        ("linear.true_online_linear_sarsa_lambda max_steps 0",
+         lambda: true_online_linear_sarsa_lambda(grid, F, max_steps=0), ValueError,
+         "max_steps"),
+        ("linear.true_online_linear_sarsa_lambda diverging alpha",
+         lambda: true_online_linear_sarsa_lambda(grid, 1e3 * F, alpha=1.0, episodes=20),
+         FloatingPointError, "true_online_linear_sarsa_lambda diverged"),
         ("linear.differential_semi_gradient_sarsa mdp episodic",
          lambda: differential_semi_gradient_sarsa(grid, F), ValueError, "continuing task"),
         ("linear.differential_semi_gradient_sarsa mdp text",

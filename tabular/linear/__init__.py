@@ -12,7 +12,9 @@ chapters 9 and 11).
   online TD(lambda) (chapter 12), in the shape of every learner (``seed=``, ``runs=``,
   a run axis);
 - :mod:`~tabular.linear.control` -- episodic semi-gradient SARSA and n-step SARSA and
-  differential semi-gradient SARSA over state-action features (chapter 10).
+  differential semi-gradient SARSA over state-action features (chapter 10), and
+  Sarsa(lambda) with accumulating or replacing traces and true online Sarsa(lambda)
+  (chapter 12).
 """
 
 from tabular.linear.control import (
@@ -21,6 +23,8 @@ from tabular.linear.control import (
     differential_semi_gradient_sarsa,
     n_step_semi_gradient_sarsa,
     semi_gradient_sarsa,
+    semi_gradient_sarsa_lambda,
+    true_online_linear_sarsa_lambda,
 )
 from tabular.linear.exact import (
     RewardProcess,
@@ -67,7 +71,8 @@ __all__ = [
     "expected_gtd2_update", "expected_td_update", "expected_tdc_update", "fourier",
     "gradient_mc", "gtd2", "lstd", "n_step_semi_gradient_sarsa", "off_policy_semi_gradient_td",
     "one_hot", "polynomial", "projected_bellman_error", "reward_process", "semi_gradient_sarsa",
-    "semi_gradient_td", "semi_gradient_td_lambda", "state_action_features", "state_aggregation",
-    "state_coordinates", "td_fixed_point", "tdc", "tile_coding", "true_online_linear_td_lambda",
+    "semi_gradient_sarsa_lambda", "semi_gradient_td", "semi_gradient_td_lambda",
+    "state_action_features", "state_aggregation", "state_coordinates", "td_fixed_point", "tdc",
+    "tile_coding", "true_online_linear_sarsa_lambda", "true_online_linear_td_lambda",
     "value_error", "ve_minimiser",
 ]

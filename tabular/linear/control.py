@@ -1,4 +1,4 @@
-"""Control with linear action values (Sutton & Barto, chapter 10).
+"""Control with linear action values (Sutton & Barto, chapters 10 and 12).
 
 The action-value estimate is ``q(s, a, w) = x(s, a) . w`` over state-action features
 ``[S, A, d]`` (:func:`~tabular.linear.features.state_action_features`, or your own), and
@@ -10,13 +10,18 @@ the learners act epsilon-greedily on it, ties broken uniformly at random:
   section 10.2, eqs. 10.3 and 10.4);
 - :func:`differential_semi_gradient_sarsa` -- differential semi-gradient SARSA for a
   continuing task (the box of section 10.3, eq. 10.10), with an average-reward
-  estimate ``Rbar`` moved by ``beta``.
+  estimate ``Rbar`` moved by ``beta``;
+- :func:`semi_gradient_sarsa_lambda` -- Sarsa(lambda) with an accumulating or (binary
+  features) replacing trace (the box of section 12.7);
+- :func:`true_online_linear_sarsa_lambda` -- true online Sarsa(lambda) (the box of
+  section 12.7), the dutch trace of eq. 12.11.
 
 They are the tabular learners with ``x(s, a) . w`` in place of ``Q(s, a)``
 (:mod:`tabular.rules.linear`): the same loops, the same random draws in the same order,
 so with one-hot state-action features they are :func:`tabular.sarsa`,
-:func:`tabular.n_step_sarsa` and :func:`tabular.differential_sarsa` bit for bit (for a
-constant step size and exploration). As there, the next action ``A'`` is drawn after
+:func:`tabular.n_step_sarsa`, :func:`tabular.differential_sarsa`,
+:func:`tabular.sarsa_lambda` and :func:`tabular.true_online_sarsa_lambda` bit for bit
+(for a constant step size and exploration). As there, the next action ``A'`` is drawn after
 every step, also at the end of an episode where it is not used, and an episode cut at
 ``max_steps`` bootstraps from ``q(S_T, A_T, w)``. The step sizes and the exploration
 are constants (chapter 10's setting); an estimate that leaves float64 raises
@@ -46,13 +51,25 @@ from tabular.linear.learners import check_finite_rewards, check_weights
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import SHARED, LearningResult, RunsResult, check_runs, with_run_axis
 from tabular.rules.linear import (
+    accumulate_features,
     action_values,
     average_reward_update,
+    dutch_features,
     gradient_step,
     linear_value,
+    replace_features,
+    trace_step,
+    true_online_step,
 )
 from tabular.rules.returns import discounted_return
-from tabular.rules.values import epsilon_greedy_action, sarsa_target
+from tabular.rules.traces import (
+    ACCUMULATING,
+    DUTCH,
+    REPLACING,
+    decay_traces,
+    true_online_gap,
+)
+from tabular.rules.values import epsilon_greedy_action, sarsa_target, td_error
 from tabular.types import FloatArray, IntArray, MDPLike
 
 
@@ -119,9 +136,11 @@ class LinearControlParams(NamedTuple):
     ``features``: ``x(s, a)``, ``[S, A, d]``; ``gamma``: discount (1 for the differential
     learner); ``alpha``: the constant step size of ``w``; ``beta``: that of ``Rbar``
     (differential only); ``epsilon``: the constant exploration; ``n_step``: the n of
-    the return (1 but for n-step SARSA); ``episodes``: episodes per run (unused by the
-    differential learner); ``max_steps``: the step limit per episode, or the time steps
-    of a differential run.
+    the return (1 but for n-step SARSA); ``lam``: the trace decay and ``trace``: the
+    trace (``ACCUMULATING``, ``REPLACING`` or ``DUTCH``, the last with the true online
+    update) of Sarsa(lambda) (unused by the others); ``episodes``: episodes per run
+    (unused by the differential learner); ``max_steps``: the step limit per episode, or
+    the time steps of a differential run.
     """
 
     features: np.ndarray
@@ -130,6 +149,8 @@ class LinearControlParams(NamedTuple):
     beta: float
     epsilon: float
     n_step: int
+    lam: float
+    trace: int
     episodes: int
     max_steps: int
 
@@ -264,16 +285,95 @@ def _differential_sarsa_run(model, params, rng, out, run):
 _differential_sarsa = runs_driver(_differential_sarsa_run)
 
 
+@njit(cache=True, inline="always")
+def _sarsa_lambda_run(model, params, rng, out, run):
+    """Run ``run`` of Sarsa(lambda) or, for ``params.trace == DUTCH``, true online
+    Sarsa(lambda) (the boxes of section 12.7): the loop of the tabular kernel
+    (:mod:`tabular.learn.traces`) with ``x(s, a) . w`` for ``Q(s, a)``, its draws and its
+    arithmetic in the same order (``delta`` before the trace decays). The traces restart
+    at 0 with each episode; ``q_old`` is ``w_{t-1} . x_t``, the value of ``(S_t, A_t)``
+    the previous step bootstrapped from."""
+    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    X, gamma, alpha, eps = params.features, params.gamma, params.alpha, params.epsilon
+    trace = params.trace
+    q_row = np.zeros(X.shape[1])
+    z = np.zeros(w.shape[0])
+    for episode in range(params.episodes):
+        z[:] = 0.0
+        s = sample_start(model, rng)
+        action_values(X[s], w, q_row)
+        a = epsilon_greedy_action(q_row, eps, rng)
+        q_old = 0.0
+        total = 0.0
+        steps = 0
+        while True:
+            steps += 1
+            s_next, r, is_done = sample_step(model, s, a, rng)
+            total += r
+            x = X[s, a]
+            q = linear_value(x, w)
+            action_values(X[s_next], w, q_row)
+            a_next = epsilon_greedy_action(q_row, eps, rng)
+            delta = td_error(sarsa_target(r, gamma, q_row, a_next, is_done), q)
+            decay_traces(z, gamma * params.lam)
+            if trace == DUTCH:
+                dutch_features(z, x, alpha)
+                true_online_step(w, z, x, delta, true_online_gap(q, q_old), alpha)
+                q_old = q_row[a_next]
+            else:
+                if trace == REPLACING:
+                    replace_features(z, x)
+                else:
+                    accumulate_features(z, x)
+                trace_step(w, z, alpha * delta)
+            if is_done or steps == params.max_steps:
+                break
+            s, a = s_next, a_next
+        returns[episode] = total
+        lengths[episode] = steps
+
+
+_sarsa_lambda = runs_driver(_sarsa_lambda_run)
+
+#: The traces of :func:`semi_gradient_sarsa_lambda`, by name.
+_TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING}
+
+
+def _trace_code(trace) -> int:
+    """The kernel constant of a trace name; a ``ValueError`` naming ``trace`` otherwise."""
+    if not isinstance(trace, str) or trace not in _TRACES:
+        raise ValueError(f"trace must be one of {', '.join(map(repr, _TRACES))}, "
+                         f"got {trace!r}")
+    return _TRACES[trace]
+
+
+def _check_binary(X: np.ndarray) -> None:
+    """A ``ValueError`` naming ``features`` and ``trace`` unless every feature is 0 or 1:
+    the replacing trace sets the active features' traces to 1, which is defined for
+    binary features only (the box of section 12.7)."""
+    other = ((X != 0.0) & (X != 1.0)).any(axis=2)
+    if other.any():
+        s, a = np.argwhere(other)[0]
+        raise ValueError(f"features[{s}, {a}] holds values other than 0 and 1: "
+                         "trace='replacing' needs binary features (the box of section "
+                         "12.7); use trace='accumulating'")
+
+
 def _episodic(driver, name, mdp, features, *, gamma, episodes, alpha, epsilon, n_step,
-              initial_w, seed, runs, max_steps) -> LinearControlResult:
-    """Check the arguments of episodic learner ``name``, run ``driver``, shape its result."""
+              initial_w, seed, runs, max_steps, lam=0.0, trace=ACCUMULATING
+              ) -> LinearControlResult:
+    """Check the arguments of episodic learner ``name``, run ``driver``, shape its result
+    (``lam`` and ``trace``, a kernel constant, for Sarsa(lambda))."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     X = check_state_action_features(features, ep.mdp.n_states, ep.mdp.n_actions)
+    if trace == REPLACING:
+        _check_binary(X)
     check_finite_rewards(ep.mdp)
     params = LinearControlParams(
         features=X, gamma=ep.gamma, alpha=check_positive("alpha", alpha), beta=0.0,
         epsilon=check_unit_interval("epsilon", epsilon),
         n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
+        lam=check_unit_interval("lam", lam), trace=trace,
         episodes=ep.episodes, max_steps=ep.max_steps)
     w0 = initial_values("initial_w", initial_w, (X.shape[2],))
     out = LinearControlOutputs(per_run(w0, ep.n_runs), np.zeros((ep.n_runs, ep.episodes)),
@@ -348,6 +448,77 @@ def n_step_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, n_step:
                      initial_w=initial_w, seed=seed, runs=runs, max_steps=max_steps)
 
 
+def semi_gradient_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *, lam: float = 0.9,
+                               trace: str = "accumulating", gamma: float = 1.0,
+                               episodes: int = 500, alpha: float = 0.1, epsilon: float = 0.1,
+                               initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
+                               runs: int | None = None, max_steps: int | None = None
+                               ) -> LinearControlResult:
+    """Sarsa(lambda) with linear features (the box of section 12.7, "Sarsa(lambda) with
+    binary features and linear function approximation", for any features when the
+    trace accumulates): at every step ``delta = R + gamma q(S', A', w) - q(S, A, w)``
+    (``R - q(S, A, w)`` where the episode ends), the trace decays and takes the
+    features of ``(S, A)``, then ``w <- w + alpha delta z`` (eq. 12.7); ``z = 0`` at each
+    episode's start, ``A'`` the epsilon-greedy action taken next. ``lam = 0`` is
+    :func:`semi_gradient_sarsa` and one-hot state-action features give
+    :func:`tabular.sarsa_lambda`, bit for bit.
+
+    Parameters
+    ----------
+    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    features : ``x(s, a)``, ``[S, A, d]`` (as for :func:`semi_gradient_sarsa`); binary
+        (every entry 0 or 1) for ``trace="replacing"``.
+    lam : the trace decay in [0, 1], default 0.9.
+    trace : ``"accumulating"`` (default: ``z <- gamma lam z + x(S, A)``, eq. 12.5) or
+        ``"replacing"`` (``z_i <- 1`` on the active features of ``(S, A)`` after the
+        decay, eq. 12.12).
+    gamma : discount in [0, 1], default 1.0.
+    episodes : episodes per run, default 500.
+    alpha : the constant step size, a number > 0, default 0.1; an accumulating trace sums
+        up to ``1 / (1 - gamma lam)`` feature vectors, so ``alpha ||x||^2 / (1 - gamma
+        lam)`` must stay well below 1.
+    epsilon : the constant exploration in [0, 1], default 0.1.
+    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.sarsa`).
+
+    Returns a :class:`LinearControlResult` (see :func:`semi_gradient_sarsa`).
+    """
+    return _episodic(_sarsa_lambda, "semi_gradient_sarsa_lambda", mdp, features, gamma=gamma,
+                     episodes=episodes, alpha=alpha, epsilon=epsilon, n_step=1,
+                     initial_w=initial_w, seed=seed, runs=runs, max_steps=max_steps,
+                     lam=lam, trace=_trace_code(trace))
+
+
+def true_online_linear_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *,
+                                    lam: float = 0.9, gamma: float = 1.0, episodes: int = 500,
+                                    alpha: float = 0.1, epsilon: float = 0.1,
+                                    initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
+                                    runs: int | None = None, max_steps: int | None = None
+                                    ) -> LinearControlResult:
+    """True online Sarsa(lambda) with linear features (the box of section 12.7): the dutch
+    trace ``z <- gamma lam z + (1 - alpha gamma lam z . x) x`` (eq. 12.11), ``x = x(S,
+    A)``, and ``w <- w + alpha (delta + Q - Q_old) z - alpha (Q - Q_old) x`` (eq. 12.10),
+    ``Q = w . x`` and ``Q_old`` the value of ``(S, A)`` the previous step bootstrapped
+    from. One-hot state-action features give :func:`tabular.true_online_sarsa_lambda`,
+    bit for bit. (Named apart from that tabular function: the book calls both "true
+    online Sarsa(lambda)".)
+
+    Parameters
+    ----------
+    mdp, features, gamma, episodes, epsilon, initial_w : as for
+        :func:`semi_gradient_sarsa`.
+    lam : the trace decay in [0, 1], default 0.9.
+    alpha : the constant step size, a number > 0, default 0.1.
+    seed, runs, max_steps : as for every learner (:func:`~tabular.sarsa`).
+
+    Returns a :class:`LinearControlResult` (see :func:`semi_gradient_sarsa`).
+    """
+    return _episodic(_sarsa_lambda, "true_online_linear_sarsa_lambda", mdp, features,
+                     gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon, n_step=1,
+                     initial_w=initial_w, seed=seed, runs=runs, max_steps=max_steps,
+                     lam=lam, trace=DUTCH)
+
+
 def differential_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *,
                                      steps: int = 100_000, alpha: float = 0.01,
                                      beta: float = 0.01, epsilon: float = 0.1,
@@ -385,7 +556,8 @@ def differential_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *,
     n = check_runs(runs)
     params = LinearControlParams(
         features=X, gamma=1.0, alpha=check_positive("alpha", alpha), beta=beta,
-        epsilon=check_unit_interval("epsilon", epsilon), n_step=1, episodes=1,
+        epsilon=check_unit_interval("epsilon", epsilon), n_step=1, lam=0.0,
+        trace=ACCUMULATING, episodes=1,
         max_steps=check_positive_int("steps", steps, high=MAX_TIME_STEPS))
     w0 = initial_values("initial_w", initial_w, (X.shape[2],))
     out = LinearDifferentialOutputs(per_run(w0, n), np.zeros(n), np.zeros(n))

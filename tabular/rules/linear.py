@@ -10,7 +10,8 @@ The off-policy rules of chapter 11 are written beside them: the weight steps of 
 gradient-TD methods TDC and GTD2 (section 11.7) and emphatic TD's followon trace
 (section 11.8); and the trace vectors of chapter 12 with feature vectors in place of
 the tabular unit vectors (:mod:`tabular.rules.traces`, whose decay they share): the
-accumulating and dutch traces and the TD(lambda) and true online weight steps.
+accumulating, replacing (binary features) and dutch traces and the TD(lambda) and true
+online weight steps.
 """
 
 from __future__ import annotations
@@ -89,6 +90,17 @@ def accumulate_features(z, x):
     for i in range(z.shape[0]):
         if x[i] != 0.0:
             z[i] += x[i]
+
+
+@njit(cache=True, inline="always")
+def replace_features(z, x):
+    """``z_i <- 1`` in place on the active features (``x_i != 0``), ``z`` already decayed by
+    ``gamma lam``: the replacing trace of eq. 12.12 with binary features (the box of
+    section 12.7); a one-hot ``x`` gives the tabular
+    :func:`~tabular.rules.traces.replacing_trace`."""
+    for i in range(z.shape[0]):
+        if x[i] != 0.0:
+            z[i] = 1.0
 
 
 @njit(cache=True, inline="always")

@@ -1,0 +1,78 @@
+"""Linear Sarsa(lambda) and true online Sarsa(lambda) (tabular/linear/control.py, Sutton &
+Barto section 12.7), against their tabular counterparts and an exact optimum.
+
+- One-hot state-action features make semi_gradient_sarsa_lambda the tabular
+  sarsa_lambda (accumulating and replacing traces) and true_online_linear_sarsa_lambda
+  the tabular true_online_sarsa_lambda, bit for bit, for lambda in {0, 0.5, 0.9},
+  runs > 1: the same draws in the same order and the same arithmetic.
+- lambda = 0 is semi_gradient_sarsa, bit for bit, with one-hot and with tile-coded
+  (shared, binary) features, for either trace: z = 0 * z + x = x, and with binary
+  features the replacing trace is x too.
+- On a small MDP with shared features, every run's learned greedy policy is value
+  iteration's, its exact value v*(0).
+"""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from test_linear import assert_learns_the_corridor, corridor, corridor_features, pairs
+
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import TabularMDP, sarsa_lambda, true_online_sarsa_lambda
+from tabular.linear import (
+    semi_gradient_sarsa,
+    semi_gradient_sarsa_lambda,
+    true_online_linear_sarsa_lambda,
+)
+
+ENVS = ["tabzoo/CliffWalking-v0", "tabzoo/WindyGridworld-v0"]
+ARGS = {"episodes": 30, "alpha": 0.3, "epsilon": 0.1, "runs": 3, "seed": 7}
+
+
+def assert_same_runs(linear, tabular):
+    assert np.array_equal(linear.Q, tabular.Q)
+    assert np.array_equal(linear.episode_returns, tabular.episode_returns)
+    assert np.array_equal(linear.episode_lengths, tabular.episode_lengths)
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+@pytest.mark.parametrize("lam", [0.0, 0.5, 0.9])
+@pytest.mark.parametrize("trace", ["accumulating", "replacing"])
+def test_one_hot_is_tabular_sarsa_lambda_bit_for_bit(env_id, lam, trace):
+    mdp = TabularMDP.from_gymnasium(gym.make(env_id))
+    assert_same_runs(semi_gradient_sarsa_lambda(mdp, pairs(mdp), lam=lam, trace=trace, **ARGS),
+                     sarsa_lambda(mdp, lam=lam, trace=trace, **ARGS))
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+@pytest.mark.parametrize("lam", [0.0, 0.5, 0.9])
+def test_one_hot_is_tabular_true_online_sarsa_lambda_bit_for_bit(env_id, lam):
+    mdp = TabularMDP.from_gymnasium(gym.make(env_id))
+    assert_same_runs(true_online_linear_sarsa_lambda(mdp, pairs(mdp), lam=lam, **ARGS),
+                     true_online_sarsa_lambda(mdp, lam=lam, **ARGS))
+
+
+@pytest.mark.parametrize("trace", ["accumulating", "replacing"])
+def test_lambda_0_is_semi_gradient_sarsa_bit_for_bit(trace):
+    mdp = TabularMDP.from_gymnasium(gym.make(ENVS[0]))
+    for F in [pairs(mdp), *corridor_features(corridor())[1:]]:
+        m = mdp if F.shape[0] == mdp.n_states else corridor()
+        one = semi_gradient_sarsa(m, F, **ARGS)
+        traced = semi_gradient_sarsa_lambda(m, F, lam=0.0, trace=trace, **ARGS)
+        assert np.array_equal(traced.w, one.w)
+        assert np.array_equal(traced.episode_lengths, one.episode_lengths)
+
+
+@pytest.mark.parametrize("learner, options", [
+    (semi_gradient_sarsa_lambda, {"trace": "accumulating"}),
+    (semi_gradient_sarsa_lambda, {"trace": "replacing"}),
+    (true_online_linear_sarsa_lambda, {}),
+])
+def test_sarsa_lambda_learns_the_optimal_policy_of_a_small_mdp(learner, options):
+    """On the corridor (tests/test_linear.py), with one-hot and with tile-coded features,
+    every run's greedy policy is optimal after 300 episodes."""
+    mdp = corridor()
+    for F in corridor_features(mdp):
+        result = learner(mdp, F, lam=0.8, episodes=300, alpha=0.05 / F[0, 0].sum(),
+                         epsilon=0.1, runs=3, seed=1, **options)
+        assert_learns_the_corridor(mdp, result, 3)
