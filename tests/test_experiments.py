@@ -418,9 +418,16 @@ BROKEN = [
      "true online.*shorter than the optimum allows"),
     ("mountain_car", lambda n: {"online_returns": changed(  # true online as accumulating
         n["online_returns"], 0, n["accumulating_returns"].mean())},
-     "does not beat accumulating"),
-    ("mountain_car", lambda n: {"online_returns": n["online_returns"][::-1]},  # swapped
-     "does not beat replacing"),
+     "true online Sarsa\\(lambda\\) does not beat accumulating"),
+    ("mountain_car", lambda n: {"online_returns": changed(  # clearing as accumulating
+        n["online_returns"], 2, n["accumulating_returns"].mean())},
+     "clearing does not beat accumulating"),
+    ("mountain_car", lambda n: {"online_returns": changed(  # true online 100 steps slower
+        n["online_returns"], 0, n["online_returns"][0] - 100.0)},
+     "true online Sarsa\\(lambda\\) learns slower than Sarsa\\(lambda\\), replacing"),
+    ("mountain_car", lambda n: {"online_returns": changed(  # clearing 100 steps slower
+        n["online_returns"], 2, n["online_returns"][1] - 100.0)},
+     "clearing the other actions' traces changes"),
     ("lambda_walk", lambda n: {"errors": changed(  # as if accumulating traces stayed bounded
         n["errors"], 1, np.minimum(n["errors"][1], 0.5))}, "blow up"),
     ("maximization_bias", lambda n: {"q_learning": n["double_q_learning"]},
