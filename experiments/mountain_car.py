@@ -38,8 +38,9 @@ REPRODUCES = ("Sutton & Barto (2018), Example 10.1: Figure 10.1 (the cost-to-go 
               "by semi-gradient SARSA with tile coding), Figure 10.2 (steps per episode "
               "against alpha) and Figure 10.3 (one-step against 8-step SARSA), on a grid "
               "with an exact optimum; Figure 12.10 (left: Sarsa(lambda) with replacing "
-              "traces, early steps per episode against alpha) and Figure 12.11 (true online "
-              "Sarsa(lambda) against replacing and accumulating traces)")
+              "traces, early steps per episode against alpha, the book's seven lambdas) and "
+              "Figure 12.11 (true online Sarsa(lambda) against replacing traces, with and "
+              "without clearing the other actions' traces, and accumulating traces)")
 #: Standard errors of the mean over runs allowed in the statistical comparisons.
 Z = 4.0
 #: Figure 10.1's earlier snapshots of the learned cost-to-go (episodes).
