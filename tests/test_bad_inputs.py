@@ -300,6 +300,13 @@ def learner_rows():
     for name in ("td_lambda", "sarsa_lambda", "watkins_q_lambda"):
         yield (f"{name} trace fancy", lambda call=LEARNERS[name]: call(trace="fancy"),
                ValueError, "trace must be one of 'accumulating', 'replacing', 'dutch'")
+    yield ("td_lambda trace clearing (no actions to clear)",
+           lambda: LEARNERS["td_lambda"](trace="clearing"), ValueError,
+           "trace must be one of 'accumulating', 'replacing', 'dutch', got 'clearing'")
+    for name in ("sarsa_lambda", "watkins_q_lambda"):
+        yield (f"{name} trace Clearing", lambda call=LEARNERS[name]: call(trace="Clearing"),
+               ValueError, "trace must be one of 'accumulating', 'replacing', 'dutch', "
+               "'clearing', got 'Clearing'")
     for targets in ("current", None, True):
         yield (f"offline_lambda_return targets {targets!r}",
                lambda targets=targets: LEARNERS["offline_lambda_return"](targets=targets),

@@ -6,6 +6,8 @@ calls), and compared with what chapter 12 says it computes:
 
 - TD(lambda = 0) is TD(0) and Sarsa(lambda = 0) is SARSA, bit for bit, for every trace;
   Watkins's Q(lambda = 0) is Q-learning;
+- Sarsa(lambda) with the replacing trace that clears the other actions' (Figure 12.11)
+  is its update written out, step by step;
 - the offline lambda-return algorithm is eq. 12.4 with the lambda-returns of eq. 12.3
   written out as weighted sums of n-step returns; with lambda = 1 it is constant-alpha
   every-visit Monte Carlo (bit for bit against tabular.mc_prediction where no state
@@ -59,6 +61,9 @@ from tabular.testing import acyclic_mdps, gammas, mdps, random_mdp, random_polic
 
 IDENTITY = slow_examples(25)
 TRACES = ["accumulating", "replacing", "dutch"]
+#: Control's traces: those of prediction and the replacing trace that clears the
+#: state's other actions (Figure 12.11).
+CONTROL_TRACES = [*TRACES, "clearing"]
 PREDICTION = {
     "offline_lambda_return": offline_lambda_return,
     "td_lambda": td_lambda,
@@ -70,9 +75,11 @@ CONTROL = {
     "sarsa_lambda": sarsa_lambda,
     "sarsa_lambda replacing": lambda *a, **k: sarsa_lambda(*a, trace="replacing", **k),
     "sarsa_lambda dutch": lambda *a, **k: sarsa_lambda(*a, trace="dutch", **k),
+    "sarsa_lambda clearing": lambda *a, **k: sarsa_lambda(*a, trace="clearing", **k),
     "true_online_sarsa_lambda": true_online_sarsa_lambda,
     "watkins_q_lambda": watkins_q_lambda,
     "watkins_q_lambda replacing": lambda *a, **k: watkins_q_lambda(*a, trace="replacing", **k),
+    "watkins_q_lambda clearing": lambda *a, **k: watkins_q_lambda(*a, trace="clearing", **k),
 }
 GRID = envs.GridWorld("S..\n.#.\n..G", step_reward=-1.0, goal_reward=0.0)
 TRAP_GRID = envs.GridWorld("S.T\n...\n..G", step_reward=-1.0, goal_reward=0.0)
@@ -237,7 +244,7 @@ def test_td_lambda_0_is_td0_bit_for_bit(case):
 
 
 @IDENTITY
-@given(cases(), st.sampled_from(TRACES))
+@given(cases(), st.sampled_from(CONTROL_TRACES))
 def test_sarsa_lambda_0_is_sarsa_and_watkins_0_is_q_learning(case, trace):
     mdp, _, gamma, _, alpha, seed = case
     kw = {"gamma": gamma, "alpha": alpha, "epsilon": 0.3, "episodes": 30, "max_steps": 20,
@@ -349,6 +356,37 @@ def test_true_online_sarsa_lambda_is_the_online_lambda_return(case):
     Q = np.zeros(mdp.n_states * mdp.n_actions)
     for episode in replay_uniform_pairs(mdp, seed, episodes, 15):
         online_by_definition(Q, episode, gamma, lam, alpha)
+    np.testing.assert_allclose(got.Q.ravel(), Q, rtol=1e-10, atol=1e-10)
+
+
+def clearing_sarsa_lambda_by_definition(table, episode, n_actions, gamma, lam, alpha):
+    """Sarsa(lambda) with replacing traces that clear the other actions' (Figure 12.11,
+    section 12.7), one episode of flat pairs written out: ``delta``, then ``z <- gamma
+    lam z``, ``z(S, a) <- 0`` for every action of ``S``, ``z(S, A) <- 1``, ``Q <- Q +
+    alpha delta z``; a cut episode's last step bootstraps from ``Q(S_T, A_T)``."""
+    keys, rewards, terminated = episode
+    z = np.zeros_like(table)
+    for t, r in enumerate(rewards):
+        last = t == len(rewards) - 1 and terminated
+        delta = r + (0.0 if last else gamma * table[keys[t + 1]]) - table[keys[t]]
+        z *= gamma * lam
+        state = keys[t] - keys[t] % n_actions
+        z[state:state + n_actions] = 0.0
+        z[keys[t]] = 1.0
+        table += alpha * delta * z
+
+
+@IDENTITY
+@given(cases())
+def test_clearing_sarsa_lambda_follows_its_definition(case):
+    """Sarsa(lambda) with trace="clearing" replayed on its episodes (epsilon = 1 makes
+    them independent of Q): the kernel's Q is the written-out update's, to rounding."""
+    mdp, _, gamma, lam, alpha, seed = case
+    got = sarsa_lambda(mdp, lam=lam, trace="clearing", gamma=gamma, alpha=alpha,
+                       epsilon=1.0, episodes=4, max_steps=15, seed=seed)
+    Q = np.zeros(mdp.n_states * mdp.n_actions)
+    for episode in replay_uniform_pairs(mdp, seed, 4, 15):
+        clearing_sarsa_lambda_by_definition(Q, episode, mdp.n_actions, gamma, lam, alpha)
     np.testing.assert_allclose(got.Q.ravel(), Q, rtol=1e-10, atol=1e-10)
 
 
@@ -483,6 +521,10 @@ BAD = [({"lam": 1.5}, "lam must be in [0, 1]"), ({"lam": float("nan")}, "lam"),
        ({"runs": 0}, "runs"), ({"max_steps": 0}, "max_steps")]
 BAD_TRACE = [({"trace": "fancy"}, "trace must be one of"), ({"trace": None}, "trace"),
              ({"trace": ["dutch"]}, "trace")]
+#: Prediction has no actions to clear.
+BAD_PREDICTION_TRACE = BAD_TRACE + [
+    ({"trace": "clearing"}, "trace must be one of 'accumulating', 'replacing', 'dutch', "
+                            "got 'clearing'")]
 BAD_PREDICTION = BAD + [({"initial_V": np.zeros(3)}, "initial_V"),
                         ({"policy": np.zeros(3, dtype=int)}, "policy")]
 BAD_CONTROL = BAD + [({"epsilon": 1.5}, "epsilon"), ({"initial_Q": np.inf}, "initial_Q")]
@@ -492,7 +534,8 @@ def bad_calls():
     """Each learner with each bad argument it takes, and the fragment its error must say."""
     walk, policy = random_walk(7), np.zeros(9, dtype=int)
     for learn in (offline_lambda_return, td_lambda, true_online_td_lambda):
-        for kwargs, fragment in BAD_PREDICTION + (BAD_TRACE if learn is td_lambda else []):
+        traces = BAD_PREDICTION_TRACE if learn is td_lambda else []
+        for kwargs, fragment in BAD_PREDICTION + traces:
             call = {"policy": policy, **kwargs}
             yield pytest.param(lambda call=call, learn=learn: learn(walk, **call), fragment,
                                id=f"{learn.__name__} {kwargs!r}"[:60])

@@ -51,6 +51,7 @@ from tabular.learn.td import control_setup
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     ACCUMULATING,
+    CLEARING,
     DUTCH,
     REPLACING,
     decay_traces,
@@ -75,6 +76,9 @@ TD_LAMBDA, TRUE_ONLINE, OFFLINE = 0, 1, 2
 #: The control methods' codes (``LambdaControlParams.method``).
 SARSA_LAMBDA, TRUE_ONLINE_SARSA, WATKINS = 0, 1, 2
 _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "dutch": DUTCH}
+#: Control's traces: those of prediction and the replacing trace that clears the traces
+#: of the state's other actions (section 12.7, Figure 12.11).
+_CONTROL_TRACES = {**_TRACES, "clearing": CLEARING}
 #: The two readings of the offline lambda-return's targets (:func:`offline_lambda_return`).
 _TARGETS = ("frozen", "sweep")
 
@@ -202,12 +206,13 @@ def _lambda_prediction_run(model, params, rng, out, run):
 _lambda_prediction = runs_driver(_lambda_prediction_run)
 
 
-def _check_trace(trace) -> int:
-    """The kernel constant of a trace name; a ``ValueError`` naming ``trace`` otherwise."""
-    if not isinstance(trace, str) or trace not in _TRACES:
-        raise ValueError(f"trace must be one of {', '.join(map(repr, _TRACES))}, "
+def check_trace(trace, kinds: dict[str, int] = _TRACES) -> int:
+    """The kernel constant of trace name ``trace`` among ``kinds``; a ``ValueError``
+    naming ``trace`` otherwise."""
+    if not isinstance(trace, str) or trace not in kinds:
+        raise ValueError(f"trace must be one of {', '.join(map(repr, kinds))}, "
                          f"got {trace!r}")
-    return _TRACES[trace]
+    return kinds[trace]
 
 
 def _check_targets(targets) -> bool:
@@ -306,7 +311,7 @@ def td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9, trace: str 
 
     Returns a :class:`~tabular.learn.results.PredictionResult`, as :func:`~tabular.td0` does.
     """
-    return _predict(TD_LAMBDA, mdp, policy, lam=lam, trace=_check_trace(trace), gamma=gamma,
+    return _predict(TD_LAMBDA, mdp, policy, lam=lam, trace=check_trace(trace), gamma=gamma,
                     episodes=episodes, alpha=alpha, initial_V=initial_V, seed=seed, runs=runs,
                     max_steps=max_steps, history=history)
 
@@ -377,6 +382,8 @@ def _control_run(model, params, rng, out, run):
                 target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
             delta = td_error(target, Q[s, a])
             decay_traces(z, gamma * params.lam)
+            if params.trace == CLEARING:
+                z[s] = 0.0  # the other actions' traces; (S, A)'s is replaced next
             z[s, a] = visit_trace(params.trace, z[s, a], step_sizes[s, a])
             gap = true_online_gap(Q[s, a], q_old) if method == TRUE_ONLINE_SARSA else 0.0
             if delta == -np.inf:  # exact for (S, A), not for the pairs behind it
@@ -426,8 +433,10 @@ def sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
     ----------
     mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
     lam : trace decay in [0, 1], default 0.9.
-    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
-        ``"dutch"`` (eq. 12.11).
+    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12),
+        ``"dutch"`` (eq. 12.11) or ``"clearing"``: replacing, and the traces of the
+        other actions of the state, ``z(S, a)`` for ``a != A``, set to 0 (section 12.7,
+        Figure 12.11; Singh and Sutton 1996).
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
         each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
     epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
@@ -437,9 +446,9 @@ def sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
 
     Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
     """
-    return _control(SARSA_LAMBDA, mdp, lam=lam, trace=_check_trace(trace), gamma=gamma,
-                    episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
-                    seed=seed, runs=runs, max_steps=max_steps)
+    return _control(SARSA_LAMBDA, mdp, lam=lam, trace=check_trace(trace, _CONTROL_TRACES),
+                    gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon,
+                    initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
 
 
 def true_online_sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, gamma: float = 1.0,
@@ -482,8 +491,10 @@ def watkins_q_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulati
     ----------
     mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
     lam : trace decay in [0, 1], default 0.9.
-    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
-        ``"dutch"`` (eq. 12.11).
+    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12),
+        ``"dutch"`` (eq. 12.11) or ``"clearing"``: replacing, and the traces of the
+        other actions of the state, ``z(S, a)`` for ``a != A``, set to 0 (section 12.7,
+        Figure 12.11; Singh and Sutton 1996).
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
         each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
     epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
@@ -493,6 +504,6 @@ def watkins_q_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulati
 
     Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
     """
-    return _control(WATKINS, mdp, lam=lam, trace=_check_trace(trace), gamma=gamma,
-                    episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
-                    seed=seed, runs=runs, max_steps=max_steps)
+    return _control(WATKINS, mdp, lam=lam, trace=check_trace(trace, _CONTROL_TRACES),
+                    gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon,
+                    initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)

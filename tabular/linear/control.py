@@ -12,7 +12,8 @@ the learners act epsilon-greedily on it, ties broken uniformly at random:
   continuing task (the box of section 10.3, eq. 10.10), with an average-reward
   estimate ``Rbar`` moved by ``beta``;
 - :func:`semi_gradient_sarsa_lambda` -- Sarsa(lambda) with an accumulating or (binary
-  features) replacing trace (the box of section 12.7);
+  features) replacing trace (the box of section 12.7), or a replacing trace that clears
+  the traces of the state's other actions (Figure 12.11);
 - :func:`true_online_linear_sarsa_lambda` -- true online Sarsa(lambda) (the box of
   section 12.7), the dutch trace of eq. 12.11.
 
@@ -46,6 +47,7 @@ from tabular.learn.differential import (
     differential_td_error,
 )
 from tabular.learn.setup import episode_args, initial_values, per_run, ring_mask
+from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
 from tabular.linear.learners import check_finite_rewards, check_weights
 from tabular.model.sampling import sample_start, sample_step
@@ -54,6 +56,7 @@ from tabular.rules.linear import (
     accumulate_features,
     action_values,
     average_reward_update,
+    clear_other_actions,
     dutch_features,
     gradient_step,
     linear_value,
@@ -64,6 +67,7 @@ from tabular.rules.linear import (
 from tabular.rules.returns import discounted_return
 from tabular.rules.traces import (
     ACCUMULATING,
+    CLEARING,
     DUTCH,
     REPLACING,
     decay_traces,
@@ -137,8 +141,8 @@ class LinearControlParams(NamedTuple):
     learner); ``alpha``: the constant step size of ``w``; ``beta``: that of ``Rbar``
     (differential only); ``epsilon``: the constant exploration; ``n_step``: the n of
     the return (1 but for n-step SARSA); ``lam``: the trace decay and ``trace``: the
-    trace (``ACCUMULATING``, ``REPLACING`` or ``DUTCH``, the last with the true online
-    update) of Sarsa(lambda) (unused by the others); ``episodes``: episodes per run
+    trace (``ACCUMULATING``, ``REPLACING``, ``CLEARING`` or ``DUTCH``, the last with the
+    true online update) of Sarsa(lambda) (unused by the others); ``episodes``: episodes per run
     (unused by the differential learner); ``max_steps``: the step limit per episode, or
     the time steps of a differential run.
     """
@@ -321,10 +325,12 @@ def _sarsa_lambda_run(model, params, rng, out, run):
                 true_online_step(w, z, x, delta, true_online_gap(q, q_old), alpha)
                 q_old = q_row[a_next]
             else:
-                if trace == REPLACING:
-                    replace_features(z, x)
-                else:
+                if trace == CLEARING:
+                    clear_other_actions(z, X[s], a)
+                if trace == ACCUMULATING:
                     accumulate_features(z, x)
+                else:
+                    replace_features(z, x)
                 trace_step(w, z, alpha * delta)
             if is_done or steps == params.max_steps:
                 break
@@ -336,26 +342,20 @@ def _sarsa_lambda_run(model, params, rng, out, run):
 _sarsa_lambda = runs_driver(_sarsa_lambda_run)
 
 #: The traces of :func:`semi_gradient_sarsa_lambda`, by name.
-_TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING}
+_TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "clearing": CLEARING}
 
 
-def _trace_code(trace) -> int:
-    """The kernel constant of a trace name; a ``ValueError`` naming ``trace`` otherwise."""
-    if not isinstance(trace, str) or trace not in _TRACES:
-        raise ValueError(f"trace must be one of {', '.join(map(repr, _TRACES))}, "
-                         f"got {trace!r}")
-    return _TRACES[trace]
-
-
-def _check_binary(X: np.ndarray) -> None:
-    """A ``ValueError`` naming ``features`` and ``trace`` unless every feature is 0 or 1:
-    the replacing trace sets the active features' traces to 1, which is defined for
-    binary features only (the box of section 12.7)."""
+def _check_binary(X: np.ndarray, trace: int) -> None:
+    """A ``ValueError`` naming ``features`` and ``trace`` (a kernel constant) unless every
+    feature is 0 or 1: the replacing trace (and the clearing one, which replaces) sets the
+    active features' traces to 1, which is defined for binary features only (the box of
+    section 12.7)."""
     other = ((X != 0.0) & (X != 1.0)).any(axis=2)
     if other.any():
         s, a = np.argwhere(other)[0]
+        named = next(name for name, code in _TRACES.items() if code == trace)
         raise ValueError(f"features[{s}, {a}] holds values other than 0 and 1: "
-                         "trace='replacing' needs binary features (the box of section "
+                         f"trace={named!r} needs binary features (the box of section "
                          "12.7); use trace='accumulating'")
 
 
@@ -366,8 +366,8 @@ def _episodic(driver, name, mdp, features, *, gamma, episodes, alpha, epsilon, n
     (``lam`` and ``trace``, a kernel constant, for Sarsa(lambda))."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     X = check_state_action_features(features, ep.mdp.n_states, ep.mdp.n_actions)
-    if trace == REPLACING:
-        _check_binary(X)
+    if trace in (REPLACING, CLEARING):
+        _check_binary(X, trace)
     check_finite_rewards(ep.mdp)
     params = LinearControlParams(
         features=X, gamma=ep.gamma, alpha=check_positive("alpha", alpha), beta=0.0,
@@ -467,11 +467,17 @@ def semi_gradient_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *, lam: fl
     ----------
     mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
     features : ``x(s, a)``, ``[S, A, d]`` (as for :func:`semi_gradient_sarsa`); binary
-        (every entry 0 or 1) for ``trace="replacing"``.
+        (every entry 0 or 1) for ``trace="replacing"`` and ``"clearing"``.
     lam : the trace decay in [0, 1], default 0.9.
-    trace : ``"accumulating"`` (default: ``z <- gamma lam z + x(S, A)``, eq. 12.5) or
+    trace : ``"accumulating"`` (default: ``z <- gamma lam z + x(S, A)``, eq. 12.5),
         ``"replacing"`` (``z_i <- 1`` on the active features of ``(S, A)`` after the
-        decay, eq. 12.12).
+        decay, eq. 12.12) or ``"clearing"``: after the decay, ``z_i <- 0`` on every
+        feature active in ``x(S, a)`` for an action ``a != A`` (the traces of the
+        other actions of the state just left, with state-action features their
+        blocks of ``S``'s features), then ``z_i <- 1`` on the active features of ``(S,
+        A)`` -- "Sarsa(lambda) with replacing traces and clearing the traces of other
+        actions" of Figure 12.11 (section 12.7; Singh and Sutton 1996). With one-hot
+        features it clears the row ``z(S, .)`` of the tabular trace.
     gamma : discount in [0, 1], default 1.0.
     episodes : episodes per run, default 500.
     alpha : the constant step size, a number > 0, default 0.1; an accumulating trace sums
@@ -486,7 +492,7 @@ def semi_gradient_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *, lam: fl
     return _episodic(_sarsa_lambda, "semi_gradient_sarsa_lambda", mdp, features, gamma=gamma,
                      episodes=episodes, alpha=alpha, epsilon=epsilon, n_step=1,
                      initial_w=initial_w, seed=seed, runs=runs, max_steps=max_steps,
-                     lam=lam, trace=_trace_code(trace))
+                     lam=lam, trace=check_trace(trace, _TRACES))
 
 
 def true_online_linear_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *,

@@ -10,8 +10,8 @@ The off-policy rules of chapter 11 are written beside them: the weight steps of 
 gradient-TD methods TDC and GTD2 (section 11.7) and emphatic TD's followon trace
 (section 11.8); and the trace vectors of chapter 12 with feature vectors in place of
 the tabular unit vectors (:mod:`tabular.rules.traces`, whose decay they share): the
-accumulating, replacing (binary features) and dutch traces and the TD(lambda) and true
-online weight steps.
+accumulating, replacing (binary features) and dutch traces, the clearing of the other
+actions' traces, and the TD(lambda) and true online weight steps.
 """
 
 from __future__ import annotations
@@ -101,6 +101,20 @@ def replace_features(z, x):
     for i in range(z.shape[0]):
         if x[i] != 0.0:
             z[i] = 1.0
+
+
+@njit(cache=True, inline="always")
+def clear_other_actions(z, x_rows, a):
+    """``z_i <- 0`` in place on every feature active in ``x(S, b)`` for an action ``b !=
+    A``, ``x_rows`` the state's feature rows ``[A, d]``: the clearing of the other
+    actions' traces that Figure 12.11's fourth Sarsa(lambda) adds to the replacing trace
+    (section 12.7; Singh and Sutton 1996), before :func:`replace_features` sets those
+    of ``x(S, A)`` to 1. A one-hot ``x`` clears the row ``z(S, .)`` of the table."""
+    for b in range(x_rows.shape[0]):
+        if b != a:
+            for i in range(z.shape[0]):
+                if x_rows[b, i] != 0.0:
+                    z[i] = 0.0
 
 
 @njit(cache=True, inline="always")

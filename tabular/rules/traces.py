@@ -9,6 +9,11 @@ the decay ``z <- gamma lam z`` of every entry (:func:`decay_traces`):
 - :func:`replacing_trace` -- ``1`` (eq. 12.12);
 - :func:`dutch_trace` -- ``(1 - alpha) z(S) + 1`` (eq. 12.11, section 12.6).
 
+Control adds a fourth kind, ``CLEARING``: the replacing trace of ``(S, A)`` with the
+traces of the state's other actions ``(S, a)``, ``a != A``, set to 0 (section 12.7,
+Figure 12.11; Singh and Sutton 1996): :func:`visit_trace` gives it the replacing
+value, and the learner clears the rest of the state's row.
+
 :func:`traced_update` applies a TD error along the traces (eq. 12.7); the true online
 methods add :func:`true_online_gap` (eq. 12.10). :func:`lambda_returns` runs the
 lambda-return backwards over an episode with the one recursion of
@@ -27,7 +32,7 @@ from numba import njit
 from tabular.rules.returns import discounted_returns
 from tabular.rules.values import td_target
 
-ACCUMULATING, REPLACING, DUTCH = 0, 1, 2
+ACCUMULATING, REPLACING, DUTCH, CLEARING = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
@@ -60,9 +65,10 @@ def dutch_trace(z_s, alpha):
 
 @njit(cache=True, inline="always")
 def visit_trace(kind, z_s, alpha):
-    """The trace of the visited entry by ``kind`` (``ACCUMULATING``, ``REPLACING`` or
-    ``DUTCH``), ``z_s`` already decayed."""
-    if kind == REPLACING:
+    """The trace of the visited entry by ``kind`` (``ACCUMULATING``, ``REPLACING``,
+    ``DUTCH`` or ``CLEARING``, whose visited entry is replaced), ``z_s`` already
+    decayed."""
+    if kind == REPLACING or kind == CLEARING:
         return replacing_trace(z_s)
     if kind == DUTCH:
         return dutch_trace(z_s, alpha)
