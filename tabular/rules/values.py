@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from tabular._numba.rng import randint, uniform
+from tabular._numba.rng import bernoulli, randint
 
 # --------------------------------------------------------------------- legal actions
 
@@ -171,7 +171,7 @@ def greedy_action(q_row, rng, legal=None):
 def epsilon_greedy_action(q_row, epsilon, rng, legal=None):
     """With probability ``epsilon`` a uniformly random legal action, else a greedy one
     (section 2.2; the random action may be the greedy one)."""
-    if epsilon > 0.0 and uniform(rng) < epsilon:
+    if epsilon > 0.0 and bernoulli(rng, epsilon):
         return random_legal_action(legal, q_row.shape[0], rng)
     return greedy_action(q_row, rng, legal)
 
