@@ -52,7 +52,6 @@ from tabular.rules.returns import discounted_return
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
-    epsilon_greedy_probs,
     expected_sarsa_target,
     greedy_action,
     q_learning_target,
@@ -220,7 +219,6 @@ def _td_control_run(method, model, params, rng, out, run):
     gamma, max_steps, mask = params.gamma, params.max_steps, borrowed(params.action_mask)
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q.shape if counts_visits(alpha) else (0, 0), dtype=np.int64)
-    probs_buf = np.zeros(Q.shape[1])
     for episode in range(params.episodes):
         eps = schedule_value(epsilon, episode + 1)
         s = sample_start(model, rng)
@@ -236,8 +234,7 @@ def _td_control_run(method, model, params, rng, out, run):
                 a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
                 target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
             elif method == EXPECTED_SARSA:
-                epsilon_greedy_probs(Q[s_next], eps, probs_buf, legal_next)
-                target = expected_sarsa_target(r, gamma, Q[s_next], probs_buf, is_done)
+                target = expected_sarsa_target(r, gamma, Q[s_next], eps, is_done, legal_next)
             else:
                 target = q_learning_target(r, gamma, Q[s_next], is_done, legal_next)
             Q[s, a] = update_toward(Q[s, a], target, value_at_visit(alpha, visits, (s, a)))
