@@ -26,6 +26,7 @@ all of its values.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +51,25 @@ def schedule_value(params: np.ndarray | tuple[float, float, float, float],
     if kind == LINEAR:
         return a + (b - a) * min((n - 1) / c, 1.0)
     return a
+
+
+@njit(cache=True, inline="always")
+def counts_visits(params: np.ndarray | tuple[float, float, float, float]) -> bool:
+    """Whether the schedule's value depends on the count ``n``: every kind but constant.
+    A kernel keeps visit counts only for such a schedule (:func:`value_at_visit`)."""
+    return params[0] != CONSTANT
+
+
+@njit(cache=True, inline="always")
+def value_at_visit(params: np.ndarray | tuple[float, float, float, float],
+                   counts: np.ndarray, index: int | tuple[int, ...]) -> float:
+    """The value of schedule ``params`` at the next visit of ``index``, counted in
+    ``counts[index]``; a constant schedule counts nothing, so its ``counts`` may be
+    empty (:func:`counts_visits`)."""
+    if params[0] == CONSTANT:
+        return params[1]
+    counts[index] += 1
+    return schedule_value(params, counts[index])
 
 
 @njit(cache=True)
@@ -98,7 +118,7 @@ class Schedule:
 
     @property
     def first(self) -> float:
-        return float(self(1))
+        return float(schedule_value(self.params, 1.0))
 
     @property
     def limit(self) -> float:
@@ -128,7 +148,7 @@ def _finite(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.number):
         raise ValueError(f"{name} must be a number, got {value!r}")
     value = float(value)
-    if not np.isfinite(value):
+    if not math.isfinite(value):  # a float's test: NumPy's costs a microsecond a call
         raise ValueError(f"{name} must be a finite number, got {value}")
     return value
 

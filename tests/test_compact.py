@@ -67,6 +67,25 @@ def _transitions(model, rng):
     return out
 
 
+@njit(cache=True)
+def _steps_leave_the_stream(model, rng):
+    """Whether 100 draws of :func:`sample_step` leave ``rng`` as it was."""
+    before = rng.copy()
+    for i in range(100):
+        sample_step(model, i % model.successor.shape[0], i % model.successor.shape[1], rng)
+    return (rng == before).all()
+
+
+def test_a_certain_outcome_draws_no_random_number():
+    """With ``K = 1`` every outcome is certain: ``sample_step`` leaves the stream alone
+    (the draws are the learner's own); with ``K > 1`` it draws."""
+    deterministic = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
+    slippery = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
+    assert deterministic.n_outcomes == 1 and slippery.n_outcomes > 1
+    assert _steps_leave_the_stream(deterministic.arrays, seed_states(0)[0].copy())
+    assert not _steps_leave_the_stream(slippery.arrays, seed_states(0)[0].copy())
+
+
 @PROPERTY
 @given(mdps(traps=True))
 def test_the_stored_form_gives_back_the_models_arrays(mdp):

@@ -23,7 +23,8 @@ from tabular import (
     q_learning,
     seed_states,
 )
-from tabular._numba.rng import categorical, randint, uniform
+from tabular._numba.frame import local_stream
+from tabular._numba.rng import bernoulli, categorical, randint, uniform
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, runs_driver
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from tabular.learn.td import Q_LEARNING, _td_control_run
@@ -64,6 +65,44 @@ def test_streams_are_reproducible_and_prefix_stable():
     x = _draw_uniforms(a[0].copy(), 1000)
     y = _draw_uniforms(b[0].copy(), 1000)
     np.testing.assert_array_equal(x, y)
+
+
+@njit(cache=True)
+def _bernoulli_against_uniform(state, p, n):
+    """Decisions of :func:`bernoulli` and of ``uniform < p`` on two copies of one stream."""
+    other = state.copy()
+    agree = 0
+    for _ in range(n):
+        agree += bernoulli(state, p) == (uniform(other) < p)
+    return agree
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 2.0**-53, 0.5, 1 - 2.0**-53, 1.0])),
+       seed=st.integers(0, 2**32))
+def test_bernoulli_decides_as_uniform_below_p(p, seed):
+    """The integer threshold of ``bernoulli`` takes the decision ``uniform < p`` takes
+    on the same draw, bit for bit."""
+    assert _bernoulli_against_uniform(seed_states(seed)[0], p, 2_000) == 2_000
+
+
+@njit(cache=True)
+def _local_draws(states, n):
+    out = np.empty((states.shape[0], n))
+    for run in range(states.shape[0]):
+        rng = local_stream(states[run])
+        for i in range(n):
+            out[run, i] = uniform(rng)
+    return out
+
+
+def test_a_local_stream_draws_what_the_state_array_draws_and_leaves_it():
+    states = seed_states(5, 3)
+    kept = states.copy()
+    local = _local_draws(states, 100)
+    np.testing.assert_array_equal(states, kept)  # the caller's states are not advanced
+    for run in range(3):
+        np.testing.assert_array_equal(local[run], _draw_uniforms(kept[run].copy(), 100))
 
 
 def test_uniform_is_uniform_on_unit_interval():

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import on_one_and_two_threads, slow_examples
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
@@ -45,6 +45,7 @@ from tabular.learn.setup import ControlOutputs
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
+    epsilon_greedy_expectation,
     epsilon_greedy_probs,
     expectation,
     expected_sarsa_target,
@@ -98,9 +99,8 @@ def test_targets_follow_the_book():
     assert td_target(1.0, 0.5, 4.0, True) == 1.0                   # no value after done
     assert sarsa_target(1.0, 0.5, q_next, 2, False) == 2.0         # R + gamma Q(S', A')
     assert q_learning_target(1.0, 0.5, q_next, False) == 2.5       # R + gamma max Q(S', .)
-    probs = np.zeros(3)
-    epsilon_greedy_probs(q_next, 0.3, probs)                       # eps = 0.3: (0.1, 0.8, 0.1)
-    assert expected_sarsa_target(1.0, 0.5, q_next, probs, False) == pytest.approx(
+    # eps = 0.3: pi = (0.1, 0.8, 0.1)
+    assert expected_sarsa_target(1.0, 0.5, q_next, 0.3, False) == pytest.approx(
         1.0 + 0.5 * (0.1 * 1.0 + 0.8 * 3.0 + 0.1 * 2.0))
     selected = greedy_action(np.array([0.0, 5.0, 1.0]), seed_states(0)[0])  # Q1 picks 1
     assert double_q_target(1.0, 0.5, q_next, selected, False) == 2.5  # Q2 values it
@@ -117,6 +117,29 @@ def test_minus_infinity_is_exact_and_never_a_nan():
     assert expectation(probs, q) == 1.0                    # probability 0 hides the -inf
     epsilon_greedy_probs(q, 0.2, probs)
     assert expectation(probs, q) == -np.inf
+
+
+@settings(deadline=None)  # the first example compiles
+@given(q=st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(-np.inf), st.sampled_from([0.0, 1.0])),
+                  min_size=1, max_size=6),
+       epsilon=st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0])), data=st.data())
+def test_epsilon_greedy_expectation_is_the_expectation_of_its_probabilities(q, epsilon, data):
+    """Expected SARSA's one-pass expectation equals ``expectation`` of the probabilities
+    of ``epsilon_greedy_probs`` (to rounding), with and without an action mask, and is
+    ``-inf`` exactly when an action of positive probability has ``-inf``."""
+    q = np.array(q)
+    legal = np.array(data.draw(st.lists(st.booleans(), min_size=len(q), max_size=len(q))))
+    legal[data.draw(st.integers(0, len(q) - 1))] = True
+    for mask in (None, legal):
+        probs = np.zeros(len(q))
+        epsilon_greedy_probs(q, epsilon, probs, mask)
+        expected = expectation(probs, q)
+        got = epsilon_greedy_expectation(q, epsilon, mask)
+        assert not np.isnan(got)
+        if expected == -np.inf:
+            assert got == -np.inf
+        else:
+            assert got == pytest.approx(expected, rel=1e-12, abs=1e-8)  # ~ulps of 1e6 sums
 
 
 def test_greedy_ties_are_broken_uniformly():

@@ -275,10 +275,14 @@ LEARNERS = {
                                  value_coef=0.5, alpha=0.5, lam=0.95)),
 }
 #: Largest gap allowed in any run, about twice the largest measured over 4 runs (seed 0;
-#: beta = 0.5, the far optimum, sets it): TRPO 6.4e-4 (8 runs), PPO with 4 minibatches
-#: (alpha / 4 per step) 2.2e-3, adaptive KL 1.6e-3, normalised advantages 2.9e-3,
-#: value_coef 2.3e-3 (PPO's full-batch default: 2.6e-3).
-GAP = {"trpo": 2e-3, "ppo minibatches": 5e-3, "ppo adaptive_kl": 5e-3,
+#: beta = 0.5, the far optimum, sets it): PPO with 4 minibatches (alpha / 4 per step)
+#: 2.2e-3, adaptive KL 1.6e-3, normalised advantages 2.9e-3, value_coef 2.3e-3 (PPO's
+#: full-batch default: 2.6e-3). TRPO: most runs end below 1e-3, but a run still behind
+#: when the decaying trust region closes stays behind: over seeds 0-3 (beta 1 and 2) and
+#: 0-13 (beta 0.5), 4 runs each, the largest gaps were 9.6e-3 with the random streams
+#: before K = 1 outcomes stopped drawing and 9.7e-3 after (seed 0 alone: 6.4e-4 and
+#: 9.7e-3), so twice 9.7e-3.
+GAP = {"trpo": 2e-2, "ppo minibatches": 5e-3, "ppo adaptive_kl": 5e-3,
        "ppo normalise": 6e-3, "ppo value_coef": 5e-3}
 
 

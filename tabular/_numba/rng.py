@@ -11,6 +11,8 @@ kernel; :func:`normal` alone is inlined into numba's IR (``docs/internals.md`` s
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, uint64
 
@@ -24,66 +26,92 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
 
     Run ``i``'s state is ``np.random.SeedSequence(seed).spawn(runs)[i]
     .generate_state(4, np.uint64)``, so run ``i`` of ``runs=n`` is the same whatever
-    ``n`` is (for ``i < n``); it is computed for all runs at once (``_spawned_states``),
-    not one ``SeedSequence`` object per run.
+    ``n`` is (for ``i < n``). It is computed without ``SeedSequence`` objects: the
+    entropy is mixed once (:func:`_entropy_pool`), then each run's spawn key, in Python
+    integers for a few runs and in NumPy arrays, all runs at once, for more
+    (:func:`_spawned_states`; NumPy's fixed cost per operation would dominate a call
+    of a single run).
     """
-    runs = check_positive_int("runs", runs)
-    entropy = np.random.SeedSequence(check_seed(seed)).entropy
-    assert isinstance(entropy, int)  # SeedSequence(int or None) draws or keeps an int
-    states = _spawned_states(entropy, runs)
+    runs, seed = check_positive_int("runs", runs), check_seed(seed)
+    entropy = np.random.SeedSequence().entropy if seed is None else seed  # an int's is itself
+    assert isinstance(entropy, int)  # SeedSequence() draws an int
+    pool = _entropy_pool(entropy)
+    if runs <= _FEW_RUNS:
+        states = np.array([_spawned_states(pool, key) for key in range(runs)], dtype=np.uint64)
+    else:
+        states = np.stack(_spawned_states(pool, np.arange(runs, dtype=np.uint64)), axis=1)
     states[~states.any(axis=1), 0] = 1  # the all-zero state is xoshiro's one fixed point
     return states
 
+
+#: Up to this many runs, :func:`seed_states` mixes each run's key in Python integers.
+_FEW_RUNS = 8
 
 # The constants of NumPy's SeedSequence (O'Neill's seed_seq, with her hash mixing).
 _M32 = 0xFFFFFFFF
 _INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
 _MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
 
+# The arithmetic below is on 32-bit words held in Python integers or in uint64 arrays,
+# reduced modulo 2**32 by masks: every product of two words fits in 64 bits.
 
-def _spawned_states(entropy: int, runs: int) -> np.ndarray:
-    """The 4-word uint64 states that ``SeedSequence(entropy).spawn(runs)``'s children
-    generate, vectorised over the children: they share the entropy words and differ
-    only in the last word mixed in, their spawn key ``i`` (uint32 arithmetic wraps)."""
+
+def _hashmix(value, multiplier: int):
+    """``(hashed value, the next multiplier)`` of O'Neill's hash."""
+    value = value ^ multiplier
+    multiplier = (multiplier * _MULT_A) & _M32
+    value = (value * multiplier) & _M32
+    return value ^ (value >> 16), multiplier
+
+
+def _mix(x, y):
+    result = (_MIX_L * x - _MIX_R * y) & _M32
+    return result ^ (result >> 16)
+
+
+@functools.lru_cache(maxsize=64)  # most calls pass one of a few seeds
+def _entropy_pool(entropy: int) -> tuple[tuple[int, ...], int]:
+    """``(pool, multiplier)``: the four-word pool of ``SeedSequence(entropy)`` mixed with
+    every entropy word, and the hash's multiplier after them; what its children share
+    before each mixes in its spawn key."""
     words = []
-    entropy = int(entropy)
     while True:
         words.append(entropy & _M32)
         entropy >>= 32
         if entropy == 0:
             break
     words += [0] * (4 - len(words))  # padded to the pool size before a spawn key
-    multiplier = _INIT_A
+    pool, multiplier = [], _INIT_A
+    for word in words[:4]:
+        hashed, multiplier = _hashmix(word, multiplier)
+        pool.append(hashed)
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                hashed, multiplier = _hashmix(pool[src], multiplier)
+                pool[dst] = _mix(pool[dst], hashed)
+    for word in words[4:]:
+        for dst in range(4):
+            hashed, multiplier = _hashmix(word, multiplier)
+            pool[dst] = _mix(pool[dst], hashed)
+    return tuple(pool), multiplier
 
-    def hashmix(value):
-        nonlocal multiplier
-        value = value ^ np.uint32(multiplier)
-        multiplier = (multiplier * _MULT_A) & _M32
-        value = value * np.uint32(multiplier)
-        return value ^ (value >> np.uint32(16))
 
-    def mix(x, y):
-        result = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
-        return result ^ (result >> np.uint32(16))
-
-    with np.errstate(over="ignore"):
-        pool = [hashmix(np.full(runs, w, dtype=np.uint32)) for w in words[:4]]
-        for src in range(4):
-            for dst in range(4):
-                if src != dst:
-                    pool[dst] = mix(pool[dst], hashmix(pool[src]))
-        for word in [*(np.full(runs, w, dtype=np.uint32) for w in words[4:]),
-                     np.arange(runs, dtype=np.uint32)]:
-            for dst in range(4):
-                pool[dst] = mix(pool[dst], hashmix(word))
-        state = np.empty((runs, 8), dtype=np.uint32)
-        multiplier = _INIT_B
-        for i in range(8):
-            value = pool[i % 4] ^ np.uint32(multiplier)
-            multiplier = (multiplier * _MULT_B) & _M32
-            value = value * np.uint32(multiplier)
-            state[:, i] = value ^ (value >> np.uint32(16))
-    return state.view("<u8").astype(np.uint64)
+def _spawned_states(pool: tuple[tuple[int, ...], int], key) -> list:
+    """The four uint64 words that the child of spawn key ``key`` (an int, or a uint64
+    array of keys) generates from the shared ``pool`` of :func:`_entropy_pool`."""
+    words, multiplier = list(pool[0]), pool[1]
+    for dst in range(4):
+        hashed, multiplier = _hashmix(key, multiplier)
+        words[dst] = _mix(words[dst], hashed)
+    multiplier = _INIT_B
+    halves = []
+    for i in range(8):
+        value = words[i % 4] ^ multiplier
+        multiplier = (multiplier * _MULT_B) & _M32
+        value = (value * multiplier) & _M32
+        halves.append(value ^ (value >> 16))
+    return [halves[2 * j] | (halves[2 * j + 1] << 32) for j in range(4)]  # little-endian
 
 
 @njit(inline="always")
@@ -109,6 +137,14 @@ def next_u64(state):
 def uniform(state):
     """A float in ``[0, 1)`` with 53 random bits."""
     return float(next_u64(state) >> uint64(11)) * _MASK53
+
+
+@njit(cache=True)
+def bernoulli(state, p):
+    """``uniform(state) < p``, the same decision from the same draw, taken in integers:
+    the 53 bits ``m`` of the uniform ``m / 2**53`` against ``ceil(p 2**53)``, a threshold
+    the compiler computes once outside a loop where ``p`` does not change."""
+    return (next_u64(state) >> uint64(11)) < uint64(np.ceil(p * 9007199254740992.0))
 
 
 def _ziggurat_layers(n_layers: int = 128, tail: float = 3.442619855899,

@@ -16,8 +16,9 @@ splits over threads) or :func:`prange_driver` (numba's parallel loop)::
 Run ``i`` draws only from ``rng_states[i]`` and writes only row ``i`` of the outputs,
 so the numbers depend neither on the thread count nor on ``runs``: run ``i`` of
 ``runs=n`` equals run ``i`` of ``runs=m``. It advances a private copy of its stream
-state: neighbouring rows share a cache line, which threads drawing on every step would
-contend for (false sharing).
+state, held in the kernel's stack frame (:func:`~tabular._numba.frame.local_stream`):
+neighbouring rows share a cache line, which threads drawing on every step would contend
+for (false sharing), and a copy no other array can alias stays in registers.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from numba import njit, prange
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
+from tabular._numba.frame import local_stream
 from tabular._numba.notice import WORKER_PREFIX
 
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
@@ -49,29 +51,29 @@ SIMPLIFYING_PIPELINE = ParallelOptions(dict(
 
 def _each_run(model, params, rng_states, out):
     for run in range(rng_states.shape[0]):
-        run_one(model, params, rng_states[run].copy(), out, run)  # noqa: F821 (bound below)
+        run_one(model, params, local_stream(rng_states[run]), out, run)  # noqa: F821 (bound below)
 
 
 def _each_run_of_variant(model, params, rng_states, out):
     for run in range(rng_states.shape[0]):
-        run_one(variant, model, params, rng_states[run].copy(), out, run)  # noqa: F821
+        run_one(variant, model, params, local_stream(rng_states[run]), out, run)  # noqa: F821
 
 
 def _each_run_with_rollout(model, params, rollout, rng_states, out):
     for run in range(rng_states.shape[0]):
-        rng = rng_states[run].copy()
+        rng = local_stream(rng_states[run])
         run_one(model, params, rollout, rng, out, run)  # noqa: F821
         rng_states[run] = rng  # where the stream stands: a later call continues it
 
 
 def _each_run_in_parallel(model, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        run_one(model, params, rng_states[run].copy(), out, run)  # noqa: F821 (bound below)
+        run_one(model, params, local_stream(rng_states[run]), out, run)  # noqa: F821
 
 
 def runs_driver(run_one, variant: int | None = None):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
-    ``rng_states`` by ``run_one(model, params, rng_states[run].copy(), out, run)``, one
+    ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
     after another, compiled by :data:`SIMPLIFYING_PIPELINE`, cached, and releasing the
     GIL so that :func:`over_runs` can run chunks of runs on threads. ``run_one`` is
     typically ``inline="always"``: it is then compiled into the loop.
@@ -123,7 +125,8 @@ def _bind(loop, run_one, suffix: str, constants=None, **options):
                                  co_qualname=name,
                                  co_firstlineno=py_run.__code__.co_firstlineno)
     driver = types.FunctionType(code, {"run_one": run_one, "range": range, "prange": prange,
-                                       **(constants or {})}, name)
+                                       "local_stream": local_stream, **(constants or {})},
+                                name)
     driver.__module__, driver.__qualname__ = py_run.__module__, name
     driver.__doc__ = f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
     return njit(cache=True, **options)(driver)
@@ -148,6 +151,10 @@ def over_runs(driver, *args) -> None:
     *shared, rng_states, out = args
     n_runs = rng_states.shape[0]
     n_threads = min(numba.get_num_threads(), n_runs)
+    if n_threads == 1:  # no pool: its threads cost more than a short call's runs
+        with simplifying_pipeline_quiet():
+            driver(*args)
+        return
     bounds = np.linspace(0, n_runs, n_threads + 1).astype(np.int64)
     chunks = [(*shared, rng_states[a:b], runs_slice(out, n_runs, a, b))
               for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import borrowed
 from tabular._numba.optional import row
 from tabular._numba.rng import categorical, seed_states, uniform
 from tabular._numba.runs import over_runs, runs_driver
@@ -51,14 +52,19 @@ from tabular.rules.returns import discounted_return
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
-    epsilon_greedy_probs,
     expected_sarsa_target,
     greedy_action,
     q_learning_target,
     sarsa_target,
     update_toward,
 )
-from tabular.schedules import as_schedule, read_schedule, schedule_value
+from tabular.schedules import (
+    as_schedule,
+    counts_visits,
+    read_schedule,
+    schedule_value,
+    value_at_visit,
+)
 from tabular.types import MDPLike, PolicyLike, StepSize
 
 SARSA, EXPECTED_SARSA, Q_LEARNING = 0, 1, 2
@@ -114,11 +120,11 @@ class DoubleQOutputs(NamedTuple):
 @njit(cache=True, inline="always")
 def _td_prediction_run(model, params, rng, out, run):
     """Run ``run`` of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
-    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
-    policy, gamma, n_step = params.policy, params.gamma, params.n_step
+    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
+    policy, gamma, n_step = borrowed(params.policy), params.gamma, params.n_step
     max_steps = params.max_steps
     alpha = read_schedule(params.alpha)
-    visits = np.zeros(V.shape[0], dtype=np.int64)
+    visits = np.zeros(V.shape[0] if counts_visits(alpha) else 0, dtype=np.int64)
     mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
     states = np.zeros(mask + 1, dtype=np.int64)
     rewards = np.zeros(mask + 1)
@@ -146,8 +152,7 @@ def _td_prediction_run(model, params, rng, out, run):
                 for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
                     G = discounted_return(rewards[i & mask], gamma, G)
                 s_tau = states[tau & mask]
-                visits[s_tau] += 1
-                V[s_tau] = update_toward(V[s_tau], G, schedule_value(alpha, visits[s_tau]))
+                V[s_tau] = update_toward(V[s_tau], G, value_at_visit(alpha, visits, s_tau))
             if tau == T - 1:
                 break
             t += 1
@@ -210,11 +215,10 @@ def td0(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int =
 def _td_control_run(method, model, params, rng, out, run):
     """Run ``run`` of SARSA, expected SARSA or Q-learning (the boxes of sections
     6.4-6.6); ``method`` is a constant of each driver."""
-    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
-    gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
+    Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
+    gamma, max_steps, mask = params.gamma, params.max_steps, borrowed(params.action_mask)
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
-    visits = np.zeros(Q.shape, dtype=np.int64)
-    probs_buf = np.zeros(Q.shape[1])
+    visits = np.zeros(Q.shape if counts_visits(alpha) else (0, 0), dtype=np.int64)
     for episode in range(params.episodes):
         eps = schedule_value(epsilon, episode + 1)
         s = sample_start(model, rng)
@@ -230,12 +234,10 @@ def _td_control_run(method, model, params, rng, out, run):
                 a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
                 target = sarsa_target(r, gamma, Q[s_next], a_next, is_done)
             elif method == EXPECTED_SARSA:
-                epsilon_greedy_probs(Q[s_next], eps, probs_buf, legal_next)
-                target = expected_sarsa_target(r, gamma, Q[s_next], probs_buf, is_done)
+                target = expected_sarsa_target(r, gamma, Q[s_next], eps, is_done, legal_next)
             else:
                 target = q_learning_target(r, gamma, Q[s_next], is_done, legal_next)
-            visits[s, a] += 1
-            Q[s, a] = update_toward(Q[s, a], target, schedule_value(alpha, visits[s, a]))
+            Q[s, a] = update_toward(Q[s, a], target, value_at_visit(alpha, visits, (s, a)))
             if is_done or steps == max_steps:
                 break
             if method != SARSA:

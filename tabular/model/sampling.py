@@ -27,25 +27,27 @@ def sample_step(model, s, a, rng):
     :class:`~tabular.model.mdp.ModelArrays`, read through :mod:`tabular.model.outcomes`) by
     inverse CDF.
 
-    The only door through which learning kernels reach the dynamics. It draws one
-    uniform number per call and scans all K outcomes without an early exit: the
+    The only door through which learning kernels reach the dynamics. With ``K > 1`` it
+    draws one uniform number and scans all K outcomes without an early exit: the
     outcome picked is the first of positive probability whose cumulative
     probability exceeds the draw (the last positive one if rounding leaves a gap).
-    Branch-free selection avoids the mispredicted exits of a stochastic model. An
+    Branch-free selection avoids the mispredicted exits of a stochastic model. With
+    ``K = 1`` the outcome is certain and nothing is drawn. An
     outcome with Gaussian reward noise (``reward_sd > 0``) then draws one normal
     number; no other outcome draws anything more, so a model without noise keeps its
     stream.
     """
-    u = uniform(rng)
-    acc = 0.0
     k = 0
-    found = False
-    for j in range(n_outcomes(model)):
-        p = outcome_prob(model, s, a, j)
-        live = (p > 0.0) & (not found)
-        acc += p
-        k = j if live else k
-        found = found | (live & (u < acc))
+    if n_outcomes(model) > 1:  # a certain outcome needs no draw
+        u = uniform(rng)
+        acc = 0.0
+        found = False
+        for j in range(n_outcomes(model)):
+            p = outcome_prob(model, s, a, j)
+            live = (p > 0.0) & (not found)
+            acc += p
+            k = j if live else k
+            found = found | (live & (u < acc))
     where = outcome_state(model, s, a, k)
     r = outcome_reward(model, s, a, k)
     sd = outcome_noise(model, s, a, k)

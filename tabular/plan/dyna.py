@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.rng import randint
 from tabular.checks import check_nonnegative
 from tabular.model.mdp import MAX_REWARD, ModelArrays
@@ -180,7 +181,7 @@ def _planning_run(env, params, rng, out, run):
     of sections 8.2-8.4 share, then each method's learning and planning. A call of its
     own, not inlined into the driver's parallel loop (docs/internals.md says why)."""
     method = params.method
-    Q = out.Q[run]
+    Q = borrowed(out.Q[run])  # its row views count no references (tabular._numba.frame)
     returns, lengths, episode_updates = out.returns[run], out.lengths[run], out.updates[run]
     epsilon = read_schedule(params.epsilon)
     n_states, n_actions = Q.shape
@@ -228,7 +229,7 @@ def _planning_run(env, params, rng, out, run):
 def _planning_runs(model, switched, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
         _planning_run(Dynamics(model, switched, params.switch_step), params,
-                      rng_states[run].copy(), out, run)
+                      local_stream(rng_states[run]), out, run)
 
 
 # --------------------------------------------------------------------- public functions

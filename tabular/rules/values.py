@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from tabular._numba.rng import randint, uniform
+from tabular._numba.rng import bernoulli, randint
 
 # --------------------------------------------------------------------- legal actions
 
@@ -171,7 +171,7 @@ def greedy_action(q_row, rng, legal=None):
 def epsilon_greedy_action(q_row, epsilon, rng, legal=None):
     """With probability ``epsilon`` a uniformly random legal action, else a greedy one
     (section 2.2; the random action may be the greedy one)."""
-    if epsilon > 0.0 and uniform(rng) < epsilon:
+    if epsilon > 0.0 and bernoulli(rng, epsilon):
         return random_legal_action(legal, q_row.shape[0], rng)
     return greedy_action(q_row, rng, legal)
 
@@ -195,6 +195,25 @@ def epsilon_greedy_probs(q_row, epsilon, out, legal=None):
         out[a] = epsilon / n_legal
         if q_row[a] == best_value:
             out[a] += (1.0 - epsilon) / ties
+
+
+@njit(cache=True, inline="always")
+def epsilon_greedy_expectation(q_row, epsilon, legal=None):
+    """``sum_a pi(a) q_row[a]`` for the epsilon-greedy ``pi`` of
+    :func:`epsilon_greedy_probs`, as ``epsilon / A sum_a q_row[a] + (1 - epsilon) max_a
+    q_row[a]`` (the greedy actions share ``1 - epsilon`` and all have the max): one
+    pass over the row, no buffer of probabilities. A weight of 0 hides a ``-inf``, as
+    :func:`expectation` does (:func:`discounted`)."""
+    first = first_legal(legal)
+    best = q_row[first]
+    total = best
+    for a in range(first + 1, q_row.shape[0]):
+        if is_legal(legal, a):
+            value = q_row[a]
+            total += value
+            best = max(best, value)
+    return (discounted(epsilon / count_legal(legal, q_row.shape[0]), total)
+            + discounted(1.0 - epsilon, best))
 
 
 # --------------------------------------------------------------------- targets
@@ -221,10 +240,11 @@ def q_learning_target(reward, gamma, q_next_row, done, legal=None):
 
 
 @njit(cache=True, inline="always")
-def expected_sarsa_target(reward, gamma, q_next_row, next_probs, done):
-    """``R + gamma sum_a pi(a|S') Q(S', a)`` (eq. 6.9), ``next_probs = pi(.|S')`` (for
-    expected SARSA the epsilon-greedy probabilities of :func:`epsilon_greedy_probs`)."""
-    return td_target(reward, gamma, expectation(next_probs, q_next_row), done)
+def expected_sarsa_target(reward, gamma, q_next_row, epsilon, done, legal=None):
+    """``R + gamma sum_a pi(a|S') Q(S', a)`` (eq. 6.9), ``pi`` the epsilon-greedy policy
+    on ``Q(S', .)`` over the legal actions (:func:`epsilon_greedy_expectation`)."""
+    return td_target(reward, gamma, epsilon_greedy_expectation(q_next_row, epsilon, legal),
+                     done)
 
 
 @njit(cache=True, inline="always")
