@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
@@ -65,6 +66,29 @@ def _transitions(model, rng):
         s_next, r, done = sample_step(model, s, a, rng)
         out[0, i], out[1, i], out[2, i] = s_next, r, done
     return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sample_step_draws_the_same_transitions_with_and_without_the_tables(seed):
+    """A model with many outcomes (K = 30, each pair using 1..K), stored compact and wide,
+    with its search tables and without them (the scan), gives the same ``(s', r, done)``
+    bit for bit, with Gaussian reward noise (seeds 1, 2) and without (seed 0)."""
+    rng = np.random.default_rng(seed)
+    mdp = random_mdp(rng, 20, 3, 30, done_rate=0.2)
+    noisy = TabularMDP(mdp.next_state, mdp.prob, mdp.reward, mdp.done, mdp.start,
+                       reward_sd=rng.uniform(0.0, 1.0, mdp.prob.shape) * (seed > 0))
+    wide = TabularMDP.from_arrays(*compact.encode(noisy.next_state, noisy.prob, noisy.reward,
+                                                  noisy.done, "wide"), noisy.start,
+                                  reward_sd=noisy.reward_sd)
+    assert wide.arrays.code.dtype == np.uint32 and noisy.arrays.code.dtype == np.uint16
+    assert noisy.arrays.cdf.size and wide.arrays.cdf.size
+    empty = np.zeros((0, 0), np.int64), np.zeros((0, 0)), np.zeros((0, 0), np.int64)
+    scanned = noisy.arrays._replace(**dict(zip(("cdf_row", "cdf", "guide"), empty,
+                                               strict=True)))
+    draws = [_transitions(model, seed_states(seed)[0].copy())
+             for model in (noisy.arrays, wide.arrays, scanned)]
+    for other in draws[1:]:
+        np.testing.assert_array_equal(draws[0].view(np.uint64), other.view(np.uint64))
 
 
 @PROPERTY

@@ -86,7 +86,27 @@ def outcome_noise(model, s, a, k):
 
 
 @njit(cache=True, inline="always")
+def searchable(model):
+    """Whether the model keeps the sampler's search tables (``K >= SEARCH_OUTCOMES``,
+    :func:`~tabular.model.compact.search_tables`)."""
+    return model.cdf_row.shape[0] > 0
+
+
+@njit(cache=True, inline="always")
+def search_outcome(model, s, a, u):
+    """The first outcome of ``(s, a)`` whose running sum of probabilities exceeds the draw
+    ``u`` in ``[0, 1)``, or its last outcome of positive probability past them (Chen &
+    Asau's indexed search: from the guide table's outcome for ``u``'s bucket, onwards
+    through the sums). Needs the search tables (:func:`searchable`)."""
+    row = model.cdf_row[s, a]
+    k = model.guide[row, np.int64(u * model.guide.shape[1])]  # exact: a power of two
+    while model.cdf[row, k] <= u:
+        k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
 def with_start(model, start_cdf):
     """The same dynamics with another start distribution (cumulative ``start_cdf``)."""
     return ModelArrays(model.successor, model.code, model.prob, model.reward, start_cdf,
-                       model.reward_sd)
+                       model.reward_sd, model.cdf_row, model.cdf, model.guide)

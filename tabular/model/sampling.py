@@ -18,6 +18,8 @@ from tabular.model.outcomes import (
     outcome_prob,
     outcome_reward,
     outcome_state,
+    search_outcome,
+    searchable,
 )
 
 
@@ -28,15 +30,30 @@ def sample_step(model, s, a, rng):
     inverse CDF.
 
     The only door through which learning kernels reach the dynamics. It draws one
-    uniform number per call and scans all K outcomes without an early exit: the
-    outcome picked is the first of positive probability whose cumulative
-    probability exceeds the draw (the last positive one if rounding leaves a gap).
-    Branch-free selection avoids the mispredicted exits of a stochastic model. An
-    outcome with Gaussian reward noise (``reward_sd > 0``) then draws one normal
-    number; no other outcome draws anything more, so a model without noise keeps its
-    stream.
+    uniform number per call; the outcome picked is the first of positive probability
+    whose cumulative probability exceeds the draw (the last positive one if rounding
+    leaves a gap): by :func:`scan_outcome` when K is small, by the search tables of a
+    model with many outcomes (:func:`~tabular.model.outcomes.search_outcome`), the
+    same outcome for every draw. An outcome with Gaussian reward noise
+    (``reward_sd > 0``) then draws one normal number; no other outcome draws anything
+    more, so a model without noise keeps its stream.
     """
     u = uniform(rng)
+    k = search_outcome(model, s, a, u) if searchable(model) else scan_outcome(model, s, a, u)
+    where = outcome_state(model, s, a, k)
+    r = outcome_reward(model, s, a, k)
+    sd = outcome_noise(model, s, a, k)
+    if sd > 0.0:
+        r += sd * normal(rng)
+    return where[0], r, where[1]
+
+
+@njit(cache=True, inline="always")
+def scan_outcome(model, s, a, u):
+    """The first outcome of ``(s, a)`` of positive probability whose running sum of
+    probabilities exceeds the draw ``u``, or the last of positive probability when
+    rounding leaves ``u`` past them all: a scan of all K outcomes without an early exit,
+    since branch-free selection avoids the mispredicted exits of a stochastic model."""
     acc = 0.0
     k = 0
     found = False
@@ -46,12 +63,7 @@ def sample_step(model, s, a, rng):
         acc += p
         k = j if live else k
         found = found | (live & (u < acc))
-    where = outcome_state(model, s, a, k)
-    r = outcome_reward(model, s, a, k)
-    sd = outcome_noise(model, s, a, k)
-    if sd > 0.0:
-        r += sd * normal(rng)
-    return where[0], r, where[1]
+    return k
 
 
 @njit(cache=True, inline="always")
