@@ -5,11 +5,12 @@ with many outcomes keeps every learner's numbers bit for bit."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
 
-from tabular import TabularMDP
+from tabular import TabularMDP, checks
 from tabular.model import compact
 from tabular.model.outcomes import search_outcome
 from tabular.model.sampling import scan_outcome
@@ -105,3 +106,12 @@ def test_small_models_keep_no_tables_and_large_ones_keep_each_distinct_row_once(
     rows = model.cdf_row[:, 0]
     assert rows[0] == rows[5] != rows[1] and (rows[1:5] == rows[1]).all()
     np.testing.assert_array_equal(model.cdf[rows[0]], np.inf)  # one outcome: picked always
+
+
+def test_a_model_whose_search_tables_would_not_fit_is_refused(monkeypatch):
+    monkeypatch.setattr(checks, "memory_limit", lambda: 100)  # a machine of 200 bytes
+    prob = np.full((2, 1, compact.SEARCH_OUTCOMES), 1 / compact.SEARCH_OUTCOMES)
+    with pytest.raises(ValueError, match=r"the model is too large: the sampler's search "
+                                         r"tables over 2 x 1 x 5 outcomes would need 640 bytes"):
+        TabularMDP(np.zeros(prob.shape, int), prob, np.zeros(prob.shape),
+                   np.ones(prob.shape, bool), [0.5, 0.5])

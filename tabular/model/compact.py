@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tabular.checks import memory_limit
+from tabular.checks import check_fits
 
 #: The most distinct ``(prob, reward)`` pairs a model stores as uint16 codes.
 MAX_CODES = 2**16
@@ -114,13 +114,15 @@ def search_tables(code, prob) -> tuple:
       the search for a draw ``u`` starts, at ``i = floor(u G)``; it moves on past
       ``1 + K / G <= 2`` sums on average, whatever the probabilities.
 
-    Three empty arrays when ``K < SEARCH_OUTCOMES`` or the tables would not fit in
-    memory (:func:`~tabular.checks.memory_limit`): the sampler then scans, and draws the
-    same outcomes.
+    Three empty arrays when ``K < SEARCH_OUTCOMES`` (the sampler scans); a ``ValueError``,
+    before anything is allocated, when building them could take more than
+    :func:`~tabular.checks.memory_limit`.
     """
     S, A, K = code.shape
-    if K < SEARCH_OUTCOMES or SEARCH_BYTES * code.size > memory_limit():
+    if K < SEARCH_OUTCOMES:
         return np.zeros((0, 0), np.int64), np.zeros((0, 0)), np.zeros((0, 0), np.int64)
+    check_fits("the model", SEARCH_BYTES * code.size,
+               f"the sampler's search tables over {S:,} x {A:,} x {K:,} outcomes")
     rows = prob[code].reshape(S * A, K)
     _, first, row = np.unique(rows.view(np.dtype((np.void, 8 * K))).ravel(),
                               return_index=True, return_inverse=True)

@@ -59,7 +59,7 @@ class ModelArrays(NamedTuple):
     without noise; ``cdf_row`` int64 ``[S, A]``, ``cdf`` float64 ``[R, K]`` and
     ``guide`` int64 ``[R, G]``: the sampler's search tables
     (:func:`~tabular.model.compact.search_tables`), or empty (shape ``(0, 0)``) when
-    ``K`` is small and the sampler scans.
+    ``K < SEARCH_OUTCOMES`` and the sampler scans.
     """
 
     successor: np.ndarray

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tabular.model.compact import SEARCH_OUTCOMES
 from tabular.model.mdp import ModelArrays
 
 
@@ -87,12 +88,14 @@ def outcome_noise(model, s, a, k):
 
 @njit(cache=True, inline="always")
 def searchable(model):
-    """Whether the model keeps the sampler's search tables (``K >= SEARCH_OUTCOMES``,
-    :func:`~tabular.model.compact.search_tables`)."""
-    return model.cdf_row.shape[0] > 0
+    """Whether the model keeps the sampler's search tables
+    (:func:`~tabular.model.compact.search_tables`): ``K >= SEARCH_OUTCOMES``, a test of
+    the K that the scan reads anyway (a test of the tables' shape cost small models 2-5%
+    of their steps per second, docs/internals.md)."""
+    return n_outcomes(model) >= SEARCH_OUTCOMES
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def search_outcome(model, s, a, u):
     """The first outcome of ``(s, a)`` whose running sum of probabilities exceeds the draw
     ``u`` in ``[0, 1)``, or its last outcome of positive probability past them (Chen &
