@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
@@ -84,6 +85,25 @@ def test_a_certain_outcome_draws_no_random_number():
     assert deterministic.n_outcomes == 1 and slippery.n_outcomes > 1
     assert _steps_leave_the_stream(deterministic.arrays, seed_states(0)[0].copy())
     assert not _steps_leave_the_stream(slippery.arrays, seed_states(0)[0].copy())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_outcomes_draw_the_same_transitions_in_both_forms(seed):
+    """A model with many outcomes (K = 30, each pair using 1..K; the sampler searches its
+    tables), stored compact and wide, gives the same ``(s', r, done)`` bit for bit, with
+    Gaussian reward noise (seeds 1, 2) and without (seed 0)."""
+    rng = np.random.default_rng(seed)
+    mdp = random_mdp(rng, 20, 3, 30, done_rate=0.2)
+    noisy = TabularMDP(mdp.next_state, mdp.prob, mdp.reward, mdp.done, mdp.start,
+                       reward_sd=rng.uniform(0.0, 1.0, mdp.prob.shape) * (seed > 0))
+    wide = TabularMDP.from_arrays(*compact.encode(noisy.next_state, noisy.prob, noisy.reward,
+                                                  noisy.done, "wide"), noisy.start,
+                                  reward_sd=noisy.reward_sd)
+    assert wide.arrays.code.dtype == np.uint32 and noisy.arrays.code.dtype == np.uint16
+    assert noisy.arrays.cdf.size and wide.arrays.cdf.size
+    draws = [_transitions(model, seed_states(seed)[0].copy())
+             for model in (noisy.arrays, wide.arrays)]
+    assert_same_bits(*draws)
 
 
 @PROPERTY

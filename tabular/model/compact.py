@@ -21,11 +21,18 @@ chosen automatically from the arrays, moves 6 (a :class:`~tabular.model.mdp.Mode
 Every number a kernel reads is the one the wide form holds, bit for bit, so results
 do not depend on the form (``tests/test_compact.py``). Values stay float64. Kernels
 read the stored form through the accessors of :mod:`tabular.model.outcomes` only.
+
+A model with at least ``SEARCH_OUTCOMES`` outcomes per pair also keeps a table for the
+sampler (:func:`search_tables`): its distinct probability rows, each as running sums
+with a guide table over them (Chen & Asau's indexed search), so that drawing an outcome
+costs O(1) expected reads instead of a scan of all K (docs/internals.md).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from tabular.checks import check_fits
 
 #: The most distinct ``(prob, reward)`` pairs a model stores as uint16 codes.
 MAX_CODES = 2**16
@@ -34,6 +41,12 @@ INT32_STATES = 2**31
 #: The layouts: ``"compact"`` (the default, chosen from the arrays) and ``"wide"``
 #: (int64 successors, float64 per outcome: what the compact form is checked against).
 LAYOUTS = ("compact", "wide")
+#: The fewest outcomes per pair for which a model keeps the sampler's search tables:
+#: below it the branch-free scan of every outcome is as fast (docs/internals.md).
+SEARCH_OUTCOMES = 5
+#: Bytes per outcome slot that building the search tables may take at its peak (55-61
+#: measured with every row distinct; docs/internals.md).
+SEARCH_BYTES = 64
 
 
 def index_dtype(n_states: int):
@@ -84,6 +97,46 @@ def own_rows(shape) -> np.ndarray:
     ``2**32`` outcomes)."""
     n = int(np.prod(shape))
     return np.arange(n, dtype=np.uint32 if n < 2**32 else np.uint64).reshape(shape)
+
+
+def search_tables(code, prob) -> tuple:
+    """``(cdf_row, cdf, guide)``: the sampler's tables for the stored ``code [S, A, K]`` and
+    ``prob`` table (:func:`tabular.model.outcomes.search_outcome` reads them).
+
+    - ``cdf`` float64 ``[R, K]``: the ``R`` distinct probability rows (told apart by
+      their bits), each as the running sums that the sampler's scan adds up, in its
+      order (``np.cumsum`` adds one after the other), and ``+inf`` from the row's last
+      outcome of positive probability on, so that a draw past the last sum (a rounding
+      gap) selects that outcome, as the scan does;
+    - ``cdf_row`` int64 ``[S, A]``: the row of each pair;
+    - ``guide`` int64 ``[R, G]``, ``G`` the power of two ``>= K``: ``guide[r, i]`` is
+      the first outcome whose sum exceeds ``i / G`` (exact: ``G`` is a power of two), where
+      the search for a draw ``u`` starts, at ``i = floor(u G)``; it moves on past
+      ``1 + K / G <= 2`` sums on average, whatever the probabilities.
+
+    Three empty arrays when ``K < SEARCH_OUTCOMES`` (the sampler scans); a ``ValueError``,
+    before anything is allocated, when building them could take more than
+    :func:`~tabular.checks.memory_limit`.
+    """
+    S, A, K = code.shape
+    if K < SEARCH_OUTCOMES:
+        return np.zeros((0, 0), np.int64), np.zeros((0, 0)), np.zeros((0, 0), np.int64)
+    check_fits("the model", SEARCH_BYTES * code.size,
+               f"the sampler's search tables over {S:,} x {A:,} x {K:,} outcomes")
+    rows = prob[code].reshape(S * A, K)
+    _, first, row = np.unique(rows.view(np.dtype((np.void, 8 * K))).ravel(),
+                              return_index=True, return_inverse=True)
+    distinct = rows[first]
+    cdf = np.cumsum(distinct, axis=1)
+    last = K - 1 - np.argmax(distinct[:, ::-1] > 0.0, axis=1)
+    cdf[np.arange(K) >= last[:, None]] = np.inf
+    G = 1 << (K - 1).bit_length()
+    # a sum c is at most i / G from bucket i = ceil(c G) on; guide[r, i] counts them
+    bucket = np.ceil(np.minimum(cdf * G, G)).astype(np.int64)
+    counts = np.bincount((np.arange(len(cdf))[:, None] * (G + 1) + bucket).ravel(),
+                         minlength=len(cdf) * (G + 1))
+    guide = np.cumsum(counts.reshape(-1, G + 1)[:, :G], axis=1)
+    return row.reshape(S, A).astype(np.int64), cdf, guide
 
 
 def _certain(prob, K):

@@ -56,7 +56,10 @@ class ModelArrays(NamedTuple):
     when ``K = 1`` (every outcome is certain); ``start_cdf`` ``[S]``: the cumulative
     start distribution; ``reward_sd`` float64 ``[S, A, K]``: the standard deviation of
     each outcome's Gaussian reward noise, or empty (shape ``(0, 0, 0)``) for a model
-    without noise.
+    without noise; ``cdf_row`` int64 ``[S, A]``, ``cdf`` float64 ``[R, K]`` and
+    ``guide`` int64 ``[R, G]``: the sampler's search tables
+    (:func:`~tabular.model.compact.search_tables`), or empty (shape ``(0, 0)``) when
+    ``K < SEARCH_OUTCOMES`` and the sampler scans.
     """
 
     successor: np.ndarray
@@ -65,6 +68,9 @@ class ModelArrays(NamedTuple):
     reward: np.ndarray
     start_cdf: np.ndarray
     reward_sd: np.ndarray
+    cdf_row: np.ndarray
+    cdf: np.ndarray
+    guide: np.ndarray
 
 
 class _Stored:
@@ -193,7 +199,8 @@ class TabularMDP:
             code, prob, reward = compact.own_rows(successor.shape), prob.ravel(), reward.ravel()
         self.start.flags.writeable = False
         arrays = ModelArrays(successor, code, prob, reward, np.cumsum(self.start),
-                             self._reward_noise(successor.shape))
+                             self._reward_noise(successor.shape),
+                             *compact.search_tables(code, prob))
         for value in arrays:
             if value is not None:
                 value.flags.writeable = False

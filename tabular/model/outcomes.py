@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tabular.model.compact import SEARCH_OUTCOMES
 from tabular.model.mdp import ModelArrays
 
 
@@ -86,7 +87,29 @@ def outcome_noise(model, s, a, k):
 
 
 @njit(cache=True, inline="always")
+def searchable(model):
+    """Whether the model keeps the sampler's search tables
+    (:func:`~tabular.model.compact.search_tables`): ``K >= SEARCH_OUTCOMES``, a test of
+    the K that the scan reads anyway, cheaper than a test of the tables' shape
+    (docs/internals.md)."""
+    return n_outcomes(model) >= SEARCH_OUTCOMES
+
+
+@njit(cache=True)
+def search_outcome(model, s, a, u):
+    """The first outcome of ``(s, a)`` whose running sum of probabilities exceeds the draw
+    ``u`` in ``[0, 1)``, or its last outcome of positive probability past them (Chen &
+    Asau's indexed search: from the guide table's outcome for ``u``'s bucket, onwards
+    through the sums). Needs the search tables (:func:`searchable`)."""
+    row = model.cdf_row[s, a]
+    k = model.guide[row, np.int64(u * model.guide.shape[1])]  # exact: a power of two
+    while model.cdf[row, k] <= u:
+        k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
 def with_start(model, start_cdf):
     """The same dynamics with another start distribution (cumulative ``start_cdf``)."""
     return ModelArrays(model.successor, model.code, model.prob, model.reward, start_cdf,
-                       model.reward_sd)
+                       model.reward_sd, model.cdf_row, model.cdf, model.guide)

@@ -18,6 +18,8 @@ from tabular.model.outcomes import (
     outcome_prob,
     outcome_reward,
     outcome_state,
+    search_outcome,
+    searchable,
 )
 
 
@@ -27,33 +29,44 @@ def sample_step(model, s, a, rng):
     :class:`~tabular.model.mdp.ModelArrays`, read through :mod:`tabular.model.outcomes`) by
     inverse CDF.
 
-    The only door through which learning kernels reach the dynamics. With ``K > 1`` it
-    draws one uniform number and scans all K outcomes without an early exit: the
-    outcome picked is the first of positive probability whose cumulative
-    probability exceeds the draw (the last positive one if rounding leaves a gap).
-    Branch-free selection avoids the mispredicted exits of a stochastic model. With
-    ``K = 1`` the outcome is certain and nothing is drawn. An
-    outcome with Gaussian reward noise (``reward_sd > 0``) then draws one normal
-    number; no other outcome draws anything more, so a model without noise keeps its
-    stream.
+    The only door through which learning kernels reach the dynamics. With ``K = 1``
+    the outcome is certain and nothing is drawn. Otherwise it draws one uniform
+    number; the outcome picked is the first of positive probability whose cumulative
+    probability exceeds the draw (the last positive one if rounding leaves a gap): by
+    :func:`scan_outcome` when K is small, by the search tables of a model with many
+    outcomes (:func:`~tabular.model.outcomes.search_outcome`), the same outcome for
+    every draw. An outcome with Gaussian reward noise (``reward_sd > 0``) then draws
+    one normal number; no other outcome draws anything more, so a model without noise
+    keeps its stream.
     """
     k = 0
     if n_outcomes(model) > 1:  # a certain outcome needs no draw
         u = uniform(rng)
-        acc = 0.0
-        found = False
-        for j in range(n_outcomes(model)):
-            p = outcome_prob(model, s, a, j)
-            live = (p > 0.0) & (not found)
-            acc += p
-            k = j if live else k
-            found = found | (live & (u < acc))
+        k = search_outcome(model, s, a, u) if searchable(model) else scan_outcome(model, s, a, u)
     where = outcome_state(model, s, a, k)
     r = outcome_reward(model, s, a, k)
     sd = outcome_noise(model, s, a, k)
     if sd > 0.0:
         r += sd * normal(rng)
     return where[0], r, where[1]
+
+
+@njit(cache=True, inline="always")
+def scan_outcome(model, s, a, u):
+    """The first outcome of ``(s, a)`` of positive probability whose running sum of
+    probabilities exceeds the draw ``u``, or the last of positive probability when
+    rounding leaves ``u`` past them all: a scan of all K outcomes without an early exit,
+    since branch-free selection avoids the mispredicted exits of a stochastic model."""
+    acc = 0.0
+    k = 0
+    found = False
+    for j in range(n_outcomes(model)):
+        p = outcome_prob(model, s, a, j)
+        live = (p > 0.0) & (not found)
+        acc += p
+        k = j if live else k
+        found = found | (live & (u < acc))
+    return k
 
 
 @njit(cache=True, inline="always")
