@@ -6,8 +6,8 @@ increment and decrement of the array's counter, which in a TD loop cost more tha
 step itself. Arrays without a counter (a null ``meminfo``) cost nothing: the compiler
 drops the calls. ``docs/internals.md`` gives the figures.
 
-- :func:`local_stream`: a copy of a run's random stream in the kernel's stack frame;
-- :func:`borrowed`: a view of an array that the kernel's caller keeps alive.
+- ``local_stream``: a copy of a run's random stream in the kernel's stack frame;
+- ``borrowed``: a view of an array that the kernel's caller keeps alive.
 
 Neither may outlive the kernel's call: never return or store one.
 """

@@ -16,7 +16,7 @@ splits over threads) or :func:`prange_driver` (numba's parallel loop)::
 Run ``i`` draws only from ``rng_states[i]`` and writes only row ``i`` of the outputs,
 so the numbers depend neither on the thread count nor on ``runs``: run ``i`` of
 ``runs=n`` equals run ``i`` of ``runs=m``. It advances a private copy of its stream
-state, held in the kernel's stack frame (:func:`~tabular._numba.frame.local_stream`):
+state, held in the kernel's stack frame (``local_stream`` of :mod:`tabular._numba.frame`):
 neighbouring rows share a cache line, which threads drawing on every step would contend
 for (false sharing), and a copy no other array can alias stays in registers.
 """
