@@ -29,6 +29,7 @@ from tabular._numba.runs import SIMPLIFYING_PIPELINE, runs_driver
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
 from tabular.learn.td import Q_LEARNING, _td_control_run
 from tabular.model.policy import as_softmax_policy
+from tabular.model.sampling import count_at_most
 from tabular.results import RunsResult
 from tabular.rules.policy_gradient import log_softmax, sample_softmax, softmax
 
@@ -315,6 +316,15 @@ def test_two_drivers_never_share_a_name():
     one name in one file would load each other's machine code."""
     with pytest.raises(ValueError, match="exists already"):
         runs_driver(_td_control_run, Q_LEARNING)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=12), st.integers(-1, 40))
+def test_count_at_most_is_searchsorted_right(steps, u):
+    """``sample_start``'s binary search gives ``np.searchsorted(side="right")``'s index,
+    ties and the ends included."""
+    cdf = np.cumsum(np.array(steps, dtype=float)) / 4.0
+    assert count_at_most(cdf, u / 4.0) == np.searchsorted(cdf, u / 4.0, side="right")
 
 
 # --------------------------------------------------------------------- results

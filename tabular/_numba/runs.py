@@ -63,7 +63,10 @@ def _each_run_with_rollout(model, params, rollout, rng_states, out):
     for run in range(rng_states.shape[0]):
         rng = local_stream(rng_states[run])
         run_one(model, params, rollout, rng, out, run)  # noqa: F821
-        rng_states[run] = rng  # where the stream stands: a later call continues it
+        # where the stream stands, for a later call to continue it; element by element,
+        # since a row assignment compiles numba's message for mismatched shapes
+        for word in range(rng.shape[0]):
+            rng_states[run, word] = rng[word]
 
 
 def _each_run_in_parallel(model, params, rng_states, out):

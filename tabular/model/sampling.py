@@ -8,7 +8,6 @@ start states with :func:`sample_start` and actions of a softmax policy with
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from tabular._numba.rng import normal, uniform
@@ -73,5 +72,19 @@ def scan_outcome(model, s, a, u):
 def sample_start(model, rng):
     """A start state drawn from the model's cumulative start distribution."""
     u = uniform(rng) * model.start_cdf[-1]
-    s = np.searchsorted(model.start_cdf, u, side="right")
-    return min(s, model.start_cdf.shape[0] - 1)
+    return min(count_at_most(model.start_cdf, u), model.start_cdf.shape[0] - 1)
+
+
+@njit(cache=True)
+def count_at_most(cdf, u):
+    """The number of entries of the nondecreasing ``cdf`` that are ``<= u``, by binary
+    search: ``np.searchsorted(cdf, u, side="right")`` written out (docs/internals.md says
+    why)."""
+    lo, hi = 0, cdf.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cdf[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
