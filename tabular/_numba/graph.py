@@ -17,9 +17,7 @@ def backward_closure(indptr, sources, targets):
     ``sources[indptr[t]:indptr[t + 1]]`` are the states with an edge into ``t``.
     """
     reached = targets.copy()
-    stack = np.flatnonzero(targets)
-    stack = np.concatenate((stack, np.empty(targets.shape[0], dtype=np.int64)))
-    top = np.count_nonzero(targets)
+    stack, top = _seeds(targets)
     while top > 0:
         top -= 1
         t = stack[top]
@@ -41,9 +39,8 @@ def backward_bfs_actions(indptr, sources, actions, first_action):
     one level closer to the seeds; ``-1`` where the seeds are out of reach.
     """
     chosen = first_action.copy()
-    queue = np.flatnonzero(first_action >= 0)
-    queue = np.concatenate((queue, np.empty(first_action.shape[0], dtype=np.int64)))
-    head, tail = 0, np.count_nonzero(first_action >= 0)
+    queue, tail = _seeds(first_action >= 0)
+    head = 0
     while head < tail:
         t = queue[head]
         head += 1
@@ -54,3 +51,17 @@ def backward_bfs_actions(indptr, sources, actions, first_action):
                 queue[tail] = s
                 tail += 1
     return chosen
+
+
+@njit(cache=True)
+def _seeds(is_seed):
+    """``(states, n)``: room for every state (each enters a search at most once), the
+    first ``n`` the seeds (``is_seed``, bool ``[S]``) in increasing order."""
+    # a loop, not flatnonzero + concatenate: those cost every first call compiles of their own
+    states = np.empty(is_seed.shape[0], dtype=np.int64)
+    n = 0
+    for s in range(is_seed.shape[0]):
+        if is_seed[s]:
+            states[n] = s
+            n += 1
+    return states, n
