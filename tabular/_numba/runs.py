@@ -71,7 +71,9 @@ def _each_run_with_rollout(model, params, rollout, rng_states, out):
 
 def _each_run_in_parallel(model, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
-        run_one(model, params, local_stream(rng_states[run]), out, run)  # noqa: F821
+        # int64: the parallel loop's body sees an unsigned index, its typing a signed one,
+        # and each signature of run_one would be a compile of its own
+        run_one(model, params, local_stream(rng_states[run]), out, np.int64(run))  # noqa: F821
 
 
 def runs_driver(run_one, variant: int | None = None):
@@ -128,8 +130,8 @@ def _bind(loop, run_one, suffix: str, constants=None, **options):
                                  co_qualname=name,
                                  co_firstlineno=py_run.__code__.co_firstlineno)
     driver = types.FunctionType(code, {"run_one": run_one, "range": range, "prange": prange,
-                                       "local_stream": local_stream, **(constants or {})},
-                                name)
+                                       "local_stream": local_stream, "np": np,
+                                       **(constants or {})}, name)
     driver.__module__, driver.__qualname__ = py_run.__module__, name
     driver.__doc__ = f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
     return njit(cache=True, **options)(driver)

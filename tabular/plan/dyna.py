@@ -228,8 +228,9 @@ def _planning_run(env, params, rng, out, run):
 @njit(cache=True, parallel=True)
 def _planning_runs(model, switched, params, rng_states, out):
     for run in prange(rng_states.shape[0]):
+        # int64: else _planning_run compiles for the unsigned index of the loop's body too
         _planning_run(Dynamics(model, switched, params.switch_step), params,
-                      local_stream(rng_states[run]), out, run)
+                      local_stream(rng_states[run]), out, np.int64(run))
 
 
 # --------------------------------------------------------------------- public functions
