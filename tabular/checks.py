@@ -234,8 +234,7 @@ def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
     if not (np.issubdtype(pi.dtype, np.number) or pi.dtype == np.bool_):
         raise ValueError(f"{name} must hold numbers, got {pi.dtype}")
     pi = pi.astype(np.float64)
-    # First over the whole matrix: row sums by einsum (NumPy's sum over a short last axis
-    # is 4x slower), NaN or infinite where an entry is; a bad row is then looked for.
+    # whole-matrix test first (a NaN or inf entry fails it); einsum sums short rows fastest
     if (np.abs(np.einsum("ij->i", pi) - 1) <= 1e-9).all() and not (pi < 0).any():
         return np.ascontiguousarray(pi)
     bad = ~np.isfinite(pi).all(axis=1) | (pi < 0).any(axis=1) | (np.abs(pi.sum(axis=1) - 1) > 1e-9)
