@@ -91,7 +91,7 @@ class Contenders:
             policy = np.full((S, A), 1.0 / A)
             params = td.TDPredictionParams(policy, GAMMA, constant(TD_ALPHA).params, 1,
                                            episodes, max_steps)
-            driver = td._td_prediction
+            driver = td._td0  # what td0 runs at n = 1
             self.fresh = lambda: prediction_outputs(np.zeros(S), 1, episodes, False)
             self.ours = lambda: td0(mdp, policy, gamma=GAMMA, alpha=TD_ALPHA,
                                     episodes=episodes, max_steps=max_steps)

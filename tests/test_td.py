@@ -40,8 +40,9 @@ from tabular import (
     watkins_q_lambda,
 )
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import runs_slice
-from tabular.learn.setup import ControlOutputs
+from tabular._numba.runs import over_runs, runs_slice
+from tabular.learn import td
+from tabular.learn.setup import ControlOutputs, prediction_outputs
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -262,6 +263,26 @@ def test_td_prediction_converges_on_random_mdps(mdp, gamma, n_step):
     res = td0(mdp, pi, gamma=gamma, episodes=2000, alpha=inverse(1.0, 0.6), n_step=n_step,
               max_steps=20, runs=16, seed=6)
     np.testing.assert_allclose(res.V.mean(axis=0), v_pi, atol=0.1 * value_scale(mdp, gamma))
+
+
+@settings(max_examples=40, deadline=None)
+@given(mdps(max_states=6, max_actions=3, max_outcomes=3, traps=True), st.floats(0.0, 1.0),
+       st.sampled_from([constant(0.3), inverse(1.0, 0.6)]), st.integers(1, 12),
+       st.booleans(), st.integers(0, 2**32))
+def test_td0_loop_is_the_n_step_loop_at_n_one(mdp, gamma, alpha, max_steps, history, seed):
+    """TD(0)'s own loop draws and computes what the n-step loop does at n = 1, bit for
+    bit: with -inf rewards, step-size schedules, cut episodes and several runs."""
+    policy = np.random.default_rng(seed).dirichlet(np.ones(mdp.n_actions), mdp.n_states)
+    params = td.TDPredictionParams(policy=policy, gamma=gamma, alpha=alpha.params,
+                                   n_step=1, episodes=15, max_steps=max_steps)
+    outs = []
+    for driver in (td._td0, td._td_prediction):
+        out = prediction_outputs(np.zeros(mdp.n_states), 3, 15, history)
+        over_runs(driver, mdp.arrays, params, seed_states(seed, 3), out)
+        outs.append(out)
+    for name, ours, theirs in zip(outs[0]._fields, *outs, strict=True):
+        if ours is not None:
+            assert ours.tobytes() == theirs.tobytes(), name
 
 
 def test_td_history_records_each_episode():
