@@ -56,7 +56,7 @@ def test_a_first_compile_is_announced_once_and_a_cached_call_not_at_all(tmp_path
     cold = run(Q_LEARNING, tmp_path)
     assert notices(cold.stderr) == [notice.message("q_learning")]
     assert notice.message("q_learning").startswith(
-        "tabular: compiling q_learning (first use, cached afterwards, ~")
+        "tabular: compiling q_learning (first use, cached afterwards, up to ~")
     warm_run = run(Q_LEARNING, tmp_path)
     assert notices(warm_run.stderr) == []
 
