@@ -39,7 +39,7 @@ from tabular.rlhf.pipeline import train_pipeline
 GAMMA = 0.9
 ALPHA = 0.1
 ENV_ID = "tabzoo/Gridworld4x4-v0"
-SETUP = ("import gymnasium as gym, envs; from tabular import {name} as f; "
+SETUP = ("import gymnasium as gym, tabular.envs; from tabular import {name} as f; "
          f"mdp = gym.make('{ENV_ID}').unwrapped.to_mdp()")
 CALLS = {"reinforce": "episodes=2", "actor_critic": "episodes=2",
          "ppo": "iterations=1, episodes_per_batch=2", "trpo": "iterations=1, episodes_per_batch=2"}
