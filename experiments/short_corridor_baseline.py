@@ -20,9 +20,11 @@ from . import style
 from .checks import Measure, above, below, check, within
 from .settings import Settings
 from .short_corridor import (
+    K_SE,
     MAX_STUCK,
     STUCK,
     exact_optimum,  # noqa: F401  (a check of this experiment too: v* is the same)
+    mean_se,
     model,
     shared_policy,
     shared_policy_values,
@@ -33,9 +35,6 @@ METHODS = ("REINFORCE", "REINFORCE with baseline")
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = ("Sutton & Barto (2018), Example 13.1, Figure 13.2 (REINFORCE with a "
               "baseline), with the exact optimum of the shared policies")
-#: Standard errors a measured mean may lie from its reference (a normal mean falls
-#: outside 4 of them with probability 6e-5).
-K_SE = 4.0
 #: The episodes over which "learns faster" is measured: the first fifth, where the two
 #: curves of Figure 13.2 are furthest apart.
 EARLY = 200
@@ -96,11 +95,6 @@ def _stuck(returns: np.ndarray) -> np.ndarray:
     return returns[:, -100:].mean(axis=1) < STUCK
 
 
-def _mean_se(x: np.ndarray) -> tuple[float, float]:
-    """The mean of the per-run values ``x`` and its standard error."""
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
-
-
 def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(1, 1, width=6.0, height=4.2,
                              title="Figure 13.2: REINFORCE with a baseline, short corridor")
@@ -132,7 +126,7 @@ def nobody_beats_the_optimum(results: dict) -> list[Measure]:
     v_star = float(results["v_star"])
     measures = []
     for name, returns in zip(results["methods"], results["returns"], strict=True):
-        late, se = _mean_se(returns[~_stuck(returns), -100:].mean(axis=1))
+        late, se = mean_se(returns[~_stuck(returns), -100:].mean(axis=1))
         measures.append(below(f"{name}: late return", late, v_star + K_SE * se,
                               f"{name}'s late return {late:.2f} beats v* = {v_star:.2f}: "
                               "the ground truth is wrong", f"v* + {K_SE:g} standard errors"))
@@ -162,10 +156,10 @@ def the_baseline_reaches_the_optimum(results: dict) -> list[Measure]:
     exact evaluation says those policies earn, within K_SE standard errors."""
     i = METHODS.index("REINFORCE with baseline")
     ok = ~_stuck(results["returns"][i])
-    p, p_se = _mean_se(results["p_final"][i][ok])
+    p, p_se = mean_se(results["p_final"][i][ok])
     p_star = 2.0 - np.sqrt(2.0)
-    exact, exact_se = _mean_se(results["v_final"][i][ok])
-    late, late_se = _mean_se(results["returns"][i][ok, -100:].mean(axis=1))
+    exact, exact_se = mean_se(results["v_final"][i][ok])
+    late, late_se = mean_se(results["returns"][i][ok, -100:].mean(axis=1))
     return [within("with baseline: mean final p(right) of the learned policies", p, p_star,
                    K_SE * p_se, f"REINFORCE with baseline learns p(right) = {p:.3f} on "
                    f"average, not centred on p* = {p_star:.3f}", f"{K_SE:g} standard errors"),
@@ -181,7 +175,7 @@ def the_baseline_learns_faster(results: dict) -> list[Measure]:
     REINFORCE by more than the noise (the book: "adding a baseline to REINFORCE can make
     it learn much faster"); by episode 1000 both are near v*."""
     early = [r[~_stuck(r), :EARLY].mean(axis=1) for r in results["returns"]]
-    (m0, s0), (m1, s1) = (_mean_se(early[METHODS.index(m)]) for m in METHODS)
+    (m0, s0), (m1, s1) = (mean_se(early[METHODS.index(m)]) for m in METHODS)
     # as if independent: the runs of the two methods share seeds, not trajectories
     return [above(f"mean return, first {EARLY} episodes: with baseline - without", m1 - m0,
                   K_SE * float(np.hypot(s0, s1)),

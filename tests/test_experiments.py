@@ -366,6 +366,9 @@ BROKEN = [
         n["returns"], np.s_[0, : n["returns"].shape[1] // 4], -1000.0)}, "runs stuck"),
     ("short_corridor", lambda n: {"returns": changed(  # the smallest step size ends 8 below
         n["returns"], np.s_[2, :, -100:], float(n["v_star"]) - 8.0)}, "not within 5"),
+    ("short_corridor", lambda n: {"returns": changed(  # late mean 0.8 above v*, same spread
+        n["returns"], np.s_[1, :, -100:], n["returns"][1, :, -100:] + float(n["v_star"])
+        + 0.8 - n["returns"][1, :, -100:].mean())}, "ground truth is wrong"),
     ("short_corridor_baseline", lambda n: {"returns": changed(  # a quarter of runs stuck
         n["returns"], np.s_[1, : n["returns"].shape[1] // 4], -1000.0)}, "runs stuck"),
     ("short_corridor_baseline", lambda n: {"p_final": changed(  # centred 0.1 off p*
