@@ -40,8 +40,8 @@ WORKER_PREFIX = "tabular-runs-"
 #: --measure`` reports them on the 2-vCPU reference machine with nothing else running
 #: (CPU seconds, rounded, at least 1): one fresh process per entry point, each making
 #: the calls ``tabular-warm`` makes, which compile every method and option it has. So
-#: the figure bounds one call from above: value_iteration's default call took 4.4 s of
-#: its 9. The notice says "up to" this; an entry point not listed says "a few seconds".
+#: the figure bounds one call from above (docs/internals.md compares the two), and the
+#: notice says "up to" it; an entry point not listed says "a few seconds".
 COMPILE_SECONDS: dict[str, float] = {
     "value_iteration": 9, "policy_evaluation": 6, "policy_iteration": 2,
     "soft_value_iteration": 5, "terminating_greedy_policy": 1, "bellman_expectation": 2,

@@ -169,7 +169,8 @@ _td_prediction = runs_driver(_td_prediction_run)
 def _td0_run(model, params, rng, out, run):
     """Run ``run`` of TD(0) (the box of section 6.1). It draws and computes what
     :func:`_td_prediction_run` does at ``n = 1``, bit for bit, without the ring
-    buffers and the return loop, which made TD(0) 1.27x a hand-written kernel."""
+    buffers and the return loop, which cost TD(0) a fifth of its speed
+    (docs/internals.md)."""
     V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
     policy, gamma, max_steps = borrowed(params.policy), params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
