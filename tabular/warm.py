@@ -152,7 +152,8 @@ CALLS: dict[str, Callable[[], object]] = {
     "ucb_bandit": lambda: tabular.ucb_bandit(steps=2),
     "gradient_bandit": lambda: tabular.gradient_bandit(steps=2),
     # prediction
-    "td0": lambda: tabular.td0(chain(), uniform(chain()), episodes=2),
+    "td0": lambda: [tabular.td0(chain(), uniform(chain()), episodes=2, n_step=n)
+                    for n in (1, 2)],  # TD(0)'s own loop, and the n-step loop
     # linear function approximation
     "reward_process": lambda: tabular.linear.reward_process(chain(), uniform(chain()),
                                                             gamma=0.9),

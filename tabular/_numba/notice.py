@@ -47,7 +47,7 @@ COMPILE_SECONDS: dict[str, float] = {
     "soft_value_iteration": 5, "terminating_greedy_policy": 1, "bellman_expectation": 2,
     "bellman_optimality": 3, "soft_bellman_optimality": 2, "q_from_v": 2,
     "relative_value_iteration": 4, "average_reward_solve": 2, "finite_horizon": 2,
-    "epsilon_greedy_bandit": 3, "ucb_bandit": 2, "gradient_bandit": 3, "td0": 3,
+    "epsilon_greedy_bandit": 3, "ucb_bandit": 2, "gradient_bandit": 3, "td0": 4,
     "reward_process": 1, "gradient_mc": 3, "semi_gradient_td": 3,
     "off_policy_semi_gradient_td": 2, "tdc": 3, "gtd2": 3, "emphatic_td": 2, "lstd": 2,
     "semi_gradient_td_lambda": 3, "true_online_linear_td_lambda": 3,
