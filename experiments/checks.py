@@ -27,6 +27,8 @@ import dataclasses
 from dataclasses import dataclass
 from types import ModuleType
 
+import numpy as np
+
 from .settings import shown
 
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
@@ -62,6 +64,13 @@ class Measure:
     def from_record(cls, record: dict) -> Measure:
         return cls(record["quantity"], record["expected"], record["measured"],
                    record["tolerance"], bool(record["passed"]), record.get("failure", ""))
+
+
+def standard_error(samples) -> float:
+    """The standard error of the mean of independent ``samples`` (all their entries):
+    their standard deviation (``ddof=1``) over the square root of their number."""
+    samples = np.asarray(samples)
+    return float(samples.std(ddof=1) / np.sqrt(samples.size))
 
 
 def number(value, digits: int = 4) -> str:

@@ -27,7 +27,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import Measure, above, below, check, within
+from .checks import Measure, above, below, check, standard_error, within
 from .settings import Settings
 
 ENV_ID = "tabzoo/CliffWalking-v0"
@@ -81,10 +81,10 @@ def performance(method: str, alpha: float, epsilon: float, interim_episodes: int
     per_run = interim.episode_returns.mean(axis=1)
     long = learn(mdp, episodes=asymptotic_episodes, runs=asymptotic_runs, **common)
     settled = long.episode_returns[:, asymptotic_episodes // 2:]
-    return {"interim": per_run.mean(), "interim_se": per_run.std(ddof=1) / np.sqrt(per_run.size),
+    return {"interim": per_run.mean(), "interim_se": standard_error(per_run),
             "asymptotic": long.episode_returns.mean(), "settled": settled.mean(),
             # once Q has settled the episodes are independent draws of one policy
-            "settled_se": settled.std(ddof=1) / np.sqrt(settled.size)}
+            "settled_se": standard_error(settled)}
 
 
 def epsilon_greedy(Q: np.ndarray, epsilon: float) -> np.ndarray:

@@ -10,7 +10,7 @@ from tabular import dyna_q, dyna_q_plus
 from tabular.envs.mazes import BLOCKING_MAZE, DYNA_MAZE, SHORTCUT_MAZE, changing_maze, maze
 
 from . import style
-from .checks import Measure, above, check, fact
+from .checks import Measure, above, check, fact, standard_error
 from .settings import Settings
 
 GAMMA = 0.95  # Example 8.1
@@ -141,7 +141,7 @@ def dyna_q_plus_explores(results: dict) -> list[Measure]:
                              f"blocking_{key}: no run found the new path"))
     plain, plus = blocked["dyna_q"], blocked["dyna_q_plus"]
     gap = plus.mean() - plain.mean()
-    se = np.sqrt(plain.var(ddof=1) / plain.size + plus.var(ddof=1) / plus.size)
+    se = float(np.hypot(standard_error(plain), standard_error(plus)))
     measures.append(above("reward after the block: Dyna-Q+ less Dyna-Q, in standard errors",
                           gap / se if se > 0 else (np.inf if gap > 0 else 0.0), 3,
                           f"after the block Dyna-Q+ gains {plus.mean():.1f}, Dyna-Q "

@@ -16,7 +16,7 @@ from tabular import double_q_learning, q_learning
 from tabular.envs import MaximizationBias
 
 from . import style
-from .checks import Measure, above, check, fact, inside, within
+from .checks import Measure, above, check, fact, inside, standard_error, within
 from .settings import Settings
 
 METHODS = {"Q-learning": q_learning, "Double Q-learning": double_q_learning}
@@ -195,7 +195,7 @@ def curves_match_the_reference(results: dict) -> list[Measure]:
         ours, ref = results[f"{key(name)}_blocks"], results[f"reference_{key(name)}_blocks"]
         for j, (a, b) in enumerate(BLOCKS[:ours.shape[1]]):
             o, r = ours[:, j], ref[:, j]
-            se = float(np.hypot(o.std(ddof=1) / np.sqrt(o.size), r.std(ddof=1) / np.sqrt(r.size)))
+            se = float(np.hypot(standard_error(o), standard_error(r)))
             span = f"episode {b}" if b - a == 1 else f"episodes {a + 1}-{b}"
             measures.append(within(
                 f"{name}: fraction left, {span}", o.mean(), r.mean(), K_SE * se,

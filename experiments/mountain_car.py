@@ -31,7 +31,7 @@ from tabular.linear import (
 )
 
 from . import style
-from .checks import above, below, check, within
+from .checks import above, below, check, standard_error, within
 from .settings import Settings
 
 REPRODUCES = ("Sutton & Barto (2018), Example 10.1: Figure 10.1 (the cost-to-go learned "
@@ -287,7 +287,7 @@ def first_episodes_gap(slower: np.ndarray, faster: np.ndarray,
     episodes, of ``[runs, episodes]`` each, and its standard error (independent runs)."""
     slow, fast = slower[:, :episodes].mean(axis=1), faster[:, :episodes].mean(axis=1)
     return (slow.mean() - fast.mean(),
-            np.sqrt(slow.var(ddof=1) / slow.size + fast.var(ddof=1) / fast.size))
+            float(np.hypot(standard_error(slow), standard_error(fast))))
 
 
 def lambda_best(steps: np.ndarray) -> tuple[float, float, int]:
@@ -295,7 +295,7 @@ def lambda_best(steps: np.ndarray) -> tuple[float, float, int]:
     over the runs and the step size's index."""
     means = steps.mean(axis=1)
     k = int(np.argmin(means))
-    return float(means[k]), float(steps[k].std(ddof=1) / np.sqrt(steps.shape[1])), k
+    return float(means[k]), standard_error(steps[k]), k
 
 
 @check("refinements")
@@ -323,7 +323,7 @@ def no_run_beats_the_optimum(results: dict) -> list:
     for name, lengths in [*zip(learners, results["episode_lengths"], strict=True),
                           (f"{int(results['n_step'])}-step SARSA", results["n_step_lengths"])]:
         late = lengths[:, lengths.shape[1] // 2:].mean(axis=1)
-        se = late.std(ddof=1) / np.sqrt(late.size) if late.size > 1 else 0.0
+        se = standard_error(late) if late.size > 1 else 0.0
         measures.append(above(f"{name}: mean steps, second half of the episodes",
                               late.mean(), optimal - Z * se, f"{name}'s episodes are shorter "
                               "than the optimum allows", "optimum - 4 standard errors"))
@@ -385,7 +385,7 @@ def sarsa_lambda_beats_no_optimum(results: dict) -> list:
     measures = []
     for learner, alphas, steps in trace_settings(results):
         for alpha, per_run in zip(alphas, steps, strict=True):
-            se = per_run.std(ddof=1) / np.sqrt(per_run.size) if per_run.size > 1 else 0.0
+            se = standard_error(per_run) if per_run.size > 1 else 0.0
             name = f"{learner}, alpha {alpha:.4g}"
             measures.append(above(f"{name}: mean steps per episode", per_run.mean(),
                                   optimal - Z * se, f"{name}'s episodes are shorter than the "
@@ -413,7 +413,7 @@ def some_lambda_beats_lambda_0(results: dict) -> list:
     for lam, per_lam in zip(lams, steps, strict=True):
         for alpha, per_run in zip(results["lambda_alphas"], per_lam, strict=True):
             if lam > 0.0:
-                se = np.hypot(zero_se, per_run.std(ddof=1) / np.sqrt(per_run.size))
+                se = np.hypot(zero_se, standard_error(per_run))
                 leads.append(((zero_mean - per_run.mean()) / se, zero_mean - per_run.mean(),
                               se, lam, alpha))
     z, gap, se, lam, alpha = max(leads)

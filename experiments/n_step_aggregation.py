@@ -17,7 +17,7 @@ import numpy as np
 from tabular.linear import RewardProcess, reward_process, semi_gradient_td, ve_minimiser
 
 from . import style
-from .checks import Measure, above, check, fact
+from .checks import Measure, above, check, fact, standard_error
 from .settings import Settings
 from .state_aggregation import walk
 from .walk_curves import K_SE, paired_se
@@ -184,7 +184,7 @@ def large_steps_blow_up_large_n(results: dict) -> list[Measure]:
         last = errors[i, -1]
         rise = float(last.mean() - initial)
         measures.append(above(f"n = {n}, alpha = {alphas[-1]:g}: error - the initial error",
-                              rise, K_SE * last.std(ddof=1) / np.sqrt(last.size),
+                              rise, K_SE * standard_error(last),
                               f"n = {n} at alpha = {alphas[-1]:g} does not blow up: its "
                               f"error {last.mean():.4f} is not above the initial "
                               f"{initial:.4f}", f"{K_SE:g} standard errors"))

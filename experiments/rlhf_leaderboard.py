@@ -62,7 +62,7 @@ from tabular.rlhf.reward_model import sigmoid
 from tabular.schedules import inverse
 
 from . import style
-from .checks import Measure, below, check, fact
+from .checks import Measure, below, check, fact, standard_error
 from .settings import Settings
 
 #: The scenarios, by the name the figure and the table give them.
@@ -622,7 +622,7 @@ def table(results: dict):
             for m, name in enumerate(results["methods"]):
                 for j, budget in enumerate(results[f"{p}_budgets"]):
                     g = gap[b, m, j]
-                    half = style.Z95 * g.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+                    half = style.Z95 * standard_error(g) if n > 1 else np.nan
                     rows.append([sc, float(beta), str(name), int(budget),
                                  float(f"{g.mean():.4g}"), float(f"{half:.3g}"),
                                  float(f"{kl[b, m, j].mean():.4g}")])

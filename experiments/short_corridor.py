@@ -16,7 +16,7 @@ from tabular import (
 )
 
 from . import style
-from .checks import Measure, below, check, fact, within
+from .checks import Measure, below, check, fact, standard_error, within
 from .settings import Settings
 
 ENV_ID = "tabzoo/ShortCorridor-v0"
@@ -142,7 +142,7 @@ def exact_optimum(results: dict) -> list[Measure]:
 
 def mean_se(x: np.ndarray) -> tuple[float, float]:
     """The mean of the per-run values ``x`` and its standard error."""
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
+    return float(x.mean()), standard_error(x)
 
 
 @check()

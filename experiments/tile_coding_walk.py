@@ -11,7 +11,7 @@ import numpy as np
 from tabular.linear import reward_process
 
 from . import style
-from .checks import Measure, below, check
+from .checks import Measure, below, check, standard_error
 from .settings import Settings
 from .state_aggregation import walk
 from .walk_curves import (
@@ -97,7 +97,7 @@ def many_tilings_end_lower(results: dict) -> list[Measure]:
     names = labels(results)
     many = final(results["curves"][1])
     floor = float(results["floor"][0])
-    se = float(many.std(ddof=1) / np.sqrt(many.size))
+    se = standard_error(many)
     return [ends_below(results, 1, 0, names),
             below(f"{names[1]}: final sqrt(VE)", many.mean(), floor - K_SE * se,
                   f"{names[1]} end at {many.mean():.4f}, not below one tiling's exact "

@@ -27,7 +27,7 @@ from tabular.linear import (
 )
 
 from . import style
-from .checks import Measure, above, fact
+from .checks import Measure, above, fact, standard_error
 from .state_aggregation import walk
 
 #: Standard errors a measured difference must exceed (a normal mean lies beyond 4 of
@@ -131,7 +131,7 @@ def draw(ax, results: dict, labels: list[str], colors: list[str], styles: list[s
 def paired_se(a: np.ndarray, b: np.ndarray) -> float:
     """The standard error of ``mean(a - b)`` over runs (``a[i]`` and ``b[i]`` from the
     same run's episodes)."""
-    return float((a - b).std(ddof=1) / np.sqrt(a.size))
+    return standard_error(a - b)
 
 
 def above_floors(results: dict, labels: list[str]) -> list[Measure]:
@@ -174,7 +174,7 @@ def close_most_of_the_gap(results: dict, labels: list[str]) -> list[Measure]:
                                          results["initial"], strict=True):
         end = final(runs)
         margin = float((start - end.mean()) - (end.mean() - floor))
-        se = 2.0 * float(end.std(ddof=1) / np.sqrt(end.size))
+        se = 2.0 * standard_error(end)
         measures.append(above(f"{label}: (start - end) - (end - exact floor)", margin,
                               K_SE * se, f"{label} ends at {end.mean():.4f}, not nearer its "
                               f"exact floor {floor:.4f} than its start {start:.4f}",
