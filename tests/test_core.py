@@ -285,14 +285,14 @@ print(sorted(set(compiled)))
 
 
 def test_the_disk_cache_serves_every_kind_of_runs_driver_in_a_new_process(tmp_path):
-    """The drivers that :mod:`tabular._numba.runs` makes (with a method constant, plain,
-    over ``prange``) are cached like hand-written ones: a second process compiles
-    nothing."""
+    """The drivers that :mod:`tabular._numba.runs` makes (with a method constant, or
+    plain over a run function inlined or compiled on its own) are cached like
+    hand-written ones: a second process compiles nothing."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     first, second = (subprocess.run([sys.executable, "-c", CACHE_PROBE], env=env, check=True,
                                     capture_output=True, text=True).stdout.split("\n")[-2]
                      for _ in range(2))
-    assert "_td_control_run_2_runs" in first and "_mc_prediction_run_prange_runs" in first
+    assert "_td_control_run_2_runs" in first and "_mc_prediction_run_runs" in first
     assert second == "[]"
 
 

@@ -3,8 +3,9 @@
 A learner writes one function, the run: ``run_one(model, params, rng, out, run)``
 computes run ``run`` from its own stream ``rng`` and fills row ``run`` of each array of
 the output record ``out``. The loop over the runs is written once, here, and made into
-a learner's kernel by :func:`runs_driver` (a sequential loop that :func:`over_runs`
-splits over threads) or :func:`prange_driver` (numba's parallel loop)::
+a learner's kernel by :func:`runs_driver`: a sequential loop that :func:`over_runs`
+splits over threads, without numba's parallel loop, whose second compile of the loop
+body would cost every first call seconds (docs/internals.md)::
 
     @njit(cache=True, inline="always")
     def _q_learning_run(model, params, rng, out, run):
@@ -32,7 +33,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
@@ -69,13 +70,6 @@ def _each_run_with_rollout(model, params, rollout, rng_states, out):
             rng_states[run, word] = rng[word]
 
 
-def _each_run_in_parallel(model, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        # int64: the parallel loop's body sees an unsigned index, its typing a signed one,
-        # and each signature of run_one would be a compile of its own
-        run_one(model, params, local_stream(rng_states[run]), out, np.int64(run))  # noqa: F821
-
-
 def runs_driver(run_one, variant: int | None = None):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
     ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
@@ -102,13 +96,6 @@ def runs_driver(run_one, variant: int | None = None):
     return _bind(_each_run, run_one, "runs", **options)
 
 
-def prange_driver(run_one):
-    """The same kernel as :func:`runs_driver` over numba's parallel loop (``prange``),
-    for a ``run_one`` compiled separately (the longer Monte Carlo and n-step loops);
-    call it directly."""
-    return _bind(_each_run_in_parallel, run_one, "prange_runs", parallel=True)
-
-
 #: ``(source file, name)`` of every driver made, so that no two share a cache entry.
 _BOUND: set[tuple[str, str]] = set()
 
@@ -129,9 +116,9 @@ def _bind(loop, run_one, suffix: str, constants=None, **options):
     code = loop.__code__.replace(co_filename=py_run.__code__.co_filename, co_name=name,
                                  co_qualname=name,
                                  co_firstlineno=py_run.__code__.co_firstlineno)
-    driver = types.FunctionType(code, {"run_one": run_one, "range": range, "prange": prange,
-                                       "local_stream": local_stream, "np": np,
-                                       **(constants or {})}, name)
+    driver = types.FunctionType(code, {"run_one": run_one, "range": range,
+                                       "local_stream": local_stream, **(constants or {})},
+                                name)
     driver.__module__, driver.__qualname__ = py_run.__module__, name
     driver.__doc__ = f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
     return njit(cache=True, **options)(driver)

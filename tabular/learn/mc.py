@@ -26,8 +26,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import borrowed
 from tabular._numba.rng import randint, seed_states
-from tabular._numba.runs import SIMPLIFYING_PIPELINE, prange_driver, simplifying_pipeline_quiet
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.learn.setup import (
@@ -104,10 +105,10 @@ class MCControlParams(NamedTuple):
 # --------------------------------------------------------------------- prediction
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
 def _mc_prediction_run(model, params, rng, out, run):
     """Run ``run`` of first-/every-visit MC prediction (the box of section 5.1)."""
-    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
     policy, gamma, max_steps = params.policy, params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     n_states = V.shape[0]
@@ -133,7 +134,7 @@ def _mc_prediction_run(model, params, rng, out, run):
         record_history(out.history[run], episode, V)
 
 
-_mc_prediction = prange_driver(_mc_prediction_run)
+_mc_prediction = runs_driver(_mc_prediction_run)
 
 
 def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int = 100,
@@ -178,18 +179,18 @@ def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episo
         max_steps=ep.max_steps)
     out = prediction_outputs(initial_values("initial_V", initial_V, (ep.mdp.n_states,)),
                              ep.n_runs, ep.episodes, history)
-    _mc_prediction(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    over_runs(_mc_prediction, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return prediction_result(out, runs, ep.mdp)
 
 
 # --------------------------------------------------------------------- control
 
 
-@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # faster here: see docs/internals.md
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
 def _mc_control_run(model, params, rng, out, run):
     """Run ``run`` of on-policy, exploring-starts or off-policy MC control (sections
     5.3-5.7)."""
-    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
+    Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
     start_states = params.start_states
     method, sampling, gamma, max_steps = (params.method, params.sampling, params.gamma,
                                           params.max_steps)
@@ -260,7 +261,7 @@ def _mc_control_run(model, params, rng, out, run):
         lengths[episode] = T
 
 
-_mc_control = prange_driver(_mc_control_run)
+_mc_control = runs_driver(_mc_control_run)
 
 
 def exploring_start_states(mdp) -> np.ndarray:
@@ -340,6 +341,5 @@ def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, e
                              gamma=ep.gamma, alpha=alpha.params, epsilon=epsilon.params,
                              episodes=ep.episodes, max_steps=ep.max_steps,
                              start_states=exploring_start_states(ep.mdp))
-    with simplifying_pipeline_quiet():
-        _mc_control(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    over_runs(_mc_control, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs, ep.mdp)

@@ -32,8 +32,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import borrowed
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import prange_driver
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
 from tabular.learn.results import PredictionResult
@@ -69,10 +70,10 @@ class OffPolicyMCParams(NamedTuple):
     max_steps: int
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
 def _off_policy_mc_run(model, params, rng, out, run):
     """Run ``run`` of off-policy MC prediction (the box of section 5.6, for ``V``)."""
-    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
     gamma, max_steps, weighted = params.gamma, params.max_steps, params.sampling == WEIGHTED
     n_states = V.shape[0]
     counts = np.zeros(n_states)  # C(s) (eq. 5.8), or N(s), the visits averaged (eq. 5.5)
@@ -108,7 +109,7 @@ def _off_policy_mc_run(model, params, rng, out, run):
         record_history(out.history[run], episode, V)
 
 
-_off_policy_mc = prange_driver(_off_policy_mc_run)
+_off_policy_mc = runs_driver(_off_policy_mc_run)
 
 
 def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
@@ -170,5 +171,5 @@ def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_
                                sampling=SAMPLINGS[importance_sampling],
                                first_visit=check_flag("first_visit", first_visit), gamma=ep.gamma,
                                episodes=ep.episodes, max_steps=ep.max_steps)
-    _off_policy_mc(mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    over_runs(_off_policy_mc, mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return prediction_result(out, runs, ep.mdp)

@@ -41,8 +41,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import borrowed
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import prange_driver
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.results import ControlResult
 from tabular.learn.setup import (
@@ -112,13 +113,13 @@ def _behave(q_row, eps, weigh, probs, rng):
     return a, probs[a]
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
 def _n_step_run(model, params, rng, out, run):
     """Run ``run`` of n-step SARSA, expected SARSA, off-policy SARSA, tree backup or
     Q(sigma) (``params.method``; the boxes of sections 7.2-7.6). The method is read at
     run time: the SARSA return has a loop of its own with no branch on the method; the
     other returns read pi at every step, which outweighs the branch."""
-    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
+    Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
     method, gamma, n_step, sigma = params.method, params.gamma, params.n_step, params.sigma
     max_steps = params.max_steps
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
@@ -200,7 +201,7 @@ def _n_step_run(model, params, rng, out, run):
         lengths[episode] = T
 
 
-_n_step_runs = prange_driver(_n_step_run)
+_n_step_runs = runs_driver(_n_step_run)
 
 
 def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, initial_Q,
@@ -220,7 +221,7 @@ def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, ini
                          epsilon=epsilon.params, target_epsilon=target.params,
                          off_policy=target_epsilon is not None, sigma=sigma, n_step=n_step,
                          episodes=ep.episodes, max_steps=ep.max_steps)
-    _n_step_runs(ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    over_runs(_n_step_runs, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs, ep.mdp)
 
 

@@ -28,10 +28,9 @@ R-learning) each method has a driver of its own, the method a compile-time const
 branches compile away; elsewhere the method is a field of the parameters, read at run
 time, and one kernel serves the family. An optional argument that the inner loop reads
 (an action mask) is ``None`` when absent and compiles away
-(:mod:`tabular._numba.optional`). The short TD loops are inlined into a
-sequential driver that :func:`~tabular._numba.runs.over_runs` spreads over threads; the
-longer Monte Carlo and n-step loops are compiled on their own and run under numba's
-parallel loop (:func:`~tabular._numba.runs.prange_driver`).
+(:mod:`tabular._numba.optional`). Every kernel is a sequential driver that
+:func:`~tabular._numba.runs.over_runs` spreads over threads; the short TD loops are
+inlined into it, the longer Monte Carlo and n-step loops are compiled on their own.
 
 ``-inf`` rewards (a trap that ends the episode) are handled exactly by the rules of
 :mod:`tabular.rules.values`: an estimate becomes ``-inf`` only when a sampled target
