@@ -31,12 +31,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import cache
 from multiprocessing import get_context
 
+import numba
 import numpy as np
 
 import tabular
 import tabular.rlhf as rlhf
 from tabular import SoftmaxPolicy, TabularMDP
 from tabular._numba import notice
+from tabular.solve.bellman import PARALLEL_MIN_OUTCOMES
 
 
 # ------------------------------------------------------------------ small models
@@ -48,6 +50,30 @@ def chain() -> TabularMDP:
     reward = np.array([[[-1.0, -1.0], [0.0, -1.0]], [[0.0, 0.0], [1.0, 0.0]]])
     done = np.array([[[False, False], [False, False]], [[True, False], [True, False]]])
     return TabularMDP(next_state, prob, reward, done, np.array([1.0, 0.0]))
+
+
+@cache
+def wide() -> TabularMDP:
+    """A corridor with a slip, long enough (``S A K`` at least ``PARALLEL_MIN_OUTCOMES``)
+    that the DP solvers sweep it on every thread, through their parallel drivers."""
+    S = PARALLEL_MIN_OUTCOMES // 4
+    here = np.arange(S)
+    next_state = np.stack([np.minimum(here + 1, S - 1), here], axis=-1)[:, None, :]
+    next_state = np.repeat(next_state, 2, axis=1)
+    prob = np.broadcast_to([0.9, 0.1], next_state.shape)
+    done = next_state == S - 1
+    return TabularMDP(next_state, prob, np.full(next_state.shape, -1.0), done,
+                      np.eye(S)[0])
+
+
+def _also_wide(call: Callable[[TabularMDP], object]) -> Callable[[], object]:
+    """``call(chain())``, then, where numba runs more than one thread, ``call(wide())``:
+    the solver's parallel drivers compile only for such a model."""
+    def both():
+        call(chain())
+        if numba.config.NUMBA_NUM_THREADS > 1:
+            call(wide())
+    return both
 
 
 @cache
@@ -102,8 +128,9 @@ def pipeline():
 
 
 def _value_iteration():
-    for method in ("sync", "inplace", "blocked"):
-        tabular.value_iteration(chain(), 0.9, method=method)
+    tabular.value_iteration(chain(), 0.9, method="inplace")
+    for method in ("sync", "blocked"):  # and their sweeps' parallel drivers
+        _also_wide(lambda mdp, m=method: tabular.value_iteration(mdp, 0.9, method=m))()
     tabular.value_iteration(chain(), 1.0)  # gamma = 1: the greedy policy that ends
 
 
@@ -129,12 +156,15 @@ def _pipeline_methods(method: str) -> Callable[[], object]:
 CALLS: dict[str, Callable[[], object]] = {
     # dynamic programming
     "value_iteration": _value_iteration,
-    "policy_evaluation": lambda: [tabular.policy_evaluation(chain(), uniform(chain()), 0.9,
-                                                            method=m)
-                                  for m in ("exact", "sync", "inplace")],
+    "policy_evaluation": lambda: [
+        *(tabular.policy_evaluation(chain(), uniform(chain()), 0.9, method=m)
+          for m in ("exact", "inplace")),
+        _also_wide(lambda mdp: tabular.policy_evaluation(mdp, uniform(mdp), 0.9,
+                                                         method="sync"))()],
     "policy_iteration": lambda: tabular.policy_iteration(chain(), 0.9),
-    "soft_value_iteration": lambda: [tabular.soft_value_iteration(chain(), 0.9, 1.0, method=m)
-                                     for m in ("sync", "inplace")],
+    "soft_value_iteration": lambda: [
+        tabular.soft_value_iteration(chain(), 0.9, 1.0, method="inplace"),
+        _also_wide(lambda mdp: tabular.soft_value_iteration(mdp, 0.9, 1.0, method="sync"))()],
     "terminating_greedy_policy": lambda: tabular.terminating_greedy_policy(
         chain(), np.zeros((2, 2))),
     "bellman_expectation": lambda: tabular.bellman_expectation(chain(), np.zeros(2),
@@ -146,7 +176,7 @@ CALLS: dict[str, Callable[[], object]] = {
     "relative_value_iteration": lambda: tabular.relative_value_iteration(continuing()),
     "average_reward_solve": lambda: tabular.average_reward_solve(continuing(),
                                                                  uniform(continuing())),
-    "finite_horizon": lambda: tabular.finite_horizon(chain(), 2),
+    "finite_horizon": _also_wide(lambda mdp: tabular.finite_horizon(mdp, 2)),
     # bandits
     "epsilon_greedy_bandit": lambda: tabular.epsilon_greedy_bandit(steps=2),
     "ucb_bandit": lambda: tabular.ucb_bandit(steps=2),

@@ -27,12 +27,13 @@ from tabular import (
     soft_value_iteration,
     value_iteration,
 )
+from tabular.solve import sweeps as kernels
 from tabular.solve.average_reward import (
     average_reward_solve,
     finite_horizon,
     relative_value_iteration,
 )
-from tabular.solve.bellman import PARALLEL_MIN_OUTCOMES
+from tabular.solve.bellman import PARALLEL_MIN_OUTCOMES, with_end
 from tabular.testing import acyclic_mdps, gammas, mdps, property_settings, random_mdp, random_policy
 
 PROPERTY = property_settings(40)
@@ -202,9 +203,11 @@ def test_results_do_not_depend_on_the_thread_count():
     pi = random_policy(rng, mdp.n_states, mdp.n_actions)
 
     def run():
-        return (value_iteration(mdp, 0.9).V,
+        solved = value_iteration(mdp, 0.9)
+        return (solved.V, solved.Q, value_iteration(mdp, 0.9, method="blocked").V,
                 policy_evaluation(mdp, pi, 0.9, method="sync").V,
-                soft_value_iteration(mdp, 0.9, 0.5, ref_policy=pi).V)
+                soft_value_iteration(mdp, 0.9, 0.5, ref_policy=pi).V,
+                finite_horizon(mdp, 5, gamma=0.9).V)
 
     before = numba.get_num_threads()
     try:
@@ -216,6 +219,38 @@ def test_results_do_not_depend_on_the_thread_count():
         numba.set_num_threads(before)
     assert np.isneginf(one[0]).any() and np.isfinite(one[0]).any()
     for a, b in zip(one, many, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@PROPERTY
+@given(mdps(), gammas(), seeds)
+def test_every_synchronous_sweep_splits_its_states_without_changing_a_bit(mdp, gamma, seed):
+    """The sweeps' kernels over all states on one thread, and over one range of states per
+    thread under the parallel loop (:func:`~tabular.solve.sweeps.over_states`): the same
+    values and the same residual, whatever the split."""
+    rng = np.random.default_rng(seed)
+    V = with_end(rng.normal(size=mdp.n_states))
+    pi = random_policy(rng, mdp.n_states, mdp.n_actions)
+    model = mdp.arrays
+
+    def sweeps():
+        outs = [np.zeros_like(V) for _ in range(4)]
+        residuals = (kernels.optimality_sweep(model, V, gamma, outs[0]),
+                     kernels.optimality_sweep_blocks(model, V, gamma, outs[1]),
+                     kernels.expectation_sweep(model, V, gamma, pi, outs[2]),
+                     kernels.soft_sweep(model, V, gamma, 0.5, pi, outs[3]))
+        return residuals, outs, kernels.q_table(model, V, gamma)
+
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = sweeps()
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = sweeps()
+    finally:
+        numba.set_num_threads(before)
+    assert one[0] == many[0]
+    for a, b in zip([*one[1], one[2]], [*many[1], many[2]], strict=True):
         np.testing.assert_array_equal(a, b)
 
 

@@ -20,6 +20,9 @@ so the numbers depend neither on the thread count nor on ``runs``: run ``i`` of
 state, held in the kernel's stack frame (``local_stream`` of :mod:`tabular._numba.frame`):
 neighbouring rows share a cache line, which threads drawing on every step would contend
 for (false sharing), and a copy no other array can alias stays in registers.
+
+The same binding makes :func:`ranges_driver`, the parallel loop over contiguous index
+ranges that the synchronous DP sweeps run on more than one thread.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
@@ -70,6 +73,14 @@ def _each_run_with_rollout(model, params, rollout, rng_states, out):
             rng_states[run, word] = rng[word]
 
 
+def _each_range_in_parallel(model, args, n, chunks):
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, run_one(model, *args, chunk * n // chunks,  # noqa: F821
+                                         (chunk + 1) * n // chunks))
+    return residual
+
+
 def runs_driver(run_one, variant: int | None = None):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
     ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
@@ -96,11 +107,28 @@ def runs_driver(run_one, variant: int | None = None):
     return _bind(_each_run, run_one, "runs", **options)
 
 
+def ranges_driver(over_range):
+    """The kernel ``driver(model, args, n, chunks)``: ``over_range(model, *args, lo, hi)``,
+    a sequential kernel of the indices ``lo <= i < hi`` that returns a residual, called on
+    ``[0, n)`` split into ``chunks`` contiguous ranges (one per thread) under numba's
+    parallel loop; returns the largest residual.
+
+    A synchronous DP sweep (:mod:`tabular.solve.sweeps`) computes each state from the
+    previous values alone, so the split does not change its numbers; compiled only where
+    more than one thread runs, the parallel loop costs no single-threaded first call its
+    compile time. The caller reads the thread count (read in the kernel, it would keep
+    numba from caching it), and the model comes apart from the tuple of the other
+    arguments: a parallel loop takes a record, but not a tuple that holds one."""
+    return _bind(_each_range_in_parallel, over_range, "ranges",
+                 doc=f"``{over_range.py_func.__name__}`` over numba's parallel loop.",
+                 parallel=True)
+
+
 #: ``(source file, name)`` of every driver made, so that no two share a cache entry.
 _BOUND: set[tuple[str, str]] = set()
 
 
-def _bind(loop, run_one, suffix: str, constants=None, **options):
+def _bind(loop, run_one, suffix: str, constants=None, doc=None, **options):
     """``loop`` with its global ``run_one`` bound to ``run_one`` (and the ``constants``),
     jitted with ``options`` and cached beside ``run_one``: the function gets
     ``run_one``'s source file and a name of its own, so numba keeps it in that file's
@@ -116,11 +144,11 @@ def _bind(loop, run_one, suffix: str, constants=None, **options):
     code = loop.__code__.replace(co_filename=py_run.__code__.co_filename, co_name=name,
                                  co_qualname=name,
                                  co_firstlineno=py_run.__code__.co_firstlineno)
-    driver = types.FunctionType(code, {"run_one": run_one, "range": range,
+    driver = types.FunctionType(code, {"run_one": run_one, "range": range, "prange": prange,
                                        "local_stream": local_stream, **(constants or {})},
                                 name)
     driver.__module__, driver.__qualname__ = py_run.__module__, name
-    driver.__doc__ = f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
+    driver.__doc__ = doc or f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
     return njit(cache=True, **options)(driver)
 
 

@@ -9,12 +9,15 @@ target is then ``r + gamma * V[index]`` with no test of ``done`` in the inner lo
 which is what ``done`` means (no value flows from the next state); a zero discount
 adds nothing.
 
-Synchronous (Jacobi) sweeps write a fresh vector and run their states in
-``numba.prange``: each state is written by exactly one thread and the residual
-is a ``max`` reduction, so the numbers are bit-identical whatever the thread
-count. In-place (Gauss-Seidel) sweeps run sequentially, in state order; blocked
-ones (:func:`optimality_sweep_blocks`) run Gauss-Seidel inside blocks of states and
-the blocks in parallel, each block reading the others' values of the previous sweep.
+Synchronous (Jacobi) sweeps write a fresh vector. Their kernel computes a range of
+states sequentially; on one thread it runs over all of them, on more the states split
+into one contiguous range per thread under numba's parallel loop
+(:func:`~tabular._numba.runs.ranges_driver`, compiled only then). Each state is written
+by exactly one thread and the residual is the ``max`` over the ranges, so the numbers are
+bit-identical whatever the thread count.
+In-place (Gauss-Seidel) sweeps run sequentially, in state order; blocked ones
+(:func:`optimality_sweep_blocks`) run Gauss-Seidel inside blocks of states and the
+blocks in parallel, each block reading the others' values of the previous sweep.
 
 ``-inf`` rewards follow the maths: an action that risks one has ``q = -inf``,
 ``max`` ignores such actions unless nothing else is left, and no NaN can form:
@@ -27,9 +30,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from tabular._numba.runs import ranges_driver
 from tabular.model.outcomes import n_outcomes, outcome, value_index
 
 #: A blocked sweep splits the states into this many blocks (fewer if there are fewer
@@ -138,8 +143,8 @@ def soft_value(model, V, gamma, beta, ref, s):
     ``beta``: the KL coefficient ``> 0``; ``ref``: the reference policy ``[S, A]``; the
     other arguments as in :func:`q_value`. Actions with ``ref(a|s) = 0`` or ``q = -inf``
     contribute nothing; if nothing is left the value is ``-inf``. The running sum is
-    rescaled by one update rule, with no branch on a new maximum, so that the parallel
-    sweep's loop stays a reduction numba can parallelise.
+    rescaled by one update rule, with no branch on a new maximum (a form numba's parallel
+    loop once needed; kept for the numbers it gives).
     """
     m = -np.inf
     total = 0.0
@@ -156,10 +161,21 @@ def soft_value(model, V, gamma, beta, ref, s):
     return m + beta * np.log(total)
 
 
+def over_states(kernel, n, model, args):
+    """``kernel(model, *args, 0, n)`` on one thread; on more, the ``n`` states (or
+    blocks) split into one range per thread by ``kernel``'s parallel driver
+    (``_PARALLEL``, compiled on first use): the largest residual either way."""
+    chunks = min(numba.get_num_threads(), n)
+    if chunks <= 1:
+        return kernel(model, *args, 0, n)
+    return _PARALLEL[kernel](model, args, n, chunks)
+
+
 # Every sweep takes the model, the values ``V [S + 1]`` (sentinel last) and the discount,
 # and returns the residual ``||T V - V||_inf`` over the states; the synchronous ones write
-# ``T V`` into ``out``, the in-place ones overwrite ``V``.
-@njit(cache=True, parallel=True)
+# ``T V`` into ``out``, the in-place ones overwrite ``V``. A synchronous sweep's kernel
+# computes the states ``lo <= s < hi``, counted unsigned: a state index that cannot be
+# negative needs no wraparound test (a signed one made the sweep 1.2x slower).
 def optimality_sweep(model, V, gamma, out):
     """``out = T* V``, a synchronous value-iteration sweep (eq. 4.10); returns the residual.
 
@@ -167,9 +183,15 @@ def optimality_sweep(model, V, gamma, out):
     discount it reads its next values from zeros instead of ``V``: each outcome then adds
     ``0 * 0 = 0``, the same bits as a test would give, and no ``0 * -inf``.
     """
+    return over_states(_optimality_states, V.shape[0] - 1, model, (V, gamma, out))
+
+
+@njit(cache=True)
+def _optimality_states(model, V, gamma, out, lo, hi):
+    """:func:`optimality_sweep` of the states ``lo .. hi - 1``."""
     later = V if gamma > 0.0 else np.zeros_like(V)
     residual = 0.0
-    for s in prange(V.shape[0] - 1):
+    for s in range(np.uint64(lo), np.uint64(hi)):
         v = greedy_value(model, later, gamma, s, None, True)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
@@ -188,7 +210,6 @@ def optimality_sweep_inplace(model, V, gamma):
     return residual
 
 
-@njit(cache=True, parallel=True)
 def optimality_sweep_blocks(model, V, gamma, out):
     """``out`` = a blocked value-iteration sweep; returns the residual.
 
@@ -196,27 +217,36 @@ def optimality_sweep_blocks(model, V, gamma, out):
     in-place (Gauss-Seidel) sweep that reads the other blocks' values of the previous sweep
     ``V`` (block Jacobi, :class:`Block`): the same numbers on any number of threads.
     """
+    return over_states(_optimality_blocks, min(BLOCKS, V.shape[0] - 1), model, (V, gamma, out))
+
+
+@njit(cache=True)
+def _optimality_blocks(model, V, gamma, out, first, stop):
+    """:func:`optimality_sweep_blocks` of the blocks ``first .. stop - 1``."""
     S = V.shape[0] - 1
     n_blocks = min(BLOCKS, S)
     residual = 0.0
-    for b in prange(n_blocks):
+    for b in range(first, stop):
         lo, hi = b * S // n_blocks, (b + 1) * S // n_blocks
         block = Block(out, lo)
-        block_residual = 0.0
         for s in range(lo, hi):
             v = greedy_value(model, V, gamma, s, block)
-            block_residual = max(block_residual, distance(v, V[s]))
+            residual = max(residual, distance(v, V[s]))
             out[s] = v
-        residual = max(residual, block_residual)
     return residual
 
 
-@njit(cache=True, parallel=True)
 def expectation_sweep(model, V, gamma, pi, out):
     """``out = T_pi V``, a synchronous sweep of iterative policy evaluation (eq. 4.5), for
     the policy ``pi [S, A]``; returns the residual."""
+    return over_states(_expectation_states, V.shape[0] - 1, model, (V, gamma, pi, out))
+
+
+@njit(cache=True)
+def _expectation_states(model, V, gamma, pi, out, lo, hi):
+    """:func:`expectation_sweep` of the states ``lo .. hi - 1``."""
     residual = 0.0
-    for s in prange(V.shape[0] - 1):
+    for s in range(np.uint64(lo), np.uint64(hi)):
         v = expected_value(model, V, gamma, pi, s)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
@@ -235,13 +265,18 @@ def expectation_sweep_inplace(model, V, gamma, pi):
     return residual
 
 
-@njit(cache=True, parallel=True)
 def soft_sweep(model, V, gamma, beta, ref, out):
     """``out = T_beta V``, a synchronous sweep of the soft (KL-regularised) optimality
     operator with coefficient ``beta`` and reference policy ``ref [S, A]``; returns the
     residual."""
+    return over_states(_soft_states, V.shape[0] - 1, model, (V, gamma, beta, ref, out))
+
+
+@njit(cache=True)
+def _soft_states(model, V, gamma, beta, ref, out, lo, hi):
+    """:func:`soft_sweep` of the states ``lo .. hi - 1``."""
     residual = 0.0
-    for s in prange(V.shape[0] - 1):
+    for s in range(np.uint64(lo), np.uint64(hi)):
         v = soft_value(model, V, gamma, beta, ref, s)
         out[s] = v
         residual = max(residual, distance(v, V[s]))
@@ -260,13 +295,24 @@ def soft_sweep_inplace(model, V, gamma, beta, ref):
     return residual
 
 
-@njit(cache=True, parallel=True)
 def q_table(model, V, gamma):
     """``Q [S, A]``, ``Q[s, a] = q(s, a)`` of the values ``V [S + 1]`` for every pair
     (eq. 4.6)."""
-    S, A = V.shape[0] - 1, model.successor.shape[1]
-    Q = np.empty((S, A))
-    for s in prange(S):
-        for a in range(A):
-            Q[s, a] = q_value(model, V, gamma, s, a)
+    Q = np.empty((V.shape[0] - 1, model.successor.shape[1]))
+    over_states(_q_rows, Q.shape[0], model, (V, gamma, Q))
     return Q
+
+
+@njit(cache=True)
+def _q_rows(model, V, gamma, Q, lo, hi):
+    """:func:`q_table`'s rows ``lo .. hi - 1``, written into ``Q``; returns 0 (the
+    residual :func:`over_states` asks of a kernel: ``Q`` is no iterate)."""
+    for s in range(np.uint64(lo), np.uint64(hi)):
+        for a in range(Q.shape[1]):
+            Q[s, a] = q_value(model, V, gamma, s, a)
+    return 0.0
+
+
+#: Each range kernel's parallel driver (:func:`~tabular._numba.runs.ranges_driver`).
+_PARALLEL = {kernel: ranges_driver(kernel) for kernel in (
+    _optimality_states, _optimality_blocks, _expectation_states, _soft_states, _q_rows)}
