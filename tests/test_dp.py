@@ -196,6 +196,18 @@ def test_soft_value_iteration_solves_acyclic_episodes_with_gamma_one(mdp, beta, 
     np.testing.assert_allclose(res.V, V, rtol=1e-12, atol=1e-12)
 
 
+def on_one_and_all_threads(run):
+    """``(run() on one numba thread, run() on all of them)``."""
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = run()
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        return one, run()
+    finally:
+        numba.set_num_threads(before)
+
+
 def test_results_do_not_depend_on_the_thread_count():
     rng = np.random.default_rng(0)
     mdp = random_mdp(rng, 3000, 4, 3, done_rate=0.05, trap_rate=0.3)
@@ -209,14 +221,7 @@ def test_results_do_not_depend_on_the_thread_count():
                 soft_value_iteration(mdp, 0.9, 0.5, ref_policy=pi).V,
                 finite_horizon(mdp, 5, gamma=0.9).V)
 
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = run()
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many = run()
-    finally:
-        numba.set_num_threads(before)
+    one, many = on_one_and_all_threads(run)
     assert np.isneginf(one[0]).any() and np.isfinite(one[0]).any()
     for a, b in zip(one, many, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -241,14 +246,7 @@ def test_every_synchronous_sweep_splits_its_states_without_changing_a_bit(mdp, g
                      kernels.soft_sweep(model, V, gamma, 0.5, pi, outs[3]))
         return residuals, outs, kernels.q_table(model, V, gamma)
 
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = sweeps()
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many = sweeps()
-    finally:
-        numba.set_num_threads(before)
+    one, many = on_one_and_all_threads(sweeps)
     assert one[0] == many[0]
     for a, b in zip([*one[1], one[2]], [*many[1], many[2]], strict=True):
         np.testing.assert_array_equal(a, b)

@@ -14,10 +14,10 @@ states sequentially; on one thread it runs over all of them, on more the states 
 into one contiguous range per thread under numba's parallel loop
 (:func:`~tabular._numba.runs.ranges_driver`, compiled only then). Each state is written
 by exactly one thread and the residual is the ``max`` over the ranges, so the numbers are
-bit-identical whatever the thread count.
-In-place (Gauss-Seidel) sweeps run sequentially, in state order; blocked ones
-(:func:`optimality_sweep_blocks`) run Gauss-Seidel inside blocks of states and the
-blocks in parallel, each block reading the others' values of the previous sweep.
+bit-identical whatever the thread count. In-place (Gauss-Seidel) sweeps run
+sequentially, in state order; blocked ones (:func:`optimality_sweep_blocks`) run
+Gauss-Seidel inside blocks of states and the blocks in parallel, each block reading the
+others' values of the previous sweep.
 
 ``-inf`` rewards follow the maths: an action that risks one has ``q = -inf``,
 ``max`` ignores such actions unless nothing else is left, and no NaN can form:
@@ -175,7 +175,7 @@ def over_states(kernel, n, model, args):
 # and returns the residual ``||T V - V||_inf`` over the states; the synchronous ones write
 # ``T V`` into ``out``, the in-place ones overwrite ``V``. A synchronous sweep's kernel
 # computes the states ``lo <= s < hi``, counted unsigned: a state index that cannot be
-# negative needs no wraparound test (a signed one made the sweep 1.2x slower).
+# negative spares every array read numba's test for a negative index.
 def optimality_sweep(model, V, gamma, out):
     """``out = T* V``, a synchronous value-iteration sweep (eq. 4.10); returns the residual.
 
