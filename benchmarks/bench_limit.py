@@ -47,7 +47,6 @@ from tabular import (
     td0,
 )
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import simplifying_pipeline_quiet
 from tabular.learn import td
 from tabular.learn.setup import control_outputs, prediction_outputs
 from tabular.schedules import constant
@@ -140,9 +139,8 @@ def kernel_rate(contender: Contenders, calls: int = CALLS) -> float:
 def check_minimal_learns() -> None:
     """Minimal Q-learning's greedy policy on CliffWalking walks the 13-step optimal path."""
     mdp = TabularMDP.from_gymnasium(gym.make("CliffWalking-v1"))
-    with simplifying_pipeline_quiet():
-        Q, _ = minimal.q_learning(minimal.stored(mdp), 1.0, 0.5, 0.1, 500, 10_000,
-                                  seed_states(0)[0])
+    Q, _ = minimal.q_learning(minimal.stored(mdp), 1.0, 0.5, 0.1, 500, 10_000,
+                              seed_states(0)[0])
     s, steps = int(np.argmax(mdp.start)), 0
     while steps < 100:
         a = int(np.argmax(Q[s]))
@@ -196,15 +194,13 @@ def main() -> list[Headline]:
             contenders = {name: Contenders(name, mdp, episodes, max_steps) for name in LEARNERS}
             measures = {}
             for name, c in contenders.items():
-                with simplifying_pipeline_quiet():  # compile, warm up
-                    c.ours(), c.minimal(), c.run_kernel(c.fresh())
+                c.ours(), c.minimal(), c.run_kernel(c.fresh())  # compile, warm up
                 measures[f"{name} ours"] = lambda c=c: best_rate(
                     lambda: int(c.ours().episode_lengths.sum()))
                 measures[f"{name} kernel"] = lambda c=c: kernel_rate(c)
                 measures[f"{name} minimal"] = lambda c=c: best_rate(
                     lambda: int(c.minimal()[1].sum()))
-            with simplifying_pipeline_quiet():
-                rounds = alternated(measures, ROUNDS)
+            rounds = alternated(measures, ROUNDS)
             print(f"\n{where}: {mdp.n_states:,} states, {episodes:,} episodes a call, "
                   f"{ROUNDS} alternated rounds, best of {CALLS} calls each, 1 thread")
             print(f"{'':>16} {'ours (M steps/s)':>22} {'kernel alone':>22} {'minimal':>22}"

@@ -11,9 +11,8 @@ actions read at run time (from ``Q``), outcomes drawn by inverse CDF (no draw wh
 episode's last update bootstraps. What they leave out is what makes a library: no
 schedules, action masks, ``-inf`` rewards, Gaussian reward noise, several runs or
 argument checks, and a model with per-outcome tables (``code`` is ``None``) is not
-read. Call them inside :func:`~tabular._numba.runs.simplifying_pipeline_quiet`. They
-draw other numbers than the library, so they are compared on steps per second, not on
-their outputs (:mod:`benchmarks.bench_limit` checks that they learn).
+read. They draw other numbers than the library, so they are compared on steps per
+second, not on their outputs (:mod:`benchmarks.bench_limit` checks that they learn).
 """
 
 from __future__ import annotations

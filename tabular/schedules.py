@@ -26,6 +26,7 @@ all of its values.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -190,6 +191,15 @@ def linear(start: float, end: float, steps: float) -> Schedule:
                     _finite("steps", steps))
 
 
+#: :func:`constant` of the numbers learners are called with: a schedule is immutable.
+_constant = functools.lru_cache(maxsize=256)(constant)
+
+
+def _inside(x: float, low: float, high: float, low_inclusive: bool) -> bool:
+    """``x`` in ``(low, high]``, or in ``[low, high]`` with ``low_inclusive``."""
+    return (x >= low if low_inclusive else x > low) and x <= high
+
+
 def as_schedule(name: str, value: float | Schedule, low: float = 0.0, high: float = 1.0,
                 low_inclusive: bool = False) -> Schedule:
     """A number or :class:`Schedule` as a validated schedule whose every value lies in
@@ -201,14 +211,11 @@ def as_schedule(name: str, value: float | Schedule, low: float = 0.0, high: floa
         if isinstance(value, bool) or not isinstance(value, int | float | np.number):
             raise ValueError(f"{name} must be a number or a tabular.schedules.Schedule, "
                              f"got {value!r}")
-        value = constant(_finite(name, value))
-    interval = f"{'[' if low_inclusive else '('}{low}, {high}]"
-
-    def inside(x: float, attained: bool) -> bool:
-        above = x >= low if (low_inclusive or not attained) else x > low
-        return above and x <= high
-
-    if not (inside(value.first, True) and inside(value.limit, value.attains_limit)):
+        value = _constant(_finite(name, value))
+    first = value.a if value.kind == CONSTANT else value.first  # no kernel call for a number
+    if not (_inside(first, low, high, low_inclusive)
+            and _inside(value.limit, low, high, low_inclusive or not value.attains_limit)):
+        interval = f"{'[' if low_inclusive else '('}{low}, {high}]"
         raise ValueError(f"{name} must stay in {interval}, got {value!r} "
-                         f"(first value {value.first}, limit {value.limit})")
+                         f"(first value {first}, limit {value.limit})")
     return value

@@ -4,6 +4,7 @@ policy, argument checks."""
 import os
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 from numba.core.cpu_options import ParallelOptions
+from numba.core.errors import NumbaPerformanceWarning
 
 from tabular import (
     BanditResult,
@@ -309,6 +311,29 @@ def test_the_simplifying_pipeline_stays_simplifying():
     # what the next compile reads: a dict would be {} by now, ParallelOptions(True)
     assert ParallelOptions(twice.targetoptions["parallel"]) == SIMPLIFYING_PIPELINE
     assert not SIMPLIFYING_PIPELINE.prange and not SIMPLIFYING_PIPELINE.fusion
+
+
+def test_only_the_simplifying_pipelines_report_is_silenced():
+    """numba reports that a ``parallel=`` kernel made no parallel loop. The report is
+    ignored while a kernel of the simplifying pipeline compiles (it is not meant to make
+    one), and then only: a user's ``parallel=True`` kernel keeps it, and the warning
+    filters are as they were."""
+    @njit(parallel=SIMPLIFYING_PIPELINE)
+    def ours(x):
+        return x + 1
+
+    @njit(parallel=True)
+    def users(x):
+        return x + 1
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        filters = list(warnings.filters)
+        ours(1)
+        assert warnings.filters == filters
+        users(1)
+    reports = [w for w in caught if "no transformation for parallel" in str(w.message)]
+    assert len(reports) == 1 and reports[0].category is NumbaPerformanceWarning
 
 
 def test_two_drivers_never_share_a_name():

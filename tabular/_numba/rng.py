@@ -28,18 +28,17 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     .generate_state(4, np.uint64)``, so run ``i`` of ``runs=n`` is the same whatever
     ``n`` is (for ``i < n``). It is computed without ``SeedSequence`` objects: the
     entropy is mixed once (:func:`_entropy_pool`), then each run's spawn key, in Python
-    integers for a few runs and in NumPy arrays, all runs at once, for more
-    (:func:`_spawned_states`; NumPy's fixed cost per operation would dominate a call
-    of a single run).
+    integers for a few runs (their words kept for the next call, :func:`_run_state`)
+    and in NumPy arrays, all runs at once, for more (:func:`_spawned_states`; NumPy's
+    fixed cost per operation would dominate a call of a single run).
     """
     runs, seed = check_positive_int("runs", runs), check_seed(seed)
     entropy = np.random.SeedSequence().entropy if seed is None else seed  # an int's is itself
     assert isinstance(entropy, int)  # SeedSequence() draws an int
-    pool = _entropy_pool(entropy)
     if runs <= _FEW_RUNS:
-        states = np.array([_spawned_states(pool, key) for key in range(runs)], dtype=np.uint64)
-    else:
-        states = np.stack(_spawned_states(pool, np.arange(runs, dtype=np.uint64)), axis=1)
+        return np.array([_run_state(entropy, key) for key in range(runs)], dtype=np.uint64)
+    states = np.stack(_spawned_states(_entropy_pool(entropy), np.arange(runs, dtype=np.uint64)),
+                      axis=1)
     states[~states.any(axis=1), 0] = 1  # the all-zero state is xoshiro's one fixed point
     return states
 
@@ -95,6 +94,14 @@ def _entropy_pool(entropy: int) -> tuple[tuple[int, ...], int]:
             hashed, multiplier = _hashmix(word, multiplier)
             pool[dst] = _mix(pool[dst], hashed)
     return tuple(pool), multiplier
+
+
+@functools.lru_cache(maxsize=256)  # a call of a few runs reads them in microseconds
+def _run_state(entropy: int, key: int) -> tuple[int, ...]:
+    """The four words of run ``key``'s state from ``entropy``, as :func:`seed_states`
+    gives them (the all-zero state replaced)."""
+    words = _spawned_states(_entropy_pool(entropy), key)
+    return tuple(words) if any(words) else (1, *words[1:])
 
 
 def _spawned_states(pool: tuple[tuple[int, ...], int], key) -> list:

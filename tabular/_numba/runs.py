@@ -32,12 +32,12 @@ import threading
 import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.core import event
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
@@ -153,14 +153,37 @@ def _bind(loop, run_one, suffix: str, constants=None, doc=None, **options):
     return njit(cache=True, **options)(driver)
 
 
-@contextmanager
-def simplifying_pipeline_quiet():
-    """Compile kernels of :data:`SIMPLIFYING_PIPELINE` without numba's report that it
-    made no parallel loop (it is not meant to)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "(?s).*no transformation for parallel",
-                                NumbaPerformanceWarning)
-        yield
+class _QuietSimplifyingPipeline(event.Listener):
+    """Ignores numba's report that a kernel of :data:`SIMPLIFYING_PIPELINE` made no
+    parallel loop (it is not meant to), for the length of that kernel's compile: a
+    ``warnings.catch_warnings`` around every kernel call instead cost each call as much
+    as the rest of ``over_runs``."""
+
+    def __init__(self) -> None:
+        self._catcher: warnings.catch_warnings | None = None
+        self._outermost = None  # the dispatcher whose compile set the filter
+
+    def on_start(self, ev) -> None:
+        # numba holds its compiler lock here; a nested compile (a driver compiling its
+        # run function) finds the filter in place
+        if self._catcher is None and _simplifying(ev):
+            self._catcher = warnings.catch_warnings()
+            self._catcher.__enter__()
+            warnings.filterwarnings("ignore", "(?s).*no transformation for parallel",
+                                    NumbaPerformanceWarning)
+            self._outermost = ev.data["dispatcher"]
+
+    def on_end(self, ev) -> None:
+        if self._catcher is not None and ev.data["dispatcher"] is self._outermost:
+            self._catcher.__exit__(None, None, None)
+            self._catcher = None
+
+
+def _simplifying(ev) -> bool:
+    return ev.data["dispatcher"].targetoptions.get("parallel") is SIMPLIFYING_PIPELINE
+
+
+event.register("numba:compile", _QuietSimplifyingPipeline())
 
 
 def over_runs(driver, *args) -> None:
@@ -173,21 +196,19 @@ def over_runs(driver, *args) -> None:
     n_runs = rng_states.shape[0]
     n_threads = min(numba.get_num_threads(), n_runs)
     if n_threads == 1:  # no pool: handing runs over costs more than a short call's runs
-        with simplifying_pipeline_quiet():
-            driver(*args)
+        driver(*args)
         return
     bounds = np.linspace(0, n_runs, n_threads + 1).astype(np.int64)
     chunks = [(*shared, rng_states[a:b], runs_slice(out, n_runs, a, b))
               for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     pool, caller = _workers(n_threads - 1), threading.get_ident()
-    with simplifying_pipeline_quiet():
-        others = [pool.submit(_on_behalf_of, caller, driver, chunk) for chunk in chunks[1:]]
-        try:
-            driver(*chunks[0])  # this thread runs the first chunk
-        finally:
-            wait(others)
-        for other in others:
-            other.result()
+    others = [pool.submit(_on_behalf_of, caller, driver, chunk) for chunk in chunks[1:]]
+    try:
+        driver(*chunks[0])  # this thread runs the first chunk
+    finally:
+        wait(others)
+    for other in others:
+        other.result()
 
 
 #: The standing pool of :func:`over_runs`' workers, and how many it has: starting
