@@ -43,7 +43,7 @@ from numba import njit
 
 from tabular._numba.frame import borrowed
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.results import ControlResult
 from tabular.learn.setup import (
@@ -113,7 +113,7 @@ def _behave(q_row, eps, weigh, probs, rng):
     return a, probs[a]
 
 
-@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
+@njit(cache=True, inline="always")
 def _n_step_run(model, params, rng, out, run):
     """Run ``run`` of n-step SARSA, expected SARSA, off-policy SARSA, tree backup or
     Q(sigma) (``params.method``; the boxes of sections 7.2-7.6). The method is read at
