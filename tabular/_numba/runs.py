@@ -82,7 +82,7 @@ def _each_range_in_parallel(model, args, n, chunks):
     return residual
 
 
-def runs_driver(run_one, variant: int | None = None):
+def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
     ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
     after another, compiled by :data:`SIMPLIFYING_PIPELINE`, cached, and releasing the
@@ -98,8 +98,13 @@ def runs_driver(run_one, variant: int | None = None):
     parameters) gets the driver ``driver(model, params, rollout, rng_states, out)``,
     which also writes each run's advanced stream back into ``rng_states``: a learner
     run in chunks of iterations (:mod:`tabular.pg.telemetry`) continues the same stream.
+
+    ``simplifying=False``: compile by numba's plain pipeline instead, for a run function
+    whose machine code the simplifying pipeline breaks (the planning learners': it
+    crashed, docs/internals.md).
     """
-    options = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE)
+    options: dict = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE) if simplifying else dict(
+        nogil=True)
     if variant is not None:
         return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
                      {"variant": int(variant)}, **options)

@@ -39,12 +39,13 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit, prange
+from numba import njit
 
-from tabular._numba.frame import borrowed, local_stream
+from tabular._numba.frame import borrowed
 from tabular._numba.rng import randint
+from tabular._numba.runs import runs_driver
 from tabular.checks import check_nonnegative
-from tabular.model.mdp import MAX_REWARD, ModelArrays
+from tabular.model.mdp import MAX_REWARD
 from tabular.model.sampling import sample_start, sample_step
 from tabular.plan.model import (
     learned_model,
@@ -66,16 +67,6 @@ from tabular.types import MDPLike, StepSize
 DYNA_Q, DYNA_Q_PLUS, PRIORITIZED_SWEEPING = 0, 1, 2
 
 
-class Dynamics(NamedTuple):
-    """The environment a run samples: ``model`` until time step ``switch_step``, then
-    ``switched`` (the same model when the environment does not change). Built inside the
-    ``prange`` body, since a record of records cannot be passed into a parallel loop."""
-
-    model: ModelArrays
-    switched: ModelArrays
-    switch_step: int
-
-
 class Estimate(NamedTuple):
     """The action values a run learns, and what their Q-learning updates read.
 
@@ -95,7 +86,8 @@ class Estimate(NamedTuple):
 
 @njit(cache=True)
 def _sampled(env, t):
-    """The model that ``env`` (a :class:`Dynamics`) samples after ``t`` time steps."""
+    """The model that ``env`` (a :class:`~tabular.plan.setup.Dynamics`) samples after ``t``
+    time steps."""
     return env.switched if t >= env.switch_step else env.model
 
 
@@ -173,13 +165,13 @@ def _sweep(estimate, model, queue, lists, params):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _planning_run(env, params, rng, out, run):
     """Run ``run`` of Dyna-Q, Dyna-Q+ or prioritized sweeping (``params.method``) in the
-    environment ``env`` (a :class:`Dynamics`), drawing from ``rng`` and filling row ``run``
-    of ``out`` (a :class:`~tabular.plan.setup.PlanningOutputs`): the acting loop the boxes
-    of sections 8.2-8.4 share, then each method's learning and planning. A call of its
-    own, not inlined into the driver's parallel loop (docs/internals.md says why)."""
+    environment ``env`` (a :class:`~tabular.plan.setup.Dynamics`), drawing from ``rng``
+    and filling row ``run`` of ``out`` (a :class:`~tabular.plan.setup.PlanningOutputs`):
+    the acting loop the boxes of sections 8.2-8.4 share, then each method's learning and
+    planning."""
     method = params.method
     Q = borrowed(out.Q[run])  # its row views count no references (tabular._numba.frame)
     returns, lengths, episode_updates = out.returns[run], out.lengths[run], out.updates[run]
@@ -225,12 +217,8 @@ def _planning_run(env, params, rng, out, run):
         episode_updates[episode] = made
 
 
-@njit(cache=True, parallel=True)
-def _planning_runs(model, switched, params, rng_states, out):
-    for run in prange(rng_states.shape[0]):
-        # int64: else _planning_run compiles for the unsigned index of the loop's body too
-        _planning_run(Dynamics(model, switched, params.switch_step), params,
-                      local_stream(rng_states[run]), out, np.int64(run))
+# numba's plain pipeline: on the simplifying one this loop's machine code crashes
+_planning_runs = runs_driver(_planning_run, simplifying=False)
 
 
 # --------------------------------------------------------------------- public functions

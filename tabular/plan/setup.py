@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tabular._numba.rng import seed_states
+from tabular._numba.runs import over_runs
 from tabular.checks import check_count, check_gamma, check_positive_int
 from tabular.learn.results import ControlResult
 from tabular.learn.setup import (
@@ -18,7 +19,7 @@ from tabular.learn.setup import (
     control_outputs,
     initial_values,
 )
-from tabular.model.mdp import TabularMDP, as_mdp
+from tabular.model.mdp import ModelArrays, TabularMDP, as_mdp
 from tabular.results import with_run_axis
 from tabular.schedules import as_schedule
 from tabular.solve.results import short_repr
@@ -42,8 +43,7 @@ class PlanningParams(NamedTuple):
     ``planning_steps``: the ``n`` of the boxes; ``counts``: the model keeps every
     outcome with its count (else the last outcome); ``capacity``: the outcomes it keeps
     per pair; ``kappa``: Dyna-Q+'s bonus scale, ``theta``: prioritized sweeping's
-    threshold (each read only by its method); ``switch_step``: the time step at which
-    the environment switches to the kernel's second model.
+    threshold (each read only by its method).
     """
 
     method: int
@@ -57,6 +57,14 @@ class PlanningParams(NamedTuple):
     capacity: int
     kappa: float
     theta: float
+
+
+class Dynamics(NamedTuple):
+    """The environment a run samples: ``model`` until time step ``switch_step``, then
+    ``switched`` (the same model when the environment does not change)."""
+
+    model: ModelArrays
+    switched: ModelArrays
     switch_step: int
 
 
@@ -161,10 +169,10 @@ def plan(driver, planner: Planner, mdp, *, switch, gamma, episodes, alpha, epsil
     capacity = sum(m.n_outcomes for m in mdps) if counts else 1  # distinct outcomes seen
     params = PlanningParams(planner.method, gamma, alpha.params, epsilon.params, episodes,
                             max_steps, planner.planning_steps, counts, capacity, planner.kappa,
-                            planner.theta, switch_step)
+                            planner.theta)
     out = PlanningOutputs(Q, returns, lengths, np.zeros((n_runs, episodes), dtype=np.int64))
-    driver(mdp.arrays, (mdp if other is None else other).arrays, params,
-           seed_states(seed, n_runs), out)
+    env = Dynamics(mdp.arrays, (mdp if other is None else other).arrays, switch_step)
+    over_runs(driver, env, params, seed_states(seed, n_runs), out)
     for m in mdps:  # a -inf value is exact only if one of the models pays -inf
         if np.isneginf(m.arrays.reward).any():
             break
