@@ -353,7 +353,7 @@ def ppo_clip_fraction(model, p, rollout, state):
     return clipped / (N * p.epochs)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ppo_run(model, p, rollout, rng, out, run):
     """Run ``run`` of PPO (Schulman et al., 2017, Algorithm 1, with tabular actor and
     critic), into row ``run`` of the :class:`~tabular.pg.batches.TrustRegionOutputs`

@@ -256,7 +256,7 @@ def _trpo_step(p, row_of_state, state, batch, work, iteration):
     return step_kl, backtracks
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _trpo_run(model, p, rollout, rng, out, run):
     """Run ``run`` of TRPO, into row ``run`` of the
     :class:`~tabular.pg.batches.TrustRegionOutputs` ``out``: per iteration a batch of
