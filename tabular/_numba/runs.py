@@ -100,8 +100,8 @@ def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True
     run in chunks of iterations (:mod:`tabular.pg.telemetry`) continues the same stream.
 
     ``simplifying=False``: compile by numba's plain pipeline instead, for a run function
-    whose machine code the simplifying pipeline breaks (the planning learners': it
-    crashed, docs/internals.md).
+    the simplifying pipeline breaks (the planning learners': their machine code crashed;
+    GRPO's: its array analysis fails to compile it; docs/internals.md).
     """
     options: dict = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE) if simplifying else dict(
         nogil=True)

@@ -95,7 +95,7 @@ def group_model(model, rng, prompt_cdf):
     return s0, with_start(model, prompt_cdf)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grpo_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the
     :class:`~tabular.pg.rollout.PolicyGradientOutputs` ``out``: each iteration samples a
@@ -156,7 +156,8 @@ def _grpo_run(model, p, rollout, rng, out, run):
             touched[row] = False
 
 
-_grpo = runs_driver(_grpo_run)
+# numba's plain pipeline: the simplifying one's array analysis fails on this loop
+_grpo = runs_driver(_grpo_run, simplifying=False)
 
 
 def group_relative_advantages(returns: npt.ArrayLike, normalise: bool = True) -> FloatArray:

@@ -134,7 +134,7 @@ def _log_ratio_to_reference(rollout, path, seen, T):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _kto_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the :class:`KTOOutputs` ``out``: ``steps``
     full-batch ascent steps on the mean of ``v(x, y)``, the reference point re-estimated

@@ -357,7 +357,7 @@ def _store_path(path, T, rollout, rows, actions):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _iterated_dpo_run(model, p, rollout, rng, out, run):
     """Run ``run``, into row ``run`` of the :class:`IteratedDPOOutputs` ``out``: each
     round samples ``p.pairs`` pairs of responses to a shared prompt from the current
