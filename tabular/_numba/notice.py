@@ -38,41 +38,41 @@ WORKER_PREFIX = "tabular-runs-"
 
 #: Seconds of each entry point's compilation from an empty cache, as ``tabular-warm
 #: --measure`` reports them on the 2-vCPU reference machine with nothing else running
-#: (CPU seconds, rounded, at least 1): one fresh process per entry point, each making
+#: (CPU seconds, rounded up, at least 1): one fresh process per entry point, each making
 #: the calls ``tabular-warm`` makes, which compile every method and option it has. So
 #: the figure bounds one call from above (docs/internals.md compares the two), and the
 #: notice says "up to" it; an entry point not listed says "a few seconds".
 COMPILE_SECONDS: dict[str, float] = {
-    "value_iteration": 8, "policy_evaluation": 6, "policy_iteration": 1,
-    "soft_value_iteration": 6, "terminating_greedy_policy": 1, "bellman_expectation": 1,
-    "bellman_optimality": 1, "soft_bellman_optimality": 1, "q_from_v": 1,
+    "value_iteration": 7, "policy_evaluation": 5, "policy_iteration": 2,
+    "soft_value_iteration": 5, "terminating_greedy_policy": 1, "bellman_expectation": 1,
+    "bellman_optimality": 2, "soft_bellman_optimality": 1, "q_from_v": 1,
     "relative_value_iteration": 2, "average_reward_solve": 1, "finite_horizon": 3,
-    "epsilon_greedy_bandit": 3, "ucb_bandit": 2, "gradient_bandit": 3, "td0": 4,
+    "epsilon_greedy_bandit": 2, "ucb_bandit": 2, "gradient_bandit": 2, "td0": 3,
     "reward_process": 1, "gradient_mc": 3, "semi_gradient_td": 3,
-    "off_policy_semi_gradient_td": 2, "tdc": 3, "gtd2": 3, "emphatic_td": 2, "lstd": 2,
+    "off_policy_semi_gradient_td": 2, "tdc": 3, "gtd2": 3, "emphatic_td": 2, "lstd": 3,
     "semi_gradient_td_lambda": 3, "true_online_linear_td_lambda": 3,
     "semi_gradient_sarsa": 3, "n_step_semi_gradient_sarsa": 3,
-    "semi_gradient_sarsa_lambda": 4, "true_online_linear_sarsa_lambda": 4,
+    "semi_gradient_sarsa_lambda": 4, "true_online_linear_sarsa_lambda": 3,
     "differential_semi_gradient_sarsa": 3, "mc_prediction": 3,
-    "off_policy_mc_prediction": 3, "batch_prediction": 3, "offline_lambda_return": 5,
-    "td_lambda": 5, "true_online_td_lambda": 5, "sarsa": 5, "expected_sarsa": 5,
-    "q_learning": 5, "double_q_learning": 5, "mc_control": 4, "n_step_sarsa": 6,
-    "n_step_expected_sarsa": 6, "off_policy_n_step_sarsa": 6, "tree_backup": 6,
-    "q_sigma": 6, "sarsa_lambda": 4, "watkins_q_lambda": 4,
+    "off_policy_mc_prediction": 3, "batch_prediction": 3, "offline_lambda_return": 4,
+    "td_lambda": 4, "true_online_td_lambda": 5, "sarsa": 4, "expected_sarsa": 5,
+    "q_learning": 5, "double_q_learning": 5, "mc_control": 5, "n_step_sarsa": 5,
+    "n_step_expected_sarsa": 5, "off_policy_n_step_sarsa": 5, "tree_backup": 5,
+    "q_sigma": 5, "sarsa_lambda": 4, "watkins_q_lambda": 4,
     "true_online_sarsa_lambda": 4, "differential_sarsa": 3, "r_learning": 3,
-    "dyna_q": 9, "dyna_q_plus": 9, "prioritized_sweeping": 9,
-    "uniform_expected_updates": 3, "trajectory_sampling": 6, "reinforce": 6,
-    "actor_critic": 6, "ppo": 15, "trpo": 11, "pretrain": 2, "sft": 1,
+    "dyna_q": 6, "dyna_q_plus": 6, "prioritized_sweeping": 6,
+    "uniform_expected_updates": 3, "trajectory_sampling": 5, "reinforce": 4,
+    "actor_critic": 4, "ppo": 11, "trpo": 9, "pretrain": 2, "sft": 1,
     "NGramLM.generate": 1, "NGramLM.log_prob": 1, "NGramLM.next_token_probs": 2,
     "NGramLM.policy": 2, "sample_preferences": 1, "train_reward_model": 1,
     "bradley_terry_loss": 1, "ending_probabilities": 1, "kl_optimum": 1,
-    "prefix_values": 2, "process_rewards": 1, "distill": 16, "response_distribution": 1,
-    "dpo": 2, "iterated_dpo": 9, "kto": 5, "kto_optimum": 2, "grpo": 10,
-    "group_relative_advantages": 1, "fit_process_reward_model": 5, "train_pipeline": 2,
+    "prefix_values": 2, "process_rewards": 1, "distill": 11, "response_distribution": 1,
+    "dpo": 3, "iterated_dpo": 8, "kto": 5, "kto_optimum": 2, "grpo": 8,
+    "group_relative_advantages": 1, "fit_process_reward_model": 4, "train_pipeline": 2,
     "RLHFPipeline.policy": 2, "RLHFPipeline.answer_distribution": 1,
-    "RLHFPipeline.correct_rate": 1, "RLHFPipeline.value": 2, "RLHFPipeline.optimum": 6,
-    "RLHFPipeline.measure": 2, "RLHFPipeline.frontier": 6,
-    "RLHFPipeline.learner_frontier": 8,
+    "RLHFPipeline.correct_rate": 1, "RLHFPipeline.value": 2, "RLHFPipeline.optimum": 4,
+    "RLHFPipeline.measure": 2, "RLHFPipeline.frontier": 3,
+    "RLHFPipeline.learner_frontier": 6,
 }
 
 _modules: tuple[str, ...] = ()
