@@ -4,7 +4,7 @@ numba's IR inliner (``InlineWorker.inline_ir``, behind ``inline="always"``) copi
 callee's IR block by block, each block with ``copy.deepcopy`` and a memo of its own.
 Every block refers to the callee's one scope, which lists all the callee's variables,
 so each block's copy copies the whole scope again: an inlined function costs blocks x
-variables (numba issue 8989), about a fifth of a first call here (docs/internals.md).
+variables (numba issue 8989), up to a quarter of a first call here (docs/internals.md).
 The copies are then renamed by name and merged into the caller's one scope, so the
 duplicates are thrown away.
 
