@@ -2,15 +2,34 @@
 passes or fails on the code, not on the draw. ``HYPOTHESIS_PROFILE=explore`` draws fresh
 examples (and keeps failures in the local database) for hunting new counterexamples.
 
-Also the helpers the tests share (``from conftest import ...``): :func:`slow_examples`,
-:func:`on_one_and_two_threads`."""
+Also what the tests of several modules share (``from conftest import ...``; no test module
+imports another): :func:`slow_examples`, :func:`on_one_and_two_threads`, the browser
+helpers, and the models and by-definition references of the traces and linear tests.
+This is the suite's one ``conftest.py``: a second one in a subfolder would be imported
+under the same module name, and ``from conftest import`` would then depend on the order
+of collection."""
 
 import os
 import shutil
 
+import gymnasium as gym
 import numba
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+from tabular import TabularMDP, policy_evaluation, value_iteration
+from tabular._numba.rng import categorical, seed_states
+from tabular.envs import RandomWalk
+from tabular.linear import (
+    one_hot,
+    state_action_features,
+    state_aggregation,
+    state_coordinates,
+    tile_coding,
+)
+from tabular.model.sampling import sample_start, sample_step
 
 settings.register_profile("repeatable", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
@@ -67,3 +86,93 @@ def headless_chromium(window: str, capabilities: dict | None = None):
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(120)
     return driver
+
+
+# ------------------------------------------------- the traces tests' walk and references
+def random_walk(n_states=19):
+    """Example 7.1's walk (rewards -1 / +1), the task of Figures 12.3, 12.6 and 12.8."""
+    return TabularMDP.from_gymnasium(gym.make("tabzoo/RandomWalk-v0", n_states=n_states,
+                                              left_reward=-1.0))
+
+
+def replay_episodes(mdp, policy, seed, episodes, max_steps):
+    """The episodes a prediction learner sees with ``seed``: ``(states, rewards,
+    terminated)`` each, ``states`` holding ``S_0 .. S_T``."""
+    model, rng = mdp.arrays, seed_states(seed)[0].copy()
+    out = []
+    for _ in range(episodes):
+        states, rewards = [sample_start(model, rng)], []
+        done = False
+        while not done and len(rewards) < max_steps:
+            a = categorical(rng, policy[states[-1]])
+            s, r, done = sample_step(model, states[-1], a, rng)
+            states.append(s)
+            rewards.append(r)
+        out.append((states, rewards, done))
+    return out
+
+
+def truncated_lambda_return(keys, rewards, terminated, t, h, gamma, lam, value_at):
+    """``G^lam_{t:h}`` (eq. 12.9) as the weighted sum of the n-step returns ``G_{t:t+n}``
+    (eq. 12.1), ``value_at(k)`` the estimate that ``G_{t:k}`` bootstraps from."""
+    G, rewards_so_far = 0.0, 0.0
+    for n in range(1, h - t + 1):
+        rewards_so_far += gamma ** (n - 1) * rewards[t + n - 1]
+        end = t + n
+        tail = 0.0 if (end == len(rewards) and terminated) else gamma ** n * value_at(end)
+        weight = (1 - lam) * lam ** (n - 1) if n < h - t else lam ** (h - t - 1)
+        G += weight * (rewards_so_far + tail)
+    return G
+
+
+# ----------------------------------------------------- the linear tests' models and helpers
+WALK = RandomWalk(100, jump=10, left_reward=-1.0).model()  # Example 9.1, scaled down 10x
+WALK_POLICY = np.zeros(WALK.n_states, dtype=np.int64)
+WALK_GROUPS = state_aggregation(np.r_[0, np.arange(100) // 10, 9])
+
+
+def mean_update_z(learner, w0, alpha=1e-9, runs=100, episodes=2000):
+    """The mean over runs of each run's summed update direction at ``w0``, in standard
+    errors: the weights move by at most ``alpha`` times the summed errors, so the
+    update is taken at ``w0`` throughout."""
+    result = learner(WALK, WALK_POLICY, WALK_GROUPS, episodes=episodes, alpha=alpha,
+                     runs=runs, initial_w=w0, seed=11)
+    g = (result.w - w0) / alpha
+    return g.mean(axis=0) / (g.std(axis=0, ddof=1) / np.sqrt(runs))
+
+
+def pairs(mdp):
+    """One-hot state-action features of ``mdp``: the tabular case."""
+    return state_action_features(one_hot(mdp.n_states), mdp.n_actions)
+
+
+def corridor(S: int = 6) -> TabularMDP:
+    """A corridor of ``S - 1`` states and a goal, -1 per step, left or right, right reaching
+    the goal from state ``S - 2``; the optimum goes right, ``v*(0) = -(S - 1)``."""
+    nxt = np.stack([np.maximum(np.arange(S) - 1, 0), np.minimum(np.arange(S) + 1, S - 1)],
+                   axis=1)[:, :, None]
+    done = np.zeros((S, 2, 1), dtype=bool)
+    done[S - 2, 1] = done[S - 1] = True  # the goal S - 1 is absorbing
+    reward = np.full((S, 2, 1), -1.0)
+    reward[S - 1] = 0.0
+    start = np.zeros(S)
+    start[0] = 1.0
+    return TabularMDP(nxt, np.ones((S, 2, 1)), reward, done, start)
+
+
+def corridor_features(mdp: TabularMDP) -> list[np.ndarray]:
+    """One-hot and tile-coded (shared, binary) state-action features of :func:`corridor`."""
+    return [pairs(mdp), state_action_features(
+        tile_coding(state_coordinates(mdp), tilings=2, tiles=2), 2)]
+
+
+def assert_learns_the_corridor(mdp: TabularMDP, result, runs: int) -> None:
+    """Every run's greedy policy is value iteration's (go right), and its exact value from
+    the start is v*(0) = -5."""
+    optimum = value_iteration(mdp, 1.0)
+    S = mdp.n_states
+    for i in range(runs):
+        policy = result.run(i).policy
+        v = policy_evaluation(mdp, policy, 1.0, method="exact").V
+        assert np.array_equal(policy[:S - 1], optimum.policy[:S - 1])
+        assert v[0] == pytest.approx(optimum.V[0], abs=1e-9) and optimum.V[0] == -5.0

@@ -12,7 +12,7 @@ import tabular
 import tabular.linear
 import tabular.rlhf
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 LLM_DOC = ROOT / "docs" / "rl_for_llms.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import headless_chromium, needs_chromium
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SITE = DOCS / "_build" / "html"
 #: What the site is built from: a change to any of these makes a build stale.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "tabular"
+ROOT = Path(__file__).resolve().parents[2] / "tabular"
 
 #: Lowest first: a module may import from its own layer and from the layers before it.
 LAYERS = [

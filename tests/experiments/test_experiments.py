@@ -33,7 +33,7 @@ from tabular.experiments import checks, random_walk, runner, storage
 from tabular.experiments.executor import LocalExecutor, make_executor
 from tabular.experiments.settings import parse_value, shown
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CHEAPEST = "policy_evaluation"  # for the bookkeeping tests that recompute one experiment
 SEEDED = "cliff_walking"  # a cheap stochastic experiment, for the same-seed-same-numbers test

@@ -18,7 +18,7 @@ Barto section 12.7), against their tabular counterparts and an exact optimum.
 import gymnasium as gym
 import numpy as np
 import pytest
-from test_linear import assert_learns_the_corridor, corridor, corridor_features, pairs
+from conftest import assert_learns_the_corridor, corridor, corridor_features, pairs
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, sarsa_lambda, true_online_sarsa_lambda

@@ -16,7 +16,7 @@ import pytest
 from tabular.experiments import checks, gallery, runner
 from tabular.experiments.executor import RAY_MISSING, RayExecutor
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHEAP = ("gridworld_values", "policy_evaluation")  # deterministic, a few seconds each
 
 

@@ -30,11 +30,19 @@ import functools
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import on_one_and_two_threads, slow_examples
+from conftest import (
+    WALK,
+    WALK_GROUPS,
+    WALK_POLICY,
+    mean_update_z,
+    on_one_and_two_threads,
+    random_walk,
+    replay_episodes,
+    slow_examples,
+    truncated_lambda_return,
+)
 from hypothesis import given
 from hypothesis import strategies as st
-from test_linear import WALK, WALK_GROUPS, WALK_POLICY, mean_update_z
-from test_traces import random_walk, replay_episodes, truncated_lambda_return
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, td_lambda, true_online_td_lambda

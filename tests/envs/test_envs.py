@@ -400,7 +400,7 @@ def test_draw_outcome_never_selects_padding():
 # ------------------------------------------------------------- Gymnasium citizenship
 def run_fresh(code: str) -> str:
     """Run ``code`` in a fresh interpreter (from the repository root) and return stdout."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr

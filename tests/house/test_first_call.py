@@ -14,7 +14,7 @@ import tabular.rlhf
 from tabular import warm
 from tabular._numba import notice
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(code: str, cache_dir: Path, **env) -> subprocess.CompletedProcess:

@@ -21,10 +21,15 @@ random walk, the control methods reach value_iteration's optimal policy on a sma
 gridworld, and -inf rewards stay exact (no NaN, a -inf estimate only where it is exact).
 """
 
-import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import on_one_and_two_threads, slow_examples
+from conftest import (
+    on_one_and_two_threads,
+    random_walk,
+    replay_episodes,
+    slow_examples,
+    truncated_lambda_return,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,7 +50,7 @@ from tabular import (
     value_iteration,
     watkins_q_lambda,
 )
-from tabular._numba.rng import categorical, seed_states
+from tabular._numba.rng import seed_states
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     accumulating_trace,
@@ -85,10 +90,6 @@ GRID = envs.GridWorld("S..\n.#.\n..G", step_reward=-1.0, goal_reward=0.0)
 TRAP_GRID = envs.GridWorld("S.T\n...\n..G", step_reward=-1.0, goal_reward=0.0)
 
 
-def random_walk(n_states=19):
-    """Example 7.1's walk (rewards -1 / +1), the task of Figures 12.3, 12.6 and 12.8."""
-    return TabularMDP.from_gymnasium(gym.make("tabzoo/RandomWalk-v0", n_states=n_states,
-                                              left_reward=-1.0))
 
 
 SMALL_MDPS = mdps(max_states=6, max_actions=3, max_outcomes=3)
@@ -108,21 +109,6 @@ def cases(draw, mdp_strategy=SMALL_MDPS):
 # --------------------------------------------------------------------- replays
 
 
-def replay_episodes(mdp, policy, seed, episodes, max_steps):
-    """The episodes a prediction learner sees with ``seed``: ``(states, rewards,
-    terminated)`` each, ``states`` holding ``S_0 .. S_T``."""
-    model, rng = mdp.arrays, seed_states(seed)[0].copy()
-    out = []
-    for _ in range(episodes):
-        states, rewards = [sample_start(model, rng)], []
-        done = False
-        while not done and len(rewards) < max_steps:
-            a = categorical(rng, policy[states[-1]])
-            s, r, done = sample_step(model, states[-1], a, rng)
-            states.append(s)
-            rewards.append(r)
-        out.append((states, rewards, done))
-    return out
 
 
 def replay_uniform_pairs(mdp, seed, episodes, max_steps):
@@ -144,17 +130,6 @@ def replay_uniform_pairs(mdp, seed, episodes, max_steps):
     return out
 
 
-def truncated_lambda_return(keys, rewards, terminated, t, h, gamma, lam, value_at):
-    """``G^lam_{t:h}`` (eq. 12.9) as the weighted sum of the n-step returns ``G_{t:t+n}``
-    (eq. 12.1), ``value_at(k)`` the estimate that ``G_{t:k}`` bootstraps from."""
-    G, rewards_so_far = 0.0, 0.0
-    for n in range(1, h - t + 1):
-        rewards_so_far += gamma ** (n - 1) * rewards[t + n - 1]
-        end = t + n
-        tail = 0.0 if (end == len(rewards) and terminated) else gamma ** n * value_at(end)
-        weight = (1 - lam) * lam ** (n - 1) if n < h - t else lam ** (h - t - 1)
-        G += weight * (rewards_so_far + tail)
-    return G
 
 
 def offline_by_definition(table, episode, gamma, lam, alpha):
