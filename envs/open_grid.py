@@ -2,7 +2,7 @@
 
 :func:`open_grid_mdp` is the model that :class:`~tabular.envs.GridWorld` builds from the
 layout of an open ``height x width`` grid with the start ``S`` in the top-left corner
-and the goal ``G`` in the bottom-right one (``tests/test_open_grid.py`` checks that
+and the goal ``G`` in the bottom-right one (``tests/envs/test_open_grid.py`` checks that
 they are identical), but generated a block of rows at a time with NumPy, directly
 as int32 signed successors and uint16 codes into the table of the three rewards (a
 move, entering the goal, the goal's own loop): :mod:`tabular.model.compact`'s form, with

@@ -19,7 +19,7 @@ chosen automatically from the arrays, moves 6 (a :class:`~tabular.model.mdp.Mode
 - ``K = 1``: every outcome is certain; ``prob`` is empty and never read.
 
 Every number a kernel reads is the one the wide form holds, bit for bit, so results
-do not depend on the form (``tests/test_compact.py``). Values stay float64. Kernels
+do not depend on the form (``tests/model/test_compact.py``). Values stay float64. Kernels
 read the stored form through the accessors of :mod:`tabular.model.outcomes` only.
 
 A model with at least ``SEARCH_OUTCOMES`` outcomes per pair also keeps a table for the

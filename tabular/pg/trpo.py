@@ -43,7 +43,7 @@ MDP (at most ``H`` decisions) that constant is infinite; the paper's Lemma 3 sum
 over ``t < H`` instead gives ``|eta(pi_new) - L_pi(pi_new)| <= 4 eps (alpha H - 1 +
 (1 - alpha)^H) <= 2 eps H (H - 1) max_s KL`` (``alpha`` the largest total variation
 between the two policies in a state; ``1 - (1 - alpha)^t <= t alpha`` and
-``alpha^2 <= KL``). Both are checked exactly in ``tests/test_trpo.py``.
+``alpha^2 <= KL``). Both are checked exactly in ``tests/pg/test_trpo.py``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ interruption test stops ``run_experiment`` at one write point with ``KeyboardInt
 and then reruns with the same or with another config: the rerun must either skip with
 files that are exactly those of a clean run of its config, or recompute them. The
 concurrency tests run the command line on the same fake in other processes
-(``python tests/test_runner_faults.py GATE ARGS``, see the end of this file), whose
+(``python tests/experiments/test_runner_faults.py GATE ARGS``, see the end of this file), whose
 computation waits for the test to open its gate.
 """
 
@@ -426,7 +426,7 @@ def gated(config, executor):
     return compute(config, executor)
 
 
-if __name__ == "__main__":  # python tests/test_runner_faults.py GATE [command line ...]
+if __name__ == "__main__":  # python tests/experiments/test_runner_faults.py GATE [command line ...]
     use_fake(pytest.MonkeyPatch())
     fake.run = gated
     sys.exit(runner.main(sys.argv[2:]))

@@ -33,7 +33,7 @@ def layer(module: str) -> int:
             if module == prefix or module.startswith(prefix + "."):
                 if best is None or len(prefix) > best[1]:
                     best = (rank, len(prefix))
-    assert best is not None, f"{module} is in no layer of tests/test_layers.py"
+    assert best is not None, f"{module} is in no layer of tests/house/test_layers.py"
     return best[0]
 
 

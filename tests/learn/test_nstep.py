@@ -4,7 +4,7 @@ exact identities between the methods, and convergence to value iteration's optim
 Tolerances of the random-MDP tests (rewards in [-1, 1], ``scale = R / (1 - gamma)``),
 from trials over 200 drawn MDPs (S <= 6, A <= 3, n in 1..4, two seeds): with 6000
 episodes cut at 20 steps and step sizes 1/n**0.6, the worst loss of a greedy policy was
-0.09 * scale (tolerance 0.2 * scale, as in tests/test_td.py), and the worst error of the
+0.09 * scale (tolerance 0.2 * scale, as in tests/learn/test_td.py), and the worst error of the
 mean of 4 runs' Q against Q* for the off-policy methods 0.074 * scale (tolerance 0.15 *
 scale). The off-policy methods behave with a fixed epsilon = 0.3: with an epsilon near
 1 the ratios of a greedy target reach A**n, and the ratio-scaled steps of eq. 7.11

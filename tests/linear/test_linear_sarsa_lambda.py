@@ -75,7 +75,7 @@ def test_lambda_0_is_semi_gradient_sarsa_bit_for_bit(trace):
     (true_online_linear_sarsa_lambda, {}),
 ])
 def test_sarsa_lambda_learns_the_optimal_policy_of_a_small_mdp(learner, options):
-    """On the corridor (tests/test_linear.py), with one-hot and with tile-coded features,
+    """On the corridor (tests/linear/test_linear.py), with one-hot and with tile-coded features,
     every run's greedy policy is optimal after 300 episodes."""
     mdp = corridor()
     for F in corridor_features(mdp):
