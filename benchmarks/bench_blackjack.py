@@ -21,7 +21,7 @@ from benchmarks.bench_model_free import kernel_against_python
 from benchmarks.timing import Headline
 from tabular import mc_prediction, off_policy_mc_prediction
 from tabular.envs.blackjack import blackjack_model
-from tabular.experiments.blackjack import stick_on_20
+from tabular.experiments.book.ch05.blackjack import stick_on_20
 
 STICK, HIT = 0, 1  # Gymnasium's actions
 

@@ -4,7 +4,7 @@ its settings."""
 
 import sys
 
-from .runner import main
+from tabular.experiments.harness.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

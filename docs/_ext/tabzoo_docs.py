@@ -300,13 +300,13 @@ class Gallery(SphinxDirective):
     """Every ``docs/figures/*.png`` with the description of the experiment that draws it."""
 
     def run(self):
-        from tabular.experiments import runner
+        from tabular.experiments.harness import registry
 
         lines = []
         for path in sorted(FIGURES.glob("*.png")):
             name = path.stem
-            known = name in runner.EXPERIMENTS
-            caption = runner.summary(name) if known else name.replace("_", " ")
+            known = name in registry.EXPERIMENTS
+            caption = registry.summary(name) if known else name.replace("_", " ")
             self.env.note_dependency(str(path))
             lines += [f".. figure:: /figures/{path.name}", f"   :alt: {caption}",
                       "   :width: 100%", "", f"   {caption}"]

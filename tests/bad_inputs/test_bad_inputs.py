@@ -32,7 +32,7 @@ from tabular import (
 )
 from tabular.envs import CarRental, GridWorld, Racetrack, TokenMDP
 from tabular.envs.mazes import changing_maze
-from tabular.experiments import runner
+from tabular.experiments.harness import cli, registry
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
 from tabular.rlhf.process import fit_process_reward_model, process_rewards
 
@@ -811,13 +811,13 @@ BANDIT_ROWS = [
 ]
 
 RUNNER_ROWS = [
-    ("make_config unknown key", lambda: runner.make_config(
-        runner.load("cliff_walking"), settings={"epsilonn": "0.2"}), ValueError,
+    ("make_config unknown key", lambda: registry.make_config(
+        registry.load("cliff_walking"), settings={"epsilonn": "0.2"}), ValueError,
      "no setting epsilonn"),
-    ("make_config wrong type", lambda: runner.make_config(
-        runner.load("cliff_walking"), settings={"episodes": "many"}), ValueError,
+    ("make_config wrong type", lambda: registry.make_config(
+        registry.load("cliff_walking"), settings={"episodes": "many"}), ValueError,
      "episodes takes a int"),
-    ("unknown experiment", lambda: runner.load("cliff"), KeyError, "unknown experiment"),
+    ("unknown experiment", lambda: registry.load("cliff"), KeyError, "unknown experiment"),
 ]
 
 # Issue 28's probes of the core: text and bools taken for numbers, flags read by
@@ -1112,7 +1112,7 @@ def test_a_command_line_out_that_is_a_file_fails_before_computing(tmp_path, caps
     target = tmp_path / "file"
     target.write_text("")
     with pytest.raises(SystemExit):
-        runner.main(["--out", str(target), "cliff_walking", "--quick"])
+        cli.main(["--out", str(target), "cliff_walking", "--quick"])
     assert "--out" in capsys.readouterr().err
 
 

@@ -422,7 +422,7 @@ def test_a_fresh_interpreter_makes_every_env_importing_only_gymnasium():
 def test_gymnasium_registrations_are_unchanged_by_importing_the_project():
     code = ("import gymnasium as gym\n"
             "before = {k: str(v.entry_point) for k, v in gym.registry.items()}\n"
-            "import tabular.envs, tabular.experiments.runner\n"
+            "import tabular.envs, tabular.experiments.harness.cli\n"
             "after = {k: str(v.entry_point) for k, v in gym.registry.items()}\n"
             "changed = [k for k in before if after.get(k) != before[k]]\n"
             "added = sorted(set(after) - set(before))\n"

@@ -4,9 +4,10 @@ that names the option or the setting, before anything is computed, never a trace
 deep inside, a silent coercion or an option quietly ignored.
 
 Each row is ``(id, call, exception type, fragment of the message)``. A command-line row
-calls :func:`runner.main` through :func:`cli`, so that an exit status is a ``SystemExit``
-whatever the path (argparse's error or a status returned after a one-line message); its
-fragment is looked for on stderr. The rows of :mod:`tests.test_bad_inputs` stay there.
+calls :func:`~tabular.experiments.harness.cli.main` through :func:`cli`, so that an exit
+status is a ``SystemExit`` whatever the path (argparse's error or a status returned after
+a one-line message); its fragment is looked for on stderr. The rows of
+:mod:`tests.test_bad_inputs` stay there.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import math
 import numpy as np
 import pytest
 
-from tabular.experiments import runner
-from tabular.experiments.executor import LocalExecutor, make_executor
-from tabular.experiments.settings import check_value, parse_value
+from tabular.experiments.harness import registry, runner
+from tabular.experiments.harness.cli import main
+from tabular.experiments.harness.executor import LocalExecutor, make_executor
+from tabular.experiments.harness.settings import check_value, parse_value
 
 CLIFF = "cliff_walking"
 
@@ -27,12 +29,12 @@ def cli(*argv: str):
     """``python -m tabular.experiments ARGV`` as a call that raises ``SystemExit`` with the
     command's exit status."""
     def call():
-        raise SystemExit(runner.main(list(argv)))
+        raise SystemExit(main(list(argv)))
     return call
 
 
 def config(name: str = CLIFF, **settings):
-    return lambda: runner.make_config(runner.load(name), settings=settings)
+    return lambda: registry.make_config(registry.load(name), settings=settings)
 
 
 CLI_ROWS = [
@@ -164,5 +166,5 @@ def test_valid_flags_and_numbers_still_parse():
     assert parse_value("flags", tuple[bool, ...], "true, false") == (True, False)
     assert check_value("epsilon", float, 1) == 1.0 and type(check_value("x", float, 1)) is float
     assert type(check_value("episodes", int, np.int64(3))) is int
-    assert runner.make_config(runner.load(CLIFF), settings={"epsilon": np.float64(0.2)}
+    assert registry.make_config(registry.load(CLIFF), settings={"epsilon": np.float64(0.2)}
                               ).epsilon == 0.2

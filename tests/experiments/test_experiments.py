@@ -29,9 +29,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from tabular.experiments import checks, random_walk, runner, storage
-from tabular.experiments.executor import LocalExecutor, make_executor
-from tabular.experiments.settings import parse_value, shown
+import tabular
+from tabular.experiments.book.ch06 import random_walk
+from tabular.experiments.harness import checks, cli, provenance, registry, runner, storage
+from tabular.experiments.harness.executor import LocalExecutor, make_executor
+from tabular.experiments.harness.settings import parse_value, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -68,23 +70,23 @@ def quick_run(shared_dir, name):
 @pytest.fixture
 def quick_results(shared_dir):
     """The quick-run directory with every experiment finished."""
-    for name in runner.EXPERIMENTS:
+    for name in registry.EXPERIMENTS:
         out = quick_run(shared_dir, name)
     return out
 
 
 def record(out, name) -> dict:
-    return json.loads((out / name / runner.CONFIG).read_text())
+    return json.loads((out / name / storage.CONFIG).read_text())
 
 
-@pytest.mark.parametrize("name", runner.EXPERIMENTS)
+@pytest.mark.parametrize("name", registry.EXPERIMENTS)
 def test_quick_run_writes_its_files_and_passes_its_checks(shared_dir, name):
     quick_results = quick_run(shared_dir, name)
     meta = record(quick_results, name)
     assert meta["experiment"] == name and meta["quick"] is True
-    assert meta["version"] == runner.tabular.__version__
+    assert meta["version"] == tabular.__version__
     assert "seed" in meta and meta["config"]
-    numbers = runner.load_numbers(quick_results / name / runner.NUMBERS)
+    numbers = storage.load_numbers(quick_results / name / storage.NUMBERS)
     assert numbers, f"{name} stored no numbers"
     missing = [f for f in meta["files"] if not (quick_results / name / f).is_file()]
     assert not missing, f"{name} lists files it did not write: {missing}"
@@ -101,9 +103,9 @@ def test_quick_run_writes_its_files_and_passes_its_checks(shared_dir, name):
 def test_command_line_rerun_skips_everything_and_exits_0(quick_results, tmp_path, capsys):
     out = tmp_path / "copy"
     shutil.copytree(quick_results, out)
-    assert runner.main(["--quick", "--out", str(out)]) == 0
+    assert cli.main(["--quick", "--out", str(out)]) == 0
     log = capsys.readouterr()
-    assert (log.out + log.err).count("skipped (finished before)") == len(runner.EXPERIMENTS)
+    assert (log.out + log.err).count("skipped (finished before)") == len(registry.EXPERIMENTS)
 
 
 def test_rerun_skips_finished_experiments(quick_results, tmp_path):
@@ -111,7 +113,7 @@ def test_rerun_skips_finished_experiments(quick_results, tmp_path):
     shutil.copytree(quick_results, out)
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
     outcomes = [runner.run_experiment(name, out, LocalExecutor(progress=False), quick=True)
-                for name in runner.EXPERIMENTS]
+                for name in registry.EXPERIMENTS]
     assert all(o.skipped for o in outcomes)
     after = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
     assert after == before
@@ -122,13 +124,13 @@ def test_force_recomputes_the_same_numbers(shared_dir, tmp_path):
     quick_results = quick_run(shared_dir, name)
     out = tmp_path / "copy"
     shutil.copytree(quick_results / name, out / name)
-    stamp = (out / name / runner.NUMBERS).stat().st_mtime_ns
+    stamp = (out / name / storage.NUMBERS).stat().st_mtime_ns
     outcome = runner.run_experiment(name, out, LocalExecutor(progress=False), quick=True,
                                     force=True)
     assert not outcome.skipped and outcome.failures == []
-    assert (out / name / runner.NUMBERS).stat().st_mtime_ns != stamp
-    again = runner.load_numbers(out / name / runner.NUMBERS)
-    first = runner.load_numbers(quick_results / name / runner.NUMBERS)
+    assert (out / name / storage.NUMBERS).stat().st_mtime_ns != stamp
+    again = storage.load_numbers(out / name / storage.NUMBERS)
+    first = storage.load_numbers(quick_results / name / storage.NUMBERS)
     assert again.keys() == first.keys()
     for key in first:  # same seed, same numbers, bit for bit
         np.testing.assert_array_equal(again[key], first[key], err_msg=key)
@@ -139,23 +141,23 @@ def test_a_different_config_is_not_skipped(shared_dir, tmp_path):
     quick_results = quick_run(shared_dir, name)
     out = tmp_path / "copy"
     shutil.copytree(quick_results / name, out / name)
-    module = runner.load(name)
-    stored = runner.finished(out / name, runner.metadata(name, module.Config.quick(), True))
+    module = registry.load(name)
+    stored = storage.finished(out / name, provenance.metadata(name, module.Config.quick(), True))
     assert stored is not None
-    assert runner.finished(out / name, runner.metadata(name, module.Config(), False)) is None
+    assert storage.finished(out / name, provenance.metadata(name, module.Config(), False)) is None
 
 
 def test_interrupted_run_keeps_what_finished(tmp_path, monkeypatch):
-    first, second = runner.EXPERIMENTS[0], runner.EXPERIMENTS[1]
-    module = runner.load(second)
+    first, second = registry.EXPERIMENTS[0], registry.EXPERIMENTS[1]
+    module = registry.load(second)
 
     def interrupted(config, executor):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(module, "run", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        runner.main(["--quick", "--out", str(tmp_path), first, second])
-    assert (tmp_path / first / runner.CONFIG).exists()
+        cli.main(["--quick", "--out", str(tmp_path), first, second])
+    assert (tmp_path / first / storage.CONFIG).exists()
     assert not (tmp_path / second).exists()
     outcome = runner.run_experiment(first, tmp_path, LocalExecutor(progress=False), quick=True)
     assert outcome.skipped
@@ -169,22 +171,22 @@ def test_replot_redraws_from_stored_numbers(shared_dir, tmp_path, monkeypatch):
     pngs = sorted(out.glob(f"{name}/*.png"))
     for png in pngs:
         png.unlink()
-    monkeypatch.setattr(runner.load(name), "run", None)  # any recomputation would fail
-    assert runner.main(["--replot", "--out", str(out), name]) == 0
+    monkeypatch.setattr(registry.load(name), "run", None)  # any recomputation would fail
+    assert cli.main(["--replot", "--out", str(out), name]) == 0
     assert sorted(out.glob(f"{name}/*.png")) == pngs
 
 
 def test_list_prints_whole_descriptions_wrapped_to_the_terminal(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
-    assert runner.main(["--list"]) == 0
+    assert cli.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert all(len(line) <= 60 for line in lines), max(lines, key=len)
     starts = [i for i, line in enumerate(lines) if not line.startswith(" ")]
-    assert [lines[i].split()[0] for i in starts] == list(runner.EXPERIMENTS)
-    for i, j, name in zip(starts, [*starts[1:], len(lines)], runner.EXPERIMENTS, strict=True):
+    assert [lines[i].split()[0] for i in starts] == list(registry.EXPERIMENTS)
+    for i, j, name in zip(starts, [*starts[1:], len(lines)], registry.EXPERIMENTS, strict=True):
         described = " ".join(" ".join(lines[i:j]).split()[1:])
-        assert described == runner.summary(name) != ""
-        first_paragraph = runner.load(name).__doc__.strip().split("\n\n")[0]
+        assert described == registry.summary(name) != ""
+        first_paragraph = registry.load(name).__doc__.strip().split("\n\n")[0]
         assert described == " ".join(first_paragraph.split())  # the whole sentence
 
 
@@ -208,21 +210,21 @@ def test_a_closed_pipe_exits_with_sigpipes_status():
     finally:
         os.close(write)
     assert done.stderr == ""
-    assert done.returncode == runner.PIPE_CLOSED
+    assert done.returncode == cli.PIPE_CLOSED
 
 
 def test_every_setting_can_be_set_from_the_command_line():
-    for name in runner.EXPERIMENTS:
-        module = runner.load(name)
+    for name in registry.EXPERIMENTS:
+        module = registry.load(name)
         full = module.Config()
-        for key, (kind, _) in runner.config_fields(module).items():
+        for key, (kind, _) in registry.config_fields(module).items():
             value = getattr(full, key)
             assert parse_value(key, kind, shown(value)) == value, (name, key)
-    walk = runner.make_config(random_walk, settings={"td_alphas": "0.05,0.1",
+    walk = registry.make_config(random_walk, settings={"td_alphas": "0.05,0.1",
                                                      "mc_alphas": "[0.02]"})
     assert walk.td_alphas == (0.05, 0.1) and walk.mc_alphas == (0.02,)
-    leaderboard = runner.load("rlhf_leaderboard")
-    assert runner.make_config(leaderboard, settings={"grammar_budgets": ""}).grammar_budgets == ()
+    leaderboard = registry.load("rlhf_leaderboard")
+    assert registry.make_config(leaderboard, settings={"grammar_budgets": ""}).grammar_budgets == ()
     assert parse_value("ns", list[int], "1, 2") == [1, 2]
 
 
@@ -230,15 +232,15 @@ def test_every_setting_can_be_set_from_the_command_line():
                                             ("runs=many", "runs"), ("episodes=1.5", "episodes")])
 def test_a_bad_setting_value_is_an_error_that_names_the_setting(capsys, setting, named):
     with pytest.raises(SystemExit) as stop:
-        runner.main(["random_walk", "--quick", "--set", setting])
+        cli.main(["random_walk", "--quick", "--set", setting])
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert f"error: {named} takes" in err and "Traceback" not in err, err
 
 
 def test_every_config_documents_its_fields_and_has_a_quick_variant():
-    for name in runner.EXPERIMENTS:
-        module = runner.load(name)
+    for name in registry.EXPERIMENTS:
+        module = registry.load(name)
         quick, full = module.Config.quick(), module.Config()
         assert type(quick) is type(full), name
         assert module.Config.__doc__, name
@@ -254,10 +256,10 @@ def test_every_config_documents_its_fields_and_has_a_quick_variant():
 
 def test_bad_arguments_are_rejected(capsys):
     with pytest.raises(SystemExit):
-        runner.main(["no-such-experiment"])
+        cli.main(["no-such-experiment"])
     assert "unknown experiment" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        runner.main(["--runs", "0"])
+        cli.main(["--runs", "0"])
     with pytest.raises(ValueError, match="backend"):
         make_executor("slurm")
     with pytest.raises(ValueError, match="workers"):
@@ -304,9 +306,9 @@ def assert_same(a, b):
                hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)),
     max_size=4))
 def test_numbers_round_trip_bit_for_bit(tmp_path_factory, arrays):
-    path = tmp_path_factory.mktemp("npz") / runner.NUMBERS
-    runner.save_numbers(path, arrays)
-    back = runner.load_numbers(path)
+    path = tmp_path_factory.mktemp("npz") / storage.NUMBERS
+    storage.save_numbers(path, arrays)
+    back = storage.load_numbers(path)
     assert back.keys() == arrays.keys()
     for key, value in arrays.items():
         assert back[key].dtype == value.dtype and back[key].shape == value.shape
@@ -314,8 +316,8 @@ def test_numbers_round_trip_bit_for_bit(tmp_path_factory, arrays):
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path):
-    path = tmp_path / runner.NUMBERS
-    runner.save_numbers(path, {"x": np.arange(3)})
+    path = tmp_path / storage.NUMBERS
+    storage.save_numbers(path, {"x": np.arange(3)})
 
     def broken(f):
         f.write(b"half a file")
@@ -323,22 +325,22 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path):
 
     with pytest.raises(OSError, match="disk full"):
         storage.atomic_write(path, broken)
-    np.testing.assert_array_equal(runner.load_numbers(path)["x"], np.arange(3))
-    assert [p.name for p in tmp_path.iterdir()] == [runner.NUMBERS]
+    np.testing.assert_array_equal(storage.load_numbers(path)["x"], np.arange(3))
+    assert [p.name for p in tmp_path.iterdir()] == [storage.NUMBERS]
     assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
     with pytest.raises(TypeError, match="object dtype"):
-        runner.save_numbers(path, {"bad": np.array([{}, 1], dtype=object)})
+        storage.save_numbers(path, {"bad": np.array([{}, 1], dtype=object)})
 
 
 # ---------------------------------------------------------------- the checks can fail
 def quick_numbers(shared_dir, name) -> dict:
     """The numbers of ``name``'s quick run, to perturb in front of its checks."""
-    return runner.load_numbers(quick_run(shared_dir, name) / name / runner.NUMBERS)
+    return storage.load_numbers(quick_run(shared_dir, name) / name / storage.NUMBERS)
 
 
 def failures(name: str, numbers: dict) -> list[str]:
     """What every check of experiment ``name`` says is wrong with ``numbers``."""
-    return checks.failures_of(checks.judge(runner.load(name), numbers))
+    return checks.failures_of(checks.judge(registry.load(name), numbers))
 
 
 def changed(array: np.ndarray, where, value) -> np.ndarray:
@@ -503,7 +505,7 @@ def test_a_check_fails_on_numbers_that_miss_its_finding(shared_dir, name, change
 
 
 def test_random_walk_first_visit_mc_misses_the_book(monkeypatch):
-    module = runner.load("random_walk")
+    module = registry.load("random_walk")
     every = module.run(module.Config.quick(), LocalExecutor(progress=False))
     assert failures("random_walk", every) == []
     monkeypatch.setitem(module.METHODS, "MC",
@@ -516,7 +518,7 @@ def test_random_walk_first_visit_mc_misses_the_book(monkeypatch):
 def test_book_checks_do_not_apply_at_other_settings(tmp_path, capsys):
     """gridworld_values --set gamma=0.95: the book's gamma = 0.9 numbers are not
     compared, the invariant still runs, and the run exits 0."""
-    assert runner.main(["gridworld_values", "--quick", "--out", str(tmp_path),
+    assert cli.main(["gridworld_values", "--quick", "--out", str(tmp_path),
                         "--set", "gamma=0.95"]) == 0
     log = capsys.readouterr()
     assert "book_values: not applicable (gamma = 0.95, the book uses 0.9)" in log.out + log.err
@@ -532,7 +534,7 @@ def test_book_checks_do_not_apply_at_other_settings(tmp_path, capsys):
 
 
 def test_an_invariant_still_fails_at_other_settings(shared_dir):
-    module = runner.load("gridworld_values")
+    module = registry.load("gridworld_values")
     numbers = quick_numbers(shared_dir, "gridworld_values")
     broken = {**numbers, "V_random": numbers["V_star"] + 1.0}
     config = dataclasses.replace(module.Config.quick(), gamma=0.95)
@@ -542,7 +544,7 @@ def test_an_invariant_still_fails_at_other_settings(shared_dir):
 
 
 def test_a_setting_that_quick_changes_is_compared_with_its_quick_value():
-    module = runner.load(SEEDED)
+    module = registry.load(SEEDED)
     quick = module.Config.quick()
     assert checks.changes(module, ("episodes",), quick, quick=True) == ()
     config = dataclasses.replace(quick, episodes=40, epsilon=0.2)
@@ -551,8 +553,8 @@ def test_a_setting_that_quick_changes_is_compared_with_its_quick_value():
 
 
 def test_every_check_is_documented_and_depends_on_settings_its_config_has():
-    for name in runner.EXPERIMENTS:
-        found = checks.checks_of(runner.load(name))  # raises on a setting it lacks
+    for name in registry.EXPERIMENTS:
+        found = checks.checks_of(registry.load(name))  # raises on a setting it lacks
         assert found, f"{name} has no checks"
         for fn in found:
             assert fn.__doc__, f"{name}.{fn.__name__} has no docstring"
@@ -571,14 +573,14 @@ def test_a_check_on_a_setting_the_config_lacks_is_an_error():
 
 def test_set_on_the_command_line_reaches_the_record_and_the_title(tmp_path, monkeypatch):
     titles = []
-    real_save = runner.load(SEEDED).style.save
+    real_save = registry.load(SEEDED).style.save
 
     def save(fig, path):
         titles.append(fig.get_suptitle())
         return real_save(fig, path)
 
-    monkeypatch.setattr(runner.load(SEEDED).style, "save", save)
-    assert runner.main(["--quick", "--out", str(tmp_path), SEEDED, "--set", "epsilon=0.2",
+    monkeypatch.setattr(registry.load(SEEDED).style, "save", save)
+    assert cli.main(["--quick", "--out", str(tmp_path), SEEDED, "--set", "epsilon=0.2",
                         "--set", "runs=3", "--set", "episodes=40"]) == 0
     stored = record(tmp_path, SEEDED)
     assert stored["config"]["epsilon"] == 0.2 and stored["config"]["runs"] == 3
@@ -595,7 +597,7 @@ def test_set_on_the_command_line_reaches_the_record_and_the_title(tmp_path, monk
 
 def test_help_of_an_experiment_lists_its_settings_with_their_docstrings(capsys):
     with pytest.raises(SystemExit):
-        runner.main([SEEDED, "--help"])
+        cli.main([SEEDED, "--help"])
     out = capsys.readouterr().out
     assert "epsilon (float, default 0.1)" in out
     assert "Exploration rate" in out
@@ -608,7 +610,7 @@ def test_importing_the_experiments_main_module_runs_nothing(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("importing tabular.experiments.__main__ started a run")
 
-    monkeypatch.setattr(runner, "main", refuse)
+    monkeypatch.setattr(cli, "main", refuse)
     monkeypatch.delitem(sys.modules, "tabular.experiments.__main__", raising=False)
     # pydoc, Sphinx and walk_packages do this
     importlib.import_module("tabular.experiments.__main__")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tabular.experiments import checks, gallery, runner
-from tabular.experiments.executor import RAY_MISSING, RayExecutor
+from tabular.experiments.harness import checks, cli, gallery, provenance, registry, storage
+from tabular.experiments.harness.executor import RAY_MISSING, RayExecutor
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEAP = ("gridworld_values", "policy_evaluation")  # deterministic, a few seconds each
@@ -64,7 +64,7 @@ def page(out: Path) -> Page:
 def two_runs(tmp_path_factory):
     """A quick run of two cheap experiments through the command line."""
     out = tmp_path_factory.mktemp("gallery")
-    assert runner.main(["--quick", "--out", str(out), *CHEAP]) == 0
+    assert cli.main(["--quick", "--out", str(out), *CHEAP]) == 0
     return out
 
 
@@ -72,26 +72,27 @@ def test_the_gallery_has_a_card_per_run_with_its_checks_settings_and_files(two_r
     cards = page(two_runs).cards
     assert list(cards) == list(CHEAP)
     for name, card in cards.items():
-        stored = json.loads((two_runs / name / runner.CONFIG).read_text())
+        stored = json.loads((two_runs / name / storage.CONFIG).read_text())
         text = " ".join(card["text"])
         assert "checks" in card["tables"], name
         for verdict in stored["checks"]:
             assert verdict["name"] in text, (name, verdict["name"])
             for measure in verdict["measures"]:
                 assert measure["quantity"] in text and measure["measured"] in text
-        assert runner.load(name).REPRODUCES in text
+        assert registry.load(name).REPRODUCES in text
         pngs = [f for f in stored["files"] if f.endswith(".png")]
         assert card["images"] == [f"{name}/{png}" for png in pngs]
         for link in card["links"]:  # every link leads to a file that is there
             assert (two_runs / link).resolve().is_file(), link
         assert f"{name}/numbers.npz" in card["links"] and f"{name}/config.json" in card["links"]
-        assert any(link.endswith(f"experiments/{name}.py") for link in card["links"])
+        source = f"experiments/{gallery.source_file(name)}"
+        assert any(link.endswith(source) for link in card["links"])
         assert card["overrides"] == 0
     summary = (two_runs / gallery.INDEX).read_text().split('<section class="card"')[0]
-    passed = sum(len(json.loads((two_runs / n / runner.CONFIG).read_text())["checks"])
+    passed = sum(len(json.loads((two_runs / n / storage.CONFIG).read_text())["checks"])
                  for n in CHEAP)
     assert re.search(rf"checks passed</span>{passed}<", summary), summary
-    assert "checks failed</span>0<" in summary and (runner.commit() or "unknown") in summary
+    assert "checks failed</span>0<" in summary and (provenance.commit() or "unknown") in summary
 
 
 def test_the_page_loads_nothing_from_outside(two_runs):
@@ -103,7 +104,7 @@ def test_the_page_loads_nothing_from_outside(two_runs):
 def test_checks_md_holds_the_same_tables(two_runs):
     text = (two_runs / gallery.CHECKS).read_text()
     for name in CHEAP:
-        stored = json.loads((two_runs / name / runner.CONFIG).read_text())
+        stored = json.loads((two_runs / name / storage.CONFIG).read_text())
         assert f"## {name}: passed" in text
         for verdict in stored["checks"]:
             assert f"| {verdict['name']} |" in text
@@ -114,7 +115,7 @@ def test_checks_md_holds_the_same_tables(two_runs):
 def test_a_run_of_one_experiment_keeps_the_others_and_marks_its_overrides(two_runs, tmp_path):
     out = tmp_path / "copy"
     shutil.copytree(two_runs, out)
-    assert runner.main(["gridworld_values", "--quick", "--out", str(out),
+    assert cli.main(["gridworld_values", "--quick", "--out", str(out),
                         "--set", "gamma=0.95"]) == 0
     cards = page(out).cards
     assert list(cards) == list(CHEAP)
@@ -136,8 +137,8 @@ def test_the_gallery_escapes_every_text_of_a_record(tmp_path):
                           "measures": [{"quantity": hostile, "expected": hostile,
                                         "measured": hostile, "tolerance": hostile,
                                         "passed": False, "failure": hostile}]}]}
-    (tmp_path / "bandits" / runner.CONFIG).write_text(json.dumps(record))
-    gallery.write(tmp_path, runner.EXPERIMENTS)
+    (tmp_path / "bandits" / storage.CONFIG).write_text(json.dumps(record))
+    gallery.write(tmp_path, registry.EXPERIMENTS)
     text = (tmp_path / gallery.INDEX).read_text()
     assert "<script>alert" not in text and "&lt;script&gt;alert(&quot;x&quot;)" in text
     assert 'a"b.png' not in text and "a%22b.png" in text
@@ -154,7 +155,7 @@ def test_gallery_module_rewrites_the_page_from_the_records(two_runs, tmp_path):
     shutil.copytree(two_runs, out)
     (out / gallery.INDEX).unlink()
     (out / gallery.CHECKS).unlink()
-    done = subprocess.run([sys.executable, "-m", "tabular.experiments.gallery", str(out)],
+    done = subprocess.run([sys.executable, "-m", "tabular.experiments.harness.gallery", str(out)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert list(page(out).cards) == list(CHEAP)
@@ -162,13 +163,13 @@ def test_gallery_module_rewrites_the_page_from_the_records(two_runs, tmp_path):
 
 
 def test_a_measure_that_fails_is_a_failure_of_its_check():
-    module = runner.load("gridworld_values")
+    module = registry.load("gridworld_values")
 
     @checks.check()
     def words_and_numbers(results):
         """Two comparisons and a failure in words."""
-        return [checks.within("x", 1.0, 1.05, 0.1, "x is off"),
-                checks.inside("y", 3.0, 0.0, 2.0, "y is outside"),
+        return [checks.within("x", measured=1.0, expected=1.05, tolerance=0.1, failure="x is off"),
+                checks.inside("y", measured=3.0, low=0.0, high=2.0, failure="y is outside"),
                 "z went wrong"]
 
     fake = type(module)("tabular.experiments.fake")
@@ -186,8 +187,8 @@ def test_a_measure_that_fails_is_a_failure_of_its_check():
 
 
 def test_every_experiment_says_what_it_reproduces():
-    for name in runner.EXPERIMENTS:
-        reproduces = runner.load(name).REPRODUCES
+    for name in registry.EXPERIMENTS:
+        reproduces = registry.load(name).REPRODUCES
         assert isinstance(reproduces, str) and len(reproduces) > 20, name
         assert "Sutton & Barto" in reproduces or reproduces.startswith("no published"), name
 
@@ -196,7 +197,7 @@ def test_every_experiment_says_what_it_reproduces():
 def test_ray_backend_without_ray_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, find_spec finds none
     with pytest.raises(SystemExit) as stop:
-        runner.main(["policy_evaluation", "--backend", "ray", "--out", str(tmp_path)])
+        cli.main(["policy_evaluation", "--backend", "ray", "--out", str(tmp_path)])
     assert stop.value.code == 2
     log = capsys.readouterr()
     assert log.out == ""
@@ -207,7 +208,8 @@ def test_ray_backend_without_ray_is_one_line_and_exit_2(monkeypatch, capsys, tmp
 
 
 def test_ray_backend_without_ray_prints_no_traceback():
-    code = ("import sys; sys.modules['ray'] = None; from tabular.experiments.runner import main; "
+    code = ("import sys; sys.modules['ray'] = None; "
+            "from tabular.experiments.harness.cli import main; "
             "sys.exit(main(['policy_evaluation', '--backend', 'ray', '--list']))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, cwd=ROOT)

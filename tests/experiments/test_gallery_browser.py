@@ -13,7 +13,7 @@ import json
 import pytest
 from conftest import headless_chromium, needs_chromium
 
-from tabular.experiments import gallery, runner
+from tabular.experiments.harness import cli, gallery, storage
 
 #: Cheap experiments with one figure or more each: two deterministic, one sampled.
 RUN = ("gridworld_values", "policy_evaluation", "cliff_walking")
@@ -33,7 +33,7 @@ def browser():
 @pytest.fixture(scope="module")
 def quick_gallery(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser-gallery")
-    assert runner.main(["--quick", "--out", str(out), *RUN]) == 0
+    assert cli.main(["--quick", "--out", str(out), *RUN]) == 0
     return out
 
 
@@ -50,7 +50,7 @@ def test_the_gallery_renders_in_headless_chromium(browser, quick_gallery):
     sizes = browser.execute_script(
         "return [...document.images].map(img => [img.getAttribute('src'), img.naturalWidth])")
     pngs = [f"{name}/{png}" for name in RUN
-            for png in json.loads((quick_gallery / name / runner.CONFIG).read_text())["files"]
+            for png in json.loads((quick_gallery / name / storage.CONFIG).read_text())["files"]
             if png.endswith(".png")]
     assert sorted(src for src, _ in sizes) == sorted(pngs)
     assert all(width > 0 for _, width in sizes), sizes  # every image decoded
@@ -58,7 +58,7 @@ def test_the_gallery_renders_in_headless_chromium(browser, quick_gallery):
     cards = browser.find_elements(By.CSS_SELECTOR, "section.card")
     assert [card.get_attribute("id") for card in cards] == list(RUN)
     for name, card in zip(RUN, cards, strict=True):
-        stored = json.loads((quick_gallery / name / runner.CONFIG).read_text())
+        stored = json.loads((quick_gallery / name / storage.CONFIG).read_text())
         table = card.find_elements(By.CSS_SELECTOR, "table.checks")
         assert len(table) == 1, f"{name}'s card has no check table"
         shown = [cell.text for cell in table[0].find_elements(By.CSS_SELECTOR, "td.check")]

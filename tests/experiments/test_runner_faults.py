@@ -30,11 +30,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tabular.experiments import runner, storage
-from tabular.experiments.checks import check
-from tabular.experiments.settings import Settings
+from tabular.experiments.harness import cli, registry, runner, storage
+from tabular.experiments.harness.checks import check
+from tabular.experiments.harness.settings import Settings
 
-NAME = runner.EXPERIMENTS[0]  # the fake experiment borrows a real name
+NAME = registry.EXPERIMENTS[0]  # the fake experiment borrows a real name
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,8 @@ fake = SimpleNamespace(
 
 def use_fake(patch: pytest.MonkeyPatch) -> None:
     """Make ``run_experiment(NAME, ...)`` and the command line run the fake experiment."""
-    patch.setattr(runner, "load", lambda name: fake)
-    patch.setattr(runner, "config_fields", lambda module: {
+    patch.setattr(registry, "load", lambda name: fake)
+    patch.setattr(registry, "config_fields", lambda module: {
         "scale": (float, ""), "seed": (int, "")})
 
 
@@ -94,7 +94,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
     files = {}
     for path in sorted(Path(directory).iterdir()):
         data = path.read_bytes()
-        if path.name == runner.CONFIG:
+        if path.name == storage.CONFIG:
             record = json.loads(data)
             record.pop("seconds")
             record.pop("finished")
@@ -172,7 +172,7 @@ def test_an_interrupted_run_never_lets_a_rerun_skip_over_foreign_numbers(
             runner.run_experiment(NAME, tmp_path, settings={"seed": 1}, force=True)
     out_dir = tmp_path / NAME
     # Whatever is under NAME is a whole directory: the old one or the new one.
-    runner.recover(out_dir)
+    storage.recover(out_dir)
     if out_dir.exists():
         assert snapshot(out_dir) in (clean[0], clean[1]), point
     elif before == "finished seed 0":
@@ -186,7 +186,7 @@ def test_an_interrupted_run_never_lets_a_rerun_skip_over_foreign_numbers(
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip a byte", "delete"])
-@pytest.mark.parametrize("victim", [runner.NUMBERS, "figure1.png", "figure2.png", f"{NAME}.csv"])
+@pytest.mark.parametrize("victim", [storage.NUMBERS, "figure1.png", "figure2.png", f"{NAME}.csv"])
 def test_a_damaged_file_means_not_finished(tmp_path, clean, damage, victim):
     run(tmp_path, seed=0)
     path = tmp_path / NAME / victim
@@ -206,7 +206,7 @@ def test_a_damaged_file_means_not_finished(tmp_path, clean, damage, victim):
 @pytest.mark.parametrize("record", ["[]", "null", "{", "", '"text"', "{}", '{"digests": 1}'])
 def test_a_corrupt_record_means_not_finished(tmp_path, clean, record):
     run(tmp_path, seed=0)
-    (tmp_path / NAME / runner.CONFIG).write_text(record)
+    (tmp_path / NAME / storage.CONFIG).write_text(record)
     assert not run(tmp_path, seed=0).skipped
     assert snapshot(tmp_path / NAME) == clean[0]
 
@@ -220,7 +220,7 @@ def test_a_record_of_another_config_is_not_trusted(tmp_path, clean):
 
 def test_a_record_whose_files_and_digests_disagree_is_not_trusted(tmp_path, clean):
     run(tmp_path, seed=0)
-    path = tmp_path / NAME / runner.CONFIG
+    path = tmp_path / NAME / storage.CONFIG
     record = json.loads(path.read_text())
     record["files"].append("figure3.png")  # a file the digests do not vouch for
     path.write_text(json.dumps(record))
@@ -229,7 +229,7 @@ def test_a_record_whose_files_and_digests_disagree_is_not_trusted(tmp_path, clea
 
 
 def test_a_replot_of_nothing_is_one_line_and_creates_nothing(tmp_path, capsys):
-    assert runner.main([NAME, "--replot", "--out", str(tmp_path)]) == 2
+    assert cli.main([NAME, "--replot", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"error: {tmp_path / NAME} holds no finished run of {NAME}" in err, err
     assert "Traceback" not in err
@@ -254,7 +254,7 @@ def disk_full_at(monkeypatch, victim: str) -> None:
 
 
 @pytest.mark.parametrize("before", ["nothing", "finished seed 0"])
-@pytest.mark.parametrize("victim", [runner.NUMBERS, "figure2.png", f"{NAME}.csv", runner.CONFIG])
+@pytest.mark.parametrize("victim", [storage.NUMBERS, "figure2.png", f"{NAME}.csv", storage.CONFIG])
 def test_a_full_disk_names_the_file_and_leaves_no_staging(tmp_path, monkeypatch, clean, before,
                                                           victim):
     if before == "finished seed 0":
@@ -273,8 +273,8 @@ def test_a_full_disk_names_the_file_and_leaves_no_staging(tmp_path, monkeypatch,
 
 
 def test_a_full_disk_ends_the_command_line_with_one_line(tmp_path, monkeypatch, capsys):
-    disk_full_at(monkeypatch, runner.NUMBERS)
-    assert runner.main([NAME, "--out", str(tmp_path)]) == runner.WRITE_FAILED
+    disk_full_at(monkeypatch, storage.NUMBERS)
+    assert cli.main([NAME, "--out", str(tmp_path)]) == cli.WRITE_FAILED
     err = capsys.readouterr().err
     assert f"error: could not write {tmp_path}/.{NAME}.staging-" in err, err
     assert "No space left on device" in err and "Traceback" not in err
@@ -368,7 +368,7 @@ def test_two_runs_into_one_folder_take_turns_and_publish_whole_folders(tmp_path,
             second = start(out, gate, err1, "--set", "seed=1")
             refused = start(out, gate, err2, "--set", "seed=1", "--wait", "0")
             procs += [second, refused]
-        assert refused.wait(timeout=120) == runner.BUSY, logs[2].read_text()
+        assert refused.wait(timeout=120) == cli.BUSY, logs[2].read_text()
         assert f"{out / NAME} is in use by process {first.pid}" in logs[2].read_text()
         assert "Traceback" not in logs[2].read_text()
         wait_for(lambda: "waiting for it to finish" in logs[1].read_text(),
@@ -429,4 +429,4 @@ def gated(config, executor):
 if __name__ == "__main__":  # python tests/experiments/test_runner_faults.py GATE [command line ...]
     use_fake(pytest.MonkeyPatch())
     fake.run = gated
-    sys.exit(runner.main(sys.argv[2:]))
+    sys.exit(cli.main(sys.argv[2:]))

@@ -1,6 +1,6 @@
 """Expected updates distributed uniformly or along trajectories (tabular/plan/expected_updates.py),
 checked against value iteration, policy evaluation and a direct numpy computation; and the
-closed form of Figure 8.7 against its simulation (experiments/expected_vs_sample.py).
+closed form of Figure 8.7 against its simulation (experiments/book/ch08/expected_vs_sample.py).
 
 Uniform expected updates are exact in-place value iteration, so they are compared bit for
 bit with the same sums in numpy, and converge to ``Q*`` to ``1e-8`` once
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tabular import ConvergenceError, TabularMDP, policy_evaluation, value_iteration
-from tabular.experiments import expected_vs_sample
+from tabular.experiments.book.ch08 import expected_vs_sample
 from tabular.plan.expected_updates import (
     EVALUATION_TOL,
     branching_task,

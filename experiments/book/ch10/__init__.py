@@ -1,0 +1,1 @@
+"""Chapter 10's figures."""

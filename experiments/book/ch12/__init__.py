@@ -1,0 +1,1 @@
+"""Chapter 12's figures."""

@@ -1,0 +1,1 @@
+"""The exploration lab's experiments."""

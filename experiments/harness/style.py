@@ -1,0 +1,66 @@
+"""One look for every figure: the drawing helpers of :mod:`tabular.plot`, one colour per
+algorithm, and atomic PNG files.
+
+Every experiment draws through these helpers, so a reader who has learnt one
+figure can read the next: the same algorithm always has the same colour, a band
+is always a 95% confidence interval of the mean over runs, a grid is always
+drawn with row 0 at the top.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from tabular.experiments.harness.storage import atomic_write  # noqa: E402
+from tabular.plot import (  # noqa: E402,F401  (the helpers every figure uses)
+    PALETTE,
+    Z95,
+    draw_path,
+    figure,
+    greedy_path,
+    grid_axes,
+    grid_image,
+    heatmap,
+    mean_band,
+    policy_arrows,
+    terminal_states,
+    value_map,
+)
+
+#: The colour of each algorithm, the same in every figure.
+ALGORITHM_COLORS = {
+    "TD(0)": "#0072B2",
+    "MC": "#D55E00",
+    "SARSA": "#0072B2",
+    "Expected SARSA": "#56B4E9",
+    "Q-learning": "#D55E00",
+    "Double Q-learning": "#E69F00",
+    "MC control": "#882255",
+    "REINFORCE": "#009E73",
+    "Actor-critic": "#000000",
+    "PPO": "#CC79A7",
+    "DPO": "#E69F00",
+    "Exact optimum": "#000000",
+    "Python + Gymnasium": "#999999",
+}
+
+
+def color(name: str, index: int = 0) -> str:
+    """An algorithm's colour, or the ``index``-th palette colour for anything else."""
+    return ALGORITHM_COLORS.get(name, PALETTE[index % len(PALETTE)])
+
+
+def save(fig, path: Path) -> Path:
+    """Write ``fig`` as a PNG atomically (temp file + ``os.replace``) and close it."""
+    path = Path(path)
+    try:
+        atomic_write(path, lambda f: fig.savefig(f, format="png"))
+    finally:
+        plt.close(fig)
+    return path

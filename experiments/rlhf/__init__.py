@@ -1,0 +1,2 @@
+"""The RLHF lab's experiments: learners on the token MDP against its exact KL-regularised
+optimum."""
