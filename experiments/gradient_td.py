@@ -1,5 +1,16 @@
 """Baird's counterexample tamed: TDC and emphatic TD converge where off-policy TD
-diverges, exactly and in samples (S&B Figs. 11.5 and 11.6)."""
+diverges, exactly and in samples (S&B Figs. 11.5 and 11.6).
+
+VE and PBE are measured as the book measures them: under the behaviour policy's state
+distribution ``mu``, uniform over the seven states (the behaviour's dashed action, taken
+with probability 6/7, goes to each upper state with probability 1/6, its solid action to
+the lower state: every state is next with probability 1/7). The target policy's own
+distribution puts all its mass on the lower state, which would make the curves
+``|v(7)|`` and ``0.01 |v(7)|``. At the book's starting weights ``(1, 1, 1, 1, 1, 1, 10,
+1)`` the upper states' estimates are 3 and the lower's 12, so ``sqrt(VE)`` starts at
+``sqrt((6 * 9 + 144) / 7) = 5.32``; of expected TDC the book writes that after 1000
+iterations "the VE ... remains almost 2" (section 11.7).
+"""
 
 from __future__ import annotations
 
@@ -20,13 +31,19 @@ from tabular.linear import (
 )
 
 from . import style
-from .checks import Measure, above, below, check
+from .checks import Measure, above, below, check, inside, within
 from .settings import Settings
 
 REPRODUCES = ("Sutton & Barto (2018), Figure 11.5 (TDC on Baird's counterexample, one run "
               "and the expected update) and Figure 11.6 (expected emphatic TD)")
 #: The steps at which the sampled mean is compared with the exact expected iterate.
 COMPARED = (100, 500, 1000)
+#: sqrt(VE) at the book's starting weights under the uniform behaviour distribution:
+#: estimates 3 in the six upper states and 12 in the lower, true values 0.
+BOOK_START_ROOT_VE = float(np.sqrt((6 * 3.0**2 + 12.0**2) / 7))
+#: Section 11.7 on expected TDC after 1000 iterations: "the VE ... remains almost 2",
+#: read as sqrt(VE) (the figure's axis) in [1.5, 2]: below 2, and nearer 2 than 1.
+BOOK_TDC_END = (1.5, 2.0)
 
 
 @dataclass(frozen=True)
@@ -118,17 +135,19 @@ def run(config: Config, executor) -> dict:
                               sampled.w_history], axis=1)
     compared = [t for t in COMPARED if t <= config.steps]
 
+    # VE and PBE under the behaviour's distribution mu (uniform), as the book measures them
     def errors(ws):
-        return np.array([[np.sqrt(value_error(target, X, w)),
-                          np.sqrt(projected_bellman_error(target, X, w))] for w in ws])
+        return np.array([[np.sqrt(value_error(target, X, w, mu=mu)),
+                          np.sqrt(projected_bellman_error(target, X, w, mu=mu))] for w in ws])
 
     # every reward is 0, so VE and PBE are quadratic forms of w and vanish at the limit
     def root_ve(u):
-        return np.sqrt(value_error(target, X, u.real) + value_error(target, X, u.imag))
+        return np.sqrt(value_error(target, X, u.real, mu=mu)
+                       + value_error(target, X, u.imag, mu=mu))
 
     def root_pbe(u):
-        return np.sqrt(projected_bellman_error(target, X, u.real)
-                       + projected_bellman_error(target, X, u.imag))
+        return np.sqrt(projected_bellman_error(target, X, u.real, mu=mu)
+                       + projected_bellman_error(target, X, u.imag, mu=mu))
 
     limit = (B.INITIAL_WEIGHTS @ null) * null
     tdc_shares = _modal_shares(_iteration(tdc_step, 2 * d), np.r_[B.INITIAL_WEIGHTS - limit,
@@ -224,10 +243,11 @@ def _rounding(results: dict) -> float:
 @check("alpha", "beta", "gamma", "steps")
 def pbe_falls_ve_does_not(results: dict) -> list[Measure]:
     """Figure 11.5: expected TDC's sqrt(PBE) falls to near zero while sqrt(VE) stays
-    near 2. The iteration is linear, so after T sweeps its error from the limit is the
-    sum of its eigenmodes, each decayed by |lambda|^T (:func:`_modal_shares`); the
-    slowest, |lambda| = 1 - 1.2e-7, is a value error that 1000 sweeps leave almost
-    whole, with sqrt(PBE) = (1 - gamma) sqrt(VE). The bounds are the triangle
+    near 2 (both under the behaviour's uniform distribution). The iteration is linear,
+    so after T sweeps its error from the limit is the sum of its eigenmodes, each
+    decayed by |lambda|^T (:func:`_modal_shares`); the slowest, |lambda| = 1 - 1.2e-7,
+    is a value error that 1000 sweeps leave almost whole, with a sqrt(PBE) 260 times
+    smaller (1.94 against 0.0074). The bounds are the triangle
     inequalities over the modes: sqrt(PBE_T) at most the sum of the modes' shares (the
     slow mode's, the others' having decayed by 0.987^1000 = 2e-6 and less), and sqrt(VE_T)
     at least the slow mode's share less the others' -- above 0: VE does not fall to 0
@@ -271,3 +291,30 @@ def expected_emphatic_td_converges(results: dict) -> list[Measure]:
             below("max |w_end - null component of w_0|",
                   np.abs(w_end - results["limit"]).max(), sup_weights,
                   "not at the start's null component", why)]
+
+
+@check()
+def measured_under_the_behaviour_distribution(results: dict) -> list[Measure]:
+    """The book's measure: VE and PBE weigh the states by the behaviour policy's
+    distribution, uniform over the seven states (1/7 each, exactly), so that at the
+    book's starting weights sqrt(VE) is sqrt((6 * 3^2 + 12^2) / 7) = 5.318, the start
+    of Figures 11.5's and 11.6's VE curves."""
+    mu = results["mu"]
+    start = float(results["tdc_errors"][0, 0])
+    return [below("largest |mu(s) - 1/7|", float(np.abs(mu - 1.0 / 7.0).max()), 1e-15,
+                  f"the behaviour distribution is {np.round(mu, 4)}, not uniform",
+                  "rounding"),
+            within("sqrt(VE) at the starting weights", start, BOOK_START_ROOT_VE, 1e-12,
+                   f"sqrt(VE) starts at {start:.4f}, not {BOOK_START_ROOT_VE:.4f}",
+                   "exact, to rounding")]
+
+
+@check("alpha", "beta", "gamma", "steps")
+def tdc_ve_remains_almost_2(results: dict) -> list[Measure]:
+    """Section 11.7 on Figure 11.5: after 1000 iterations of expected TDC "the VE ...
+    remains almost 2": sqrt(VE) at the end is in [1.5, 2] (measured 1.935)."""
+    end = float(results["tdc_errors"][-1, 0])
+    low, high = BOOK_TDC_END
+    return [inside("expected TDC sqrt(VE) after the last sweep", end, low, high,
+                   f"expected TDC's sqrt(VE) ends at {end:.3f}, not almost 2",
+                   "the book's 'almost 2'")]

@@ -46,6 +46,7 @@ from numba import njit
 from tabular._numba.rng import categorical, seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import (
+    check_fits,
     check_flag,
     check_positive,
     check_positive_int,
@@ -442,6 +443,11 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
         raise ValueError(f"lstd keeps a {d} x {d} matrix per run: {ep.n_runs} runs need "
                          f"{8 * ep.n_runs * d * d / 2**30:.1f} GiB; at most "
                          f"{MAX_LSTD_ENTRIES:,} entries (use fewer runs or features)")
+    # every run's weights, secondary weights, LSTD sums and episode records, said before
+    # any of them is allocated
+    per_run = 8 * (3 * d + lstd_size * lstd_size + lstd_size + 2 * ep.episodes)
+    check_fits("runs", ep.n_runs * per_run,
+               f"runs={ep.n_runs:,} with {d:,} features and {ep.episodes:,} episodes")
     out = LinearOutputs(np.repeat(w0[None], ep.n_runs, axis=0),
                         np.repeat(v0[None], ep.n_runs, axis=0),
                         np.zeros((ep.n_runs, ep.episodes)),
@@ -701,9 +707,27 @@ def lstd(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *, gamma: fl
     ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
                                    alpha=None, runs=runs, max_steps=max_steps)
     over_runs(_lstd, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    d = params.features.shape[1]
-    w = np.linalg.solve(eps * np.eye(d) + out.A, out.b[..., None])[..., 0]
-    return _result("lstd", out, params.features, runs, w)
+    return _result("lstd", out, params.features, runs, _lstd_weights(out, eps))
+
+
+def _lstd_weights(out: LinearOutputs, eps: float) -> np.ndarray:
+    """``(epsilon I + A_hat)^{-1} b_hat`` of every run, or a ``ValueError`` naming what to
+    change: sums that overflowed float64 (features or rewards too large) or a system
+    singular in float64 (``epsilon`` too small beside the sums)."""
+    if not (np.isfinite(out.A).all() and np.isfinite(out.b).all()):
+        raise ValueError("lstd's sums A_hat and b_hat overflow float64: the features or the "
+                         "rewards are too large (scale them down)")
+    d = out.A.shape[-1]
+    try:
+        w = np.linalg.solve(eps * np.eye(d) + out.A, out.b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise ValueError(f"lstd: epsilon I + A_hat is singular in float64 (epsilon = {eps:g} "
+                         "is lost beside the sums); use a larger epsilon or fewer, "
+                         "independent features") from None
+    if not np.isfinite(w).all():
+        raise ValueError(f"lstd: the weights overflow float64 (epsilon = {eps:g} leaves epsilon "
+                         "I + A_hat too close to singular); use a larger epsilon")
+    return w
 
 
 def _run_td_lambda(name: str, true_online: bool, mdp, policy, features, seed,
