@@ -109,7 +109,7 @@ def one_hot(n_states: int) -> np.ndarray:
     """``I [S, S]``: one feature per state, the tabular case (section 9.3's remark that
     tabular methods are a special case of linear ones)."""
     n_states = check_integer_count("n_states", n_states)
-    _check_size("one_hot", n_states, n_states)
+    _check_size(f"one_hot(n_states={n_states})", n_states, n_states)
     return np.eye(n_states)
 
 
@@ -252,7 +252,7 @@ def state_action_features(X: npt.ArrayLike, n_actions: int) -> np.ndarray:
     X = check_features(X, shape[0] if shape else 1, "X")  # any number of states
     n_actions = check_integer_count("n_actions", n_actions)
     S, d = X.shape
-    _check_size("state_action_features", S * n_actions, n_actions * d)
+    _check_size(f"state_action_features(n_actions={n_actions})", S * n_actions, n_actions * d)
     out = np.zeros((S, n_actions, n_actions * d))
     for a in range(n_actions):
         out[:, a, a * d:(a + 1) * d] = X
