@@ -243,7 +243,8 @@ def test_trap_treasure_cells_outside_or_on_walls_raise():
 # ------------------------------------------------------------------ replay
 def replay(env, mdp, steps, seed):
     """Random actions through the real env (among those its ``info["action_mask"]``
-    allows, when it has one); every transition must be one of the model's."""
+    allows, when it has one); every transition must be one of the model's (its reward
+    exactly, where the outcome has no reward noise)."""
     rng = np.random.default_rng(seed)
     s, info = env.reset(seed=seed)
     assert mdp.start[s] > 0
@@ -251,8 +252,10 @@ def replay(env, mdp, steps, seed):
         allowed = np.flatnonzero(info.get("action_mask", np.ones(mdp.n_actions, dtype=bool)))
         a = int(rng.choice(allowed))
         nxt, r, terminated, truncated, info = env.step(a)
+        # an outcome with Gaussian reward noise (reward_sd > 0) may pay any reward
+        noisy = mdp.reward_sd[s, a] > 0 if mdp.reward_sd is not None else False
         match = ((mdp.prob[s, a] > 0) & (mdp.next_state[s, a] == nxt)
-                 & (mdp.reward[s, a] == r) & (mdp.done[s, a] == terminated))
+                 & ((mdp.reward[s, a] == r) | noisy) & (mdp.done[s, a] == terminated))
         assert match.any(), f"{env.spec.id}: ({s}, {a}) -> ({nxt}, {r}, {terminated}) not in model"
         s = nxt
         if terminated or truncated:
