@@ -340,7 +340,12 @@ def td_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
     ``A = X^T D M (I - gamma P) X`` and ``b = X^T D M r`` with ``M = (I - gamma lambda
     P)^{-1}`` (``M = I`` for TD(0)): the weights at which the expected update of TD(lambda)
     vanishes, and LSTD's limit. ``lam = 1`` gives :func:`ve_minimiser`'s answer.
-    A ``ValueError`` when ``A`` is singular in a way no ``w`` solves."""
+
+    Solved in an orthonormal basis of the features' span
+    (:func:`~tabular.linear.linalg.galerkin`), never by forming ``A``, whose condition
+    number is the square of the features': the answer solves the ``k x k`` system in
+    that basis to a relative residual of 1e-8, or a ``ValueError`` says none does (``A``
+    singular in a way no ``w`` solves)."""
     X = check_features(X, process.n_states)
     lam = check_unit_interval("lam", lam)
     on = process.mu > 0.0  # closed under P: the chain never leaves the states mu weighs
@@ -436,8 +441,9 @@ def emphatic_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
                          mu: npt.ArrayLike | None = None) -> FloatArray:
     """``w = A_e^{-1} b_e`` with ``A_e = X^T diag(m) (I - gamma P) X`` and ``b_e = X^T
     diag(m) r``: where :func:`expected_emphatic_td_update` vanishes, the limit of
-    emphatic TD (section 11.8); the least-norm solution when ``A_e`` is singular.
-    ``mu``: as there."""
+    emphatic TD (section 11.8); the least-norm solution when ``A_e`` is singular. Solved
+    as :func:`td_fixed_point` is, in an orthonormal basis of the features' span under
+    ``m``. ``mu``: as there."""
     X = check_features(X, process.n_states)
     m = expected_emphasis(process, mu=mu)
     # m > 0 is closed under P where gamma > 0 (m >= gamma P^T m), and P drops out at 0
