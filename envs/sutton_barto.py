@@ -400,11 +400,13 @@ class MaximizationBias(ModelEnv):
     mean -0.1 and variance 1, so going left is worth -0.1: right is optimal, yet
     Q-learning's ``max`` over B's noisy estimates makes left look good early on.
 
-    ``rewards="gaussian"`` pays the book's ``N(-0.1, 1)``: one outcome with the model's
-    Gaussian reward noise (``reward_sd = 1``; a planner reads the mean). The default,
-    ``"two_point"``, pays ``-0.1 +- 1`` with probability 1/2 each, two outcomes with
+    The default, ``rewards="gaussian"``, pays the book's ``N(-0.1, 1)``: one outcome with
+    the model's Gaussian reward noise (``reward_sd = 1``; a planner reads the mean), so
+    that ``MaximizationBias()`` is Example 6.7 and gives Figure 6.5's curves.
+    ``"two_point"`` pays ``-0.1 +- 1`` with probability 1/2 each, two outcomes with
     fixed rewards of the same mean and variance, which a learner's early estimates
-    (the maxima of a few draws) do not see as the book's.
+    (the maxima of a few draws) do not see as the book's (a model whose outcomes are
+    all enumerated, for exact sums over them).
 
     ## Action Space
     ``Discrete(n_b_actions)``. In A only 0 = left and 1 = right are available; in B
@@ -423,8 +425,8 @@ class MaximizationBias(ModelEnv):
     A.
 
     ## Rewards
-    0 for A's actions; for B's, ``-0.1 + 1`` or ``-0.1 - 1`` (probability 1/2 each), or
-    ``N(-0.1, 1)`` with ``rewards="gaussian"``.
+    0 for A's actions; for B's, ``N(-0.1, 1)`` (the book's), or ``-0.1 + 1`` or ``-0.1 -
+    1`` (probability 1/2 each) with ``rewards="two_point"``.
 
     ## Episode End
     Termination: ``right`` from A, or any action from B. Truncation:
@@ -433,19 +435,20 @@ class MaximizationBias(ModelEnv):
     ## Arguments
     * ``n_b_actions``: the actions available in B, at least 2 (default 10, the
       book's reference code's "many").
-    * ``rewards``: B's reward distribution, ``"two_point"`` (default) or
-      ``"gaussian"`` (the book's).
+    * ``rewards``: B's reward distribution, ``"gaussian"`` (default: the book's
+      ``N(-0.1, 1)``) or ``"two_point"``.
     * ``render_mode``: ``"ansi"`` or ``None`` (default).
 
     ## Version History
-    * v0: the initial version.
+    * v0: the initial version (its default rewards were ``"two_point"`` until issue 45
+      made the book's ``"gaussian"`` the default).
     """
 
     LEFT, RIGHT = 0, 1
     REWARDS = ("two_point", "gaussian")
 
     def __init__(self, n_b_actions: int = 10, render_mode: str | None = None, *,
-                 rewards: str = "two_point") -> None:
+                 rewards: str = "gaussian") -> None:
         if not isinstance(rewards, str) or rewards not in self.REWARDS:
             raise ValueError(f"rewards must be one of {', '.join(map(repr, self.REWARDS))}, "
                              f"got {rewards!r}")

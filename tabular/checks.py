@@ -36,9 +36,10 @@ def check_gamma(gamma: float) -> float:
 
 def check_number(name: str, value: object) -> float:
     """``value`` as a float; a ``ValueError`` naming ``name`` unless it is a real number
-    (``None``, text and ``True`` are refused rather than coerced; NaN passes: the caller
-    says which range it wants)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+    (``None``, text, ``True`` and complex numbers, numpy's included, are refused rather
+    than coerced; NaN passes: the caller says which range it wants)."""
+    if (isinstance(value, bool | np.bool_ | np.complexfloating)
+            or not isinstance(value, int | float | np.number)):
         raise ValueError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     return float(value)
 

@@ -7,6 +7,9 @@ chapters 9 and 11).
   distribution, VE, BE and PBE of any weights, the VE minimiser, the TD(lambda)
   fixed point and the expected TD, TDC, GTD2 and emphatic TD updates under any state
   distribution, with emphatic TD's expected emphasis and fixed point;
+- :mod:`~tabular.linear.linalg` -- the linear algebra behind them, in an orthonormal
+  basis of the features' span, each answer with a stated error bound and refused
+  (:class:`~tabular.linear.linalg.IllConditionedError`) where float64 cannot give it;
 - :mod:`~tabular.linear.learners` -- gradient Monte Carlo, semi-gradient n-step TD,
   off-policy semi-gradient TD, TDC, GTD2, emphatic TD, LSTD, and semi-gradient and true
   online TD(lambda) (chapter 12), in the shape of every learner (``seed=``, ``runs=``,
@@ -63,9 +66,11 @@ from tabular.linear.learners import (
     tdc,
     true_online_linear_td_lambda,
 )
+from tabular.linear.linalg import IllConditionedError
 
 __all__ = [
-    "LinearControlResult", "LinearDifferentialResult", "LinearPredictionResult",
+    "IllConditionedError", "LinearControlResult", "LinearDifferentialResult",
+    "LinearPredictionResult",
     "RewardProcess", "bellman_error", "bellman_error_vector", "differential_semi_gradient_sarsa",
     "emphatic_fixed_point", "emphatic_td", "expected_emphasis", "expected_emphatic_td_update",
     "expected_gtd2_update", "expected_td_update", "expected_tdc_update", "fourier",

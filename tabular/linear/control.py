@@ -40,7 +40,7 @@ from numba import njit
 
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_positive, check_positive_int, check_unit_interval
+from tabular.checks import check_fits, check_positive, check_positive_int, check_unit_interval
 from tabular.learn.differential import (
     MAX_TIME_STEPS,
     check_continuing_task,
@@ -376,6 +376,8 @@ def _episodic(driver, name, mdp, features, *, gamma, episodes, alpha, epsilon, n
         lam=check_unit_interval("lam", lam), trace=trace,
         episodes=ep.episodes, max_steps=ep.max_steps)
     w0 = initial_values("initial_w", initial_w, (X.shape[2],))
+    check_fits("runs", 8 * ep.n_runs * (X.shape[2] + 2 * ep.episodes),
+               f"runs={ep.n_runs:,} with {X.shape[2]:,} weights and {ep.episodes:,} episodes")
     out = LinearControlOutputs(per_run(w0, ep.n_runs), np.zeros((ep.n_runs, ep.episodes)),
                                np.zeros((ep.n_runs, ep.episodes), dtype=np.int64))
     over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
@@ -566,6 +568,7 @@ def differential_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *,
         trace=ACCUMULATING, episodes=1,
         max_steps=check_positive_int("steps", steps, high=MAX_TIME_STEPS))
     w0 = initial_values("initial_w", initial_w, (X.shape[2],))
+    check_fits("runs", 8 * n * (X.shape[2] + 2), f"runs={n:,} with {X.shape[2]:,} weights")
     out = LinearDifferentialOutputs(per_run(w0, n), np.zeros(n), np.zeros(n))
     over_runs(_differential_sarsa, mdp.arrays, params, seed_states(seed, n), out)
     check_weights(name, out.w)

@@ -23,26 +23,36 @@ distribution. On it, for features ``X [S, d]`` and weights ``w [d]``:
 ``D = diag(mu)``. Where the features are linearly dependent on the states ``mu``
 weighs, the minimisers are not unique; the functions then return the one of least
 norm, and every one of them gives the same estimate ``X w`` on those states.
+
+Accuracy: every exact quantity goes through an orthonormal basis of the features' span
+(:mod:`tabular.linear.linalg`), never through ``X^T D X``. The VE minimiser's
+``sqrt(VE)`` lies above the least by at most the first-order bound ``E`` of
+:meth:`~tabular.linear.linalg.SpanBasis.bound`, refused (an
+:class:`~tabular.linear.linalg.IllConditionedError` naming the features ``X``) when
+``E`` exceeds :data:`~tabular.linear.linalg.ACCURACY` (1e-4) of ``||v_pi||_mu``;
+measured on a polynomial basis of order 20 over the 1000-state walk (scaled condition
+number 3e14), its VE is 2e-7 above the exact minimum over the same float64 features.
+The fixed points solve a ``k x k`` system in that basis to a relative residual of
+:data:`~tabular.linear.linalg.SOLVE_TOLERANCE` (1e-8), refused beyond it. Results that
+overflow float64 (huge features or weights) are refused, not returned as inf or NaN.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import check_gamma, check_unit_interval, policy_matrix
+from tabular.checks import check_flag, check_gamma, check_unit_interval, policy_matrix, real_array
 from tabular.linear.features import check_features
+from tabular.linear.linalg import galerkin, solve, span_basis
 from tabular.model.graph import reaches
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import short_repr
 from tabular.solve.exact import EXACT_MAX_STATES, chain_matrix, policy_values
 from tabular.types import FloatArray, MDPLike, PolicyLike
-
-#: Relative residual above which a linear system's answer is refused (float64 cannot
-#: be trusted there: the features or the chain are too close to singular).
-SOLVE_TOLERANCE = 1e-8
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -54,6 +64,11 @@ class RewardProcess:
     ``v``: ``[S]``, ``v_pi`` (eq. 4.4); ``mu``: ``[S]``, the on-policy distribution;
     ``gamma``: the discount; ``episodic``: whether ``mu`` is eq. 9.3's normalised
     expected visits (episodes end) or the stationary distribution (they never do).
+
+    One built by hand is checked as :func:`reward_process`'s are: ``P`` a real ``[S, S]``
+    matrix of probabilities whose rows sum to at most 1 (to 1e-9), ``r`` and ``v``
+    finite ``[S]``, ``mu`` a distribution, ``gamma`` in [0, 1], ``episodic`` a bool; a
+    ``ValueError`` names the field otherwise.
     """
 
     P: np.ndarray
@@ -64,6 +79,27 @@ class RewardProcess:
     episodic: bool
 
     __repr__ = short_repr
+
+    def __post_init__(self) -> None:
+        P = real_array("P", self.P)
+        if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 1:
+            raise ValueError(f"P must be a square [S, S] matrix, got shape {list(P.shape)}")
+        S = P.shape[0]
+        bad = ~((P >= 0.0) & (P <= 1.0)).all(axis=1) | (P.sum(axis=1) > 1.0 + 1e-9)
+        if bad.any():
+            raise ValueError(f"P[{int(np.argmax(bad))}] is not a row of probabilities summing "
+                             "to at most 1 (NaN, negative or above 1)")
+        fields = {"P": P, "mu": _distribution(self.mu, S)}
+        for name in ("r", "v"):
+            arr = _real_vector(name, self.__dict__[name], S)
+            if not np.isfinite(arr).all():
+                i = int(np.argmax(~np.isfinite(arr)))
+                raise ValueError(f"{name}[{i}] = {arr[i]} is not finite")
+            fields[name] = arr
+        fields["gamma"] = check_gamma(self.gamma)
+        fields["episodic"] = check_flag("episodic", self.episodic)
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     @property
     def n_states(self) -> int:
@@ -134,7 +170,7 @@ def _expected_visits(start: np.ndarray, P: np.ndarray, reached: np.ndarray) -> n
     """eq. 9.2-9.3: ``eta = h + P^T eta`` on the reached states, normalised."""
     idx = np.flatnonzero(reached)
     eta = np.zeros(start.shape[0])
-    eta[idx] = _solve(np.eye(idx.size) - P[np.ix_(idx, idx)].T, start[idx], "eq. 9.2")
+    eta[idx] = solve(np.eye(idx.size) - P[np.ix_(idx, idx)].T, start[idx], "eq. 9.2")
     return eta / eta.sum()
 
 
@@ -147,27 +183,16 @@ def _stationary(P: np.ndarray, reached: np.ndarray, mdp: TabularMDP) -> np.ndarr
                          "reaches, so its stationary distribution depends on the start; "
                          f"give {mdp.n_states}-state models one class or episodes that end")
     rough = np.zeros(P.shape[0])
-    rough[idx] = _solve(np.vstack([np.eye(n) - P[np.ix_(idx, idx)].T, np.ones((1, n))]),
+    rough[idx] = solve(np.vstack([np.eye(n) - P[np.ix_(idx, idx)].T, np.ones((1, n))]),
                         np.r_[np.zeros(n), 1.0], "mu = P^T mu")
     one = np.zeros(P.shape[0], dtype=bool)
     one[np.argmax(rough)] = True
     closed = np.flatnonzero(_reached(one, P))  # a recurrent state's class
     m = closed.size
     mu = np.zeros(P.shape[0])
-    mu[closed] = _solve(np.vstack([np.eye(m) - P[np.ix_(closed, closed)].T, np.ones((1, m))]),
+    mu[closed] = solve(np.vstack([np.eye(m) - P[np.ix_(closed, closed)].T, np.ones((1, m))]),
                         np.r_[np.zeros(m), 1.0], "mu = P^T mu")
     return mu
-
-
-def _solve(A: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
-    """``A x = b`` by least squares (the least-norm ``x`` when ``A`` is singular), refused
-    when no ``x`` solves it to :data:`SOLVE_TOLERANCE`."""
-    x = np.linalg.lstsq(A, b, rcond=None)[0]
-    scale = max(np.abs(b).max(initial=0.0), np.abs(A).max(initial=0.0) * np.abs(x).max(initial=0.0))
-    if np.abs(A @ x - b).max(initial=0.0) > SOLVE_TOLERANCE * max(scale, 1e-300):
-        raise ValueError(f"{what} has no solution float64 can trust (the system is singular "
-                         "or too close to it)")
-    return x
 
 
 def _real_vector(name: str, value: npt.ArrayLike, n: int, what: str = "") -> np.ndarray:
@@ -198,32 +223,67 @@ def _distribution(mu: npt.ArrayLike, n_states: int) -> np.ndarray:
     return arr
 
 
-def _weighted_fit(process: RewardProcess, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The least-norm ``theta`` minimising ``||X theta - y||^2_mu``."""
-    root = np.sqrt(process.mu)
-    return np.linalg.lstsq(root[:, None] * X, root * y, rcond=None)[0]
+def _quiet(fn):
+    """``fn`` with numpy's overflow and invalid-value warnings off: what overflows is
+    refused by :func:`_finite`, with an error naming the arguments, not a warning."""
+    @functools.wraps(fn)
+    def quiet(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return fn(*args, **kwargs)
+    return quiet
 
 
-def _norm2(process: RewardProcess, y: np.ndarray) -> float:
-    """``||y||^2_mu = sum_s mu(s) y(s)^2`` over the states ``mu`` weighs."""
-    on = process.mu > 0.0
-    return float(np.sum(process.mu[on] * y[on] ** 2))
+def _finite(value, what: str):
+    """``value`` (a number or an array), or a ``ValueError`` when it overflowed float64:
+    features or weights finite but so large that ``what`` is not."""
+    if not np.isfinite(value).all():
+        raise ValueError(f"{what} overflows float64: the features X or the weights w are "
+                         "too large (scale them down)")
+    return value
 
 
-def value_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike) -> float:
-    """``VE(w) = sum_s mu(s) [v_pi(s) - x(s) . w]^2`` (eq. 9.1)."""
+def _norm2(process: RewardProcess, y: np.ndarray, mu: np.ndarray | None = None) -> float:
+    """``||y||^2_mu = sum_s mu(s) y(s)^2`` over the states ``mu`` (default ``process.mu``)
+    weighs."""
+    mu = process.mu if mu is None else mu
+    on = mu > 0.0
+    return float(np.sum(mu[on] * y[on] ** 2))
+
+
+@_quiet
+def value_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
+                mu: npt.ArrayLike | None = None) -> float:
+    """``VE(w) = sum_s mu(s) [v_pi(s) - x(s) . w]^2`` (eq. 9.1). ``mu``: ``[S]``, the
+    distribution that weighs the states, default ``process.mu`` (the on-policy one); off
+    policy, the behaviour's (as the book measures Figures 11.5 and 11.6)."""
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
-    return _norm2(process, np.where(process.mu > 0.0, process.v, 0.0) - X @ w)
+    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    return _finite(_norm2(process, np.where(mu > 0.0, process.v, 0.0) - X @ w, mu),
+                   "value_error")
 
 
+@_quiet
 def ve_minimiser(process: RewardProcess, X: npt.ArrayLike) -> FloatArray:
     """The ``w`` of least VE (eq. 9.1), ``(X^T D X)^{-1} X^T D v_pi``: the fixed point of
-    gradient Monte Carlo (section 9.3)."""
+    gradient Monte Carlo (section 9.3).
+
+    Computed in an orthonormal basis of the features' span (column-scaled Householder
+    QR of ``D^{1/2} X``, :func:`~tabular.linear.linalg.span_basis`): ``sqrt(VE)`` of the
+    answer lies above the least by at most the bound ``E`` of
+    :meth:`~tabular.linear.linalg.SpanBasis.bound` (to first order in the rounding),
+    and an :class:`~tabular.linear.linalg.IllConditionedError` (a ``ValueError``) naming
+    the features refuses the answer when ``E`` exceeds
+    :data:`~tabular.linear.linalg.ACCURACY` (1e-4) of ``||v_pi||_mu``. Measured: on the
+    polynomial basis of order 20 over the 1000-state walk (scaled condition number
+    3e14) VE is 2e-7 (relative) above the exact minimum over the same float64 features,
+    where a least-squares call with numpy's default cut-off was 9% above."""
     X = check_features(X, process.n_states)
-    return _weighted_fit(process, X, np.where(process.mu > 0.0, process.v, 0.0))
+    basis = span_basis(X, process.mu)
+    return basis.fit(X, process.v, "ve_minimiser")
 
 
+@_quiet
 def bellman_error_vector(process: RewardProcess, X: npt.ArrayLike,
                          w: npt.ArrayLike) -> FloatArray:
     """``delta_w = r + gamma P X w - X w`` (``[S]``, eq. 11.17's expectation of the TD
@@ -231,9 +291,11 @@ def bellman_error_vector(process: RewardProcess, X: npt.ArrayLike,
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
     estimate = X @ w
-    return process.r + process.gamma * (process.P @ estimate) - estimate
+    return _finite(process.r + process.gamma * (process.P @ estimate) - estimate,
+                   "the Bellman error vector")
 
 
+@_quiet
 def expected_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
                        mu: npt.ArrayLike | None = None) -> FloatArray:
     """The expected semi-gradient TD(0) update per unit step size, ``X^T diag(mu)
@@ -245,41 +307,59 @@ def expected_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLik
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
     mu = process.mu if mu is None else _distribution(mu, process.n_states)
-    return X.T @ (mu * bellman_error_vector(process, X, w))
+    return _finite(X.T @ (mu * bellman_error_vector(process, X, w)), "expected_td_update")
 
 
-def bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike) -> float:
-    """``BE(w) = ||delta_w||^2_mu`` (eq. 11.19)."""
-    return _norm2(process, bellman_error_vector(process, X, w))
+@_quiet
+def bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
+                  mu: npt.ArrayLike | None = None) -> float:
+    """``BE(w) = ||delta_w||^2_mu`` (eq. 11.19). ``mu``: as for :func:`value_error`."""
+    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    return _finite(_norm2(process, bellman_error_vector(process, X, w), mu), "bellman_error")
 
 
-def projected_bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike) -> float:
+@_quiet
+def projected_bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
+                            mu: npt.ArrayLike | None = None) -> float:
     """``PBE(w) = ||Pi delta_w||^2_mu`` (eq. 11.22), ``Pi`` the ``mu``-weighted
-    projection onto the span of ``X``'s columns (eq. 11.14)."""
+    projection onto the span of ``X``'s columns (eq. 11.14), computed as the squared
+    length of ``D^{1/2} delta_w``'s coordinates in an orthonormal basis of that span
+    (:func:`~tabular.linear.linalg.span_basis`; no weights, none of their rounding).
+    ``mu``: as for :func:`value_error`."""
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
+    mu = process.mu if mu is None else _distribution(mu, process.n_states)
     delta = bellman_error_vector(process, X, w)
-    return _norm2(process, X @ _weighted_fit(process, X, delta))
+    return _finite(span_basis(X, mu).project(delta), "projected_bellman_error")
 
 
+@_quiet
 def td_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
                    lam: float = 0.0) -> FloatArray:
     """The TD fixed point: ``w`` with ``A w = b`` (eq. 9.12), where for TD(lambda)
     ``A = X^T D M (I - gamma P) X`` and ``b = X^T D M r`` with ``M = (I - gamma lambda
     P)^{-1}`` (``M = I`` for TD(0)): the weights at which the expected update of TD(lambda)
     vanishes, and LSTD's limit. ``lam = 1`` gives :func:`ve_minimiser`'s answer.
-    A ``ValueError`` when ``A`` is singular in a way no ``w`` solves."""
+
+    Solved in an orthonormal basis of the features' span
+    (:func:`~tabular.linear.linalg.galerkin`), never by forming ``A``, whose condition
+    number is the square of the features': the answer solves the ``k x k`` system in
+    that basis to a relative residual of 1e-8, or a ``ValueError`` says none does (``A``
+    singular in a way no ``w`` solves)."""
     X = check_features(X, process.n_states)
     lam = check_unit_interval("lam", lam)
     on = process.mu > 0.0  # closed under P: the chain never leaves the states mu weighs
-    X_on, P_on, r_on = X[on], process.P[np.ix_(on, on)], process.r[on]
-    n, gamma = X_on.shape[0], process.gamma
-    left, right = X_on - gamma * (P_on @ X_on), r_on
+    gamma = process.gamma
+    GX, y = np.zeros_like(X), np.zeros(process.n_states)
+    P_on = process.P[np.ix_(on, on)]
+    GX[on], y[on] = X[on] - gamma * (P_on @ X[on]), process.r[on]
     if lam > 0.0:
-        both = np.linalg.solve(np.eye(n) - gamma * lam * P_on, np.column_stack([left, right]))
-        left, right = both[:, :-1], both[:, -1]
-    weighted = process.mu[on][:, None] * X_on
-    return _solve(weighted.T @ left, weighted.T @ right, "the TD fixed point A w = b")
+        both = solve(np.eye(int(on.sum())) - gamma * lam * P_on,
+                     np.column_stack([GX[on], y[on]]),
+                     "the lambda-return operator (I - gamma lam P)^{-1}")
+        GX[on], y[on] = both[:, :-1], both[:, -1]
+    return galerkin(span_basis(X, process.mu), _finite(GX, "td_fixed_point"), y,
+                    "the TD fixed point A w = b")
 
 
 def _off_policy_parts(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike,
@@ -293,6 +373,7 @@ def _off_policy_parts(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike
             features @ secondary)
 
 
+@_quiet
 def expected_tdc_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike,
                         v: npt.ArrayLike, *, mu: npt.ArrayLike | None = None
                         ) -> tuple[FloatArray, FloatArray]:
@@ -306,9 +387,11 @@ def expected_tdc_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLi
     ``process.mu``."""
     F, d, delta, Fv = _off_policy_parts(process, X, w, v, mu)
     dw = F.T @ (d * delta) - process.gamma * (process.P @ F).T @ (d * Fv)
-    return dw, F.T @ (d * (delta - Fv))
+    return _finite(dw, "expected_tdc_update"), _finite(F.T @ (d * (delta - Fv)),
+                                                       "expected_tdc_update")
 
 
+@_quiet
 def expected_gtd2_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike,
                          v: npt.ArrayLike, *, mu: npt.ArrayLike | None = None
                          ) -> tuple[FloatArray, FloatArray]:
@@ -317,7 +400,8 @@ def expected_gtd2_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayL
     :func:`expected_tdc_update`'s. ``mu``: as there."""
     F, d, delta, Fv = _off_policy_parts(process, X, w, v, mu)
     dw = (F - process.gamma * (process.P @ F)).T @ (d * Fv)
-    return dw, F.T @ (d * (delta - Fv))
+    return _finite(dw, "expected_gtd2_update"), _finite(F.T @ (d * (delta - Fv)),
+                                                        "expected_gtd2_update")
 
 
 def expected_emphasis(process: RewardProcess, *, mu: npt.ArrayLike | None = None) -> FloatArray:
@@ -332,10 +416,11 @@ def expected_emphasis(process: RewardProcess, *, mu: npt.ArrayLike | None = None
     end)."""
     mu = process.mu if mu is None else _distribution(mu, process.n_states)
     I = np.eye(process.n_states)
-    return _solve(I - process.gamma * process.P.T, mu,
+    return solve(I - process.gamma * process.P.T, mu,
                   "the expected emphasis m = mu + gamma P^T m")
 
 
+@_quiet
 def expected_emphatic_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
                                 mu: npt.ArrayLike | None = None) -> FloatArray:
     """The expected emphatic TD(0) update per unit step size (eq. 11.23-11.24),
@@ -347,17 +432,20 @@ def expected_emphatic_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt
     11.8). ``mu``: the behaviour's state distribution, default ``process.mu``."""
     X = check_features(X, process.n_states)
     delta = bellman_error_vector(process, X, w)
-    return X.T @ (expected_emphasis(process, mu=mu) * delta)
+    return _finite(X.T @ (expected_emphasis(process, mu=mu) * delta),
+                   "expected_emphatic_td_update")
 
 
+@_quiet
 def emphatic_fixed_point(process: RewardProcess, X: npt.ArrayLike, *,
                          mu: npt.ArrayLike | None = None) -> FloatArray:
     """``w = A_e^{-1} b_e`` with ``A_e = X^T diag(m) (I - gamma P) X`` and ``b_e = X^T
     diag(m) r``: where :func:`expected_emphatic_td_update` vanishes, the limit of
-    emphatic TD (section 11.8); the least-norm solution when ``A_e`` is singular.
-    ``mu``: as there."""
+    emphatic TD (section 11.8); the least-norm solution when ``A_e`` is singular. Solved
+    as :func:`td_fixed_point` is, in an orthonormal basis of the features' span under
+    ``m``. ``mu``: as there."""
     X = check_features(X, process.n_states)
     m = expected_emphasis(process, mu=mu)
-    weighted = m[:, None] * X
-    return _solve(weighted.T @ (X - process.gamma * (process.P @ X)), weighted.T @ process.r,
-                  "the emphatic fixed point A_e w = b_e")
+    # m > 0 is closed under P where gamma > 0 (m >= gamma P^T m), and P drops out at 0
+    GX = _finite(X - process.gamma * (process.P @ X), "emphatic_fixed_point")
+    return galerkin(span_basis(X, m), GX, process.r, "the emphatic fixed point A_e w = b_e")

@@ -36,21 +36,45 @@ from tabular.model.mdp import TabularMDP, as_mdp
 MAX_FEATURE_ENTRIES = 10**8
 
 
+def check_integer_count(name: str, value: object, high: int | None = None) -> int:
+    """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer
+    (``int`` or a numpy integer: a float, even a whole one such as ``2.0``, a bool, text
+    and complex numbers are refused) in ``[1, high]``. The linear family's counts
+    (tilings, tiles, orders, sizes) are read by this one rule."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r} "
+                         f"({type(value).__name__})")
+    return check_positive_int(name, value, high)
+
+
 def check_features(X: npt.ArrayLike, n_states: int, name: str = "features") -> np.ndarray:
     """``X`` as a C-contiguous ``float64 [S, d]`` matrix of finite numbers; a
-    ``ValueError`` naming ``name`` and the offending state otherwise."""
+    ``ValueError`` naming ``name`` and the offending state otherwise (its size is
+    checked before the copy, so a broadcast view of a huge ``d`` is never copied)."""
     arr = np.asarray(X)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
         raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2 or arr.shape[0] != n_states or arr.shape[1] < 1:
         raise ValueError(f"{name} must have shape [{n_states}, d] (one row per state, "
                          f"d >= 1), got {list(arr.shape)}")
+    _check_size(name, arr.shape[0], arr.shape[1])
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
         s = int(np.argmax(bad))
         raise ValueError(f"{name}[{s}] = {arr[s]} is not finite (state {s})")
+    _check_norms(name, np.einsum("ij,ij->i", arr, arr), "state")
     return arr
+
+
+def _check_norms(name: str, squared: np.ndarray, what: str) -> None:
+    """A ``ValueError`` naming ``name`` when a feature vector's squared norm overflows
+    float64: no step size and no exact quantity can use it (``alpha ||x||^2`` and
+    ``x^T x`` are both inf)."""
+    if not np.isfinite(squared).all():
+        s = int(np.argmax(~np.isfinite(squared)))
+        raise ValueError(f"{name} of {what} {s} is too large: its squared norm overflows "
+                         "float64 (scale the features down)")
 
 
 def check_state_action_features(X: npt.ArrayLike, n_states: int, n_actions: int,
@@ -64,11 +88,13 @@ def check_state_action_features(X: npt.ArrayLike, n_states: int, n_actions: int,
         raise ValueError(f"{name} must have shape [{n_states}, {n_actions}, d] (one row per "
                          f"state-action pair, d >= 1; state_action_features builds one from "
                          f"state features [S, d]), got {list(arr.shape)}")
+    _check_size(name, arr.shape[0] * arr.shape[1], arr.shape[2])
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     bad = ~np.isfinite(arr).all(axis=2)
     if bad.any():
         s, a = np.argwhere(bad)[0]
         raise ValueError(f"{name}[{s}, {a}] = {arr[s, a]} is not finite (state {s}, action {a})")
+    _check_norms(name, np.einsum("ijk,ijk->ij", arr, arr).ravel(), "state-action pair")
     return arr
 
 
@@ -82,8 +108,8 @@ def _check_size(name: str, rows: int, columns: int) -> None:
 def one_hot(n_states: int) -> np.ndarray:
     """``I [S, S]``: one feature per state, the tabular case (section 9.3's remark that
     tabular methods are a special case of linear ones)."""
-    n_states = check_positive_int("n_states", n_states)
-    _check_size("one_hot", n_states, n_states)
+    n_states = check_integer_count("n_states", n_states)
+    _check_size(f"one_hot(n_states={n_states})", n_states, n_states)
     return np.eye(n_states)
 
 
@@ -95,6 +121,7 @@ def state_aggregation(groups: npt.ArrayLike) -> np.ndarray:
     ``groups = np.r_[0, np.arange(1000) // 100, 9]`` (the end states join their
     neighbours; their rows are never read).
     """
+    _refuse_bools("groups", groups)
     g = np.asarray(groups)
     if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
         raise ValueError(f"groups must be a non-empty int array [S], got dtype {g.dtype} "
@@ -103,14 +130,25 @@ def state_aggregation(groups: npt.ArrayLike) -> np.ndarray:
         s = int(np.argmin(g))
         raise ValueError(f"groups[{s}] = {g[s]} is negative (state {s})")
     d = int(g.max()) + 1
-    missing = np.setdiff1d(np.arange(d), g)
-    if missing.size:
-        raise ValueError(f"groups must use every number 0..{d - 1}; group {missing[0]} "
+    _check_size("state_aggregation (groups)", g.size, d)  # before anything of size d
+    used = np.unique(g)
+    if used.size < d:
+        missing = int(np.flatnonzero(used != np.arange(used.size))[0])  # the first gap
+        raise ValueError(f"groups must use every number 0..{d - 1}; group {missing} "
                          "has no state (it would be a feature that is always 0)")
-    _check_size("state_aggregation", g.size, d)
     X = np.zeros((g.size, d))
     X[np.arange(g.size), g] = 1.0
     return X
+
+
+def _refuse_bools(name: str, value: object) -> None:
+    """A ``ValueError`` naming ``name[i]`` when a list or tuple holds a bool (numpy reads
+    ``[0, 1, True]`` as the integers ``[0, 1, 1]``: a silent coercion)."""
+    if isinstance(value, list | tuple):
+        flat = np.asarray(value, dtype=object).ravel()
+        for i, item in enumerate(flat):
+            if isinstance(item, bool | np.bool_):
+                raise ValueError(f"{name}[{i}] = {item!r} is a bool, not an integer")
 
 
 def state_coordinates(mdp: TabularMDP) -> np.ndarray:
@@ -126,6 +164,7 @@ def state_coordinates(mdp: TabularMDP) -> np.ndarray:
 
 
 def _coordinates(coordinates: npt.ArrayLike) -> np.ndarray:
+    _refuse_bools("coordinates", coordinates)
     c = np.asarray(coordinates)
     if c.ndim == 1:
         c = c[:, None]
@@ -181,11 +220,11 @@ def tile_coding(coordinates: npt.ArrayLike, *, tilings: int, tiles: int) -> np.n
     offset grids still cover the unit cube; every state has exactly ``tilings`` active
     features. ``coordinates``: ``[S, k]`` in ``[0, 1]``."""
     c = _coordinates(coordinates)
-    tilings = check_positive_int("tilings", tilings)
-    tiles = check_positive_int("tiles", tiles)
+    tilings = check_integer_count("tilings", tilings)
+    tiles = check_integer_count("tiles", tiles)
     S, k = c.shape
     per_tiling = (tiles + 1) ** k
-    _check_size("tile_coding", S, tilings * per_tiling)
+    _check_size(f"tile_coding(tilings={tilings}, tiles={tiles})", S, tilings * per_tiling)
     displacement = 2.0 * np.arange(k) + 1.0
     X = np.zeros((S, tilings * per_tiling))
     strides = (tiles + 1) ** np.arange(k)
@@ -211,9 +250,9 @@ def state_action_features(X: npt.ArrayLike, n_actions: int) -> np.ndarray:
     """
     shape = np.shape(X)
     X = check_features(X, shape[0] if shape else 1, "X")  # any number of states
-    n_actions = check_positive_int("n_actions", n_actions)
+    n_actions = check_integer_count("n_actions", n_actions)
     S, d = X.shape
-    _check_size("state_action_features", S * n_actions, n_actions * d)
+    _check_size(f"state_action_features(n_actions={n_actions})", S * n_actions, n_actions * d)
     out = np.zeros((S, n_actions, n_actions * d))
     for a in range(n_actions):
         out[:, a, a * d:(a + 1) * d] = X

@@ -46,6 +46,7 @@ from numba import njit
 from tabular._numba.rng import categorical, seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import (
+    check_fits,
     check_flag,
     check_positive,
     check_positive_int,
@@ -403,19 +404,23 @@ def check_finite_rewards(mdp: TabularMDP) -> None:
                          "cannot be -inf); this model has a -inf reward")
 
 
-def check_weights(name: str, w: np.ndarray) -> None:
-    """A ``FloatingPointError`` when a learned weight left float64 (the run diverged)."""
+def check_weights(name: str, w: np.ndarray, steps: str = "alpha") -> None:
+    """A ``FloatingPointError`` when a learned weight left float64 (the run diverged),
+    naming the step sizes ``steps`` to lower."""
     if not np.isfinite(w).all():
-        raise FloatingPointError(f"{name} diverged (a weight left float64); lower alpha: "
-                                 "alpha times ||x(s)||^2 must stay well below 1")
+        raise FloatingPointError(f"{name} diverged (a weight left float64); lower {steps}: "
+                                 "a step size times ||x(s)||^2 must stay well below 1")
 
 
 def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
                  initial_w=0.0, n_step=1, behaviour=None, history=False, beta=None,
-                 correction=False, initial_v=0.0, lam=0.0, true_online=False):
+                 correction=False, initial_v=0.0, lam=0.0, true_online=False,
+                 sums=False, secondary=False):
     """The checked episode arguments, kernel parameters and outputs of a linear learner
-    (``alpha=None``: LSTD's, which keep its sums instead; ``beta`` given: TDC's or
-    GTD2's, which keep secondary weights ``v`` from ``initial_v``)."""
+    (``sums``: LSTD's, which keep its sums instead of a step size ``alpha``;
+    ``secondary``: TDC's or GTD2's, which keep secondary weights ``v`` from
+    ``initial_v`` with step size ``beta``). ``alpha`` and ``beta`` are checked whenever
+    they are used: ``None`` is refused, not read as "not used"."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
     X = check_features(features, ep.mdp.n_states)
     check_finite_rewards(ep.mdp)
@@ -430,18 +435,23 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
                          "(importance sampling needs coverage, section 5.5)")
     params = LinearParams(
         features=X, policy=pi, behaviour=b, gamma=ep.gamma,
-        alpha=1.0 if alpha is None else check_positive("alpha", alpha),
-        beta=0.0 if beta is None else check_positive("beta", beta), correction=correction,
+        alpha=1.0 if sums else check_positive("alpha", alpha),
+        beta=check_positive("beta", beta) if secondary else 0.0, correction=correction,
         n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
         lam=check_unit_interval("lam", lam), true_online=true_online, episodes=ep.episodes,
         max_steps=ep.max_steps)
     w0 = initial_values("initial_w", initial_w, (d,))
-    v0 = initial_values("initial_v", initial_v, (d if beta is not None else 0,))
-    lstd_size = d if alpha is None else 0
+    v0 = initial_values("initial_v", initial_v, (d if secondary else 0,))
+    lstd_size = d if sums else 0
     if ep.n_runs * lstd_size**2 > MAX_LSTD_ENTRIES:
         raise ValueError(f"lstd keeps a {d} x {d} matrix per run: {ep.n_runs} runs need "
                          f"{8 * ep.n_runs * d * d / 2**30:.1f} GiB; at most "
                          f"{MAX_LSTD_ENTRIES:,} entries (use fewer runs or features)")
+    # every run's weights, secondary weights, LSTD sums and episode records, said before
+    # any of them is allocated
+    per_run = 8 * (3 * d + lstd_size * lstd_size + lstd_size + 2 * ep.episodes)
+    check_fits("runs", ep.n_runs * per_run,
+               f"runs={ep.n_runs:,} with {d:,} features and {ep.episodes:,} episodes")
     out = LinearOutputs(np.repeat(w0[None], ep.n_runs, axis=0),
                         np.repeat(v0[None], ep.n_runs, axis=0),
                         np.zeros((ep.n_runs, ep.episodes)),
@@ -453,10 +463,10 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
 
 
 def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
-            w: np.ndarray | None = None) -> LinearPredictionResult:
+            w: np.ndarray | None = None, steps: str = "alpha") -> LinearPredictionResult:
     w = out.w if w is None else w
-    check_weights(name, w)
-    check_weights(name, out.v)
+    check_weights(name, w, steps)
+    check_weights(name, out.v, steps)
     secondary = with_run_axis(out.v, runs) if out.v.shape[-1] > 0 else None
     return LinearPredictionResult(episode_returns=with_run_axis(out.returns, runs),
                                   episode_lengths=with_run_axis(out.lengths, runs),
@@ -572,9 +582,9 @@ def _run_gradient_td(name: str, correction: bool, mdp, target_policy, behaviour_
                      features, seed, **options) -> LinearPredictionResult:
     """TDC (``correction``) or GTD2, checked and run."""
     ep, params, out = _linear_args(mdp, target_policy, features, behaviour=behaviour_policy,
-                                   correction=correction, **options)
+                                   correction=correction, secondary=True, **options)
     over_runs(_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result(name, out, params.features, options["runs"])
+    return _result(name, out, params.features, options["runs"], steps="alpha or beta")
 
 
 def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
@@ -699,11 +709,29 @@ def lstd(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *, gamma: fl
     """
     eps = check_positive("epsilon", epsilon)
     ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
-                                   alpha=None, runs=runs, max_steps=max_steps)
+                                   alpha=None, runs=runs, max_steps=max_steps, sums=True)
     over_runs(_lstd, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    d = params.features.shape[1]
-    w = np.linalg.solve(eps * np.eye(d) + out.A, out.b[..., None])[..., 0]
-    return _result("lstd", out, params.features, runs, w)
+    return _result("lstd", out, params.features, runs, _lstd_weights(out, eps))
+
+
+def _lstd_weights(out: LinearOutputs, eps: float) -> np.ndarray:
+    """``(epsilon I + A_hat)^{-1} b_hat`` of every run, or a ``ValueError`` naming what to
+    change: sums that overflowed float64 (features or rewards too large) or a system
+    singular in float64 (``epsilon`` too small beside the sums)."""
+    if not (np.isfinite(out.A).all() and np.isfinite(out.b).all()):
+        raise ValueError("lstd's sums A_hat and b_hat overflow float64: the features or the "
+                         "rewards are too large (scale them down)")
+    d = out.A.shape[-1]
+    try:
+        w = np.linalg.solve(eps * np.eye(d) + out.A, out.b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise ValueError(f"lstd: epsilon I + A_hat is singular in float64 (epsilon = {eps:g} "
+                         "is lost beside the sums); use a larger epsilon or fewer, "
+                         "independent features") from None
+    if not np.isfinite(w).all():
+        raise ValueError(f"lstd: the weights overflow float64 (epsilon = {eps:g} leaves epsilon "
+                         "I + A_hat too close to singular); use a larger epsilon")
+    return w
 
 
 def _run_td_lambda(name: str, true_online: bool, mdp, policy, features, seed,

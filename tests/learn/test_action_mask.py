@@ -85,7 +85,7 @@ def test_a_full_mask_is_no_mask_bit_for_bit(learn):
 
 
 def test_the_maximization_bias_env():
-    env = MaximizationBias()
+    env = MaximizationBias(rewards="two_point")
     mdp = env.to_mdp()
     best = value_iteration(mdp, 1.0)
     np.testing.assert_allclose(best.Q[0, :2], [-0.1, 0.0], atol=1e-12)  # right is optimal
@@ -93,7 +93,7 @@ def test_the_maximization_bias_env():
     rewards, probs = mdp.reward[1], mdp.prob[1]  # B's two-point rewards: mean and variance
     np.testing.assert_allclose((probs * rewards).sum(axis=1), -0.1, atol=1e-15)
     np.testing.assert_allclose((probs * (rewards + 0.1) ** 2).sum(axis=1), 1.0, atol=1e-15)
-    gym_env = gym.make("tabzoo/MaximizationBias-v0")
+    gym_env = gym.make("tabzoo/MaximizationBias-v0", rewards="two_point")
     state, info = gym_env.reset(seed=0)
     assert state == 0 and info["action_mask"].tolist() == [True, True] + [False] * 8
     assert gym_env.step(5)[1:3] == (0.0, True)  # an unavailable action acts as right
@@ -137,7 +137,7 @@ def test_the_two_point_rewards_give_the_gaussian_curve():
     Q-learning curve with them matches an independent NumPy Q-learning with Gaussian
     rewards: over 20,000 runs the curves differ by at most 0.04 in any episode (the
     measured gap is ~0.025, standard error of each point ~0.0035)."""
-    env = MaximizationBias()
+    env = MaximizationBias(rewards="two_point")
     ours = q_learning(env.to_mdp(), gamma=1.0, episodes=150, alpha=0.1, epsilon=0.1,
                       runs=20_000, seed=1, action_mask=env.action_mask)
     left = (ours.episode_lengths == 2).mean(axis=0)

@@ -1,7 +1,7 @@
 """Figure 6.5: maximization bias, Q-learning against Double Q-learning (Example 6.7).
 
-B's rewards are the book's ``N(-0.1, 1)`` (the model's Gaussian reward noise), or with
-``rewards="two_point"`` the env's default ``-0.1 +- 1``. Both curves are held against
+B's rewards are the book's ``N(-0.1, 1)`` (the model's Gaussian reward noise, the
+env's default), or with ``rewards="two_point"`` ``-0.1 +- 1``. Both curves are held against
 a reference band: the same learners written again here in NumPy, over their own runs
 with NumPy's normal draws, as the book's procedure describes them.
 """

@@ -1,6 +1,13 @@
 """Figure 9.2 right: n-step semi-gradient TD with state aggregation on the 1000-state
 random walk, the RMS error over the first 10 episodes against alpha for each n, above
-the exact best estimate the ten groups allow.
+the exact best estimate the twenty groups allow.
+
+The book's settings (Sutton & Barto 2018, Example 9.2, section 9.4): for this figure
+"we switched the state aggregation to 20 groups of 50 states each", so that a typical
+jump of 50 states is one group, as one state is in the 19-state walk of Figure 7.2, and
+the measure is "an unweighted average of the RMS error over all states and over the
+first 10 episodes"; the data are averages over 100 runs (the figure's caption).
+Figure 9.1 and Figure 9.2 left use ten groups of 100 states.
 
 The walk's episodes do not depend on the weights (the policy is fixed), so every n and
 step size sees the same episodes of each run: differences between curves are paired
@@ -17,21 +24,41 @@ import numpy as np
 from tabular.experiments.book.ch09.walk_curves import K_SE, paired_se
 from tabular.experiments.book.ch09.walk_setup import walk
 from tabular.experiments.harness import style
-from tabular.experiments.harness.checks import Measure, above, check, fact, standard_error
+from tabular.experiments.harness.checks import Measure, above, check, fact, inside, standard_error
 from tabular.experiments.harness.settings import Settings
-from tabular.linear import RewardProcess, reward_process, semi_gradient_td, ve_minimiser
+from tabular.linear import (
+    RewardProcess,
+    reward_process,
+    semi_gradient_td,
+    state_aggregation,
+    ve_minimiser,
+)
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = ("Sutton & Barto (2018), Figure 9.2 right (n-step semi-gradient TD with state "
-              "aggregation on the 1000-state walk), above the exact least RMS error of ten "
-              "groups")
+              "aggregation into 20 groups of 50 states on the 1000-state walk), above the "
+              "exact least RMS error of the twenty groups")
 #: The n from which the book's curves leave the top of the plot at large alpha.
 LARGE_N = 16
+#: Example 9.2's aggregation for this figure: 20 groups of 50 states.
+GROUPS, GROUP_STATES = 20, 50
+#: The book's y axis for this figure (and Figure 7.2's): every curve's lowest point is
+#: drawn inside it.
+BOOK_AXIS = (0.25, 0.55)
+
+
+def twenty_groups():
+    """Example 9.1's walk, its policy (one action) and Example 9.2's 20 groups of 50
+    states (the end states join their neighbours; their rows are never read)."""
+    mdp, policy, _ = walk()
+    groups = np.r_[0, np.arange(1000) // GROUP_STATES, GROUPS - 1]
+    return mdp, policy, state_aggregation(groups)
 
 
 @dataclass(frozen=True)
 class Config(Settings):
-    """Example 9.1's walk and ten groups of 100 states, gamma = 1, w = 0 at first."""
+    """Example 9.1's walk and Example 9.2's 20 groups of 50 states, gamma = 1, w = 0 at
+    first."""
 
     n_steps: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
     """The n of each curve (the book's)."""
@@ -55,7 +82,7 @@ def rms_errors(n_step: int, alphas: tuple, episodes: int, runs: int, seed: int,
     measure) from ``v``, their ``v_pi``, after each of the first ``episodes`` episodes
     of n-step semi-gradient TD, averaged over those episodes: ``[alphas, runs]`` (an
     executor job)."""
-    mdp, policy, X = walk()
+    mdp, policy, X = twenty_groups()
     errors = []
     for alpha in alphas:
         if alpha == 0.0:  # w never moves from 0
@@ -79,7 +106,7 @@ def best_rms(process: RewardProcess, X: np.ndarray) -> float:
 
 
 def run(config: Config, executor) -> dict:
-    mdp, policy, X = walk()
+    mdp, policy, X = twenty_groups()
     process = reward_process(mdp, policy, gamma=1.0)
     jobs = [{"n_step": n, "alphas": config.alphas, "episodes": config.episodes,
              "runs": config.runs, "seed": config.seed, "v": process.v[1:-1]}
@@ -87,13 +114,14 @@ def run(config: Config, executor) -> dict:
     out = executor.map(rms_errors, jobs, desc="n")
     return {"n_steps": np.array(config.n_steps), "alphas": np.array(config.alphas),
             "errors": np.array([o["errors"] for o in out]),  # [n, alpha, run]
-            "best_rms": np.array(best_rms(process, X))}
+            "best_rms": np.array(best_rms(process, X)),
+            "group_sizes": X[1:-1].sum(axis=0)}
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(1, 1, width=7.4, height=4.6,
-                             title="Figure 9.2 right: n-step semi-gradient TD, ten groups "
-                                   "of 100 states")
+                             title="Figure 9.2 right: n-step semi-gradient TD, 20 groups "
+                                   "of 50 states")
     ax = axes[0, 0]
     alphas = results["alphas"]
     runs = results["errors"].shape[2]
@@ -103,7 +131,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
                         linestyle="-" if i < len(style.PALETTE) else "--")  # colours recur
     best = float(results["best_rms"])
     ax.axhline(best, color="0.3", linestyle="--", linewidth=1,
-               label=f"exact: least RMS error\nof ten groups ({best:.3f})")
+               label=f"exact: least RMS error\nof the 20 groups ({best:.3f})")
     ax.set_ylim(0.0, 0.6)
     ax.set_xlabel(r"$\alpha$")
     ax.set_ylabel(f"average RMS error over 1000 states\nand first {config.episodes} episodes")
@@ -132,13 +160,13 @@ def _best(results: dict) -> tuple[np.ndarray, np.ndarray]:
 @check()
 def above_the_best_aggregate(results: dict) -> list[Measure]:
     """No run at any n and step size has an RMS error below the exact least RMS error of
-    ten groups of 100 states (each group's weight the mean of ``v_pi`` over it, the
+    the 20 groups of 50 states (each group's weight the mean of ``v_pi`` over it, the
     best any weights can do): a hard bound, whatever the settings."""
     lowest = float(results["errors"].min())
     best = float(results["best_rms"])
     return [above("lowest RMS error of any run, n and step size", measured=lowest, bound=best,
                   failure=f"a run's RMS error {lowest:.4f} is below the exact least RMS error "
-                          f"{best:.4f} of the ten groups", why="exact: the best weights' error")]
+                  f"{best:.4f} of the groups", why="exact: the best weights' error")]
 
 
 @check("n_steps", "alphas", "episodes")
@@ -151,20 +179,31 @@ def intermediate_n_is_best(results: dict) -> list[Measure]:
     per_run, best = _best(results)
     n = results["n_steps"]
     top = int(best.argmin())
-    measures = [fact("n with the lowest error", passed=0 < top < n.size - 1,
-                     expected=f"between {n[0]} and {n[-1]}", measured=str(n[top]),
-                     failure=f"n = {n[top]} has the lowest error; the book's best n is "
-                             "intermediate",
-                     tolerance="intermediate")]
+    measures = [
+        fact(
+            "n with the lowest error",
+            passed=0 < top < n.size - 1,
+            expected=f"between {n[0]} and {n[-1]}",
+            measured=str(n[top]),
+            failure=f"n = {n[top]} has the lowest error; the book's best n is intermediate",
+            tolerance="intermediate",
+        )
+    ]
     for i, margin in ((0, 0.0), (n.size - 1, K_SE)):
         gap = float(best[i] - best[top])
         se = paired_se(per_run[i], per_run[top]) if i != top else 0.0
         why = (f"{K_SE:g} standard errors of the paired difference" if margin else
                f"above ({gap / se:.1f} paired standard errors)" if se > 0 else "above")
-        measures.append(above(f"n = {n[i]}'s best error - the lowest (n = {n[top]})", measured=gap,
-                              bound=margin * se,
-                              failure=f"n = {n[i]}'s best error {best[i]:.4f} is not "
-                                      f"above the lowest {best[top]:.4f}", why=why))
+        measures.append(
+            above(
+                f"n = {n[i]}'s best error - the lowest (n = {n[top]})",
+                measured=gap,
+                bound=margin * se,
+                failure=f"n = {n[i]}'s best error {best[i]:.4f} is not "
+                f"above the lowest {best[top]:.4f}",
+                why=why,
+            )
+        )
     return measures
 
 
@@ -187,6 +226,51 @@ def large_steps_blow_up_large_n(results: dict) -> list[Measure]:
         measures.append(above(f"n = {n}, alpha = {alphas[-1]:g}: error - the initial error",
                               measured=rise, bound=K_SE * standard_error(last),
                               failure=f"n = {n} at alpha = {alphas[-1]:g} does not blow up: its "
-                                      f"error {last.mean():.4f} is not above the initial "
-                                      f"{initial:.4f}", why=f"{K_SE:g} standard errors"))
+                              f"error {last.mean():.4f} is not above the initial "
+                              f"{initial:.4f}", why=f"{K_SE:g} standard errors"))
     return measures
+
+
+@check()
+def the_books_aggregation(results: dict) -> list[Measure]:
+    """Example 9.2's setting for this figure: the 1000 states fall into 20 groups of 50
+    states each (not Figure 9.1's ten of 100)."""
+    sizes = results["group_sizes"]
+    return [
+        fact(
+            "groups of the 1000 states",
+            passed=sizes.size == GROUPS,
+            expected=str(GROUPS),
+            measured=str(sizes.size),
+            failure=f"{sizes.size} groups, not the book's {GROUPS}",
+            tolerance="the book's",
+        ),
+        fact(
+            "states per group",
+            passed=bool((sizes == GROUP_STATES).all()),
+            expected=str(GROUP_STATES),
+            measured=f"{int(sizes.min())} to {int(sizes.max())}",
+            failure=f"groups of {int(sizes.min())} to {int(sizes.max())} states, not the book's "
+            f"{GROUP_STATES}",
+            tolerance="the book's",
+        ),
+    ]
+
+
+@check("n_steps", "alphas", "episodes")
+def lowest_points_inside_the_books_axis(results: dict) -> list[Measure]:
+    """Figure 9.2 right draws every curve's lowest point inside its y axis, 0.25 to 0.55
+    (as Figure 7.2): each n's mean RMS error at its best step size lies there."""
+    _, best = _best(results)
+    low, high = BOOK_AXIS
+    return [
+        inside(
+            f"n = {n}: mean RMS error at the best step size",
+            measured=float(b),
+            low=low,
+            high=high,
+            failure=f"n = {n}'s lowest error {b:.4f} is outside the book's axis {low} to {high}",
+            why="the book's y axis",
+        )
+        for n, b in zip(results["n_steps"], best, strict=True)
+    ]

@@ -1,6 +1,21 @@
 """Figure 9.10: gradient Monte Carlo with one tiling and with 50 tilings of 200-state
 tiles on the 1000-state random walk, sqrt(VE) against episodes, above each feature
-set's exact minimum."""
+set's exact minimum.
+
+The book's settings (Sutton & Barto 2018, Figure 9.10's caption): "The space of 1000
+states was treated as a single continuous dimension, covered with tiles each 200 states
+wide. The multiple tilings were offset from each other by 4 states. The step-size
+parameter was set so that the initial learning rate in the two cases was the same,
+alpha = 0.0001 for the single tiling and alpha = 0.0001/50 for the 50 tilings."
+
+The tiles are the library's :func:`~tabular.linear.tile_coding` over each state's
+centre ``(s - 1/2) / 1000`` (a tile of width 1/5 is exactly 200 states, an offset of
+1/50 of a tile exactly 4, and no state lies on a boundary). Over ``(s - 1) / 1000``,
+the states on the boundaries, rounding moved some across them (tiles of 199 and 201
+states, another feature set whose VE minimum is 0.002116 where the book's tiles' is
+0.002098). The check :func:`tiles_are_the_books` builds the book's tiles again,
+independently, and holds the figure's to them.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +25,21 @@ import numpy as np
 
 from tabular.experiments.book.ch09.walk_curves import (
     K_SE,
+    TILE_STATES,
     above_floors,
     close_most_of_the_gap,
     draw,
     ends_below,
+    features,
     final,
     learn,
     nested_floors,
 )
 from tabular.experiments.book.ch09.walk_setup import walk
 from tabular.experiments.harness import style
-from tabular.experiments.harness.checks import Measure, below, check, standard_error
+from tabular.experiments.harness.checks import Measure, below, check, fact, standard_error, within
 from tabular.experiments.harness.settings import Settings
-from tabular.linear import reward_process
+from tabular.linear import reward_process, value_error, ve_minimiser
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = ("Sutton & Barto (2018), Figure 9.10 (one tiling against 50 tilings on the "
@@ -62,7 +79,37 @@ def run(config: Config, executor) -> dict:
     specs = [("tilings", 1, config.alpha),
              ("tilings", config.tilings, config.alpha / config.tilings)]
     results = learn(process, specs, config.episodes, config.runs, config.seed, executor)
-    return {**results, "tilings": np.array(config.tilings)}
+    built = features("tilings", config.tilings)
+    book = book_tiles(config.tilings)
+    inner = slice(1, -1)  # the end states' rows are never read
+    rank = [np.linalg.matrix_rank(m) for m in (built[inner], book[inner],
+                                                np.hstack([built[inner], book[inner]]))]
+    return {**results, "tilings": np.array(config.tilings),
+            "active": built[inner].sum(axis=1), "widths": tile_widths(built[inner]),
+            "spans": np.array(rank),
+            "book_floor": np.array(np.sqrt(value_error(process, book,
+                                                       ve_minimiser(process, book))))}
+
+
+def book_tiles(tilings: int) -> np.ndarray:
+    """The caption's tiles built directly, not by :func:`~tabular.linear.tile_coding`:
+    in tiling ``j`` (of ``tilings``) state ``s`` (1 to 1000) lies in tile ``(s - 1 + o
+    j) // 200``, ``o = 200 / tilings`` (4) states of offset between tilings, six tiles
+    per tiling of 200 states each (the first and last cut by the walk's ends); ``[1002,
+    6 tilings]`` (the end states' rows all 0, never read)."""
+    offset = TILE_STATES // tilings
+    per = 1000 // TILE_STATES + 1
+    X = np.zeros((1002, tilings * per))
+    s = np.arange(1, 1001)
+    for j in range(tilings):
+        X[s, j * per + (s - 1 + offset * j) // TILE_STATES] = 1.0
+    return X
+
+
+def tile_widths(X: np.ndarray) -> np.ndarray:
+    """The number of states each feature covers, over the features some state has."""
+    counts = X.sum(axis=0)
+    return counts[counts > 0]
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
@@ -100,9 +147,8 @@ def many_tilings_end_lower(results: dict) -> list[Measure]:
     return [ends_below(results, 1, 0, names),
             below(f"{names[1]}: final sqrt(VE)", measured=many.mean(), bound=floor - K_SE * se,
                   failure=f"{names[1]} end at {many.mean():.4f}, not below one tiling's exact "
-                          f"minimum {floor:.4f}",
-                  why=f"one tiling's exact minimum - {K_SE:g} standard "
-                      "errors")]
+                  f"minimum {floor:.4f}", why=f"one tiling's exact minimum - {K_SE:g} standard "
+                  "errors")]
 
 
 @check("tilings", "alpha", "episodes")
@@ -110,3 +156,50 @@ def curves_approach_their_minima(results: dict) -> list[Measure]:
     """Both curves end nearer their exact floors than their start: each has closed more
     than half the gap, by more than 4 standard errors."""
     return close_most_of_the_gap(results, labels(results))
+
+
+@check("tilings")
+def tiles_are_the_books(results: dict) -> list[Measure]:
+    """The caption's feature set: every state has one active tile per tiling (50); no
+    tile is wider than 200 states, and those not cut by the ends of the walk are exactly
+    200; the tiles span the same estimates as the caption's tiles built independently
+    (:func:`book_tiles`: the rank of both together is each one's), so the figure's exact
+    floor is the VE minimum of the book's tiles (within float64's rounding)."""
+    active, widths = results["active"], results["widths"]
+    n = int(results["tilings"])
+    rank_built, rank_book, rank_both = (int(r) for r in results["spans"])
+    floor, book = float(results["floor"][1]), float(results["book_floor"])
+    return [
+        fact(
+            "active tiles per state",
+            passed=bool((active == n).all()),
+            expected=str(n),
+            measured=f"{int(active.min())} to {int(active.max())}",
+            failure=f"a state has {int(active.min())} to {int(active.max())} active tiles, not {n}",
+            tolerance="one per tiling",
+        ),
+        fact(
+            "tile widths in states",
+            passed=widths.max() == TILE_STATES and int((widths == TILE_STATES).sum()) >= 4 * n,
+            expected=f"<= {TILE_STATES}, at least 4 per tiling exactly {TILE_STATES}",
+            measured=f"{int(widths.min())} to {int(widths.max())}",
+            failure="the tiles are not 200 states wide",
+            tolerance="the caption's",
+        ),
+        fact(
+            "rank of the figure's tiles, the book's, both",
+            passed=rank_built == rank_book == rank_both,
+            expected="equal",
+            measured=f"{rank_built}, {rank_book}, {rank_both}",
+            failure="the figure's tiles span other estimates than the book's",
+            tolerance="same span",
+        ),
+        within(
+            "exact floor against the book's tiles' VE minimum",
+            measured=floor,
+            expected=book,
+            tolerance=1e-9 * book,
+            failure=f"the figure's floor {floor:.6f} is not the book's tiles' {book:.6f}",
+            why="rounding",
+        ),
+    ]

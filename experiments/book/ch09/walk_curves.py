@@ -42,11 +42,14 @@ TILE_STATES = 200
 
 
 def tile_positions(n_states: int) -> np.ndarray:
-    """Each state's position for tile coding, ``(s - 1) / 1000`` (states 1..1000 at
-    0, 0.001, ..., 0.999; the two end states, whose rows are never read, at 0 and 1),
-    so that a tile of width 1/5 is exactly 200 states and an offset of 1/50 of a tile
-    exactly 4."""
-    return np.clip((np.arange(n_states) - 1.0) / (n_states - 2), 0.0, 1.0)
+    """Each state's position for tile coding, the centre of its unit of the line,
+    ``(s - 1/2) / 1000`` (states 1..1000; the two end states, whose rows are never read,
+    clipped to 0 and 1), so that a tile of width 1/5 is exactly 200 states and an offset
+    of 1/50 of a tile exactly 4: tiling ``t`` puts state ``s`` in tile ``floor((s - 1/2 +
+    4 t) / 200)``, whose argument is never within 1/400 of a whole number, so rounding
+    cannot move a state across a boundary (at ``(s - 1) / 1000``, on the boundaries
+    themselves, it moved some: tiles of 199 and 201 states)."""
+    return np.clip((np.arange(n_states) - 0.5) / (n_states - 2), 0.0, 1.0)
 
 
 def features(kind: str, size: int) -> np.ndarray:

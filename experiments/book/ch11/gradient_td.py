@@ -1,5 +1,16 @@
 """Baird's counterexample tamed: TDC and emphatic TD converge where off-policy TD
-diverges, exactly and in samples (S&B Figs. 11.5 and 11.6)."""
+diverges, exactly and in samples (S&B Figs. 11.5 and 11.6).
+
+VE and PBE are measured as the book measures them: under the behaviour policy's state
+distribution ``mu``, uniform over the seven states (the behaviour's dashed action, taken
+with probability 6/7, goes to each upper state with probability 1/6, its solid action to
+the lower state: every state is next with probability 1/7). The target policy's own
+distribution puts all its mass on the lower state, which would make the curves
+``|v(7)|`` and ``0.01 |v(7)|``. At the book's starting weights ``(1, 1, 1, 1, 1, 1, 10,
+1)`` the upper states' estimates are 3 and the lower's 12, so ``sqrt(VE)`` starts at
+``sqrt((6 * 9 + 144) / 7) = 5.32``; of expected TDC the book writes that after 1000
+iterations "the VE ... remains almost 2" (section 11.7).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +20,7 @@ import numpy as np
 
 from tabular.envs import BairdCounterexample
 from tabular.experiments.harness import style
-from tabular.experiments.harness.checks import Measure, above, below, check
+from tabular.experiments.harness.checks import Measure, above, below, check, inside, within
 from tabular.experiments.harness.settings import Settings
 from tabular.linear import (
     emphatic_fixed_point,
@@ -26,6 +37,12 @@ REPRODUCES = ("Sutton & Barto (2018), Figure 11.5 (TDC on Baird's counterexample
               "and the expected update) and Figure 11.6 (expected emphatic TD)")
 #: The steps at which the sampled mean is compared with the exact expected iterate.
 COMPARED = (100, 500, 1000)
+#: sqrt(VE) at the book's starting weights under the uniform behaviour distribution:
+#: estimates 3 in the six upper states and 12 in the lower, true values 0.
+BOOK_START_ROOT_VE = float(np.sqrt((6 * 3.0**2 + 12.0**2) / 7))
+#: Section 11.7 on expected TDC after 1000 iterations: "the VE ... remains almost 2",
+#: read as sqrt(VE) (the figure's axis) in [1.5, 2]: below 2, and nearer 2 than 1.
+BOOK_TDC_END = (1.5, 2.0)
 
 
 @dataclass(frozen=True)
@@ -117,17 +134,19 @@ def run(config: Config, executor) -> dict:
                               sampled.w_history], axis=1)
     compared = [t for t in COMPARED if t <= config.steps]
 
+    # VE and PBE under the behaviour's distribution mu (uniform), as the book measures them
     def errors(ws):
-        return np.array([[np.sqrt(value_error(target, X, w)),
-                          np.sqrt(projected_bellman_error(target, X, w))] for w in ws])
+        return np.array([[np.sqrt(value_error(target, X, w, mu=mu)),
+                          np.sqrt(projected_bellman_error(target, X, w, mu=mu))] for w in ws])
 
     # every reward is 0, so VE and PBE are quadratic forms of w and vanish at the limit
     def root_ve(u):
-        return np.sqrt(value_error(target, X, u.real) + value_error(target, X, u.imag))
+        return np.sqrt(value_error(target, X, u.real, mu=mu)
+                       + value_error(target, X, u.imag, mu=mu))
 
     def root_pbe(u):
-        return np.sqrt(projected_bellman_error(target, X, u.real)
-                       + projected_bellman_error(target, X, u.imag))
+        return np.sqrt(projected_bellman_error(target, X, u.real, mu=mu)
+                       + projected_bellman_error(target, X, u.imag, mu=mu))
 
     limit = (B.INITIAL_WEIGHTS @ null) * null
     tdc_shares = _modal_shares(_iteration(tdc_step, 2 * d), np.r_[B.INITIAL_WEIGHTS - limit,
@@ -192,10 +211,15 @@ def sampled_tdc_follows_expected(results: dict) -> list[Measure]:
     for name, samples, expected in pairs:
         se = samples.std(axis=0, ddof=1) / root
         z = np.abs(samples.mean(axis=0) - expected) / se
-        measures.append(below(f"{name}: largest |mean - expected| / SE", measured=z.max(),
-                              bound=5.0,
-                              failure=f"{name}: a mean is {z.max():.1f} standard errors off",
-                              why="5 standard errors"))
+        measures.append(
+            below(
+                f"{name}: largest |mean - expected| / SE",
+                measured=z.max(),
+                bound=5.0,
+                failure=f"{name}: a mean is {z.max():.1f} standard errors off",
+                why="5 standard errors",
+            )
+        )
     return measures
 
 
@@ -207,11 +231,22 @@ def expected_tdc_tends_to_the_td_fixed_point(results: dict) -> list[Measure]:
     represents X w_TD exactly, with PBE = VE = 0."""
     X, limit = results["X"], results["limit"]
     gap = np.abs(X @ limit - X @ results["w_td"]).max()
-    return [below("TDC iteration: slowest eigenvalue modulus", measured=results["tdc_slowest"],
-                  bound=1.0 - 1e-12, failure="expected TDC does not converge",
-                  why="inside the unit circle"),
-            below("limit: max |X w_inf - X w_TD|", measured=gap, bound=1e-12,
-                  failure="the limit does not represent the TD fixed point", why="rounding")]
+    return [
+        below(
+            "TDC iteration: slowest eigenvalue modulus",
+            measured=results["tdc_slowest"],
+            bound=1.0 - 1e-12,
+            failure="expected TDC does not converge",
+            why="inside the unit circle",
+        ),
+        below(
+            "limit: max |X w_inf - X w_TD|",
+            measured=gap,
+            bound=1e-12,
+            failure="the limit does not represent the TD fixed point",
+            why="rounding",
+        ),
+    ]
 
 
 def _rounding(results: dict) -> float:
@@ -225,10 +260,11 @@ def _rounding(results: dict) -> float:
 @check("alpha", "beta", "gamma", "steps")
 def pbe_falls_ve_does_not(results: dict) -> list[Measure]:
     """Figure 11.5: expected TDC's sqrt(PBE) falls to near zero while sqrt(VE) stays
-    near 2. The iteration is linear, so after T sweeps its error from the limit is the
-    sum of its eigenmodes, each decayed by |lambda|^T (:func:`_modal_shares`); the
-    slowest, |lambda| = 1 - 1.2e-7, is a value error that 1000 sweeps leave almost
-    whole, with sqrt(PBE) = (1 - gamma) sqrt(VE). The bounds are the triangle
+    near 2 (both under the behaviour's uniform distribution). The iteration is linear,
+    so after T sweeps its error from the limit is the sum of its eigenmodes, each
+    decayed by |lambda|^T (:func:`_modal_shares`); the slowest, |lambda| = 1 - 1.2e-7,
+    is a value error that 1000 sweeps leave almost whole, with a sqrt(PBE) 260 times
+    smaller (1.94 against 0.0074). The bounds are the triangle
     inequalities over the modes: sqrt(PBE_T) at most the sum of the modes' shares (the
     slow mode's, the others' having decayed by 0.987^1000 = 2e-6 and less), and sqrt(VE_T)
     at least the slow mode's share less the others' -- above 0: VE does not fall to 0
@@ -238,16 +274,29 @@ def pbe_falls_ve_does_not(results: dict) -> list[Measure]:
     rounding = _rounding(results)
     slow = int(np.argmax(ve))
     floor = ve[slow] - (ve.sum() - ve[slow])
-    return [below("expected TDC sqrt(PBE) at the end", measured=err[-1, 1],
-                  bound=pbe.sum() + rounding,
-                  failure="PBE did not fall as the iteration's modes decay",
-                  why="sum of the modes' shares (triangle inequality) + rounding"),
-            above("expected TDC sqrt(VE) at the end", measured=err[-1, 0], bound=floor - rounding,
-                  failure="VE fell below its slow mode's share",
-                  why="slow mode's share - the others' "
-                      "(reverse triangle inequality) - rounding"),
-            above("its lower bound (VE does not fall to 0)", measured=floor, bound=0.0,
-                  failure="the slow mode does not hold VE up", why="0")]
+    return [
+        below(
+            "expected TDC sqrt(PBE) at the end",
+            measured=err[-1, 1],
+            bound=pbe.sum() + rounding,
+            failure="PBE did not fall as the iteration's modes decay",
+            why="sum of the modes' shares (triangle inequality) + rounding",
+        ),
+        above(
+            "expected TDC sqrt(VE) at the end",
+            measured=err[-1, 0],
+            bound=floor - rounding,
+            failure="VE fell below its slow mode's share",
+            why="slow mode's share - the others' (reverse triangle inequality) - rounding",
+        ),
+        above(
+            "its lower bound (VE does not fall to 0)",
+            measured=floor,
+            bound=0.0,
+            failure="the slow mode does not hold VE up",
+            why="0",
+        ),
+    ]
 
 
 @check("emphatic_alpha", "gamma", "steps")
@@ -265,14 +314,71 @@ def expected_emphatic_td_converges(results: dict) -> list[Measure]:
     ve, sup_values, sup_weights = results["emphatic_shares"].sum(axis=1) + _rounding(results)
     gap = np.abs(X @ (w_end - results["w_emphatic"])).max()
     why = "sum of the modes' shares + rounding"
-    return [below("emphatic iteration: slowest eigenvalue modulus", measured=rate,
-                  bound=1.0 - 1e-12, failure="expected emphatic TD does not converge",
-                  why="inside the unit circle"),
-            below("expected emphatic TD sqrt(VE) at the end",
-                  measured=results["emphatic_errors"][-1, 0], bound=ve,
-                  failure="VE did not fall to 0", why=why),
-            below("max |X w_end - X A_e^-1 b_e|", measured=gap, bound=sup_values,
-                  failure="not at the emphatic fixed point", why=why),
-            below("max |w_end - null component of w_0|",
-                  measured=np.abs(w_end - results["limit"]).max(), bound=sup_weights,
-                  failure="not at the start's null component", why=why)]
+    return [
+        below(
+            "emphatic iteration: slowest eigenvalue modulus",
+            measured=rate,
+            bound=1.0 - 1e-12,
+            failure="expected emphatic TD does not converge",
+            why="inside the unit circle",
+        ),
+        below(
+            "expected emphatic TD sqrt(VE) at the end",
+            measured=results["emphatic_errors"][-1, 0],
+            bound=ve,
+            failure="VE did not fall to 0",
+            why=why,
+        ),
+        below(
+            "max |X w_end - X A_e^-1 b_e|",
+            measured=gap,
+            bound=sup_values,
+            failure="not at the emphatic fixed point",
+            why=why,
+        ),
+        below(
+            "max |w_end - null component of w_0|",
+            measured=np.abs(w_end - results["limit"]).max(),
+            bound=sup_weights,
+            failure="not at the start's null component",
+            why=why,
+        ),
+    ]
+
+
+@check()
+def measured_under_the_behaviour_distribution(results: dict) -> list[Measure]:
+    """The book's measure: VE and PBE weigh the states by the behaviour policy's
+    distribution, uniform over the seven states (1/7 each, exactly), so that at the
+    book's starting weights sqrt(VE) is sqrt((6 * 3^2 + 12^2) / 7) = 5.318, the start
+    of Figures 11.5's and 11.6's VE curves."""
+    mu = results["mu"]
+    start = float(results["tdc_errors"][0, 0])
+    return [
+        below(
+            "largest |mu(s) - 1/7|",
+            measured=float(np.abs(mu - 1.0 / 7.0).max()),
+            bound=1e-15,
+            failure=f"the behaviour distribution is {np.round(mu, 4)}, not uniform",
+            why="rounding",
+        ),
+        within(
+            "sqrt(VE) at the starting weights",
+            measured=start,
+            expected=BOOK_START_ROOT_VE,
+            tolerance=1e-12,
+            failure=f"sqrt(VE) starts at {start:.4f}, not {BOOK_START_ROOT_VE:.4f}",
+            why="exact, to rounding",
+        ),
+    ]
+
+
+@check("alpha", "beta", "gamma", "steps")
+def tdc_ve_remains_almost_2(results: dict) -> list[Measure]:
+    """Section 11.7 on Figure 11.5: after 1000 iterations of expected TDC "the VE ...
+    remains almost 2": sqrt(VE) at the end is in [1.5, 2] (measured 1.935)."""
+    end = float(results["tdc_errors"][-1, 0])
+    low, high = BOOK_TDC_END
+    return [inside("expected TDC sqrt(VE) after the last sweep", measured=end, low=low, high=high,
+                   failure=f"expected TDC's sqrt(VE) ends at {end:.3f}, not almost 2",
+                   why="the book's 'almost 2'")]
