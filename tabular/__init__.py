@@ -65,8 +65,12 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.rlhf.lm`)
     optimum :func:`kto_optimum`), :func:`grpo` (and its RLOO and ReMax variants), and
     :func:`reinforce`, :func:`actor_critic`, :func:`ppo`, :func:`trpo` with ``ref_policy=``
     and the KL coefficient ``beta=``; :func:`train_pipeline` trains a scenario end to end
-    (:class:`RLHFPipeline`); best-of-N sampling and on-policy
-    distillation in :mod:`tabular.rlhf`.
+    (:class:`RLHFPipeline`); best-of-N sampling (:func:`best_of_n`), on-policy
+    distillation (:func:`distill`), process rewards (:func:`process_rewards`,
+    :func:`prefix_values`, :func:`fit_process_reward_model`) and the exact sums over
+    the prefix tree (:func:`response_distribution`, :func:`visit_probabilities`,
+    :func:`ending_probabilities`, :func:`expected_return`, :func:`path_returns`); every
+    function of :mod:`tabular.rlhf` is here too.
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
@@ -127,19 +131,32 @@ from tabular.rlhf import (
     NGramLM,
     RewardModel,
     RLHFPipeline,
+    best_of_n,
+    bradley_terry_loss,
+    distill,
     dpo,
+    ending_probabilities,
+    expected_return,
+    fit_process_reward_model,
+    group_relative_advantages,
     grpo,
     iterated_dpo,
     kl_objective,
     kl_optimum,
     kto,
     kto_optimum,
+    path_returns,
+    prefix_values,
     pretrain,
+    process_rewards,
+    response_distribution,
+    response_path,
     sample_preferences,
     sequence_kl,
     sft,
     train_pipeline,
     train_reward_model,
+    visit_probabilities,
 )
 from tabular.solve import (
     ConvergenceError,
@@ -167,19 +184,22 @@ __all__ = [
     "ExpectedUpdatesResult", "MDPError", "NGramLM", "PlanningResult", "PolicyGradientResult",
     "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy", "TabularMDP",
     "TrustRegionResult", "actor_critic", "average_reward_solve", "batch_prediction",
-    "bellman_expectation", "bellman_optimality", "branching_task", "differential_sarsa",
-    "double_q_learning", "dpo", "dyna_q", "dyna_q_plus", "epsilon_greedy_bandit",
-    "expected_sarsa", "finite_horizon", "gradient_bandit", "greedy_policy", "grpo",
-    "iterated_dpo", "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control",
-    "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
-    "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions", "policy_evaluation",
-    "policy_iteration", "ppo", "pretrain", "prioritized_sweeping", "q_from_v", "q_learning",
-    "q_sigma", "r_learning", "reinforce", "relative_value_iteration", "sample_preferences",
+    "bellman_expectation", "bellman_optimality", "best_of_n", "bradley_terry_loss",
+    "branching_task", "differential_sarsa", "distill", "double_q_learning", "dpo", "dyna_q",
+    "dyna_q_plus", "ending_probabilities", "epsilon_greedy_bandit", "expected_return",
+    "expected_sarsa", "finite_horizon", "fit_process_reward_model", "gradient_bandit",
+    "greedy_policy", "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective",
+    "kl_optimum", "kto", "kto_optimum", "mc_control", "mc_prediction", "n_step_expected_sarsa",
+    "n_step_sarsa", "off_policy_mc_prediction", "off_policy_n_step_sarsa",
+    "offline_lambda_return", "optimal_actions", "path_returns", "policy_evaluation",
+    "policy_iteration", "ppo", "prefix_values", "pretrain", "prioritized_sweeping",
+    "process_rewards", "q_from_v", "q_learning", "q_sigma", "r_learning", "reinforce",
+    "relative_value_iteration", "response_distribution", "response_path", "sample_preferences",
     "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
     "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
-    "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
+    "uniform_expected_updates", "value_iteration", "visit_probabilities", "watkins_q_lambda",
 ]
 
 from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)
