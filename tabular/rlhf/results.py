@@ -59,8 +59,8 @@ class IteratedDPOResult(SoftmaxRunsResult):
     """What :func:`~tabular.rlhf.iterated_dpo` returns: the trained ``logits`` and
     ``row_of_state`` (see :class:`~tabular.rlhf.results.SoftmaxRunsResult`), the DPO
     ``loss`` of every step of every round (``[rounds, steps]``; 0 in a round without a
-    comparison) and the number of comparisons of each round, ``pairs`` (``[rounds]``); a leading run axis with
-    ``runs=n``."""
+    comparison) and the number of comparisons of each round, ``pairs`` (``[rounds]``); a
+    leading run axis with ``runs=n``."""
 
     loss: np.ndarray
     pairs: np.ndarray
