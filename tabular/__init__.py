@@ -44,7 +44,8 @@ Learning from samples
       (chapter 7) :func:`n_step_sarsa`, :func:`n_step_expected_sarsa`,
       :func:`off_policy_n_step_sarsa`, :func:`tree_backup`, :func:`q_sigma`; traces
       (chapter 12) :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`,
-      :func:`watkins_q_lambda`;
+      :func:`watkins_q_lambda`; your own one-step rule as a learner:
+      :func:`td_control` (docs/own_rule.md);
     - planning with a learned model (chapter 8), a :class:`PlanningResult`:
       :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (``switch=``
       for a maze that changes, :mod:`tabular.envs.mazes`); expected updates spread uniformly or
@@ -108,6 +109,7 @@ from tabular.learn import (
     sarsa,
     sarsa_lambda,
     td0,
+    td_control,
     td_lambda,
     tree_backup,
     true_online_sarsa_lambda,
@@ -196,7 +198,8 @@ __all__ = [
     "process_rewards", "q_from_v", "q_learning", "q_sigma", "r_learning", "reinforce",
     "relative_value_iteration", "response_distribution", "response_path", "sample_preferences",
     "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
-    "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
+    "soft_policy", "soft_value_iteration", "td0", "td_control", "td_lambda",
+    "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
     "uniform_expected_updates", "value_iteration", "visit_probabilities", "watkins_q_lambda",

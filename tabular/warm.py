@@ -367,6 +367,8 @@ NO_KERNEL: dict[str, str] = {
         _NUMPY),
     "ScenarioData": "a protocol: the fields a scenario gives train_pipeline",
     "ScenarioData.env": "a protocol's method: each scenario class implements it",
+    "td_control": "makes a learner of the user's own target: its kernel is compiled for "
+                  "that target, cached beside the user's file",
 }
 
 

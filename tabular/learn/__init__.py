@@ -9,6 +9,8 @@
 - :mod:`~tabular.learn.nstep` -- the n-step methods (chapter 7);
 - :mod:`~tabular.learn.traces` -- lambda-returns and eligibility traces (chapter 12);
 - :mod:`~tabular.learn.differential` -- average-reward learners (section 10.3);
+- :mod:`~tabular.learn.custom` -- your own one-step TD control rule as a learner
+  (:func:`td_control`);
 - :mod:`~tabular.learn.setup` and :mod:`~tabular.learn.results` -- what they share: the
   argument checks, the kernels' output records and the results.
 """
@@ -21,6 +23,7 @@ from tabular.learn.bandits import (
     ucb_bandit,
 )
 from tabular.learn.batch_updating import batch_prediction
+from tabular.learn.custom import td_control
 from tabular.learn.differential import DifferentialResult, differential_sarsa, r_learning
 from tabular.learn.mc import mc_control, mc_prediction
 from tabular.learn.mc_off_policy import off_policy_mc_prediction
@@ -48,6 +51,6 @@ __all__ = [
     "epsilon_greedy_bandit", "expected_sarsa", "gradient_bandit", "mc_control",
     "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
     "off_policy_n_step_sarsa", "offline_lambda_return", "q_learning", "q_sigma",
-    "r_learning", "sarsa", "sarsa_lambda", "td0", "td_lambda", "tree_backup",
+    "r_learning", "sarsa", "sarsa_lambda", "td0", "td_control", "td_lambda", "tree_backup",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "watkins_q_lambda",
 ]

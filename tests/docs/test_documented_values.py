@@ -171,3 +171,8 @@ def test_docstring_examples_run(name, scratch):
     assert envs
     failed, tried = doctest.testmod(importlib.import_module(name), verbose=False)
     assert tried > 0 and failed == 0, f"{name}: {failed} of {tried} examples failed"
+
+
+def test_own_rule_guide_prints_what_it_says(scratch):
+    blocks = BLOCK.findall((ROOT / "docs" / "own_rule.md").read_text())
+    assert check_blocks(blocks, "docs/own_rule.md") >= 2
