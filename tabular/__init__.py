@@ -17,6 +17,11 @@ Dynamic programming (exact, :mod:`tabular.solve.dp`, :mod:`tabular.solve.bellman
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
+Two-player games (:mod:`tabular.solve.games`, :mod:`tabular.learn.afterstates`)
+    :class:`GameTree`, :func:`minimax`, :func:`expectimax` (backward induction, exact;
+    :class:`GameValues`) and section 1.5's learning player :func:`afterstate_td` with
+    its greedy policy :func:`afterstate_greedy` (``tabular.envs.TicTacToe``).
+
 Average reward and finite horizons
     (:mod:`tabular.solve.average_reward`, :mod:`tabular.learn.differential`)
     :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
@@ -90,6 +95,8 @@ from tabular.learn import (
     ControlResult,
     DifferentialResult,
     PredictionResult,
+    afterstate_greedy,
+    afterstate_td,
     batch_prediction,
     differential_sarsa,
     double_q_learning,
@@ -162,11 +169,15 @@ from tabular.rlhf import (
 )
 from tabular.solve import (
     ConvergenceError,
+    GameTree,
+    GameValues,
     average_reward_solve,
     bellman_expectation,
     bellman_optimality,
+    expectimax,
     finite_horizon,
     greedy_policy,
+    minimax,
     optimal_actions,
     policy_evaluation,
     policy_iteration,
@@ -183,26 +194,26 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "DifferentialResult",
-    "ExpectedUpdatesResult", "MDPError", "NGramLM", "PlanningResult", "PolicyGradientResult",
-    "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy", "TabularMDP",
-    "TrustRegionResult", "actor_critic", "average_reward_solve", "batch_prediction",
-    "bellman_expectation", "bellman_optimality", "best_of_n", "bradley_terry_loss",
-    "branching_task", "differential_sarsa", "distill", "double_q_learning", "dpo", "dyna_q",
-    "dyna_q_plus", "ending_probabilities", "epsilon_greedy_bandit", "expected_return",
-    "expected_sarsa", "finite_horizon", "fit_process_reward_model", "gradient_bandit",
-    "greedy_policy", "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective",
-    "kl_optimum", "kto", "kto_optimum", "mc_control", "mc_prediction", "n_step_expected_sarsa",
-    "n_step_sarsa", "off_policy_mc_prediction", "off_policy_n_step_sarsa",
-    "offline_lambda_return", "optimal_actions", "path_returns", "policy_evaluation",
-    "policy_iteration", "ppo", "prefix_values", "pretrain", "prioritized_sweeping",
-    "process_rewards", "q_from_v", "q_learning", "q_sigma", "r_learning", "reinforce",
-    "relative_value_iteration", "response_distribution", "response_path", "sample_preferences",
-    "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
-    "soft_policy", "soft_value_iteration", "td0", "td_control", "td_lambda",
-    "terminating_greedy_policy",
+    "ExpectedUpdatesResult", "GameTree", "GameValues", "MDPError", "NGramLM", "PlanningResult",
+    "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy",
+    "TabularMDP", "TrustRegionResult", "actor_critic", "afterstate_greedy", "afterstate_td",
+    "average_reward_solve", "batch_prediction", "bellman_expectation", "bellman_optimality",
+    "best_of_n", "bradley_terry_loss", "branching_task", "differential_sarsa", "distill",
+    "double_q_learning", "dpo", "dyna_q", "dyna_q_plus", "ending_probabilities",
+    "epsilon_greedy_bandit", "expected_return", "expected_sarsa", "expectimax", "finite_horizon",
+    "fit_process_reward_model", "gradient_bandit", "greedy_policy", "group_relative_advantages",
+    "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control",
+    "mc_prediction", "minimax", "n_step_expected_sarsa", "n_step_sarsa",
+    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
+    "optimal_actions", "path_returns", "policy_evaluation", "policy_iteration", "ppo",
+    "prefix_values", "pretrain", "prioritized_sweeping", "process_rewards", "q_from_v",
+    "q_learning", "q_sigma", "r_learning", "reinforce", "relative_value_iteration",
+    "response_distribution", "response_path", "sample_preferences", "sarsa", "sarsa_lambda",
+    "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
+    "soft_value_iteration", "td0", "td_control", "td_lambda", "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
-    "uniform_expected_updates", "value_iteration", "visit_probabilities", "watkins_q_lambda",
+    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "uniform_expected_updates",
+    "value_iteration", "visit_probabilities", "watkins_q_lambda",
 ]
 
 from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)

@@ -302,6 +302,25 @@ def learner_rows():
                 continue
             yield (f"{name} {kwargs!r}"[:80], lambda call=call, kw=kwargs: call(**kw),
                    ValueError, fragment)
+    tree = envs.TicTacToe.game()
+    yield ("minimax not a game", lambda: tabular.minimax(CHAIN), TypeError,
+           "game must be a tabular.solve.games.GameTree")
+    yield ("expectimax opponent on a taken cell", lambda: tabular.expectimax(
+        tree, np.full((tree.n_positions, 9), 1 / 9)), ValueError,
+        "expectimax: opponent[1] = ")
+    yield ("expectimax opponent shape", lambda: tabular.expectimax(tree, np.ones((2, 9))),
+           ValueError, "expectimax: opponent must be a float [5478, 9] array")
+    yield ("afterstate_td alpha 0", lambda: tabular.afterstate_td(
+        tree, envs.TicTacToe().opponent_policy, alpha=0.0), ValueError,
+        "alpha must be in (0, 1]")
+    yield ("afterstate_td epsilon NaN", lambda: tabular.afterstate_td(
+        tree, envs.TicTacToe().opponent_policy, epsilon=NAN), ValueError,
+        "epsilon must be in [0, 1]")
+    yield ("afterstate_greedy V shape", lambda: tabular.afterstate_greedy(tree, np.zeros(3)),
+           ValueError, "V must be a finite [5478] array")
+    yield ("GameTree moves backwards", lambda: tabular.GameTree(
+        np.array([[1], [0]]), np.zeros(2), np.array([False, False]), np.ones(2, bool)),
+        ValueError, "children[1, 0] = 0 is not a later position")
     yield ("td_control not a function", lambda: tabular.td_control(3), TypeError,
            "target must be a function")
     yield ("td_control two arguments", lambda: tabular.td_control(lambda r, g: r), TypeError,
