@@ -176,3 +176,14 @@ def test_docstring_examples_run(name, scratch):
 def test_own_rule_guide_prints_what_it_says(scratch):
     blocks = BLOCK.findall((ROOT / "docs" / "own_rule.md").read_text())
     assert check_blocks(blocks, "docs/own_rule.md") >= 2
+
+
+TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
+
+
+@pytest.mark.parametrize("page", TUTORIALS, ids=[page.stem for page in TUTORIALS])
+def test_tutorial_runs_top_to_bottom_and_prints_what_it_says(page, scratch):
+    """Each tutorial, as a student runs it: every block in order, every printed value
+    checked."""
+    blocks = BLOCK.findall(page.read_text())
+    assert check_blocks(blocks, f"docs/tutorials/{page.name}") >= 1
