@@ -1,5 +1,6 @@
 """Gymnasium environments for the tabular zoo; ``from tabular import envs`` registers
-``tabzoo/*``. (The repository's ``envs/`` folder installs as ``tabular.envs``.)
+``tabzoo/*``. (The repository's ``envs/`` folder installs as ``tabular.envs``.) In
+short::
 
     import gymnasium as gym
     from tabular import envs

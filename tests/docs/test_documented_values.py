@@ -187,3 +187,24 @@ def test_tutorial_runs_top_to_bottom_and_prints_what_it_says(page, scratch):
     checked."""
     blocks = BLOCK.findall(page.read_text())
     assert check_blocks(blocks, f"docs/tutorials/{page.name}") >= 1
+
+
+#: Modules whose docstring's ``::`` blocks are whole programs a user copies.
+PROGRAMS = ("tabular.envs", "tabular.learn.custom", "tabular.testing")
+
+
+def literal_blocks(doc: str) -> list[str]:
+    """The indented blocks after each ``::`` of a docstring, dedented."""
+    import textwrap
+    return [textwrap.dedent(block) for block in re.findall(r"::\n\n((?:    .*\n|\n)+)", doc)]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_docstring_programs_run(name, scratch):
+    """The ``::`` examples of these modules run as written (tabular.testing's defines a
+    property test: it is defined here and run in a user's project by
+    ``test_testing_example.py``), their printed values checked."""
+    import importlib
+    blocks = literal_blocks(importlib.import_module(name).__doc__)
+    assert blocks, f"{name}'s docstring lost its example"
+    check_blocks(blocks, f"{name}'s docstring")
