@@ -136,9 +136,10 @@ def _driver(target: Dispatcher, on_policy: bool) -> Dispatcher:
     digest = hashlib.sha256(code.co_code + repr(code.co_consts).encode()
                             + repr(code.co_names).encode()).hexdigest()[:12]
     name = f"{target.py_func.__name__}_{'on' if on_policy else 'off'}_policy_{digest}"
-    key = (code.co_filename, name)
+    cache = _has_source_file(target.py_func)
+    # a rule with no file is kept by its code alone: the same rule typed twice compiles once
+    key = (code.co_filename if cache else "<memory>", name)
     if key not in _DRIVERS:
-        cache = _has_source_file(target.py_func)
         template = _rule_control_run.__code__.replace(
             co_filename=code.co_filename, co_name=name, co_qualname=name,
             co_firstlineno=code.co_firstlineno)
