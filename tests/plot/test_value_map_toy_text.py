@@ -44,3 +44,10 @@ def test_cells_follow_the_envs_own_numbering():
     assert tuple(mdp.state_cells[123]) == (p * 5 + r, d * 5 + c)
     assert mdp.action_names[4:] == ("pickup", "dropoff")
     assert np.asarray(mdp.state_cells).max(axis=0).tolist() == [24, 19]
+
+
+def test_value_map_takes_the_env_itself():
+    ax = plot.value_map(gym.make("FrozenLake-v1"), np.arange(16.0))
+    assert ax.images[0].get_array().shape == (4, 4)
+    assert ax.images[0].get_array()[1, 2] == 6.0
+    matplotlib.pyplot.close("all")
