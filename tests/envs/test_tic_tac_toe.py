@@ -124,6 +124,15 @@ def test_learning_player_beats_random_and_is_seeded(game, random_env):
     assert set(np.unique(res.episode_returns)) <= {-1.0, 0.0, 1.0}
 
 
+def test_fewer_games_are_the_first_games_of_a_longer_run(game, random_env):
+    """The same seed draws the same stream, so ``games=g`` plays the first g games of
+    any longer run (the experiment's learning curve relies on it)."""
+    short = afterstate_td(game, random_env.opponent_policy, games=100, seed=3)
+    long = afterstate_td(game, random_env.opponent_policy, games=300, seed=3)
+    np.testing.assert_array_equal(short.episode_returns, long.episode_returns[:100])
+    np.testing.assert_array_equal(short.episode_lengths, long.episode_lengths[:100])
+
+
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(opponent="clever"), ValueError, "opponent must be 'random', 'minimax' or"),
     (dict(player="Z"), ValueError, "player must be 'X' or 'O'"),

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from tabular import TabularMDP, envs, q_learning, sarsa, schedules
-from tabular.learn.custom import max_value, td_control
+from tabular import TabularMDP, envs, expected_sarsa, q_learning, sarsa, schedules
+from tabular.learn.custom import epsilon_greedy_expectation, max_value, td_control
 
 assert envs  # registers tabzoo/
 
@@ -73,6 +73,18 @@ def test_schedules_masks_and_gamma_as_q_learning(cliff):
 def test_on_policy_order_reproduces_sarsa(cliff):
     args = dict(episodes=40, alpha=0.5, epsilon=0.1, seed=2, runs=3)
     same(my_sarsa(cliff, **args), sarsa(cliff, **args))
+
+
+def test_a_target_reading_epsilon_reproduces_expected_sarsa(cliff):
+    """The epsilon argument: expected SARSA's target (eq. 6.9) by hand."""
+    @td_control
+    def my_expected_sarsa(reward, gamma, q_next, done, next_action, epsilon, legal):
+        if done:
+            return reward
+        return reward + gamma * epsilon_greedy_expectation(q_next, epsilon, legal)
+
+    args = dict(episodes=40, alpha=0.5, epsilon=0.2, seed=4, runs=3)
+    same(my_expected_sarsa(cliff, **args), expected_sarsa(cliff, **args))
 
 
 def test_a_rule_of_its_own_learns_q_star(cliff):
