@@ -1,5 +1,6 @@
 """Gymnasium environments for the tabular zoo; ``from tabular import envs`` registers
-``tabzoo/*``. (The repository's ``envs/`` folder installs as ``tabular.envs``.)
+``tabzoo/*``. (The repository's ``envs/`` folder installs as ``tabular.envs``.) In
+short::
 
     import gymnasium as gym
     from tabular import envs
@@ -15,6 +16,8 @@
   :class:`AccessControl`, Example 10.2;
   :class:`Blackjack`, Example 5.1, and :class:`Racetrack`, Exercise 5.12, with their
   exact models);
+- :class:`TicTacToe` (section 1.5): the game against a given opponent as an MDP, and
+  its game tree for :func:`tabular.minimax` and :func:`tabular.expectimax`;
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
   corpus) and :meth:`Scenario.env` builds its token MDP; :func:`load_grammar_scenario`
@@ -47,6 +50,7 @@ from .sutton_barto import (
     ShortCorridor,
     WindyGridworld,
 )
+from .tic_tac_toe import TicTacToe
 from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
@@ -54,8 +58,8 @@ __all__ = [
     "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
     "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
     "ModelEnv", "MountainCar", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario",
-    "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
-    "load_scenario", "register_builtins", "register_gridworld",
+    "ShortCorridor", "TicTacToe", "TokenMDP", "TrapTreasure", "WindyGridworld",
+    "load_grammar_scenario", "load_scenario", "register_builtins", "register_gridworld",
 ]
 
 register_builtins()

@@ -38,6 +38,7 @@ BUILTINS = {
     "CliffWalking-v0": ("tabular.envs.sutton_barto:CliffWalking", 10_000),
     "ShortCorridor-v0": ("tabular.envs.sutton_barto:ShortCorridor", 1_000),
     "MaximizationBias-v0": ("tabular.envs.sutton_barto:MaximizationBias", 100),
+    "TicTacToe-v0": ("tabular.envs.tic_tac_toe:TicTacToe", 100),
     "TokenMDP-v0": ("tabular.envs.token:TokenMDP", 1_000),
     "CapitalOfFrance-v0": ("tabular.envs.scenarios:capital_of_france", 1_000),
     "CarRental-v0": ("tabular.envs.car_rental:CarRental", 1_000),

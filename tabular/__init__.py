@@ -17,6 +17,11 @@ Dynamic programming (exact, :mod:`tabular.solve.dp`, :mod:`tabular.solve.bellman
     :func:`greedy_policy`, :func:`optimal_actions`, :func:`terminating_greedy_policy`,
     :func:`soft_policy`.
 
+Two-player games (:mod:`tabular.solve.games`, :mod:`tabular.learn.afterstates`)
+    :class:`GameTree`, :func:`minimax`, :func:`expectimax` (backward induction, exact;
+    :class:`GameValues`) and section 1.5's learning player :func:`afterstate_td` with
+    its greedy policy :func:`afterstate_greedy` (``tabular.envs.TicTacToe``).
+
 Average reward and finite horizons
     (:mod:`tabular.solve.average_reward`, :mod:`tabular.learn.differential`)
     :func:`relative_value_iteration`, :func:`average_reward_solve` (the gain and bias
@@ -44,7 +49,8 @@ Learning from samples
       (chapter 7) :func:`n_step_sarsa`, :func:`n_step_expected_sarsa`,
       :func:`off_policy_n_step_sarsa`, :func:`tree_backup`, :func:`q_sigma`; traces
       (chapter 12) :func:`sarsa_lambda`, :func:`true_online_sarsa_lambda`,
-      :func:`watkins_q_lambda`;
+      :func:`watkins_q_lambda`; your own one-step rule as a learner:
+      :func:`td_control` (docs/own_rule.md);
     - planning with a learned model (chapter 8), a :class:`PlanningResult`:
       :func:`dyna_q`, :func:`dyna_q_plus`, :func:`prioritized_sweeping` (``switch=``
       for a maze that changes, :mod:`tabular.envs.mazes`); expected updates spread uniformly or
@@ -65,8 +71,12 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.rlhf.lm`)
     optimum :func:`kto_optimum`), :func:`grpo` (and its RLOO and ReMax variants), and
     :func:`reinforce`, :func:`actor_critic`, :func:`ppo`, :func:`trpo` with ``ref_policy=``
     and the KL coefficient ``beta=``; :func:`train_pipeline` trains a scenario end to end
-    (:class:`RLHFPipeline`); best-of-N sampling and on-policy
-    distillation in :mod:`tabular.rlhf`.
+    (:class:`RLHFPipeline`); best-of-N sampling (:func:`best_of_n`), on-policy
+    distillation (:func:`distill`), process rewards (:func:`process_rewards`,
+    :func:`prefix_values`, :func:`fit_process_reward_model`) and the exact sums over
+    the prefix tree (:func:`response_distribution`, :func:`visit_probabilities`,
+    :func:`ending_probabilities`, :func:`expected_return`, :func:`path_returns`); every
+    function of :mod:`tabular.rlhf` is here too.
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
@@ -85,6 +95,8 @@ from tabular.learn import (
     ControlResult,
     DifferentialResult,
     PredictionResult,
+    afterstate_greedy,
+    afterstate_td,
     batch_prediction,
     differential_sarsa,
     double_q_learning,
@@ -104,6 +116,7 @@ from tabular.learn import (
     sarsa,
     sarsa_lambda,
     td0,
+    td_control,
     td_lambda,
     tree_backup,
     true_online_sarsa_lambda,
@@ -127,27 +140,44 @@ from tabular.rlhf import (
     NGramLM,
     RewardModel,
     RLHFPipeline,
+    best_of_n,
+    bradley_terry_loss,
+    distill,
     dpo,
+    ending_probabilities,
+    expected_return,
+    fit_process_reward_model,
+    group_relative_advantages,
     grpo,
     iterated_dpo,
     kl_objective,
     kl_optimum,
     kto,
     kto_optimum,
+    path_returns,
+    prefix_values,
     pretrain,
+    process_rewards,
+    response_distribution,
+    response_path,
     sample_preferences,
     sequence_kl,
     sft,
     train_pipeline,
     train_reward_model,
+    visit_probabilities,
 )
 from tabular.solve import (
     ConvergenceError,
+    GameTree,
+    GameValues,
     average_reward_solve,
     bellman_expectation,
     bellman_optimality,
+    expectimax,
     finite_horizon,
     greedy_policy,
+    minimax,
     optimal_actions,
     policy_evaluation,
     policy_iteration,
@@ -164,22 +194,26 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "DifferentialResult",
-    "ExpectedUpdatesResult", "MDPError", "NGramLM", "PlanningResult", "PolicyGradientResult",
-    "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy", "TabularMDP",
-    "TrustRegionResult", "actor_critic", "average_reward_solve", "batch_prediction",
-    "bellman_expectation", "bellman_optimality", "branching_task", "differential_sarsa",
-    "double_q_learning", "dpo", "dyna_q", "dyna_q_plus", "epsilon_greedy_bandit",
-    "expected_sarsa", "finite_horizon", "gradient_bandit", "greedy_policy", "grpo",
-    "iterated_dpo", "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control",
-    "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
-    "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions", "policy_evaluation",
-    "policy_iteration", "ppo", "pretrain", "prioritized_sweeping", "q_from_v", "q_learning",
-    "q_sigma", "r_learning", "reinforce", "relative_value_iteration", "sample_preferences",
-    "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
-    "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
+    "ExpectedUpdatesResult", "GameTree", "GameValues", "MDPError", "NGramLM", "PlanningResult",
+    "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy",
+    "TabularMDP", "TrustRegionResult", "actor_critic", "afterstate_greedy", "afterstate_td",
+    "average_reward_solve", "batch_prediction", "bellman_expectation", "bellman_optimality",
+    "best_of_n", "bradley_terry_loss", "branching_task", "differential_sarsa", "distill",
+    "double_q_learning", "dpo", "dyna_q", "dyna_q_plus", "ending_probabilities",
+    "epsilon_greedy_bandit", "expected_return", "expected_sarsa", "expectimax", "finite_horizon",
+    "fit_process_reward_model", "gradient_bandit", "greedy_policy", "group_relative_advantages",
+    "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control",
+    "mc_prediction", "minimax", "n_step_expected_sarsa", "n_step_sarsa",
+    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
+    "optimal_actions", "path_returns", "policy_evaluation", "policy_iteration", "ppo",
+    "prefix_values", "pretrain", "prioritized_sweeping", "process_rewards", "q_from_v",
+    "q_learning", "q_sigma", "r_learning", "reinforce", "relative_value_iteration",
+    "response_distribution", "response_path", "sample_preferences", "sarsa", "sarsa_lambda",
+    "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
+    "soft_value_iteration", "td0", "td_control", "td_lambda", "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
-    "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
+    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "uniform_expected_updates",
+    "value_iteration", "visit_probabilities", "watkins_q_lambda",
 ]
 
 from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)

@@ -52,6 +52,8 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
 ARROWS = {"up": (0.0, -1.0), "down": (0.0, 1.0), "left": (-1.0, 0.0), "right": (1.0, 0.0),
           "U": (0.0, -1.0), "D": (0.0, 1.0), "L": (-1.0, 0.0), "R": (1.0, 0.0),
           "N": (0.0, -1.0), "S": (0.0, 1.0), "W": (-1.0, 0.0), "E": (1.0, 0.0)}
+#: Actions that move nothing drawn as a marker in the cell instead (Taxi's).
+MARKS = {"pickup": "o", "dropoff": "x"}
 
 #: z for a two-sided 95% normal confidence interval.
 Z95 = 1.959963984540054
@@ -269,12 +271,14 @@ def policy_arrows(ax: Axes, cells: npt.ArrayLike, actions: np.ndarray,
     """Arrows of the chosen actions: ``actions`` is ``int [S]`` or a bool ``[S, A]`` of
     the actions to draw in each state (ties drawn together). ``mask [S]`` skips the
     states where it is False; ``action_names`` pick the arrow directions
-    (:data:`ARROWS`). Returns ``ax``."""
+    (:data:`ARROWS`; the actions of :data:`MARKS` are drawn as a marker). Returns
+    ``ax``."""
     ax = _axes(ax)
-    unknown = [n for n in action_names if n not in ARROWS] if not isinstance(
+    unknown = [n for n in action_names if n not in ARROWS and n not in MARKS] if not isinstance(
         action_names, str) else [action_names]
     if unknown:
-        raise ValueError(f"action_names {unknown!r} have no arrow; known: {sorted(ARROWS)}")
+        raise ValueError(f"action_names {unknown!r} have no arrow; known: "
+                         f"{sorted(ARROWS) + sorted(MARKS)}")
     cells = np.asarray(cells)
     if cells.ndim != 2 or cells.shape[1] != 2 or cells.dtype.kind not in "iuf":
         raise ValueError(f"cells must be an [S, 2] array of (row, column), got shape "
@@ -295,6 +299,9 @@ def policy_arrows(ax: Axes, cells: npt.ArrayLike, actions: np.ndarray,
         if mask is not None and not mask[s]:
             continue
         for a in np.flatnonzero(chosen[s]):
+            if action_names[int(a)] in MARKS:
+                ax.plot(c, r, marker=MARKS[action_names[int(a)]], color=color, markersize=4)
+                continue
             dx, dy = ARROWS[action_names[int(a)]]
             ax.annotate("", xy=(c + scale * dx, r + scale * dy), xytext=(c, r),
                         arrowprops=dict(arrowstyle="->", color=color, lw=1.3))

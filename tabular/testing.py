@@ -1,5 +1,6 @@
 """Hypothesis strategies for property-testing tabular RL code: random MDPs, policies
-and gridworld layouts (needs ``hypothesis``: ``pip install 'tabular-zoo[testing]'``).
+and gridworld layouts (the strategies need ``hypothesis``: ``pip install
+'tabular-zoo[testing]'``; :func:`random_mdp` and :func:`random_policy` do not).
 
 Hypothesis draws the sizes and structural knobs (sparsity, done rate, traps) plus a
 seed; NumPy fills the arrays from that seed, so examples are cheap to draw and still
@@ -19,16 +20,23 @@ The Bellman optimality operator is a ``gamma``-contraction in the sup norm (Sutt
 Barto, section 4.4; Puterman, Theorem 6.2.3); in your own test suite::
 
     import numpy as np
-    from hypothesis import given, strategies as st
+    from hypothesis import given, settings, strategies as st
     from tabular import bellman_optimality
     from tabular.testing import gammas, mdps
 
+    @settings(deadline=None)  # the first example loads or compiles a kernel
     @given(mdps(), gammas(), st.integers(0, 2**32 - 1))
     def test_bellman_optimality_contracts(mdp, gamma, seed):
         rng = np.random.default_rng(seed)
         U, V = rng.normal(size=(2, mdp.n_states))
         gap = np.abs(bellman_optimality(mdp, U, gamma) - bellman_optimality(mdp, V, gamma))
         assert gap.max() <= gamma * np.abs(U - V).max() + 1e-12
+
+Why ``deadline=None``: hypothesis fails an example that takes longer than 200 ms, and
+the first call of a kernel in a process loads it from numba's disk cache (0.3 s on a
+busy 2-core machine) or, before ``tabular-warm`` or a first use, compiles it (seconds);
+later examples take microseconds. (:func:`property_settings` gives the same with no
+health check on slow examples and a number of examples.)
 """
 
 from __future__ import annotations
@@ -38,9 +46,8 @@ import numpy as np
 try:
     from hypothesis import HealthCheck, settings
     from hypothesis import strategies as st
-except ImportError as error:  # an optional part: name the extra that brings it
-    raise ImportError("tabular.testing needs hypothesis: pip install 'tabular-zoo[testing]'",
-                      name="hypothesis") from error
+except ImportError:  # an optional part: random_mdp and random_policy work without it
+    HealthCheck = settings = st = None
 
 from tabular import TabularMDP
 from tabular.checks import (
@@ -58,11 +65,26 @@ from tabular.types import FloatArray
 MAX_DRAWN = 1000
 
 
+def _need_hypothesis(what: str) -> None:
+    """An ImportError naming the extra that brings hypothesis, when it is missing."""
+    if st is None:
+        raise ImportError(f"tabular.testing.{what} needs hypothesis: pip install "
+                          "'tabular-zoo[testing]' (random_mdp and random_policy do not)",
+                          name="hypothesis")
+
+
+def _composite(function):
+    """``hypothesis.strategies.composite``; without hypothesis, the function itself (the
+    public strategy that calls it raises :func:`_need_hypothesis`'s error first)."""
+    return function if st is None else st.composite(function)
+
+
 def property_settings(max_examples: int) -> settings:
     """Hypothesis settings for a property test of kernels: ``max_examples`` examples, no
     deadline and no health check on slow examples (the first example compiles the numba
     kernels it calls). Whether the draws are derandomised is the profile's (the test
     suite's ``conftest.py`` makes them repeatable)."""
+    _need_hypothesis("property_settings")
     max_examples = check_positive_int("max_examples", max_examples, high=10**6)
     return settings(max_examples=max_examples, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -71,6 +93,7 @@ def property_settings(max_examples: int) -> settings:
 def gammas(max_gamma: float = 0.99) -> st.SearchStrategy[float]:
     """Discounts in ``[0, max_gamma]`` (default ``max_gamma=0.99``, itself in ``[0, 1]``),
     with the edges 0 and ``max_gamma`` drawn often."""
+    _need_hypothesis("gammas")
     max_gamma = check_unit_interval("max_gamma", max_gamma)
     return st.one_of(st.just(0.0), st.just(max_gamma),
                      st.floats(0.0, max_gamma, allow_nan=False))
@@ -168,11 +191,12 @@ def mdps(max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
     ``traps=True`` (default ``False``) some outcomes pay ``-inf``; rewards in
     ``[-reward_scale, reward_scale]`` (default 1).
     """
+    _need_hypothesis("mdps")
     return _mdps(*_check_model_args(max_states, max_actions, max_outcomes, traps,
                                     reward_scale))
 
 
-@st.composite
+@_composite
 def _mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))
@@ -192,11 +216,12 @@ def acyclic_mdps(max_states: int = 30, max_actions: int = 5, max_outcomes: int =
     Every policy terminates within ``S`` steps, so ``gamma = 1`` is well defined. The
     arguments are those of :func:`mdps`; the episode starts in state 0.
     """
+    _need_hypothesis("acyclic_mdps")
     return _acyclic_mdps(*_check_model_args(max_states, max_actions, max_outcomes, traps,
                                             reward_scale))
 
 
-@st.composite
+@_composite
 def _acyclic_mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))
@@ -221,11 +246,12 @@ def _acyclic_mdps(draw, max_states, max_actions, max_outcomes, traps, reward_sca
 def policies(mdp: TabularMDP, zero_rate: float = 0.3) -> st.SearchStrategy[FloatArray]:
     """Stochastic ``[S, A]`` policies for ``mdp``; about ``zero_rate`` (default 0.3, in
     ``[0, 1]``) of the entries are 0, never a whole row."""
+    _need_hypothesis("policies")
     mdp = as_mdp(mdp)
     return _policies(mdp.n_states, mdp.n_actions, check_unit_interval("zero_rate", zero_rate))
 
 
-@st.composite
+@_composite
 def _policies(draw, S, A, zero_rate):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     return random_policy(rng, S, A, zero_rate)
@@ -238,10 +264,11 @@ def layouts(max_rows: int = 5, max_cols: int = 5) -> st.SearchStrategy[tuple[str
     :class:`~tabular.envs.GridWorld` (slip, step and bump rewards, trap reward, wind, a cell
     reward); ``envs.GridWorld(layout, **options)`` builds it. Each side is at most
     :data:`MAX_DRAWN`."""
+    _need_hypothesis("layouts")
     return _layouts(_check_size("max_rows", max_rows), _check_size("max_cols", max_cols))
 
 
-@st.composite
+@_composite
 def _layouts(draw, max_rows, max_cols):
     H, W = draw(st.integers(1, max_rows)), draw(st.integers(1, max_cols))
     cells = draw(st.lists(st.sampled_from(".......##GTCS"), min_size=H * W, max_size=H * W))

@@ -43,6 +43,12 @@ from tabular.solve.bellman import PARALLEL_MIN_OUTCOMES
 
 # ------------------------------------------------------------------ small models
 @cache
+def game() -> tabular.GameTree:
+    """The smallest game: the maximiser's one move, to a win or a loss."""
+    return tabular.GameTree(np.array([[1, 2], [-1, -1], [-1, -1]]), np.array([0.0, 1.0, -1.0]),
+                            np.array([False, True, True]), np.array([True, True, True]))
+
+
 def chain() -> TabularMDP:
     """A two-state chain with a slip (``K = 2``): walk right to the end."""
     next_state = np.array([[[0, 1], [1, 0]], [[1, 1], [1, 1]]])
@@ -177,6 +183,10 @@ CALLS: dict[str, Callable[[], object]] = {
     "average_reward_solve": lambda: tabular.average_reward_solve(continuing(),
                                                                  uniform(continuing())),
     "finite_horizon": _also_wide(lambda mdp: tabular.finite_horizon(mdp, 2)),
+    # two-player games
+    "minimax": lambda: tabular.minimax(game()),
+    "expectimax": lambda: tabular.expectimax(game(), np.full((3, 2), 0.5)),
+    "afterstate_td": lambda: tabular.afterstate_td(game(), np.full((3, 2), 0.5), games=2),
     # bandits
     "epsilon_greedy_bandit": lambda: tabular.epsilon_greedy_bandit(steps=2),
     "ucb_bandit": lambda: tabular.ucb_bandit(steps=2),
@@ -345,7 +355,8 @@ NO_KERNEL: dict[str, str] = {
          "LinearControlResult.policy", "LinearDifferentialResult", "LinearDifferentialResult.Q",
          "LinearDifferentialResult.policy",
          "RewardProcess", "RewardProcess.n_states", "TrainingHistory", "TrainingHistory.names",
-         "TrainingHistory.runs", "TrainingHistory.run"], _RECORD),
+         "TrainingHistory.runs", "TrainingHistory.run", "GameTree", "GameTree.n_positions",
+         "GameTree.n_moves", "GameTree.legal", "GameValues"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",
@@ -363,10 +374,12 @@ NO_KERNEL: dict[str, str] = {
          "ve_minimiser", "td_fixed_point", "expected_td_update", "expected_tdc_update",
          "expected_gtd2_update", "expected_emphasis", "expected_emphatic_td_update",
          "emphatic_fixed_point", "one_hot", "state_aggregation", "polynomial", "fourier",
-         "tile_coding", "state_coordinates", "state_action_features"],
+         "tile_coding", "state_coordinates", "state_action_features", "afterstate_greedy"],
         _NUMPY),
     "ScenarioData": "a protocol: the fields a scenario gives train_pipeline",
     "ScenarioData.env": "a protocol's method: each scenario class implements it",
+    "td_control": "makes a learner of the user's own target: its kernel is compiled for "
+                  "that target, cached beside the user's file",
 }
 
 

@@ -27,10 +27,10 @@ def seed_states(seed: int | None, runs: int = 1) -> np.ndarray:
     Run ``i``'s state is ``np.random.SeedSequence(seed).spawn(runs)[i]
     .generate_state(4, np.uint64)``, so run ``i`` of ``runs=n`` is the same whatever
     ``n`` is (for ``i < n``). It is computed without ``SeedSequence`` objects: the
-    entropy is mixed once (:func:`_entropy_pool`), then each run's spawn key, in Python
-    integers for a few runs (their words kept for the next call, :func:`_run_state`)
-    and in NumPy arrays, all runs at once, for more (:func:`_spawned_states`; NumPy's
-    fixed cost per operation would dominate a call of a single run).
+    entropy is mixed once, then each run's spawn key, in Python integers for a few runs
+    (their words kept for the next call) and in NumPy arrays, all runs at once, for
+    more (NumPy's fixed cost per operation would dominate a call of a single run; the
+    private helpers beside it in ``tabular/_numba/rng.py`` say how).
     """
     runs, seed = check_positive_int("runs", runs), check_seed(seed)
     entropy = np.random.SeedSequence().entropy if seed is None else seed  # an int's is itself

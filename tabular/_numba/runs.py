@@ -82,7 +82,8 @@ def _each_range_in_parallel(model, args, n, chunks):
     return residual
 
 
-def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True):
+def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True,
+                cache: bool = True):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
     ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
     after another, compiled by :data:`SIMPLIFYING_PIPELINE`, cached, and releasing the
@@ -102,9 +103,14 @@ def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True
     ``simplifying=False``: compile by numba's plain pipeline instead, for a run function
     the simplifying pipeline breaks (the planning learners': their machine code crashed;
     GRPO's: its array analysis fails to compile it; docs/internals.md).
+
+    ``cache=False``: keep the driver in memory only, for a ``run_one`` with no source
+    file for numba's cache to sit beside (a rule typed at a prompt,
+    :mod:`tabular.learn.custom`).
     """
     options: dict = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE) if simplifying else dict(
         nogil=True)
+    options["cache"] = cache
     if variant is not None:
         return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
                      {"variant": int(variant)}, **options)
@@ -155,7 +161,8 @@ def _bind(loop, run_one, suffix: str, constants=None, doc=None, **options):
                                 name)
     driver.__module__, driver.__qualname__ = py_run.__module__, name
     driver.__doc__ = doc or f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
-    return njit(cache=True, **options)(driver)
+    options.setdefault("cache", True)
+    return njit(**options)(driver)
 
 
 class _QuietSimplifyingPipeline(event.Listener):

@@ -1,5 +1,7 @@
 """Learning values from samples (Sutton & Barto, chapters 2, 5-7, 10.3 and 12).
 
+- :mod:`~tabular.learn.afterstates` -- the learning player of a two-player game
+  (section 1.5's tic-tac-toe player, :func:`afterstate_td`);
 - :mod:`~tabular.learn.bandits` -- the k-armed testbed and its learners (chapter 2);
 - :mod:`~tabular.learn.mc` and :mod:`~tabular.learn.mc_off_policy` -- Monte Carlo
   prediction and control, off-policy prediction by importance sampling (chapter 5);
@@ -9,10 +11,13 @@
 - :mod:`~tabular.learn.nstep` -- the n-step methods (chapter 7);
 - :mod:`~tabular.learn.traces` -- lambda-returns and eligibility traces (chapter 12);
 - :mod:`~tabular.learn.differential` -- average-reward learners (section 10.3);
+- :mod:`~tabular.learn.custom` -- your own one-step TD control rule as a learner
+  (:func:`td_control`);
 - :mod:`~tabular.learn.setup` and :mod:`~tabular.learn.results` -- what they share: the
   argument checks, the kernels' output records and the results.
 """
 
+from tabular.learn.afterstates import afterstate_greedy, afterstate_td
 from tabular.learn.bandits import (
     BanditResult,
     BanditTestbed,
@@ -21,6 +26,7 @@ from tabular.learn.bandits import (
     ucb_bandit,
 )
 from tabular.learn.batch_updating import batch_prediction
+from tabular.learn.custom import td_control
 from tabular.learn.differential import DifferentialResult, differential_sarsa, r_learning
 from tabular.learn.mc import mc_control, mc_prediction
 from tabular.learn.mc_off_policy import off_policy_mc_prediction
@@ -43,11 +49,12 @@ from tabular.learn.traces import (
 )
 
 __all__ = [
-    "BanditResult", "BanditTestbed", "ControlResult", "DifferentialResult",
-    "PredictionResult", "batch_prediction", "differential_sarsa", "double_q_learning",
-    "epsilon_greedy_bandit", "expected_sarsa", "gradient_bandit", "mc_control",
-    "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
-    "off_policy_n_step_sarsa", "offline_lambda_return", "q_learning", "q_sigma",
-    "r_learning", "sarsa", "sarsa_lambda", "td0", "td_lambda", "tree_backup",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "watkins_q_lambda",
+    "BanditResult", "BanditTestbed", "ControlResult", "DifferentialResult", "PredictionResult",
+    "afterstate_greedy", "afterstate_td", "batch_prediction", "differential_sarsa",
+    "double_q_learning", "epsilon_greedy_bandit", "expected_sarsa", "gradient_bandit",
+    "mc_control", "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa",
+    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return", "q_learning",
+    "q_sigma", "r_learning", "sarsa", "sarsa_lambda", "td0", "td_control", "td_lambda",
+    "tree_backup", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "watkins_q_lambda",
 ]

@@ -88,7 +88,7 @@ class MCControlParams(NamedTuple):
     ``gamma``: discount; ``alpha``: step-size schedule over the visits of each pair;
     ``epsilon``: exploration schedule over episodes; ``episodes``: episodes per run;
     ``max_steps``: step limit per episode; ``start_states``: the states an exploring
-    start draws from (:func:`exploring_start_states`).
+    start draws from (:func:`~tabular.learn.mc.exploring_start_states`).
     """
 
     method: int
@@ -290,7 +290,7 @@ def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, e
     method : default ``"on_policy"``: first-visit MC control for epsilon-soft policies
         (section 5.4): act epsilon-greedily on ``Q``, average the returns of each pair;
         ``"exploring_starts"``: Monte Carlo ES (section 5.3): each episode starts in a
-        uniformly random state of :func:`exploring_start_states` with a uniformly
+        uniformly random state of :func:`~tabular.learn.mc.exploring_start_states` with a uniformly
         random action, then follows the greedy policy; ``"off_policy"``: off-policy MC
         control (section 5.7): learn the greedy policy (ties split uniformly) from an
         epsilon-greedy behaviour policy on ``Q``.

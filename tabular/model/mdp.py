@@ -244,7 +244,8 @@ class TabularMDP:
 
     @property
     def arrays(self) -> ModelArrays:
-        """The model as kernels take it: a :class:`ModelArrays` in the stored form."""
+        """The model as kernels take it: a :class:`~tabular.model.mdp.ModelArrays` in the
+        stored form."""
         return self._arrays
 
     @property
@@ -407,7 +408,10 @@ class TabularMDP:
         ``env.unwrapped.P`` (FrozenLake, CliffWalking, Taxi). ``start`` (default
         ``None``: the env's own): the initial-state distribution ``[S]``. The env's time
         limit (``env.spec.max_episode_steps``) becomes the model's
-        ``max_episode_steps``. An env whose
+        ``max_episode_steps``; the grid of Gymnasium's toy-text grids
+        (:func:`~tabular.model.mdp.toy_text_grid`: FrozenLake, CliffWalking, Taxi) becomes its
+        ``grid_shape``, ``state_cells`` and ``action_names``, so ``tabular.plot`` draws
+        them. An env whose
         ``step`` does more than its table says (Taxi with ``fickle_passenger=True``) is
         refused.
         """
@@ -434,7 +438,7 @@ class TabularMDP:
                 raise TypeError(f"{type(base).__name__} has a P table but no "
                                 "initial_state_distrib; pass start=... explicitly")
         return cls.from_transitions(P, start=np.asarray(start, dtype=np.float64),
-                                    max_episode_steps=limit)
+                                    max_episode_steps=limit, **toy_text_grid(base, len(P)))
 
     @classmethod
     def from_dense(cls, P: npt.ArrayLike, R: npt.ArrayLike, *, layout: str = "SAS",
@@ -498,9 +502,9 @@ class TabularMDP:
     def from_arrays(cls, successor: npt.ArrayLike, code: npt.ArrayLike | None,
                     prob: npt.ArrayLike, reward: npt.ArrayLike, start: npt.ArrayLike | None = None,
                     **metadata: Any) -> TabularMDP:
-        """Build from the stored form (:class:`ModelArrays`, :mod:`tabular.model.compact`), for
-        models too large to pass through the wide arrays (a generator of a 10^8-state
-        gridworld builds these directly).
+        """Build from the stored form (:class:`~tabular.model.mdp.ModelArrays`,
+        :mod:`tabular.model.compact`), for models too large to pass through the wide
+        arrays (a generator of a 10^8-state gridworld builds these directly).
 
         ``successor`` int ``[S, A, K]``: the next state ``s'``, or ``-1 - s'`` when the
         outcome ends the episode; ``code`` (``None``, or uint16 ``[S, A, K]``): each
@@ -673,3 +677,37 @@ def _keys(table, name: str) -> list:
     if isinstance(table, Sequence):
         return list(range(len(table)))
     raise MDPError(f"{name} must be a dict or list, got {type(table).__name__}")
+
+
+#: Gymnasium's toy-text action names, by env class (their docs' order).
+_GRID_ACTIONS = {"FrozenLakeEnv": ("left", "down", "right", "up"),
+                 "CliffWalkingEnv": ("up", "right", "down", "left"),
+                 "TaxiEnv": ("down", "up", "right", "left", "pickup", "dropoff")}
+
+
+def toy_text_grid(env: Any, n_states: int) -> dict[str, Any]:
+    """The grid metadata (``grid_shape``, ``state_cells``, ``action_names``) of one of
+    Gymnasium's toy-text grid envs, read from the env's own shape, or ``{}`` for any
+    other env. FrozenLake (``nrow x ncol``) and CliffWalking (``shape``) number their
+    cells row by row, one state each. Taxi's 500 states are (taxi row, taxi column,
+    passenger location, destination) (``env.decode``): they are drawn as a 5 x 4 array
+    of 5 x 5 maps, passenger location down and destination across, so each state has
+    a cell of its own."""
+    kind = type(env).__name__
+    if kind == "FrozenLakeEnv":
+        shape = (int(env.nrow), int(env.ncol))
+    elif kind == "CliffWalkingEnv":
+        shape = tuple(int(n) for n in env.shape)
+    elif kind == "TaxiEnv":
+        rows, cols = np.asarray(env.desc).shape[0] - 2, 5
+        passengers, destinations = len(env.locs) + 1, len(env.locs)
+        cells = np.array([(p * rows + r, d * cols + c) for r, c, p, d in
+                          (tuple(env.decode(s)) for s in range(n_states))], dtype=np.int64)
+        return {"grid_shape": (passengers * rows, destinations * cols), "state_cells": cells,
+                "action_names": _GRID_ACTIONS[kind]}
+    else:
+        return {}
+    if shape[0] * shape[1] != n_states:
+        return {}
+    cells = np.stack(np.divmod(np.arange(n_states), shape[1]), axis=1).astype(np.int64)
+    return {"grid_shape": shape, "state_cells": cells, "action_names": _GRID_ACTIONS[kind]}

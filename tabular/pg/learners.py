@@ -578,7 +578,8 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
         ``None``, 1000, 0, ``None``).
     history, eval_every, callback : as in :func:`reinforce` (defaults False, ``None``,
         ``None``), with ``eval_every`` counting iterations; the history adds
-        ``policy/clipfrac_avg`` with ``objective="clip"`` (:func:`ppo_clip_fraction`).
+        ``policy/clipfrac_avg`` with ``objective="clip"``
+        (:func:`~tabular.pg.learners.ppo_clip_fraction`).
     iterations : number of batches, default 100.
     episodes_per_batch : ``M``, default 8.
     epochs : passes over each batch, default 4.

@@ -175,7 +175,8 @@ _kto = runs_driver(_kto_run)
 
 def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
     """``(count, prompt, response, desirable)`` of each label, given as ``(prompt,
-    response, desirable)`` (count 1) or ``(count, prompt, response, desirable)``: a
+    response, desirable)`` (count 1), ``(count, prompt, response, desirable)`` or TRL's
+    row ``{"prompt", "completion", "label"}`` (:func:`~tabular.rlhf.reward_model.counted_record`): a
     count is a finite number > 0, the texts are strings, ``desirable`` a bool."""
     records = []
     for i, label in enumerate(feedback):
@@ -210,7 +211,8 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` (its rows are
         trained, shared or not) or an ``[S, A]`` matrix of probabilities.
     feedback : ``(prompt, response, desirable)`` or ``(count, prompt, response,
-        desirable)`` tuples (``desirable`` a bool; default count 1).
+        desirable)`` tuples (``desirable`` a bool; default count 1), or TRL's unpaired
+        rows ``{"prompt": x, "completion": y, "label": desirable}``.
     beta : the KL coefficient (> 0), required.
     ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
     lambda_d, lambda_u : the weights of desirable and undesirable labels (> 0),

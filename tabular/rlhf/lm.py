@@ -49,7 +49,8 @@ def tokenize(text: str) -> list[str]:
 
 
 def detokenize(tokens: Sequence[str]) -> str:
-    """The inverse of :func:`tokenize` for ordinary text (no space before punctuation)."""
+    """The inverse of :func:`~tabular.rlhf.lm.tokenize` for ordinary text (no space before
+    punctuation)."""
     out = ""
     for tok in tokens:
         if out and tok not in _NO_SPACE_BEFORE:
@@ -107,8 +108,8 @@ class NGramLM:
         return self.vocab.index(self.eos)
 
     def encode(self, text: str) -> tuple[int, ...]:
-        """The token ids of ``text`` (:func:`tokenize`); a token outside the vocabulary is
-        an error."""
+        """The token ids of ``text`` (:func:`~tabular.rlhf.lm.tokenize`); a token outside the
+        vocabulary is an error."""
         ids = self.token_id
         missing = [t for t in tokenize(text) if t not in ids]
         if missing:
@@ -319,7 +320,7 @@ def pretrain(lm: NGramLM, corpus: Sequence[str], *, epochs: int = 60, alpha: flo
     alpha : the initial step size, decaying linearly to 0 (> 0), default 0.5.
     seed : seed of the shuffling stream (``None``: fresh entropy), default 0.
 
-    Returns a :class:`TrainResult`.
+    Returns a :class:`~tabular.rlhf.lm.TrainResult`.
     """
     docs = [lm.encode(doc) + (lm.eos_id,) for doc in corpus]
     if not docs:
@@ -362,7 +363,7 @@ def sft(lm: NGramLM, pairs: Iterable[tuple[Any, ...]], *, epochs: int = 60, alph
     alpha : the initial step size, decaying linearly to 0 (> 0), default 0.5.
     seed : seed of the shuffling stream (``None``: fresh entropy), default 0.
 
-    Returns a :class:`TrainResult`.
+    Returns a :class:`~tabular.rlhf.lm.TrainResult`.
     """
     seqs, masks = sft_examples(lm, pairs)
     return _train(lm, seqs, masks, epochs, alpha, seed)

@@ -243,7 +243,8 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` (its rows are
         trained, shared or not) or an ``[S, A]`` matrix of probabilities.
     preferences : ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` tuples
-        (``y_w`` preferred, ``count`` comparisons; default count 1).
+        (``y_w`` preferred, ``count`` comparisons; default count 1), or TRL's rows
+        ``{"prompt": x, "chosen": y_w, "rejected": y_l}``.
     beta : the KL coefficient (> 0), required.
     ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
     steps : gradient steps, default 2000.
@@ -255,7 +256,9 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
         smaller ``alpha``, e.g. 0.1).
     history, eval_every, callback : the training history of
         :mod:`tabular.pg.telemetry` (``eval_every`` counts steps), with TRL's DPO
-        metrics on the comparisons (:func:`preference_metrics`) beside the exact ones;
+        metrics on the comparisons (``rewards/chosen``, ``rewards/rejected``,
+        ``rewards/margins``, ``rewards/accuracies``, ``logps/chosen``,
+        ``logps/rejected``, ``loss``) beside the exact ones;
         default False, ``None``, ``None``.
 
     Returns a :class:`~tabular.rlhf.results.DPOResult` (``logits``, ``row_of_state``,

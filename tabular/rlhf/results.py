@@ -44,9 +44,9 @@ class SoftmaxRunsResult(RunsResult):
 @dataclass(frozen=True, eq=False, repr=False)
 class DPOResult(SoftmaxRunsResult):
     """What :func:`~tabular.rlhf.dpo` returns: the trained ``logits`` ``[R, A]`` and
-    ``row_of_state`` (see :class:`SoftmaxRunsResult`) and ``loss`` ``[steps]``, the mean
-    loss (DPO's or IPO's) before each step. DPO draws nothing, so there is one run and
-    no run axis (``runs is None``). ``history``: the
+    ``row_of_state`` (see :class:`~tabular.rlhf.results.SoftmaxRunsResult`) and ``loss``
+    ``[steps]``, the mean loss (DPO's or IPO's) before each step. DPO draws nothing, so
+    there is one run and no run axis (``runs is None``). ``history``: the
     :class:`~tabular.pg.telemetry.TrainingHistory` with ``history=True``, else ``None``
     (likewise in the results below)."""
 
@@ -57,10 +57,10 @@ class DPOResult(SoftmaxRunsResult):
 @dataclass(frozen=True, eq=False, repr=False)
 class IteratedDPOResult(SoftmaxRunsResult):
     """What :func:`~tabular.rlhf.iterated_dpo` returns: the trained ``logits`` and
-    ``row_of_state`` (see :class:`SoftmaxRunsResult`), the DPO ``loss`` of every step of
-    every round (``[rounds, steps]``; 0 in a round without a comparison) and the number
-    of comparisons of each round, ``pairs`` (``[rounds]``); a leading run axis with
-    ``runs=n``."""
+    ``row_of_state`` (see :class:`~tabular.rlhf.results.SoftmaxRunsResult`), the DPO
+    ``loss`` of every step of every round (``[rounds, steps]``; 0 in a round without a
+    comparison) and the number of comparisons of each round, ``pairs`` (``[rounds]``); a
+    leading run axis with ``runs=n``."""
 
     loss: np.ndarray
     pairs: np.ndarray
@@ -70,8 +70,8 @@ class IteratedDPOResult(SoftmaxRunsResult):
 @dataclass(frozen=True, eq=False, repr=False)
 class KTOResult(SoftmaxRunsResult):
     """What :func:`~tabular.rlhf.kto` returns: the trained ``logits`` and ``row_of_state``
-    (see :class:`SoftmaxRunsResult`), the mean KTO ``loss`` and the sampled reference
-    point ``reference_point`` (``z0``) before each step (``[steps]``, or
+    (see :class:`~tabular.rlhf.results.SoftmaxRunsResult`), the mean KTO ``loss`` and the
+    sampled reference point ``reference_point`` (``z0``) before each step (``[steps]``, or
     ``[runs, steps]``)."""
 
     loss: np.ndarray

@@ -3,7 +3,7 @@ from it (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,19 +89,38 @@ def _indices(name: str, values, n: int) -> np.ndarray:
     return raw.astype(np.int64)
 
 
+#: The columns of TRL's dataset rows, by record kind: a preference (TRL's "preference"
+#: type, explicit prompt) and an unpaired label (TRL's "unpaired preference" type, KTO's).
+TRL_COLUMNS = {"preference": ("prompt", "chosen", "rejected"),
+               "feedback": ("prompt", "completion", "label")}
+
+
 def counted_record(item, i: int, name: str, fields: str) -> tuple:
     """``(count, *fields)`` of record ``i``, given as ``(*fields)`` (count 1) or ``(count,
-    *fields)`` (three fields); a ``ValueError`` naming ``name`` and ``i`` otherwise, or
-    when the count is not a finite number > 0."""
+    *fields)`` (three fields), or as TRL's dataset row, a mapping with the columns of
+    :data:`TRL_COLUMNS` ``[name]`` (count 1; other columns, which TRL's datasets carry,
+    are not read); a ``ValueError`` naming ``name`` and ``i`` otherwise, or when the
+    count is not a finite number > 0."""
+    if isinstance(item, Mapping):
+        columns = TRL_COLUMNS.get(name, ())
+        missing = [c for c in columns if c not in item]
+        if not columns or missing:
+            raise ValueError(f"{name} {i} is a mapping without the columns {missing or '?'}: "
+                             f"give ({fields}) or TRL's row {{{', '.join(map(repr, columns))}}}"
+                             f", got keys {sorted(map(str, item))}")
+        return (1.0, *(item[c] for c in columns))
     if isinstance(item, str) or not hasattr(item, "__len__") or len(item) not in (3, 4):
-        raise ValueError(f"{name} {i} is {item!r}, not ({fields}) or (count, {fields})")
+        raise ValueError(f"{name} {i} is {item!r}, not ({fields}), (count, {fields}) or "
+                         f"TRL's row {{{', '.join(map(repr, TRL_COLUMNS.get(name, ())))}}}")
     count, *rest = item if len(item) == 4 else (1, *item)
     return (check_positive(f"the count of {name} {i}", count), *rest)
 
 
 def preference_records(preferences) -> list[tuple[float, str, str, str]]:
     """``(count, prompt, y_w, y_l)`` of each preference, given as ``(prompt, y_w, y_l)``
-    (count 1) or ``(count, prompt, y_w, y_l)``: a count is a finite number > 0 (a
+    (count 1), ``(count, prompt, y_w, y_l)`` or TRL's row ``{"prompt": x, "chosen": y_w,
+    "rejected": y_l}`` (count 1): the one parser of every learner that takes preference
+    data (:func:`train_reward_model`, :func:`~tabular.dpo`). A count is a finite number > 0 (a
     weight), the texts are strings, and a response is never compared with itself."""
     records = []
     for i, pref in enumerate(preferences):
@@ -172,7 +191,8 @@ def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
 
     Parameters
     ----------
-    preferences : ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` tuples.
+    preferences : ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` tuples, or
+        TRL's rows ``{"prompt": x, "chosen": y_w, "rejected": y_l}``.
     reference : the ``(prompt, response)`` pairs whose scores average 0 per prompt
         (default ``None``: every response compared).
     steps : full-batch gradient steps (default 20,000).

@@ -36,10 +36,12 @@ from tabular.solve.dp import (
     soft_value_iteration,
     value_iteration,
 )
+from tabular.solve.games import GameTree, GameValues, expectimax, minimax
 
 __all__ = [
-    "ConvergenceError", "average_reward_solve", "bellman_expectation", "bellman_optimality",
-    "finite_horizon", "greedy_policy", "optimal_actions", "policy_evaluation",
-    "policy_iteration", "q_from_v", "relative_value_iteration", "soft_bellman_optimality",
-    "soft_policy", "soft_value_iteration", "terminating_greedy_policy", "value_iteration",
+    "ConvergenceError", "GameTree", "GameValues", "average_reward_solve", "bellman_expectation",
+    "bellman_optimality", "expectimax", "finite_horizon", "greedy_policy", "minimax",
+    "optimal_actions", "policy_evaluation", "policy_iteration", "q_from_v",
+    "relative_value_iteration", "soft_bellman_optimality", "soft_policy", "soft_value_iteration",
+    "terminating_greedy_policy", "value_iteration",
 ]

@@ -33,6 +33,7 @@ from tabular import (
 from tabular.envs import CarRental, GridWorld, Racetrack, TokenMDP
 from tabular.envs.mazes import changing_maze
 from tabular.experiments.harness import cli, registry
+from tabular.learn.custom import max_value
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
 from tabular.rlhf.process import fit_process_reward_model, process_rewards
 
@@ -239,8 +240,17 @@ PG_BAD = [({"beta": -1.0}, "beta must be a finite number >= 0"),
           ({"reward_floor": -1e300}, "reward_floor must be a number of magnitude at most"),
           ({"ref_policy": np.ones((5, 1)), "beta": 0.1}, "ref_policy")]
 
+def own_q_learning_target(reward, gamma, q_next, done, next_action, epsilon, legal):
+    """A user's Q-learning target (docs/own_rule.md)."""
+    return reward if done else reward + gamma * max_value(q_next, legal)
+
+
+OWN_Q_LEARNING = tabular.td_control(own_q_learning_target)
+
+
 LEARNERS = {
     "td0": lambda policy=UNIFORM, **kw: tabular.td0(CHAIN, policy, **kw),
+    "td_control": lambda **kw: OWN_Q_LEARNING(CHAIN, **kw),
     "mc_prediction": lambda policy=UNIFORM, **kw: tabular.mc_prediction(CHAIN, policy, **kw),
     "sarsa": lambda **kw: tabular.sarsa(CHAIN, **kw),
     "expected_sarsa": lambda **kw: tabular.expected_sarsa(CHAIN, **kw),
@@ -277,7 +287,8 @@ NO_ALPHA = {"off_policy_mc_prediction",  # sample averages (eqs. 5.5, 5.6): no s
             "trpo"}  # the trust region sizes the policy's step
 PG = {"reinforce", "actor_critic", "ppo", "trpo", "grpo"}
 NO_GAMMA = {"grpo"}  # a whole-response return: no discount, no value estimate
-MASKED = {"sarsa", "expected_sarsa", "q_learning", "double_q_learning"}  # take action_mask
+MASKED = {"sarsa", "expected_sarsa", "q_learning", "double_q_learning",  # take action_mask
+          "td_control"}
 
 
 def learner_rows():
@@ -291,6 +302,29 @@ def learner_rows():
                 continue
             yield (f"{name} {kwargs!r}"[:80], lambda call=call, kw=kwargs: call(**kw),
                    ValueError, fragment)
+    tree = envs.TicTacToe.game()
+    yield ("minimax not a game", lambda: tabular.minimax(CHAIN), TypeError,
+           "game must be a tabular.solve.games.GameTree")
+    yield ("expectimax opponent on a taken cell", lambda: tabular.expectimax(
+        tree, np.full((tree.n_positions, 9), 1 / 9)), ValueError,
+        "expectimax: opponent[1] = ")
+    yield ("expectimax opponent shape", lambda: tabular.expectimax(tree, np.ones((2, 9))),
+           ValueError, "expectimax: opponent must be a float [5478, 9] array")
+    yield ("afterstate_td alpha 0", lambda: tabular.afterstate_td(
+        tree, envs.TicTacToe().opponent_policy, alpha=0.0), ValueError,
+        "alpha must be in (0, 1]")
+    yield ("afterstate_td epsilon NaN", lambda: tabular.afterstate_td(
+        tree, envs.TicTacToe().opponent_policy, epsilon=NAN), ValueError,
+        "epsilon must be in [0, 1]")
+    yield ("afterstate_greedy V shape", lambda: tabular.afterstate_greedy(tree, np.zeros(3)),
+           ValueError, "V must be a finite [5478] array")
+    yield ("GameTree moves backwards", lambda: tabular.GameTree(
+        np.array([[1], [0]]), np.zeros(2), np.array([False, False]), np.ones(2, bool)),
+        ValueError, "children[1, 0] = 0 is not a later position")
+    yield ("td_control not a function", lambda: tabular.td_control(3), TypeError,
+           "target must be a function")
+    yield ("td_control two arguments", lambda: tabular.td_control(lambda r, g: r), TypeError,
+           "must take the seven arguments reward, gamma, q_next, done, next_action")
     for name in ("offline_lambda_return", "td_lambda", "true_online_td_lambda",
                  "sarsa_lambda", "true_online_sarsa_lambda", "watkins_q_lambda"):
         yield (f"{name} lam 1.5", lambda call=LEARNERS[name]: call(lam=1.5), ValueError,
@@ -834,7 +868,7 @@ def flag_rows():
         CHAIN, gamma=0.9, **kw), policy_evaluation=lambda **kw: tabular.policy_evaluation(
         CHAIN, UNIFORM, gamma=0.9, **kw), policy_iteration=lambda **kw: tabular.policy_iteration(
         CHAIN, gamma=0.9, **kw), gradient_bandit=lambda **kw: tabular.gradient_bandit(
-        steps=5, **kw))
+        steps=5, **kw), td_control=lambda **kw: tabular.td_control(own_q_learning_target, **kw))
     for name, call in calls.items():
         function = getattr(tabular, name)
         for param in inspect.signature(function).parameters.values():

@@ -282,6 +282,14 @@ CAR_RENTAL_ROWS = [
 ]
 
 SUTTON_BARTO_ROWS = [
+    ("TicTacToe opponent text", lambda: envs.TicTacToe(opponent="clever"), ValueError,
+     "opponent must be 'random', 'minimax' or a [5478, 9] array"),
+    ("TicTacToe player Z", lambda: envs.TicTacToe(player="Z"), ValueError,
+     "player must be 'X' or 'O', got 'Z'"),
+    ("TicTacToe rewards NaN", lambda: envs.TicTacToe(rewards=(1.0, NAN, -1.0)), ValueError,
+     "rewards[1]"),
+    ("TicTacToe opponent on a taken cell", lambda: envs.TicTacToe(
+        opponent=np.full((5478, 9), 1 / 9)), ValueError, "TicTacToe: opponent[1] = "),
     ("Gambler p_h text", lambda: Gambler(p_h="0.4"), ValueError, "p_h must be a number"),
     ("Gambler goal True", lambda: Gambler(goal=True), ValueError,
      "goal must be an integer >= 1, got True"),
@@ -562,6 +570,7 @@ ENV_MAKERS = {
     "CliffWalking": (lambda: gym.make("tabzoo/CliffWalking-v0"), 4),
     "ShortCorridor": (lambda: gym.make("tabzoo/ShortCorridor-v0"), 2),
     "MaximizationBias": (lambda: gym.make("tabzoo/MaximizationBias-v0"), 10),
+    "TicTacToe": (lambda: gym.make("tabzoo/TicTacToe-v0"), 9),
     "TokenMDP": (lambda: gym.make("tabzoo/TokenMDP-v0"), 4),
     "capital_of_france": (lambda: gym.make("tabzoo/CapitalOfFrance-v0"), None),
     "CarRental": (lambda: gym.make("tabzoo/CarRental-v0", max_cars=3), 11),

@@ -133,9 +133,16 @@ def test_hypothesis_is_an_extra_not_a_requirement():
 
 
 def test_tabular_testing_without_hypothesis_names_the_extra():
+    """As documented: ``random_mdp`` and ``random_policy`` work without hypothesis; a
+    strategy, asked for without it, names the extra that brings it."""
     code = ("import sys; sys.modules['hypothesis'] = None\n"
-            "try:\n    import tabular.testing\n"
+            "import numpy as np\n"
+            "from tabular.testing import mdps, random_mdp, random_policy\n"
+            "rng = np.random.default_rng(0)\n"
+            "print(random_mdp(rng, 5, 2, 3).n_states, random_policy(rng, 5, 2).shape)\n"
+            "try:\n    mdps()\n"
             "except ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, cwd=ROOT).stdout
+    assert out.startswith("5 (5, 2)\n"), out
     assert "pip install 'tabular-zoo[testing]'" in out

@@ -2,12 +2,13 @@
 test module importing another.
 
 The folders of ``tests/`` mirror the families of ``tabular/`` (``tests/learn`` tests
-``tabular/learn``, ...), plus a few folders for what spans the package (listed in
-``ACROSS`` below). Test folders have no ``__init__.py``: pytest's default import mode
-puts each test's folder on ``sys.path`` and imports it by its base name, so base names
-are unique across the tree. What several modules share is a fixture or helper of the
-one root ``conftest.py`` (a second ``conftest.py`` would be imported under the same
-module name, and ``from conftest import ...`` would then depend on the collection order).
+``tabular/learn``, ``tests/plot`` tests ``tabular/plot.py``, ...), plus a few folders for
+what spans the package (listed in ``ACROSS`` below). Test folders have no
+``__init__.py``: pytest's default import mode puts each test's folder on ``sys.path``
+and imports it by its base name, so base names are unique across the tree. What
+several modules share is a fixture or helper of the one root ``conftest.py`` (a second
+``conftest.py`` would be imported under the same module name, and ``from conftest
+import ...`` would then depend on the collection order).
 """
 
 import ast
@@ -24,8 +25,9 @@ ACROSS = {"core", "envs", "experiments", "bad_inputs", "house"}
 
 
 def test_every_test_folder_is_a_family_or_spans_the_package():
-    families = {p.name for p in PACKAGE.iterdir()
-                if p.is_dir() and (p / "__init__.py").exists() and not p.name.startswith("_")}
+    families = {p.name for p in PACKAGE.iterdir() if not p.name.startswith("_") and (
+        (p / "__init__.py").exists() or p.suffix == ".py")}
+    families = {name.removesuffix(".py") for name in families}
     folders = {p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
     strays = sorted(folders - families - ACROSS)
     assert not strays, f"test folders that mirror no family of tabular/: {strays}"
