@@ -16,7 +16,9 @@ from numba.extending import overload
 
 def row(array, i):
     """``array[i]``, or ``None`` when ``array`` is ``None`` (a state's row of an optional
-    action mask)."""
+    action mask). This body serves a call from Python; a kernel compiles the overload
+    below, which resolves on the argument's type."""
+    return None if array is None else array[i]
 
 
 @overload(row, inline="always")
