@@ -53,7 +53,8 @@ def _absent(legal):
 
 # The Python bodies above serve a call from Python; in a kernel, numba compiles these
 # overloads instead, one per type of ``legal``. Plain overloads, not inlined into
-# numba's IR: see docs/decisions/.
+# numba's IR: see
+# docs/decisions/2026-12-02-inlining-of-rules.md.
 
 
 @overload(is_legal)
