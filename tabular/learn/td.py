@@ -329,8 +329,8 @@ def _double_q_run(model, params, rng, out, run):
 _double_q = runs_driver(_double_q_run)
 
 
-def control_setup(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
-                  action_mask=None):
+def control_inputs(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
+                   action_mask=None):
     """A TD control learner's checked arguments (:class:`~tabular.learn.arguments.EpisodeArgs`),
     params and outputs (shared by the one-step methods here and the trace methods of
     :mod:`tabular.learn.traces`, which take no ``action_mask``)."""
@@ -348,8 +348,8 @@ def control_setup(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, init
 
 def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
     """Check the arguments of a one-step control method, run its ``driver``, return the
-    result; ``args``: the keywords of :func:`control_setup`."""
-    ep, params, out = control_setup(mdp, runs=runs, **args)
+    result; ``args``: the keywords of :func:`control_inputs`."""
+    ep, params, out = control_inputs(mdp, runs=runs, **args)
     over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs, ep.mdp, action_mask=params.action_mask)
 
@@ -513,9 +513,9 @@ def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
     ``episode_lengths`` (steps) of the epsilon-greedy behaviour, ``[episodes]``; each
     with a leading run axis when ``runs=n``.
     """
-    ep, params, out = control_setup(mdp, gamma=gamma, episodes=episodes, runs=runs,
-                                    max_steps=max_steps, alpha=alpha, epsilon=epsilon,
-                                    initial_Q=initial_Q, action_mask=action_mask)
+    ep, params, out = control_inputs(mdp, gamma=gamma, episodes=episodes, runs=runs,
+                                     max_steps=max_steps, alpha=alpha, epsilon=epsilon,
+                                     initial_Q=initial_Q, action_mask=action_mask)
     tables = DoubleQOutputs(Q1=out.Q, Q2=out.Q.copy(), returns=out.returns, lengths=out.lengths)
     over_runs(_double_q, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix

@@ -46,7 +46,7 @@ from tabular.learn.outputs import (
     record_history,
 )
 from tabular.learn.results import ControlResult, PredictionResult
-from tabular.learn.td import control_setup
+from tabular.learn.td import control_inputs
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     ACCUMULATING,
@@ -409,9 +409,9 @@ _lambda_control = runs_driver(_control_run)
 
 def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:
     """Check the arguments of a control method, run its runs, return their result;
-    ``args``: the keywords of :func:`tabular.learn.td.control_setup`."""
+    ``args``: the keywords of :func:`tabular.learn.td.control_inputs`."""
     lam = check_unit_interval("lam", lam)
-    ep, td, out = control_setup(mdp, runs=runs, **args)
+    ep, td, out = control_inputs(mdp, runs=runs, **args)
     params = LambdaControlParams(method=method, lam=lam, trace=trace, gamma=td.gamma,
                                  alpha=td.alpha, epsilon=td.epsilon, episodes=td.episodes,
                                  max_steps=td.max_steps)
