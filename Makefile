@@ -4,14 +4,20 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# the package and its extras installed, nothing compiled: all that `make docs` needs
+INSTALL_STAMP := $(VENV)/.packages-installed
 
 .PHONY: browser docs test experiments experiments-quick bench bench-huge lint warm clean clean-cache
 
-$(STAMP): setup.cfg pyproject.toml
-	$(MAKE) --no-print-directory browser
+$(INSTALL_STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
+	touch $(INSTALL_STAMP)
+
+# the install, the browser for its tests, and every kernel compiled (tabular-warm)
+$(STAMP): $(INSTALL_STAMP)
+	$(MAKE) --no-print-directory browser
 	$(VENV)/bin/tabular-warm > /dev/null
 	touch $(STAMP)
 
@@ -29,9 +35,10 @@ NO_BROWSER := could not install chromium and chromium-driver: the browser test i
 
 # The documentation site into docs/_build/html: every warning is an error (all of them
 # are reported first), every cross-reference must resolve; -E rereads every docstring,
-# which Sphinx's own change tracking would miss.
+# which Sphinx's own change tracking would miss. Sphinx imports the package and runs no
+# kernel: the docs install compiles nothing (no tabular-warm).
 DOCS_STAMP := $(VENV)/.docs-installed
-$(DOCS_STAMP): $(STAMP)
+$(DOCS_STAMP): $(INSTALL_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,ray,docs]'
 	touch $(DOCS_STAMP)
 

@@ -48,7 +48,7 @@ from tabular import (
 )
 from tabular._numba.rng import seed_states
 from tabular.learn import td
-from tabular.learn.setup import control_outputs, prediction_outputs
+from tabular.learn.outputs import control_outputs, prediction_outputs
 from tabular.schedules import constant
 
 ROUNDS = 7

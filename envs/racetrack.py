@@ -39,7 +39,7 @@ from tabular.checks import (
     check_size,
     check_unit_interval,
 )
-from tabular.learn.setup import MAX_STEPS
+from tabular.learn.arguments import MAX_STEPS
 
 from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
 from .layout import LayoutSpec, as_text, layout_text, parse_layout

@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium
 
 from tabular.checks import check_positive_int
-from tabular.learn.setup import MAX_STEPS
+from tabular.learn.arguments import MAX_STEPS
 
 from .layout import LayoutSpec
 

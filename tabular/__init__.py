@@ -86,7 +86,6 @@ and :mod:`tabular.model.graph` (reachability on the model's transition graph).
 Environments are in :mod:`tabular.envs` (Gymnasium, namespace ``tabzoo/``).
 """
 
-from tabular._numba import inliner as _inliner
 from tabular._numba import notice as _notice
 from tabular._numba.rng import seed_states
 from tabular.learn import (
@@ -219,4 +218,3 @@ __all__ = [
 from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)
 
 _notice.install("tabular", "tabular.rlhf", "tabular.linear")
-_inliner.install()

@@ -11,7 +11,7 @@ types, so what is warmed here serves every model. Where an option selects a kern
 its own (a DP sweep's ``method``, an ``action_mask``) each is warmed.
 
 :data:`CALLS` holds one call per entry point, :data:`NO_KERNEL` every other public
-callable with the reason it needs no warming; ``tests/test_warm.py`` checks that the
+callable with the reason it needs no warming; ``tests/house/test_first_call.py`` checks that the
 two together are the public API. The entry points of :data:`FAMILIES` share kernels
 and are warmed one after another in one process; the rest in parallel, one process per
 core, and those of :data:`LATER` last.
@@ -391,24 +391,32 @@ def jobs() -> list[list[tuple[str, ...]]]:
     groups = [*FAMILIES, *((name,) for name in CALLS if name not in grouped)]
 
     def seconds(group):
-        return sum(notice.COMPILE_SECONDS.get(name, 5.0) for name in group)
+        return sum(notice.reference_seconds().get(name, 5.0) for name in group)
     return [sorted(groups, key=seconds, reverse=True), list(LATER)]
 
 
-def warm(group: tuple[str, ...]) -> list[tuple[str, float | str]]:
-    """``[(name, seconds)]``: each entry point of ``group`` called once, with the
+def warm(group: tuple[str, ...]) -> list[tuple[str, float | str, float | None]]:
+    """``[(name, seconds, cpu)]``: each entry point of ``group`` called once, with the
     seconds its call took (its compilation, from an empty cache), or the error it
-    raised in place of the seconds."""
+    raised in place of the seconds, and its CPU seconds where it compiled a kernel of
+    this package (``None`` where the cache served it): this machine's first call."""
+    from numba.core import event
+
     notice.set_quiet()  # this command reports each entry point itself
-    times: list[tuple[str, float | str]] = []
+    times: list[tuple[str, float | str, float | None]] = []
     for name in group:
-        start = time.perf_counter()
+        recorder = event.RecordingListener()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
-            CALLS[name]()
+            with event.install_listener("numba:compile", recorder):
+                CALLS[name]()
         except Exception as error:  # noqa: BLE001 - reported; the others are warmed all the same
-            times.append((name, f"{type(error).__name__}: {error}"))
+            times.append((name, f"{type(error).__name__}: {error}", None))
             continue
-        times.append((name, time.perf_counter() - start))
+        compiled = any(ev.data["dispatcher"].py_func.__module__.startswith("tabular")
+                       for _, ev in recorder.buffer)
+        times.append((name, time.perf_counter() - start,
+                      time.process_time() - cpu if compiled else None))
     return times
 
 
@@ -446,6 +454,28 @@ def _one(name: str) -> None:
     print(json.dumps({"name": name, "seconds": seconds, "cpu": cpu, "kernels": kernels}))
 
 
+def write_measurements(cpu: dict[str, float], jobs: int) -> None:
+    """Write measured first-call CPU seconds (rounded up to a tenth) into the package's
+    data file (:data:`tabular._numba.notice.DATA_FILE`: the other entry points keep
+    theirs) and into this machine's record, for the notice."""
+    import platform
+
+    data = json.loads(notice.DATA_FILE.read_text())
+    data["seconds"].update({name: float(np.ceil(seconds * 10) / 10)
+                            for name, seconds in cpu.items()})
+    data["seconds"] = {name: data["seconds"][name] for name in CALLS if name in data["seconds"]}
+    data["machine"] = (f"{platform.machine()}, {os.cpu_count()} CPUs, {jobs} measured at once, "
+                       f"load {os.getloadavg()[0]:.1f} at the end")
+    data["measured"] = (f"{time.strftime('%Y-%m-%d')}, numba {numba.__version__}, "
+                        f"{len(cpu)} of {len(CALLS)} entry points")
+    try:
+        notice.DATA_FILE.write_text(json.dumps(data, indent=1) + "\n")
+    except OSError as error:
+        print(f"tabular-warm: could not write {notice.DATA_FILE}: {error}", file=sys.stderr)
+    notice.reference_seconds.cache_clear()
+    notice.write_record(seconds={name: round(seconds, 1) for name, seconds in cpu.items()})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tabular-warm", description="Compile the numba kernels of every public entry "
@@ -455,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the entry points and exit")
     parser.add_argument("--measure", action="store_true",
                         help="time each entry point's compilation from an empty cache, one "
-                        "fresh process each (the table of tabular._numba.notice)")
+                        "fresh process each, and write the CPU seconds to the data file the "
+                        "first-call notice reads (tabular/_numba/compile_seconds.json)")
     parser.add_argument("names", nargs="*", help="with --measure: only these entry points")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -468,23 +499,31 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if args.measure:
         names = args.names or list(CALLS)
+        measured = {}
         with ProcessPoolExecutor(args.jobs) as pool:
             for got in pool.map(_measure_one, names):
                 print(f"{got['name']:>34}: {got['seconds']:6.2f} s, {got['cpu']:6.2f} s CPU, "
                       f"{len(got['kernels'])} kernels", flush=True)
-        print(f"measured in {time.perf_counter() - start:.1f} s")
+                measured[got["name"]] = got["cpu"]
+        write_measurements(measured, jobs=args.jobs)
+        print(f"measured in {time.perf_counter() - start:.1f} s; written to {notice.DATA_FILE}")
         return 0
     # spawn: each process imports tabular afresh (a fork would share the parent's numba state)
-    failed = []
+    failed, own = [], {}
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
         for phase in jobs():
             for done in as_completed([pool.submit(warm, group) for group in phase]):
-                for name, seconds in done.result():
+                for name, seconds, cpu in done.result():
                     if isinstance(seconds, str):
                         failed.append(name)
                         print(f"{name:>34}: FAILED, {seconds}", file=sys.stderr, flush=True)
                     else:
                         print(f"{name:>34}: {seconds:6.2f} s", flush=True)
+                    if cpu is not None:
+                        own[name] = round(cpu, 1)
+    # this machine's first calls, for the notice (phase 2 loads phase 1's kernels: its
+    # figures are of what was left to compile, and only the entry points that compiled)
+    notice.write_record(announced=own, seconds=own)
     print(f"tabular-warm: {len(CALLS) - len(failed)} of {len(CALLS)} entry points warm in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
     return 1 if failed else 0

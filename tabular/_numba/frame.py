@@ -4,7 +4,8 @@ numba counts references to every array a kernel passes around: a row view ``Q[s]
 handed to a rule, an array argument of a called function, each costs an atomic
 increment and decrement of the array's counter, which in a TD loop cost more than the
 step itself. Arrays without a counter (a null ``meminfo``) cost nothing: the compiler
-drops the calls. ``docs/internals.md`` gives the figures.
+drops the calls. ``docs/decisions/2026-12-04-td-kernels-at-the-limit.md``
+gives the figures.
 
 - ``local_stream``: a copy of a run's random stream in the kernel's stack frame;
 - ``borrowed``: a view of an array that the kernel's caller keeps alive.

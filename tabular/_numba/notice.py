@@ -1,31 +1,52 @@
-"""The first-call notice: one line on stderr when a public entry point starts compiling.
+"""The first-call notice: one line on stderr when a public entry point first compiles.
 
 A kernel's first call in a process either loads its machine code from numba's on-disk
 cache (milliseconds) or compiles it (seconds). Before compiling, and only then, numba
 broadcasts a ``"numba:compile"`` event (:mod:`numba.core.event`; a cache hit broadcasts
 nothing). A listener on that event finds the public entry point the compile is for, the
 outermost frame of a public function or method on the calling thread's stack, and prints
-once per entry point and process::
+once per entry point::
 
-    tabular: compiling q_learning (first use, cached afterwards, up to ~5 s)
+    tabular: compiling q_learning (first use, cached afterwards; 5-10 s)
+    tabular: `tabular-warm` compiles every entry point ahead of time, once (minutes)
 
 The kernel's helpers and any later kernel of the same entry point compile inside calls
 already announced, so they print nothing; a call served by the cache prints nothing and
-costs nothing (the listener runs only when numba compiles). ``TABULAR_QUIET=1`` in the
-environment, or :func:`set_quiet`, switches the notice off; ``tabular-warm`` fills the
-cache so that no call compiles.
+costs nothing (the listener runs only when numba compiles). An entry point is announced
+once on a machine, not again when a new variant of it compiles (an ``action_mask=``, a
+``history=True``) in a later process: the names announced are kept in
+:data:`RECORD_NAME`, in numba's cache directory (:func:`cache_directory`). The second
+line, the pointer to ``tabular-warm``, comes with the first notice of a process, until
+``tabular-warm`` has run on the machine.
+
+The seconds are measured, never typed in: :data:`DATA_FILE`, shipped with the package,
+holds each entry point's first-call CPU seconds on the reference machine, written by
+``tabular-warm --measure``; a first call costs that much on an idle machine and up to
+about twice as much on a busy one, the range the notice states. Once ``tabular-warm``
+has measured this machine (its first calls, kept in :data:`RECORD_NAME`), the notice
+states this machine's seconds: its own for that entry point, else the reference
+seconds scaled by the median ratio of this machine's measured entry points to the
+reference's. ``TABULAR_QUIET=1`` in the environment, or :func:`set_quiet`, switches the
+notice off.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
+import json
 import os
+import statistics
 import sys
+import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import CodeType
 from typing import Any, cast
 
+import numba
 from numba.core import event
 
 #: The environment variable that switches the notice off (any value but "" and "0").
@@ -36,48 +57,91 @@ QUIET_VARIABLE = "TABULAR_QUIET"
 #: compiles there, and the entry point is on the caller's stack.
 WORKER_PREFIX = "tabular-runs-"
 
-#: Seconds of each entry point's compilation from an empty cache, as ``tabular-warm
-#: --measure`` reports them on the 2-vCPU reference machine with nothing else running
-#: (CPU seconds, rounded up, at least 1): one fresh process per entry point, each making
-#: the calls ``tabular-warm`` makes, which compile every method and option it has. So
-#: the figure bounds one call from above (docs/internals.md compares the two), and the
-#: notice says "up to" it; an entry point not listed says "a few seconds".
-COMPILE_SECONDS: dict[str, float] = {
-    "value_iteration": 7, "policy_evaluation": 5, "policy_iteration": 2,
-    "soft_value_iteration": 5, "terminating_greedy_policy": 1, "bellman_expectation": 1,
-    "bellman_optimality": 2, "soft_bellman_optimality": 1, "q_from_v": 1,
-    "relative_value_iteration": 2, "average_reward_solve": 1, "finite_horizon": 3,
-    "epsilon_greedy_bandit": 2, "ucb_bandit": 2, "gradient_bandit": 2, "td0": 3,
-    "reward_process": 1, "gradient_mc": 3, "semi_gradient_td": 3,
-    "off_policy_semi_gradient_td": 2, "tdc": 3, "gtd2": 3, "emphatic_td": 2, "lstd": 3,
-    "semi_gradient_td_lambda": 3, "true_online_linear_td_lambda": 3,
-    "semi_gradient_sarsa": 3, "n_step_semi_gradient_sarsa": 3,
-    "semi_gradient_sarsa_lambda": 4, "true_online_linear_sarsa_lambda": 3,
-    "differential_semi_gradient_sarsa": 3, "mc_prediction": 3,
-    "off_policy_mc_prediction": 3, "batch_prediction": 3, "offline_lambda_return": 4,
-    "td_lambda": 4, "true_online_td_lambda": 5, "sarsa": 4, "expected_sarsa": 5,
-    "q_learning": 5, "double_q_learning": 5, "mc_control": 5, "n_step_sarsa": 5,
-    "n_step_expected_sarsa": 5, "off_policy_n_step_sarsa": 5, "tree_backup": 5,
-    "q_sigma": 5, "sarsa_lambda": 4, "watkins_q_lambda": 4,
-    "true_online_sarsa_lambda": 4, "differential_sarsa": 3, "r_learning": 3,
-    "dyna_q": 6, "dyna_q_plus": 6, "prioritized_sweeping": 6,
-    "uniform_expected_updates": 3, "trajectory_sampling": 5, "reinforce": 4,
-    "actor_critic": 4, "ppo": 11, "trpo": 9, "pretrain": 2, "sft": 1,
-    "NGramLM.generate": 1, "NGramLM.log_prob": 1, "NGramLM.next_token_probs": 2,
-    "NGramLM.policy": 2, "sample_preferences": 1, "train_reward_model": 1,
-    "bradley_terry_loss": 1, "ending_probabilities": 1, "kl_optimum": 1,
-    "prefix_values": 2, "process_rewards": 1, "distill": 11, "response_distribution": 1,
-    "dpo": 3, "iterated_dpo": 8, "kto": 5, "kto_optimum": 2, "grpo": 8,
-    "group_relative_advantages": 1, "fit_process_reward_model": 4, "train_pipeline": 2,
-    "RLHFPipeline.policy": 2, "RLHFPipeline.answer_distribution": 1,
-    "RLHFPipeline.correct_rate": 1, "RLHFPipeline.value": 2, "RLHFPipeline.optimum": 4,
-    "RLHFPipeline.measure": 2, "RLHFPipeline.frontier": 3,
-    "RLHFPipeline.learner_frontier": 6,
-}
+#: The measured first-call CPU seconds of every entry point on the reference machine
+#: (``{"seconds": {name: seconds}, ...}`` with where and when they were measured), shipped
+#: with the package and written by ``tabular-warm --measure``.
+DATA_FILE = Path(__file__).with_name("compile_seconds.json")
+
+#: The file, in numba's cache directory, that records this machine's first calls:
+#: ``{"announced": [names], "seconds": {name: CPU seconds}}``.
+RECORD_NAME = "tabular-first-calls.json"
+
+#: How much longer than on the idle reference machine a first call may take on a busy
+#: one: the top of the range the notice states (7.5 s for a measured 4 s at load 3).
+BUSY_FACTOR = 2.0
+
+#: The pointer printed under the first notice of a process.
+WARM_HINT = "tabular: `tabular-warm` compiles every entry point ahead of time, once (minutes)"
+
+
+@functools.cache
+def reference_seconds() -> dict[str, float]:
+    """``{entry point: first-call CPU seconds}`` on the reference machine
+    (:data:`DATA_FILE`)."""
+    return dict(json.loads(DATA_FILE.read_text())["seconds"])
+
+
+def cache_directory() -> Path:
+    """Where numba keeps this package's compiled kernels, as numba chooses it:
+    ``NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` beside the package's sources
+    when it can be written, else the user's cache directory."""
+    if numba.config.CACHE_DIR:
+        return Path(numba.config.CACHE_DIR)
+    beside = Path(__file__).resolve().parents[1] / "__pycache__"
+    if os.access(beside if beside.exists() else beside.parent, os.W_OK):
+        return beside
+    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(home) / "numba"
+
+
+def read_record() -> dict[str, Any]:
+    """This machine's record (:data:`RECORD_NAME`): the entry points announced and the
+    seconds measured; empty where there is none or it cannot be read."""
+    try:
+        found = json.loads((cache_directory() / RECORD_NAME).read_text())
+        return {"announced": list(found.get("announced", [])),
+                "seconds": dict(found.get("seconds", {}))}
+    except (OSError, ValueError, AttributeError):
+        return {"announced": [], "seconds": {}}
+
+
+def write_record(announced=(), seconds: Mapping[str, float] | None = None) -> None:
+    """Add ``announced`` names and measured ``seconds`` to this machine's record
+    (replaced whole, never half-written; a directory that cannot be written is left as
+    it is: the notice then speaks once per process)."""
+    record = read_record()
+    record["announced"] = sorted(set(record["announced"]) | set(announced))
+    record["seconds"].update(seconds or {})
+    directory = cache_directory()
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tabular-first-calls-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+        os.replace(tmp, directory / RECORD_NAME)
+
+
+def expected_seconds(name: str, own: Mapping[str, float] | None = None) -> str:
+    """What a first compile of ``name`` costs, as the notice says it: this machine's
+    measured seconds (``own``, by default :func:`read_record`'s) for ``name``, else the
+    reference's scaled by this machine's median ratio to it, else the reference's range
+    from idle to busy (:data:`BUSY_FACTOR`), else "a few seconds"."""
+    own = read_record()["seconds"] if own is None else own
+    if name in own:
+        return f"~{own[name]:.0f} s on this machine"
+    reference = reference_seconds()
+    if name not in reference:
+        return "a few seconds"
+    ratios = [own[n] / reference[n] for n in own if reference.get(n, 0) > 0]
+    if ratios:
+        return f"~{reference[name] * statistics.median(ratios):.0f} s on this machine"
+    return f"{reference[name]:.0f}-{reference[name] * BUSY_FACTOR:.0f} s"
+
 
 _modules: tuple[str, ...] = ()
 _public: dict[CodeType, str] | None = None
 _announced: set[str] = set()
+_hinted = False
 _quiet = False
 
 
@@ -93,11 +157,11 @@ def is_quiet() -> bool:
     return _quiet or os.environ.get(QUIET_VARIABLE, "") not in ("", "0")
 
 
-def message(name: str) -> str:
-    """The line printed when entry point ``name`` compiles."""
-    seconds = COMPILE_SECONDS.get(name)
-    expected = "a few seconds" if seconds is None else f"up to ~{seconds:.0f} s"
-    return f"tabular: compiling {name} (first use, cached afterwards, {expected})"
+def message(name: str, own: Mapping[str, float] | None = None) -> str:
+    """The line printed when entry point ``name`` first compiles (``own``: this
+    machine's measured seconds, as :func:`expected_seconds` reads them)."""
+    return f"tabular: compiling {name} (first use, cached afterwards; " \
+        f"{expected_seconds(name, own)})"
 
 
 def public_functions(modules) -> dict[str, object]:
@@ -158,15 +222,26 @@ def entry_point(dispatcher) -> str | None:
 
 
 class _FirstCompile(event.Listener):
-    """Prints :func:`message` at the start of the first compile of each entry point."""
+    """Prints :func:`message` at the start of the first compile of each entry point on
+    this machine (and, where ``tabular-warm`` has not run, :data:`WARM_HINT` with the
+    first of a process)."""
 
     def on_start(self, ev) -> None:
         if is_quiet():
             return
         name = entry_point(ev.data["dispatcher"])
-        if name is not None and name not in _announced:
-            _announced.add(name)  # numba holds its compiler lock here: no race
-            print(message(name), file=sys.stderr, flush=True)
+        if name is None or name in _announced:
+            return
+        global _hinted
+        _announced.add(name)  # numba holds its compiler lock here: no race
+        record = read_record()
+        if name in record["announced"]:  # a new variant of an entry point announced before
+            return
+        print(message(name, record["seconds"]), file=sys.stderr, flush=True)
+        if not _hinted and not record["seconds"]:  # tabular-warm has not run here
+            print(WARM_HINT, file=sys.stderr, flush=True)
+        _hinted = True
+        write_record(announced=[name])
 
     def on_end(self, ev) -> None:
         pass

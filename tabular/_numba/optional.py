@@ -5,7 +5,7 @@ is passed as ``None``. Numba compiles one specialisation per type, and these
 overloads resolve on the argument's type at compile time, so the absent case costs
 nothing inside a loop. (An argument read once per episode or not at all, such as a
 value history or a KL reference, is always an array instead: one compiled kernel
-serves both cases; see :func:`tabular.learn.setup.record_history`.)
+serves both cases; see :func:`tabular.learn.outputs.record_history`.)
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from numba.extending import overload
 
 def row(array, i):
     """``array[i]``, or ``None`` when ``array`` is ``None`` (a state's row of an optional
-    action mask)."""
+    action mask). This body serves a call from Python; a kernel compiles the overload
+    below, which resolves on the argument's type."""
+    return None if array is None else array[i]
 
 
 @overload(row, inline="always")

@@ -6,7 +6,8 @@ spawned from one ``np.random.SeedSequence`` and (ii) the numbers a run draws do
 not depend on which thread executes it. Same seed, same numbers, bit for bit.
 
 The draws are plain jitted functions, compiled once and inlined by LLVM into each
-kernel; :func:`normal` alone is inlined into numba's IR (``docs/internals.md`` says why).
+kernel; :func:`normal` alone is inlined into numba's IR
+(``docs/decisions/2026-12-02-inlining-of-rules.md`` says why).
 """
 
 from __future__ import annotations

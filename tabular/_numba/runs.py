@@ -5,7 +5,7 @@ computes run ``run`` from its own stream ``rng`` and fills row ``run`` of each a
 the output record ``out``. The loop over the runs is written once, here, and made into
 a learner's kernel by :func:`runs_driver`: a sequential loop that :func:`over_runs`
 splits over threads, without numba's parallel loop, whose second compile of the loop
-body would cost every first call seconds (docs/internals.md)::
+body would cost every first call seconds (docs/decisions/2026-12-02-runs-driver.md)::
 
     @njit(cache=True, inline="always")
     def _q_learning_run(model, params, rng, out, run):
@@ -45,7 +45,8 @@ from tabular._numba.frame import local_stream
 from tabular._numba.notice import WORKER_PREFIX
 
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
-#: compiles the sequential runs drivers (see ``docs/internals.md`` for why). A
+#: compiles the sequential runs drivers (``docs/decisions/2026-12-02-runs-driver.md``
+#: says why). A
 #: ``ParallelOptions``, not a dict: numba pops the keys of a ``parallel=`` dict as it
 #: compiles, so a dict would be empty, the whole parallel pipeline, for every later
 #: compile of the kernel and for every kernel sharing it.
@@ -82,8 +83,8 @@ def _each_range_in_parallel(model, args, n, chunks):
     return residual
 
 
-def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True,
-                cache: bool = True):
+def runs_driver(run_one, variant: int | None = None, *, rollout: bool = False,
+                simplifying: bool = True, cache: bool = True):
     """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
     ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
     after another, compiled by :data:`SIMPLIFYING_PIPELINE`, cached, and releasing the
@@ -94,15 +95,15 @@ def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True
     instead, ``variant`` a compile-time constant of this driver, so that the branches
     of ``run_one`` for the other variants (the other methods of a family) compile away.
 
-    A ``run_one(model, params, rollout, rng, out, run)`` of six arguments (the
+    ``rollout=True``: ``run_one(model, params, rollout, rng, out, run)`` (the
     policy-gradient and RLHF learners, whose rollout tables are built apart from their
-    parameters) gets the driver ``driver(model, params, rollout, rng_states, out)``,
+    parameters) and the driver ``driver(model, params, rollout, rng_states, out)``,
     which also writes each run's advanced stream back into ``rng_states``: a learner
     run in chunks of iterations (:mod:`tabular.pg.telemetry`) continues the same stream.
 
     ``simplifying=False``: compile by numba's plain pipeline instead, for a run function
     the simplifying pipeline breaks (the planning learners': their machine code crashed;
-    GRPO's: its array analysis fails to compile it; docs/internals.md).
+    GRPO's: its array analysis fails to compile it; docs/decisions/2026-12-02-runs-driver.md).
 
     ``cache=False``: keep the driver in memory only, for a ``run_one`` with no source
     file for numba's cache to sit beside (a rule typed at a prompt,
@@ -114,7 +115,7 @@ def runs_driver(run_one, variant: int | None = None, *, simplifying: bool = True
     if variant is not None:
         return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
                      {"variant": int(variant)}, **options)
-    if run_one.py_func.__code__.co_argcount == 6:
+    if rollout:
         return _bind(_each_run_with_rollout, run_one, "runs", **options)
     return _bind(_each_run, run_one, "runs", **options)
 

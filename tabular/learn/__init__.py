@@ -13,21 +13,34 @@
 - :mod:`~tabular.learn.differential` -- average-reward learners (section 10.3);
 - :mod:`~tabular.learn.custom` -- your own one-step TD control rule as a learner
   (:func:`td_control`);
-- :mod:`~tabular.learn.setup` and :mod:`~tabular.learn.results` -- what they share: the
-  argument checks, the kernels' output records and the results.
+- what they share, one job per module: :mod:`~tabular.learn.arguments` (the argument
+  checks), :mod:`~tabular.learn.episodes` (the Numba helpers of the episode loops),
+  :mod:`~tabular.learn.outputs` (the kernels' output records),
+  :mod:`~tabular.learn.divergence` (the checks of learned estimates) and
+  :mod:`~tabular.learn.results` (the results).
+
+Every learner is a thin Python function in front of one Numba kernel: it checks the
+arguments, builds the kernel's records and turns the filled outputs into a result.
+Every kernel is a runs driver of :mod:`tabular._numba.runs` over one run function
+``_x_run(model, params, rng, out, run)``: the episode loop of run ``run``, composed of
+:mod:`tabular.rules`, reading the model only through the sampling kernels and filling
+row ``run`` of ``out``. Where a family's methods differ inside the inner loop (SARSA,
+expected SARSA and Q-learning; the bandit methods; differential SARSA and R-learning)
+each method has a driver of its own, the method a compile-time constant
+(:func:`~tabular._numba.runs.runs_driver`'s ``variant``), so the other methods' branches
+compile away; elsewhere the method is a field of the parameters, read at run time, and
+one kernel serves the family. An optional argument that the inner loop reads (an action
+mask) is ``None`` when absent and compiles away (:mod:`tabular._numba.optional`). Every
+kernel is a sequential driver that :func:`~tabular._numba.runs.over_runs` spreads over
+threads; the short TD loops are inlined into it, the longer Monte Carlo and n-step loops
+are compiled on their own.
 """
 
 from tabular.learn.afterstates import afterstate_greedy, afterstate_td
-from tabular.learn.bandits import (
-    BanditResult,
-    BanditTestbed,
-    epsilon_greedy_bandit,
-    gradient_bandit,
-    ucb_bandit,
-)
+from tabular.learn.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 from tabular.learn.batch_updating import batch_prediction
 from tabular.learn.custom import td_control
-from tabular.learn.differential import DifferentialResult, differential_sarsa, r_learning
+from tabular.learn.differential import differential_sarsa, r_learning
 from tabular.learn.mc import mc_control, mc_prediction
 from tabular.learn.mc_off_policy import off_policy_mc_prediction
 from tabular.learn.nstep import (
@@ -37,7 +50,12 @@ from tabular.learn.nstep import (
     q_sigma,
     tree_backup,
 )
-from tabular.learn.results import ControlResult, PredictionResult
+from tabular.learn.results import (
+    BanditResult,
+    ControlResult,
+    DifferentialResult,
+    PredictionResult,
+)
 from tabular.learn.td import double_q_learning, expected_sarsa, q_learning, sarsa, td0
 from tabular.learn.traces import (
     offline_lambda_return,

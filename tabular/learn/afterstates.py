@@ -29,8 +29,8 @@ from numba import njit
 from tabular._numba.rng import categorical, randint, seed_states, uniform
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
+from tabular.learn.outputs import prediction_outputs
 from tabular.learn.results import PredictionResult
-from tabular.learn.setup import prediction_outputs
 from tabular.results import check_runs, with_run_axis
 from tabular.rules.values import td_target, update_toward
 from tabular.solve.games import GameTree, check_game, check_opponent

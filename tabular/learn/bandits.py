@@ -18,7 +18,6 @@ seed, same numbers, and run ``i`` of ``runs=n`` is run ``i`` of ``runs=m``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -33,8 +32,9 @@ from tabular.checks import (
     check_positive_int,
     check_size,
 )
+from tabular.learn.results import BanditResult
 from tabular.model.mdp import MAX_REWARD
-from tabular.results import RunsResult, check_runs, with_run_axis
+from tabular.results import check_runs, with_run_axis
 from tabular.rules.bandits import incremental_mean, ucb_action
 from tabular.rules.policy_gradient import log_prob_grad, sample_softmax
 from tabular.rules.values import epsilon_greedy_action, update_toward
@@ -78,24 +78,6 @@ class BanditOutputs(NamedTuple):
     """What the bandit kernels fill, each with a leading run axis: ``rewards`` and
     ``optimal`` (the arm pulled was a best one) ``[runs, steps]``, the final
     ``estimates`` (``Q`` or preferences ``H``) and true values ``means`` ``[runs, k]``."""
-
-    rewards: np.ndarray
-    optimal: np.ndarray
-    estimates: np.ndarray
-    means: np.ndarray
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class BanditResult(RunsResult):
-    """What a bandit method returns, with a leading run axis when called with ``runs=n``.
-
-    ``rewards``: the reward of each step (``[steps]`` or ``[runs, steps]``);
-    ``optimal``: whether that step pulled an arm of the highest true value at the time;
-    ``estimates``: the final action values ``Q`` (or preferences ``H``) ``[k]``;
-    ``means``: the final true values ``q*`` ``[k]``.
-    """
-
-    run_axis_of = ("rewards", 1)
 
     rewards: np.ndarray
     optimal: np.ndarray
@@ -187,8 +169,8 @@ def _bandit(driver, testbed, *, steps, seed, runs, epsilon=0.0, c=0.0, alpha=Non
         alpha=(inverse() if alpha is None
                else as_schedule("alpha", alpha, high=alpha_high)).params,
         initial=check_finite("initial", initial), baseline=check_flag("baseline", baseline))
-    out = BanditOutputs(np.zeros((n, steps)), np.zeros((n, steps), dtype=np.bool_),
-                        np.zeros((n, testbed.k)), np.zeros((n, testbed.k)))
+    out = BanditOutputs(rewards=np.zeros((n, steps)), optimal=np.zeros((n, steps), dtype=np.bool_),
+                        estimates=np.zeros((n, testbed.k)), means=np.zeros((n, testbed.k)))
     over_runs(driver, testbed, params, seed_states(seed, n), out)
     return BanditResult(*(with_run_axis(x, runs) for x in out))
 

@@ -19,17 +19,15 @@ from numba import njit
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_flag, check_positive, check_positive_int, policy_matrix
-from tabular.learn.results import PredictionResult
-from tabular.learn.setup import (
+from tabular.learn.arguments import episode_args, initial_values, per_run
+from tabular.learn.episodes import record_episode
+from tabular.learn.outputs import (
     PredictionOutputs,
-    episode_args,
     history_outputs,
-    initial_values,
-    per_run,
     prediction_result,
-    record_episode,
     record_history,
 )
+from tabular.learn.results import PredictionResult
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import td_error, td_target
 from tabular.solve.bellman import ConvergenceError
@@ -208,5 +206,6 @@ def batch_prediction(mdp: MDPLike, policy: PolicyLike, *, method: str = "td0", g
                                f"{params.max_sweeps} after episode {episode + 1} of run "
                                f"{run}: lower alpha (the summed increments of a batch "
                                "overshoot) or raise max_sweeps")
-    return prediction_result(PredictionOutputs(out.V, out.returns, out.lengths, out.history),
+    return prediction_result(PredictionOutputs(V=out.V, returns=out.returns, lengths=out.lengths,
+                                               history=out.history),
                              runs, mdp)

@@ -58,9 +58,9 @@ from tabular._numba.optional import row
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_flag
+from tabular.learn.outputs import control_result
 from tabular.learn.results import ControlResult
-from tabular.learn.setup import control_result
-from tabular.learn.td import control_setup
+from tabular.learn.td import control_inputs
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.values import (
     epsilon_greedy_action,
@@ -195,7 +195,7 @@ def td_control(target: Callable | None = None, *, on_policy: bool = False) -> Ca
                 initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
                 runs: int | None = None, max_steps: int | None = None,
                 action_mask: npt.ArrayLike | None = None) -> ControlResult:
-        ep, params, out = control_setup(mdp, gamma=gamma, episodes=episodes, runs=runs,
+        ep, params, out = control_inputs(mdp, gamma=gamma, episodes=episodes, runs=runs,
                                         max_steps=max_steps, alpha=alpha, epsilon=epsilon,
                                         initial_Q=initial_Q, action_mask=action_mask)
         over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)

@@ -15,7 +15,6 @@ answer is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -25,10 +24,11 @@ from numba import njit
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int
-from tabular.learn.setup import initial_values, per_run
+from tabular.learn.arguments import initial_values, per_run
+from tabular.learn.results import DifferentialResult
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import RunsResult, check_runs, with_run_axis
+from tabular.results import check_runs, with_run_axis
 from tabular.rules.values import epsilon_greedy_action, max_value, update_toward
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.types import MDPLike, StepSize
@@ -60,28 +60,6 @@ class DifferentialOutputs(NamedTuple):
     Q: np.ndarray
     average_reward: np.ndarray
     reward_rate: np.ndarray
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class DifferentialResult(RunsResult):
-    """What :func:`differential_sarsa` and :func:`r_learning` return, with a leading run
-    axis for ``runs=n``.
-
-    ``Q``: the differential action values ``[S, A]``; ``average_reward``: the learned
-    ``Rbar``; ``reward_rate``: the average reward the behaviour collected over the run;
-    ``policy``: greedy in ``Q`` (int64 ``[S]``).
-    """
-
-    run_axis_of = ("Q", 2)
-
-    Q: np.ndarray
-    average_reward: np.ndarray
-    reward_rate: np.ndarray
-
-    @property
-    def policy(self) -> np.ndarray:
-        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
 
 
 @njit(cache=True)

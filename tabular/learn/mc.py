@@ -14,7 +14,7 @@ An episode cut at ``max_steps`` has not terminated: its return bootstraps the ta
 from the current estimate of the state where it was cut (``V(S_T)``, or the target
 policy's expectation of ``Q(S_T, .)``), so that with a large enough ``max_steps``
 (every episode terminating) the estimates are the pure Monte Carlo ones. ``-inf``
-rewards are exact (see :mod:`tabular.learn.setup`). Kernels are runs drivers
+rewards are exact (see :mod:`tabular.learn.divergence`). Kernels are runs drivers
 (:mod:`tabular._numba.runs`) over one run function each.
 """
 
@@ -30,18 +30,16 @@ from tabular._numba.frame import borrowed
 from tabular._numba.rng import randint, seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
-from tabular.learn.results import ControlResult, PredictionResult
-from tabular.learn.setup import (
+from tabular.learn.arguments import episode_args, initial_values
+from tabular.learn.episodes import mark_first_visits, record_episode
+from tabular.learn.outputs import (
     control_outputs,
     control_result,
-    episode_args,
-    initial_values,
-    mark_first_visits,
     prediction_outputs,
     prediction_result,
-    record_episode,
     record_history,
 )
+from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return, importance_weighted_return
 from tabular.rules.values import (
@@ -105,7 +103,7 @@ class MCControlParams(NamedTuple):
 # --------------------------------------------------------------------- prediction
 
 
-@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: see docs/decisions/
 def _mc_prediction_run(model, params, rng, out, run):
     """Run ``run`` of first-/every-visit MC prediction (the box of section 5.1)."""
     V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
@@ -186,7 +184,7 @@ def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episo
 # --------------------------------------------------------------------- control
 
 
-@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: see docs/decisions/
 def _mc_control_run(model, params, rng, out, run):
     """Run ``run`` of on-policy, exploring-starts or off-policy MC control (sections
     5.3-5.7)."""

@@ -20,7 +20,7 @@ box does not). When ``pi == b`` every ratio is 1 and both are the sample average
 two weightings is :func:`tabular.learn.mc.mc_control` (``method="off_policy"``), whose
 vocabulary (``importance_sampling="ordinary" | "weighted"``) this module shares. An
 episode cut at ``max_steps`` bootstraps its tail from ``V(S_T)``, as in
-:mod:`tabular.learn.mc`; ``-inf`` rewards are exact (see :mod:`tabular.learn.setup`). The
+:mod:`tabular.learn.mc`; ``-inf`` rewards are exact (see :mod:`tabular.learn.divergence`). The
 kernel is a runs driver (:mod:`tabular._numba.runs`) over one run function.
 """
 
@@ -36,17 +36,11 @@ from tabular._numba.frame import borrowed
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
+from tabular.learn.arguments import episode_args, initial_values
+from tabular.learn.episodes import mark_first_visits, record_episode
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
+from tabular.learn.outputs import prediction_outputs, prediction_result, record_history
 from tabular.learn.results import PredictionResult
-from tabular.learn.setup import (
-    episode_args,
-    initial_values,
-    mark_first_visits,
-    prediction_outputs,
-    prediction_result,
-    record_episode,
-    record_history,
-)
 from tabular.rules.returns import discounted_return, importance_weighted_return
 from tabular.rules.values import update_toward
 from tabular.types import MDPLike, PolicyLike
@@ -70,7 +64,7 @@ class OffPolicyMCParams(NamedTuple):
     max_steps: int
 
 
-@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: docs/internals.md
+@njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: see docs/decisions/
 def _off_policy_mc_run(model, params, rng, out, run):
     """Run ``run`` of off-policy MC prediction (the box of section 5.6, for ``V``)."""
     V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]

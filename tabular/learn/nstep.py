@@ -29,7 +29,7 @@ only where the trap cannot be avoided.
 Conventions of :mod:`tabular.learn.td`: step sizes follow a schedule over the visits of each
 pair, exploration a schedule over episodes; an episode cut after ``max_steps`` steps
 is not a termination (its last returns bootstrap from ``Q(S_T, A_T)``); ``-inf``
-rewards are exact (see :mod:`tabular.learn.setup`). The kernel is a runs driver
+rewards are exact (see :mod:`tabular.learn.divergence`). The kernel is a runs driver
 (:mod:`tabular._numba.runs`) over one run function.
 """
 
@@ -45,14 +45,10 @@ from tabular._numba.frame import borrowed
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
+from tabular.learn.arguments import episode_args, initial_values
+from tabular.learn.episodes import ring_mask
+from tabular.learn.outputs import control_outputs, control_result
 from tabular.learn.results import ControlResult
-from tabular.learn.setup import (
-    control_outputs,
-    control_result,
-    episode_args,
-    initial_values,
-    ring_mask,
-)
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.nstep import (
     control_variate_value,

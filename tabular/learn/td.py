@@ -18,7 +18,7 @@ prediction) or state-action pair (for control); exploration follows a schedule o
 the episode number; both count from 1. An episode ends when an outcome is ``done``
 (no value flows from the next state) or is cut after ``max_steps`` steps; a cut is
 not a termination, so its last update still bootstraps from the state reached.
-``-inf`` rewards are exact (see :mod:`tabular.learn.setup`); double Q-learning shares a
+``-inf`` rewards are exact (see :mod:`tabular.learn.divergence`); double Q-learning shares a
 learned ``-inf`` between its two tables, since it is exact for both.
 """
 
@@ -35,18 +35,17 @@ from tabular._numba.optional import row
 from tabular._numba.rng import categorical, seed_states, uniform
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_action_mask, check_positive_int, policy_matrix
-from tabular.learn.results import ControlResult, PredictionResult
-from tabular.learn.setup import (
+from tabular.learn.arguments import episode_args, initial_values
+from tabular.learn.episodes import ring_mask
+from tabular.learn.outputs import (
     ControlOutputs,
     control_outputs,
     control_result,
-    episode_args,
-    initial_values,
     prediction_outputs,
     prediction_result,
     record_history,
-    ring_mask,
 )
+from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return
 from tabular.rules.values import (
@@ -170,7 +169,7 @@ def _td0_run(model, params, rng, out, run):
     """Run ``run`` of TD(0) (the box of section 6.1). It draws and computes what
     :func:`_td_prediction_run` does at ``n = 1``, bit for bit, without the ring
     buffers and the return loop, which cost TD(0) a fifth of its speed
-    (docs/internals.md)."""
+    (docs/decisions/2026-12-04-td-kernels-at-the-limit.md)."""
     V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
     policy, gamma, max_steps = borrowed(params.policy), params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
@@ -330,9 +329,9 @@ def _double_q_run(model, params, rng, out, run):
 _double_q = runs_driver(_double_q_run)
 
 
-def control_setup(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
-                  action_mask=None):
-    """A TD control learner's checked arguments (:class:`~tabular.learn.setup.EpisodeArgs`),
+def control_inputs(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,
+                   action_mask=None):
+    """A TD control learner's checked arguments (:class:`~tabular.learn.arguments.EpisodeArgs`),
     params and outputs (shared by the one-step methods here and the trace methods of
     :mod:`tabular.learn.traces`, which take no ``action_mask``)."""
     ep = episode_args(mdp, gamma=gamma, episodes=episodes, runs=runs, max_steps=max_steps)
@@ -349,8 +348,8 @@ def control_setup(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, init
 
 def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
     """Check the arguments of a one-step control method, run its ``driver``, return the
-    result; ``args``: the keywords of :func:`control_setup`."""
-    ep, params, out = control_setup(mdp, runs=runs, **args)
+    result; ``args``: the keywords of :func:`control_inputs`."""
+    ep, params, out = control_inputs(mdp, runs=runs, **args)
     over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return control_result(out, runs, ep.mdp, action_mask=params.action_mask)
 
@@ -514,10 +513,10 @@ def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
     ``episode_lengths`` (steps) of the epsilon-greedy behaviour, ``[episodes]``; each
     with a leading run axis when ``runs=n``.
     """
-    ep, params, out = control_setup(mdp, gamma=gamma, episodes=episodes, runs=runs,
-                                    max_steps=max_steps, alpha=alpha, epsilon=epsilon,
-                                    initial_Q=initial_Q, action_mask=action_mask)
-    tables = DoubleQOutputs(out.Q, out.Q.copy(), out.returns, out.lengths)
+    ep, params, out = control_inputs(mdp, gamma=gamma, episodes=episodes, runs=runs,
+                                     max_steps=max_steps, alpha=alpha, epsilon=epsilon,
+                                     initial_Q=initial_Q, action_mask=action_mask)
+    tables = DoubleQOutputs(Q1=out.Q, Q2=out.Q.copy(), returns=out.returns, lengths=out.lengths)
     over_runs(_double_q, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), tables)
     Q = 0.5 * (tables.Q1 + tables.Q2)  # a -inf is in both tables, so no -inf + finite mix
     return control_result(ControlOutputs(Q, out.returns, out.lengths), runs, ep.mdp,

@@ -17,7 +17,7 @@ constant step size. With ``lam = 0``, TD(lambda) is :func:`~tabular.td0`, Sarsa(
 :func:`~tabular.sarsa` and Watkins's Q(lambda) :func:`~tabular.q_learning`, number for
 number.
 
-``-inf`` rewards are exact (see :mod:`tabular.learn.setup`). In prediction a ``-inf`` TD
+``-inf`` rewards are exact (see :mod:`tabular.learn.divergence`). In prediction a ``-inf`` TD
 error runs along the traces: each state on them led, with positive probability under
 the policy evaluated, to the ``-inf``. In control it sets only the pair that met it
 (whose value is then exactly ``-inf``): the pairs behind it made choices that a better
@@ -36,18 +36,17 @@ from numba import njit
 from tabular._numba.rng import categorical, seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_unit_interval, policy_matrix
-from tabular.learn.results import ControlResult, PredictionResult
-from tabular.learn.setup import (
+from tabular.learn.arguments import episode_args, initial_values
+from tabular.learn.divergence import value_limit
+from tabular.learn.episodes import record_episode
+from tabular.learn.outputs import (
     control_result,
-    episode_args,
-    initial_values,
     prediction_outputs,
     prediction_result,
-    record_episode,
     record_history,
-    value_limit,
 )
-from tabular.learn.td import control_setup
+from tabular.learn.results import ControlResult, PredictionResult
+from tabular.learn.td import control_inputs
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.traces import (
     ACCUMULATING,
@@ -410,9 +409,9 @@ _lambda_control = runs_driver(_control_run)
 
 def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:
     """Check the arguments of a control method, run its runs, return their result;
-    ``args``: the keywords of :func:`tabular.learn.td.control_setup`."""
+    ``args``: the keywords of :func:`tabular.learn.td.control_inputs`."""
     lam = check_unit_interval("lam", lam)
-    ep, td, out = control_setup(mdp, runs=runs, **args)
+    ep, td, out = control_inputs(mdp, runs=runs, **args)
     params = LambdaControlParams(method=method, lam=lam, trace=trace, gamma=td.gamma,
                                  alpha=td.alpha, epsilon=td.epsilon, episodes=td.episodes,
                                  max_steps=td.max_steps)

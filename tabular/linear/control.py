@@ -41,12 +41,13 @@ from numba import njit
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_fits, check_positive, check_positive_int, check_unit_interval
+from tabular.learn.arguments import episode_args, initial_values, per_run
 from tabular.learn.differential import (
     MAX_TIME_STEPS,
     check_continuing_task,
     differential_td_error,
 )
-from tabular.learn.setup import episode_args, initial_values, per_run, ring_mask
+from tabular.learn.episodes import ring_mask
 from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
 from tabular.linear.learners import check_finite_rewards, check_weights

@@ -53,15 +53,9 @@ from tabular.checks import (
     check_unit_interval,
     policy_matrix,
 )
-from tabular.learn.setup import (
-    episode_args,
-    history_outputs,
-    history_result,
-    initial_values,
-    record_episode,
-    record_history,
-    ring_mask,
-)
+from tabular.learn.arguments import episode_args, initial_values
+from tabular.learn.episodes import record_episode, ring_mask
+from tabular.learn.outputs import history_outputs, history_result, record_history
 from tabular.linear.features import check_features
 from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step

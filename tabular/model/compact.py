@@ -25,7 +25,8 @@ read the stored form through the accessors of :mod:`tabular.model.outcomes` only
 A model with at least ``SEARCH_OUTCOMES`` outcomes per pair also keeps a table for the
 sampler (:func:`search_tables`): its distinct probability rows, each as running sums
 with a guide table over them (Chen & Asau's indexed search), so that drawing an outcome
-costs O(1) expected reads instead of a scan of all K (docs/internals.md).
+costs O(1) expected reads instead of a scan of all K
+(docs/decisions/2026-12-04-sampler-search-tables.md).
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ INT32_STATES = 2**31
 #: (int64 successors, float64 per outcome: what the compact form is checked against).
 LAYOUTS = ("compact", "wide")
 #: The fewest outcomes per pair for which a model keeps the sampler's search tables:
-#: below it the branch-free scan of every outcome is as fast (docs/internals.md).
+#: below it the branch-free scan of every outcome is as fast
+#: (docs/decisions/2026-12-04-sampler-search-tables.md).
 SEARCH_OUTCOMES = 5
 #: Bytes per outcome slot that building the search tables may take at its peak (55-61
-#: measured with every row distinct; docs/internals.md).
+#: measured with every row distinct; docs/decisions/2026-12-04-sampler-search-tables.md).
 SEARCH_BYTES = 64
 
 

@@ -6,7 +6,8 @@ at the row its code names; no probability when ``K = 1``. A planning sweep or a
 learner reads ``p``, ``r`` and ``s'`` through these accessors whatever the storage,
 and gets the same numbers bit for bit. They take no branch on which stored array to
 read, and are inlined into numba's IR (``inline="always"``): both keep the sweeps that
-call them as fast as a loop over the arrays themselves (docs/internals.md).
+call them as fast as a loop over the arrays themselves
+(docs/decisions/2026-12-02-model-accessors.md).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def searchable(model):
     """Whether the model keeps the sampler's search tables
     (:func:`~tabular.model.compact.search_tables`): ``K >= SEARCH_OUTCOMES``, a test of
     the K that the scan reads anyway, cheaper than a test of the tables' shape
-    (docs/internals.md)."""
+    (docs/decisions/2026-12-02-model-accessors.md)."""
     return n_outcomes(model) >= SEARCH_OUTCOMES
 
 

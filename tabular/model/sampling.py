@@ -78,8 +78,8 @@ def sample_start(model, rng):
 @njit(cache=True)
 def count_at_most(cdf, u):
     """The number of entries of the nondecreasing ``cdf`` that are ``<= u``, by binary
-    search: ``np.searchsorted(cdf, u, side="right")`` written out (docs/internals.md says
-    why)."""
+    search: ``np.searchsorted(cdf, u, side="right")`` written out
+    (docs/decisions/2026-12-04-sampler-search-tables.md says why)."""
     lo, hi = 0, cdf.shape[0]
     while lo < hi:
         mid = (lo + hi) >> 1

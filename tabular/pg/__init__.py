@@ -5,7 +5,7 @@
 - :mod:`~tabular.pg.trpo` -- TRPO: natural-gradient steps in a KL trust region;
 - :mod:`~tabular.pg.rollout` and :mod:`~tabular.pg.batches` -- sampling an episode and
   the episode batches of PPO and TRPO;
-- :mod:`~tabular.pg.setup` and :mod:`~tabular.pg.results` -- the argument checks shared
+- :mod:`~tabular.pg.arguments` and :mod:`~tabular.pg.results` -- the argument checks shared
   with the RLHF learners, and the results.
 """
 

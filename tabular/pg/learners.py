@@ -86,6 +86,7 @@ from tabular.checks import (
     check_positive_int,
     check_unit_interval,
 )
+from tabular.pg.arguments import batch_args, policy_gradient_args, step_size
 from tabular.pg.batches import (
     RunState,
     batch_buffers,
@@ -97,7 +98,6 @@ from tabular.pg.batches import (
 )
 from tabular.pg.results import PolicyGradientResult, TrustRegionResult
 from tabular.pg.rollout import episode_buffers, sample_episode
-from tabular.pg.setup import batch_setup, setup, step_size
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.rules.policy_gradient import (
     adaptive_kl_penalty,
@@ -246,7 +246,7 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
                 discount *= p.gamma
 
 
-_episode_gradient = runs_driver(_episode_gradient_run)
+_episode_gradient = runs_driver(_episode_gradient_run, rollout=True)
 
 
 @njit(cache=True)
@@ -377,7 +377,7 @@ def _ppo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-_ppo = runs_driver(_ppo_run)
+_ppo = runs_driver(_ppo_run, rollout=True)
 
 
 # ------------------------------------------------------------------ front end
@@ -423,7 +423,7 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     seed : seed of the random streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs
         with a leading run axis.
-    history : record a :class:`~tabular.pg.telemetry.TrainingHistory` in the result
+    history : record a :class:`~tabular.pg.results.TrainingHistory` in the result
         (exact and sampled metrics every ``eval_every`` episodes; needs ``ref_policy``,
         ``beta > 0`` and a deterministic token MDP), default False.
     eval_every : episodes between evaluations, in ``[1, episodes]``; default ``None``:
@@ -440,40 +440,42 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
     ``episode_lengths`` ``[episodes]``, ``history``; ``.policy`` the trained
     ``SoftmaxPolicy``.
     """
-    su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
-               gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
+    args = policy_gradient_args(mdp, policy, ref_policy=ref_policy, beta=beta,
+                                reward_floor=reward_floor, gamma=gamma, episodes=episodes,
+                                max_steps=max_steps, runs=runs, seed=seed)
     baseline = check_flag("baseline", baseline)
     if check_flag("shared_baseline", shared_baseline) and not baseline:
         raise ValueError("reinforce: shared_baseline=True needs baseline=True")
-    value_row = np.arange(su.mdp.n_states, dtype=np.int64)
+    value_row = np.arange(args.mdp.n_states, dtype=np.int64)
     if shared_baseline:  # each state reads its row's first state: V keeps its [S] shape
-        _, first, row = np.unique(su.policy.row_of_state, return_index=True,
+        _, first, row = np.unique(args.policy.row_of_state, return_index=True,
                                   return_inverse=True)
         value_row = value_row[first][row]
-    params = EpisodeGradientParams(REINFORCE, su.gamma, su.episodes, step_size("alpha", alpha),
-                                   step_size("alpha_value", alpha_value, 1.0),
-                                   baseline, 0.0, value_row)
-    return _train_episodes(su, params, baseline, ref_policy,
-                           check_history(history, eval_every, callback, su.episodes,
+    params = EpisodeGradientParams(method=REINFORCE, gamma=args.gamma, episodes=args.episodes,
+                                   alpha=step_size("alpha", alpha),
+                                   alpha_value=step_size("alpha_value", alpha_value, 1.0),
+                                   critic=baseline, lam=0.0, value_row=value_row)
+    return _train_episodes(args, params, baseline, ref_policy,
+                           check_history(history, eval_every, callback, args.episodes,
                                          "reinforce"), callback, "reinforce")
 
 
-def _train_episodes(su, params, value, ref_policy, eval_every, callback, where):
-    """Run REINFORCE or actor-critic (``params``) as set up by ``su``, in chunks of
+def _train_episodes(args, params, value, ref_policy, eval_every, callback, where):
+    """Run REINFORCE or actor-critic (``params``) as set up by ``args``, in chunks of
     ``eval_every`` episodes with a history (one episode per evaluated batch), in one
     call without (``eval_every=None``); the result keeps ``V`` when ``value``."""
-    out = su.outputs()
+    out = args.outputs()
 
     def step(first, stop):
-        over_runs(_episode_gradient, su.mdp.arrays, params._replace(first=first, episodes=stop),
-                  su.rollout, su.rng_states, out)
+        over_runs(_episode_gradient, args.mdp.arrays, params._replace(first=first, episodes=stop),
+                  args.rollout, args.rng_states, out)
 
-    history = run_in_chunks(step, su.episodes, eval_every,
-                            su.recorder(ref_policy, out.logits, callback, where,
-                                        batch_sampler(su, out.logits, 1)))
+    history = run_in_chunks(step, args.episodes, eval_every,
+                            args.recorder(ref_policy, out.logits, callback, where,
+                                        batch_sampler(args, out.logits, 1)))
     if out.V is not None:  # a shared value, kept at its row's first state, goes to all
         out.V[:] = out.V[:, params.value_row]
-    return su.result(out, value=value, history=history)
+    return args.result(out, value=value, history=history)
 
 
 def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
@@ -513,15 +515,16 @@ def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float
     A :class:`~tabular.pg.results.PolicyGradientResult` as in :func:`reinforce`, with ``V``
     the critic.
     """
-    su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
-               gamma=gamma, episodes=episodes, max_steps=max_steps, runs=runs, seed=seed)
-    params = EpisodeGradientParams(ACTOR_CRITIC, su.gamma, su.episodes,
-                                   step_size("alpha", alpha),
-                                   step_size("alpha_value", alpha_value, 1.0), True,
-                                   check_unit_interval("lam", lam),
-                                   np.arange(su.mdp.n_states, dtype=np.int64))
-    return _train_episodes(su, params, True, ref_policy,
-                           check_history(history, eval_every, callback, su.episodes,
+    args = policy_gradient_args(mdp, policy, ref_policy=ref_policy, beta=beta,
+                                reward_floor=reward_floor, gamma=gamma, episodes=episodes,
+                                max_steps=max_steps, runs=runs, seed=seed)
+    params = EpisodeGradientParams(method=ACTOR_CRITIC, gamma=args.gamma, episodes=args.episodes,
+                                   alpha=step_size("alpha", alpha),
+                                   alpha_value=step_size("alpha_value", alpha_value, 1.0),
+                                   critic=True, lam=check_unit_interval("lam", lam),
+                                   value_row=np.arange(args.mdp.n_states, dtype=np.int64))
+    return _train_episodes(args, params, True, ref_policy,
+                           check_history(history, eval_every, callback, args.episodes,
                                          "actor_critic"), callback, "actor_critic")
 
 
@@ -608,7 +611,7 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
     iteration ``step_kl`` and (``"adaptive_kl"``) ``kl_penalty``, the coefficient ``c``
     used.
     """
-    su = batch_setup(mdp, policy, iterations=iterations, episodes_per_batch=episodes_per_batch,
+    args = batch_args(mdp, policy, iterations=iterations, episodes_per_batch=episodes_per_batch,
                      ref_policy=ref_policy, beta=beta, reward_floor=reward_floor, gamma=gamma,
                      max_steps=max_steps, runs=runs, seed=seed)
     clip = check_number("clip", clip)
@@ -621,36 +624,40 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                          "on its own with alpha_value, or with the policy's alpha on "
                          "value_coef times its squared error")
     joint = value_coef is not None
-    params = PPOParams(su.gamma, int(iterations), int(episodes_per_batch),
-                       check_positive_int("epochs", epochs, high=MAX_EPOCHS), clip,
-                       check_unit_interval("lam", lam), step_size("alpha", alpha),
-                       step_size("alpha_value", 0.1 if alpha_value is None else alpha_value,
-                                 1.0),
-                       check_nonnegative("entropy_coef", entropy_coef),
-                       min(check_positive_int("minibatches", minibatches), _ONE_PER_SAMPLE),
-                       check_flag("normalise", normalise), joint,
-                       check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
-                       OBJECTIVES[objective], check_positive("kl_target", kl_target),
-                       check_positive("kl_penalty_init", kl_penalty_init))
+    params = PPOParams(gamma=args.gamma, iterations=int(iterations),
+                       episodes_per_batch=int(episodes_per_batch),
+                       epochs=check_positive_int("epochs", epochs, high=MAX_EPOCHS), clip=clip,
+                       lam=check_unit_interval("lam", lam), alpha=step_size("alpha", alpha),
+                       alpha_value=step_size(
+                           "alpha_value", 0.1 if alpha_value is None else alpha_value, 1.0),
+                       entropy_coef=check_nonnegative("entropy_coef", entropy_coef),
+                       minibatches=min(check_positive_int("minibatches", minibatches),
+                                       _ONE_PER_SAMPLE),
+                       normalise=check_flag("normalise", normalise), joint_critic=joint,
+                       value_coef=(check_positive("value_coef", value_coef)
+                                   if value_coef is not None else 0.0),
+                       objective=OBJECTIVES[objective],
+                       kl_target=check_positive("kl_target", kl_target),
+                       kl_penalty_init=check_positive("kl_penalty_init", kl_penalty_init))
     every = check_history(history, eval_every, callback, int(iterations), "ppo")
-    out = su.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives
+    out = args.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives
 
     def step(first, stop):
-        over_runs(_ppo, su.mdp.arrays, params._replace(first=first, iterations=stop),
-                  su.rollout, su.rng_states, out)
+        over_runs(_ppo, args.mdp.arrays, params._replace(first=first, iterations=stop),
+                  args.rollout, args.rng_states, out)
 
-    batch = batch_sampler(su, out.logits, params.episodes_per_batch)
+    batch = batch_sampler(args, out.logits, params.episodes_per_batch)
 
     def sampled(run, iteration):
         metrics = batch(run, iteration)
         if objective == "clip":
             state = RunState(out.logits[run].copy(), out.V[run].copy(),
-                             su.rng_states[run].copy())
+                             args.rng_states[run].copy())
             metrics["policy/clipfrac_avg"] = ppo_clip_fraction(
-                su.mdp.arrays, params._replace(first=iteration), su.rollout, state)
+                args.mdp.arrays, params._replace(first=iteration), args.rollout, state)
         return metrics
 
     trace = run_in_chunks(step, int(iterations), every,
-                          su.recorder(ref_policy, out.logits, callback, "ppo", sampled))
-    result = su.trust_region_result(out, trace)
+                          args.recorder(ref_policy, out.logits, callback, "ppo", sampled))
+    result = args.trust_region_result(out, trace)
     return result if objective == "adaptive_kl" else replace(result, kl_penalty=None)

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
-from tabular.pg.telemetry import TrainingHistory
-from tabular.results import SHARED, LearningResult
+from tabular.results import SHARED, LearningResult, RunsResult, _brief
 
 
 def trained_policy(result) -> SoftmaxPolicy:
@@ -31,7 +30,7 @@ class PolicyGradientResult(LearningResult):
     rewards, without the KL term or the floor (``-inf`` for an episode that fell
     into a trap). ``policy`` is the trained :class:`~tabular.SoftmaxPolicy` of a
     single-run result (use ``run(i).policy`` on a multi-run one). ``history``: the
-    :class:`~tabular.pg.telemetry.TrainingHistory` of a learner called with
+    :class:`~tabular.pg.results.TrainingHistory` of a learner called with
     ``history=True``, else ``None``.
     """
 
@@ -64,3 +63,50 @@ class TrustRegionResult(PolicyGradientResult):
     step_kl: np.ndarray | None = None
     kl_penalty: np.ndarray | None = None
     backtracks: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrainingHistory(RunsResult):
+    """What a learner called with ``history=True`` records, one column per evaluation.
+
+    Attributes
+    ----------
+    iteration : int64 ``[E]``, the iterations evaluated (the policy after that many
+        iterations: 0 is the starting policy, the last is the trained one); shared by
+        the runs.
+    metrics : ``{name: float64 [E]}`` (``[runs, E]`` with ``runs=n``), the exact
+        ``exact/...`` metrics, the sampled ones under TRL's names and the callback's
+        (see :mod:`tabular.pg.telemetry`). ``history[name]`` reads one.
+    """
+
+    iteration: np.ndarray = field(metadata=SHARED)
+    metrics: dict[str, np.ndarray]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The metric ``name`` (``[E]``, or ``[runs, E]``)."""
+        if name not in self.metrics:
+            raise KeyError(f"no metric {name!r} in this history; it has {self.names}")
+        return self.metrics[name]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The metrics recorded, in order."""
+        return tuple(self.metrics)
+
+    @property
+    def runs(self) -> int | None:
+        """``None`` for a single-run history, else the number of runs."""
+        first = next(iter(self.metrics.values()))
+        return None if first.ndim == 1 else first.shape[0]
+
+    def run(self, i: int) -> TrainingHistory:
+        """Run ``i`` of a multi-run history."""
+        if self.runs is None:
+            raise ValueError("this history holds a single run (it has no run axis)")
+        if not -self.runs <= i < self.runs:
+            raise IndexError(f"run {i} is out of range for {self.runs} runs")
+        return TrainingHistory(self.iteration, {k: v[i] for k, v in self.metrics.items()})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k!r}: {_brief(v)}" for k, v in self.metrics.items())
+        return f"TrainingHistory(iteration={_brief(self.iteration)}, metrics={{{shown}}})"

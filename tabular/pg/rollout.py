@@ -68,7 +68,7 @@ def episode_buffers(n, max_steps, n_actions):
     then the actions), ``seen`` ``[n, 2, L]`` (the rewards the learner sees, then
     ``log pi(a_t|s_t)``), ``dones`` bool ``[n, L]`` and ``dist`` ``[2, A]`` scratch (pi and
     log pi of one state). Plain arrays, not a record: the sampler writes into them
-    (``docs/internals.md``, "Records and the arrays kernels write")."""
+    (``docs/decisions/2026-12-02-kernel-records.md``)."""
     return (np.empty((n, 2, max_steps + 1), dtype=np.int64), np.empty((n, 2, max_steps)),
             np.empty((n, max_steps), dtype=np.bool_), np.empty((2, n_actions)))
 
@@ -91,8 +91,7 @@ def sample_episode(model, rollout, theta, rng, path, seen, dones, dist):
 
     Eight positional arguments, the one exception to the library's six: the sampler is
     inlined into every episode loop, where a record would cost time and could lose the
-    writes into its buffers (``docs/internals.md``, "Records and the arrays kernels
-    write").
+    writes into its buffers (``docs/decisions/2026-12-02-kernel-records.md``).
     """
     path[0, 0] = sample_start(model, rng)
     return continue_episode(model, rollout, theta, rng, path, seen, dones, dist)

@@ -37,7 +37,6 @@ in run order) with a read-only copy of the policy and the metrics measured; it r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,8 +44,8 @@ from numba import njit
 
 from tabular.checks import check_flag, check_number, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.results import TrainingHistory
 from tabular.pg.rollout import episode_buffers, sample_episode
-from tabular.results import SHARED, RunsResult, _brief
 from tabular.solve.tree import ending_probabilities, kl_optimum, path_returns
 
 #: The exact metrics, in the order a history lists them.
@@ -61,53 +60,6 @@ DEFAULT_EVALUATIONS = 100
 
 #: A learner's ``callback(iteration, policy, metrics)``: it may return more metrics to record.
 Callback = Callable[[int, SoftmaxPolicy, dict[str, float]], Mapping[str, float] | None]
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class TrainingHistory(RunsResult):
-    """What a learner called with ``history=True`` records, one column per evaluation.
-
-    Attributes
-    ----------
-    iteration : int64 ``[E]``, the iterations evaluated (the policy after that many
-        iterations: 0 is the starting policy, the last is the trained one); shared by
-        the runs.
-    metrics : ``{name: float64 [E]}`` (``[runs, E]`` with ``runs=n``), the exact
-        ``exact/...`` metrics, the sampled ones under TRL's names and the callback's
-        (see :mod:`tabular.pg.telemetry`). ``history[name]`` reads one.
-    """
-
-    iteration: np.ndarray = field(metadata=SHARED)
-    metrics: dict[str, np.ndarray]
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        """The metric ``name`` (``[E]``, or ``[runs, E]``)."""
-        if name not in self.metrics:
-            raise KeyError(f"no metric {name!r} in this history; it has {self.names}")
-        return self.metrics[name]
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The metrics recorded, in order."""
-        return tuple(self.metrics)
-
-    @property
-    def runs(self) -> int | None:
-        """``None`` for a single-run history, else the number of runs."""
-        first = next(iter(self.metrics.values()))
-        return None if first.ndim == 1 else first.shape[0]
-
-    def run(self, i: int) -> TrainingHistory:
-        """Run ``i`` of a multi-run history."""
-        if self.runs is None:
-            raise ValueError("this history holds a single run (it has no run axis)")
-        if not -self.runs <= i < self.runs:
-            raise IndexError(f"run {i} is out of range for {self.runs} runs")
-        return TrainingHistory(self.iteration, {k: v[i] for k, v in self.metrics.items()})
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{k!r}: {_brief(v)}" for k, v in self.metrics.items())
-        return f"TrainingHistory(iteration={_brief(self.iteration)}, metrics={{{shown}}})"
 
 
 def check_history(history: object, eval_every: int | None, callback: object,
@@ -170,7 +122,7 @@ class Recorder:
     run axis).
     """
 
-    def __init__(self, mdp, ref_policy, beta: float, logits: np.ndarray,
+    def __init__(self, *, mdp, ref_policy, beta: float, logits: np.ndarray,
                  row_of_state: np.ndarray, runs: int | None, callback: Callback | None,
                  sampled: Callable[[int, int], dict[str, float]] | None, where: str):
         if not beta > 0.0:
@@ -253,15 +205,15 @@ class Recorder:
         return TrainingHistory(np.array(self.iterations, dtype=np.int64), metrics)
 
 
-def batch_sampler(su: Any, logits: np.ndarray, n: int, draw: Callable = sample_batch
+def batch_sampler(args: Any, logits: np.ndarray, n: int, draw: Callable = sample_batch
                   ) -> Callable[[int, int], dict[str, float]]:
     """``sampled(run, iteration)``: the :func:`batch_metrics` of the ``n`` episodes that
     ``draw`` (:func:`sample_batch`, or a learner's own sampler of the same signature)
     draws from run ``run``'s policy in ``logits`` and a copy of its stream, for a
-    learner set up as ``su`` (a :class:`~tabular.pg.setup.Setup`)."""
+    learner set up as ``args`` (a :class:`~tabular.pg.arguments.PolicyGradientArgs`)."""
     def sampled(run: int, iteration: int) -> dict[str, float]:
-        batch = draw(su.mdp.arrays, su.rollout, logits[run], su.rng_states[run].copy(), n)
-        return batch_metrics(batch, su.rollout)
+        batch = draw(args.mdp.arrays, args.rollout, logits[run], args.rng_states[run].copy(), n)
+        return batch_metrics(batch, args.rollout)
     return sampled
 
 

@@ -55,6 +55,7 @@ from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
+from tabular.pg.arguments import batch_args, step_size
 from tabular.pg.batches import (
     BatchIteration,
     RunState,
@@ -67,7 +68,6 @@ from tabular.pg.batches import (
     save_rows,
 )
 from tabular.pg.results import TrustRegionResult
-from tabular.pg.setup import batch_setup, step_size
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
@@ -276,7 +276,7 @@ def _trpo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-_trpo = runs_driver(_trpo_run)
+_trpo = runs_driver(_trpo_run, rollout=True)
 
 
 # ------------------------------------------------------------------ front end
@@ -322,25 +322,27 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
     iteration ``step_kl`` (the accepted step's batch KL, at most ``max_kl``; 0 with no
     step) and ``backtracks`` (halvings before the accepted step, ``-1``: none accepted).
     """
-    su = batch_setup(mdp, policy, iterations=iterations, episodes_per_batch=episodes_per_batch,
+    args = batch_args(mdp, policy, iterations=iterations, episodes_per_batch=episodes_per_batch,
                      ref_policy=ref_policy, beta=beta, reward_floor=reward_floor, gamma=gamma,
                      max_steps=max_steps, runs=runs, seed=seed)
-    params = TRPOParams(su.gamma, int(iterations), int(episodes_per_batch),
-                        check_unit_interval("lam", lam),
-                        step_size("alpha_value", alpha_value, 1.0),
-                        step_size("max_kl", max_kl),
-                        check_positive_int("cg_iterations", cg_iterations,
-                                           high=MAX_CG_ITERATIONS),
-                        check_positive_int("line_search_steps", line_search_steps,
-                                           high=MAX_LINE_SEARCH_STEPS))
+    params = TRPOParams(gamma=args.gamma, iterations=int(iterations),
+                        episodes_per_batch=int(episodes_per_batch),
+                        lam=check_unit_interval("lam", lam),
+                        alpha_value=step_size("alpha_value", alpha_value, 1.0),
+                        max_kl=step_size("max_kl", max_kl),
+                        cg_iterations=check_positive_int("cg_iterations", cg_iterations,
+                                                         high=MAX_CG_ITERATIONS),
+                        line_search_steps=check_positive_int(
+                            "line_search_steps", line_search_steps,
+                            high=MAX_LINE_SEARCH_STEPS))
     every = check_history(history, eval_every, callback, int(iterations), "trpo")
-    out = su.batch_outputs(int(iterations), backtracks=True)
+    out = args.batch_outputs(int(iterations), backtracks=True)
 
     def step(first, stop):
-        over_runs(_trpo, su.mdp.arrays, params._replace(first=first, iterations=stop),
-                  su.rollout, su.rng_states, out)
+        over_runs(_trpo, args.mdp.arrays, params._replace(first=first, iterations=stop),
+                  args.rollout, args.rng_states, out)
 
     trace = run_in_chunks(step, int(iterations), every,
-                          su.recorder(ref_policy, out.logits, callback, "trpo",
-                                      batch_sampler(su, out.logits, params.episodes_per_batch)))
-    return su.trust_region_result(out, trace)
+                          args.recorder(ref_policy, out.logits, callback, "trpo",
+                                      batch_sampler(args, out.logits, params.episodes_per_batch)))
+    return args.trust_region_result(out, trace)

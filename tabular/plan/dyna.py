@@ -20,8 +20,9 @@ three. The model is learned from samples
 (:mod:`tabular.plan.model`): either the last outcome of each pair, the
 deterministic model of the boxes, or every outcome seen with its count, a sample
 model of a stochastic environment from which planning draws outcomes in proportion
-to their counts. Kernels follow the runs driver of :mod:`tabular.learn.setup`; their
-records, the result and the argument checks are in :mod:`tabular.plan.setup`.
+to their counts. Kernels follow the runs driver of :mod:`tabular.learn`; their records
+and argument checks are in :mod:`tabular.plan.planner`, their result in
+:mod:`tabular.plan.results`.
 
 Conventions (as in :mod:`tabular.learn.td`): exploration follows a schedule over episodes;
 the step size a schedule over the updates of each pair, real and planned, counted
@@ -30,7 +31,7 @@ steps. Time steps ``t`` count the real steps of a run across its episodes: they
 time Dyna-Q+'s ``tau`` and the ``switch`` of a changing environment (Figures 8.4 and
 8.5: after ``switch=(step, other_mdp)``'s ``step`` time steps, the environment is
 ``other_mdp``; see :func:`tabular.envs.mazes.changing_maze`). ``-inf`` rewards are exact, as
-everywhere (:mod:`tabular.learn.setup`).
+everywhere (:mod:`tabular.learn.divergence`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ from tabular.plan.model import (
     sample_model,
     unlink,
 )
-from tabular.plan.setup import Planner, PlanningResult, check_planning_steps, plan
+from tabular.plan.planner import Planner, check_planning_steps, plan
+from tabular.plan.results import PlanningResult
 from tabular.rules.planning import exploration_bonus, priority
 from tabular.rules.values import epsilon_greedy_action, q_learning_target, update_toward
 from tabular.schedules import read_schedule, schedule_value
@@ -86,7 +88,7 @@ class Estimate(NamedTuple):
 
 @njit(cache=True)
 def _sampled(env, t):
-    """The model that ``env`` (a :class:`~tabular.plan.setup.Dynamics`) samples after ``t``
+    """The model that ``env`` (a :class:`~tabular.plan.planner.Dynamics`) samples after ``t``
     time steps."""
     return env.switched if t >= env.switch_step else env.model
 
@@ -168,8 +170,8 @@ def _sweep(estimate, model, queue, lists, params):
 @njit(cache=True, inline="always")
 def _planning_run(env, params, rng, out, run):
     """Run ``run`` of Dyna-Q, Dyna-Q+ or prioritized sweeping (``params.method``) in the
-    environment ``env`` (a :class:`~tabular.plan.setup.Dynamics`), drawing from ``rng``
-    and filling row ``run`` of ``out`` (a :class:`~tabular.plan.setup.PlanningOutputs`):
+    environment ``env`` (a :class:`~tabular.plan.planner.Dynamics`), drawing from ``rng``
+    and filling row ``run`` of ``out`` (a :class:`~tabular.plan.planner.PlanningOutputs`):
     the acting loop the boxes of sections 8.2-8.4 share, then each method's learning and
     planning."""
     method = params.method

@@ -24,13 +24,12 @@ The expected update reads the model as the DP sweeps do, and is the sweeps' own
 which each update keeps current; trajectories are simulated through
 :func:`~tabular.model.sampling.sample_step` and
 :func:`~tabular.model.sampling.sample_start`. The trajectory kernel follows the
-runs driver of :mod:`tabular.learn.setup`; uniform updates are deterministic (one run).
+runs driver of :mod:`tabular.learn`; uniform updates are deterministic (one run).
 ``-inf`` rewards are exact, as everywhere.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,19 +39,19 @@ from numba import njit
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_gamma, check_positive_int, check_unit_interval
-from tabular.learn.setup import initial_values, per_run
+from tabular.learn.arguments import initial_values, per_run
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
+from tabular.plan.results import ExpectedUpdatesResult
+from tabular.results import check_runs, with_run_axis
 from tabular.rules.values import epsilon_greedy_action, max_value
 from tabular.schedules import as_schedule, read_schedule, schedule_value
 from tabular.solve.bellman import ConvergenceError
 from tabular.solve.evaluation import EVALUATION_TOL, MAX_EVALUATION_STEPS, start_value
-from tabular.solve.results import short_repr
 from tabular.solve.sweeps import q_value
 from tabular.types import MDPLike, StepSize
 
-__all__ = ["ExpectedUpdatesResult", "branching_task", "trajectory_sampling",
+__all__ = ["branching_task", "trajectory_sampling",
            "uniform_expected_updates"]
 
 #: The most updates a planner makes, and the most evaluations it records.
@@ -60,35 +59,6 @@ MAX_UPDATES = 10**12
 MAX_EVALUATIONS = 10**6
 #: The largest branching task (``S * A * (b + 1)`` outcome slots, 25 bytes each).
 MAX_OUTCOME_SLOTS = 10**8
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class ExpectedUpdatesResult(RunsResult):
-    """What :func:`uniform_expected_updates` and :func:`trajectory_sampling` return.
-
-    ``updates``: int64 ``[E]``, the expected updates made before each evaluation
-    (``0, evaluate_every, 2 evaluate_every, ...`` and the last, ``updates``; shared by
-    the runs); ``start_values``: ``[E]`` or ``[runs, E]``, the value of the start
-    distribution under the greedy policy of ``Q`` at each evaluation; ``Q``: ``[S, A]``
-    or ``[runs, S, A]``, after the last update. ``policy`` is the greedy policy
-    ``argmax_a Q(s, a)`` (lowest action on ties), the one evaluated.
-    """
-
-    updates: np.ndarray = field(metadata=SHARED)
-    start_values: np.ndarray
-    Q: np.ndarray
-
-    __repr__ = short_repr
-
-    @property
-    def runs(self) -> int | None:
-        """``None`` for a single-run result (no run axis), else the number of runs."""
-        return None if self.start_values.ndim == 1 else self.start_values.shape[0]
-
-    @property
-    def policy(self) -> np.ndarray:
-        """The greedy policy ``argmax_a Q(s, a)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
 
 
 class UniformParams(NamedTuple):
@@ -283,7 +253,8 @@ def trajectory_sampling(mdp: MDPLike, *, updates: int, gamma: float = 1.0, epsil
     epsilon = as_schedule("epsilon", epsilon, low_inclusive=True)
     mdp, gamma, evaluate_at, out = _setup(mdp, updates, gamma, evaluate_every, initial_Q,
                                           n_runs)
-    params = TrajectoryParams(gamma, epsilon.params, evaluate_at, mdp.start)
+    params = TrajectoryParams(gamma=gamma, epsilon=epsilon.params, evaluate_at=evaluate_at,
+                              start=mdp.start)
     over_runs(_trajectory_sampling, mdp.arrays, params, seed_states(seed, n_runs), out)
     return _result(out, evaluate_at, gamma, runs)
 

@@ -26,7 +26,7 @@ The other RLHF learners are :func:`tabular.reinforce`, :func:`tabular.actor_crit
 ``beta``.
 """
 
-from tabular.pg.telemetry import TrainingHistory
+from tabular.pg.results import TrainingHistory
 from tabular.rlhf.best_of_n import BestOfN, best_of_n
 from tabular.rlhf.distillation import distill
 from tabular.rlhf.group import group_relative_advantages, grpo

@@ -21,9 +21,9 @@ from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_flag, check_positive_int, real_array
 from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
+from tabular.pg.arguments import policy_gradient_args, step_size
 from tabular.pg.results import PolicyGradientResult
 from tabular.pg.rollout import episode_buffers, kl_penalised, sample_episode
-from tabular.pg.setup import setup, step_size
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks, sample_batch
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
@@ -157,7 +157,7 @@ def _grpo_run(model, p, rollout, rng, out, run):
 
 
 # numba's plain pipeline: the simplifying one's array analysis fails on this loop
-_grpo = runs_driver(_grpo_run, simplifying=False)
+_grpo = runs_driver(_grpo_run, rollout=True, simplifying=False)
 
 
 def group_relative_advantages(returns: npt.ArrayLike, normalise: bool = True) -> FloatArray:
@@ -251,9 +251,10 @@ def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 50
     group_size = check_positive_int("group_size", group_size)
     if group_size < 2:
         raise ValueError(f"group_size must be >= 2 (a group needs a mean), got {group_size}")
-    su = setup(mdp, policy, ref_policy=ref_policy, beta=beta, reward_floor=reward_floor,
-               gamma=1.0, episodes=check_positive_int("iterations", iterations) * group_size,
-               max_steps=max_steps, runs=runs, seed=seed)
+    su = policy_gradient_args(mdp, policy, ref_policy=ref_policy, beta=beta,
+                              reward_floor=reward_floor, gamma=1.0,
+                              episodes=check_positive_int("iterations", iterations) * group_size,
+                              max_steps=max_steps, runs=runs, seed=seed)
     if advantage not in ADVANTAGES:
         raise ValueError(f"advantage must be one of {sorted(ADVANTAGES)}, got {advantage!r}")
     if aggregation not in AGGREGATIONS:

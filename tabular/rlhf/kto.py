@@ -48,8 +48,8 @@ from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
+from tabular.pg.arguments import check_no_overflow, policy_gradient_args
 from tabular.pg.rollout import episode_buffers, sample_episode
-from tabular.pg.setup import check_no_overflow, setup
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.results import short_repr, with_run_axis
 from tabular.rlhf.preference import (
@@ -170,7 +170,7 @@ def _kto_run(model, p, rollout, rng, out, run):
             ascend(theta[r], grad[r], p.alpha)
 
 
-_kto = runs_driver(_kto_run)
+_kto = runs_driver(_kto_run, rollout=True)
 
 
 def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
@@ -246,8 +246,9 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     start = as_softmax_policy(mdp, policy, greedy=False)
     ref_policy = start if ref_policy is None else ref_policy
     # the rewards are never read: the floor only keeps a -inf reward from being refused
-    su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=-MAX_REWARD,
-               gamma=1.0, episodes=steps, max_steps=None, runs=runs, seed=seed)
+    su = policy_gradient_args(mdp, start, ref_policy=ref_policy, beta=beta,
+                              reward_floor=-MAX_REWARD, gamma=1.0, episodes=steps, max_steps=None,
+                              runs=runs, seed=seed)
     records = feedback_records(feedback)
     ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()
     paths = possible_paths(env, [(x, y) for _, x, y, _ in records],

@@ -17,8 +17,8 @@ from numba import njit
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_bad
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
+from tabular.pg.arguments import check_no_overflow, policy_gradient_args
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
-from tabular.pg.setup import check_no_overflow, setup
 from tabular.pg.telemetry import Callback, Recorder, check_history, run_in_chunks
 from tabular.results import with_run_axis
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
@@ -291,8 +291,9 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
             check_descent(losses, loss, alpha)
 
     trace = run_in_chunks(step, steps, every, lambda: Recorder(
-        mdp, ref, beta, logits[None], row_of_state, None, callback,
-        lambda run, it: preference_metrics(data, logits, beta, params.ipo), "dpo"))
+        mdp=mdp, ref_policy=ref, beta=beta, logits=logits[None], row_of_state=row_of_state,
+        runs=None, callback=callback,
+        sampled=lambda run, it: preference_metrics(data, logits, beta, params.ipo), where="dpo"))
     check_no_overflow(logits, "logits")
     return DPOResult(logits, row_of_state.copy(), losses, trace)
 
@@ -399,7 +400,7 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
                 return
 
 
-_iterated_dpo = runs_driver(_iterated_dpo_run)
+_iterated_dpo = runs_driver(_iterated_dpo_run, rollout=True)
 
 
 def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, rounds: int = 4,
@@ -453,8 +454,8 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     start = as_softmax_policy(mdp, policy, greedy=False)
     every = check_history(history, eval_every, callback, rounds, "iterated_dpo")
     ref_policy = start if ref_policy is None else ref_policy
-    su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None, gamma=1.0,
-               episodes=rounds, max_steps=None, runs=runs, seed=seed)
+    su = policy_gradient_args(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None,
+                              gamma=1.0, episodes=rounds, max_steps=None, runs=runs, seed=seed)
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))

@@ -35,8 +35,8 @@ from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import TabularMDP, as_mdp
+from tabular.pg.arguments import policy_gradient_args
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
-from tabular.pg.setup import setup
 from tabular.results import RunsResult, with_run_axis
 from tabular.solve.dp import policy_evaluation
 from tabular.types import MDPLike, PolicyLike
@@ -103,7 +103,7 @@ class StepLabels(NamedTuple):
     counts: np.ndarray
 
 
-_step_labels = runs_driver(_step_labels_run)
+_step_labels = runs_driver(_step_labels_run, rollout=True)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -157,8 +157,8 @@ def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int
     responses = check_positive_int("responses", responses, high=MAX_COUNT)
     completions = check_positive_int("completions", completions, high=MAX_COUNT // responses)
     mdp = as_mdp(mdp)
-    su = setup(mdp, policy, ref_policy=None, beta=0.0, reward_floor=reward_floor, gamma=1.0,
-               episodes=responses, max_steps=None, runs=runs, seed=seed)
+    su = policy_gradient_args(mdp, policy, ref_policy=None, beta=0.0, reward_floor=reward_floor,
+                              gamma=1.0, episodes=responses, max_steps=None, runs=runs, seed=seed)
     parent = _tree_parents(mdp)
     n = su.rng_states.shape[0]
     labels = StepLabels(np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states)))

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
-from tabular.pg.results import trained_policy
-from tabular.pg.telemetry import TrainingHistory
+from tabular.pg.results import TrainingHistory, trained_policy
 from tabular.results import SHARED, RunsResult
 
 
@@ -47,7 +46,7 @@ class DPOResult(SoftmaxRunsResult):
     ``row_of_state`` (see :class:`~tabular.rlhf.results.SoftmaxRunsResult`) and ``loss``
     ``[steps]``, the mean loss (DPO's or IPO's) before each step. DPO draws nothing, so
     there is one run and no run axis (``runs is None``). ``history``: the
-    :class:`~tabular.pg.telemetry.TrainingHistory` with ``history=True``, else ``None``
+    :class:`~tabular.pg.results.TrainingHistory` with ``history=True``, else ``None``
     (likewise in the results below)."""
 
     loss: np.ndarray

@@ -24,5 +24,5 @@ is a plain ``@njit``, compiled once and inlined by LLVM into each kernel, unless
 ``inline="always"`` (inlined into numba's IR, and so re-typed in every kernel): action
 selection over a row, the softmax and ``grad log pi``, the returns and traces over
 arrays, ``td_error`` and ``td_target``, where the kernels need it for their speed
-(``docs/internals.md``).
+(``docs/decisions/2026-12-02-inlining-of-rules.md``).
 """

@@ -25,26 +25,36 @@ from tabular._numba.rng import bernoulli, randint
 
 def is_legal(legal, a):
     """Whether action ``a`` is available: ``legal[a]``, or True when ``legal`` is None."""
+    return True if legal is None else bool(legal[a])
 
 
 def random_legal_action(legal, n_actions, rng):
     """A uniformly random available action among ``n_actions`` (rejection sampling on
     ``legal``; one draw when ``legal`` is None)."""
+    while True:
+        a = randint(rng, n_actions)
+        if legal is None or legal[a]:
+            return a
 
 
 def first_legal(legal):
     """The first available action (0 when ``legal`` is None)."""
+    return 0 if legal is None else int(np.argmax(legal))
 
 
 def count_legal(legal, n_actions):
     """The number of available actions among ``n_actions``."""
+    return n_actions if legal is None else int(np.count_nonzero(legal[:n_actions]))
 
 
 def _absent(legal):
     return isinstance(legal, types.NoneType | types.Omitted)
 
 
-# Plain overloads, not inlined into numba's IR: see docs/internals.md.
+# The Python bodies above serve a call from Python; in a kernel, numba compiles these
+# overloads instead, one per type of ``legal``. Plain overloads, not inlined into
+# numba's IR: see
+# docs/decisions/2026-12-02-inlining-of-rules.md.
 
 
 @overload(is_legal)

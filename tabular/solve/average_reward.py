@@ -25,8 +25,6 @@ every model, episodic ones and ``-inf`` rewards included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
@@ -50,7 +48,12 @@ from tabular.solve.bellman import (
     with_end,
 )
 from tabular.solve.exact import EXACT_MAX_STATES
-from tabular.solve.results import SolverResult, SweepsResult, sweeps_fields
+from tabular.solve.results import (
+    AverageRewardResult,
+    FiniteHorizonResult,
+    RelativeValueIterationResult,
+    sweeps_fields,
+)
 from tabular.types import PolicyLike
 
 #: The reference state of the bias: ``h(REFERENCE) = 0``.
@@ -58,55 +61,6 @@ REFERENCE = 0
 #: The most values ``(horizon + 1) * S`` that :func:`finite_horizon` stores (1.6 GB with
 #: the policy).
 MAX_HORIZON_ENTRIES = 100_000_000
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class RelativeValueIterationResult(SweepsResult):
-    """What :func:`relative_value_iteration` returns.
-
-    ``rho``: the optimal gain, within ``tol / 2`` of ``rho*`` when converged;
-    ``h``: the bias (differential values) ``[S]``, ``h(0) = 0``; ``Q``: the differential
-    action values of ``h`` ``[S, A]``; ``policy``: greedy in ``Q``, int64 ``[S]``, whose
-    gain is within ``tol`` of ``rho*``; ``history``: the span
-    ``max(T h - h) - min(T h - h)`` of each sweep; ``converged``: the span fell below
-    ``tol`` (``False`` only with ``strict=False``); ``iterations``: the number of
-    sweeps; ``method``: ``"sync"``.
-    """
-
-    rho: float
-    h: np.ndarray
-    Q: np.ndarray
-    policy: np.ndarray
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class AverageRewardResult(SolverResult):
-    """What :func:`average_reward_solve` returns.
-
-    ``rho``: the gain of the policy; ``h``: its bias ``[S]``, ``h(0) = 0``; ``Q``: the
-    differential action values ``r(s, a) - rho + sum_s' p(s'|s, a) h(s')`` ``[S, A]``;
-    ``method``: ``"exact"``.
-    """
-
-    rho: float
-    h: np.ndarray
-    Q: np.ndarray
-    method: str
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class FiniteHorizonResult(SolverResult):
-    """What :func:`finite_horizon` returns.
-
-    ``V``: ``[horizon + 1, S]``, ``V[t]`` the optimal expected (discounted) return of the
-    ``horizon - t`` steps left at time ``t``, ``V[horizon]`` the terminal values;
-    ``policy``: int64 ``[horizon, S]``, ``policy[t]`` the action to take at time ``t``
-    (greedy, the lowest index among ties); ``method``: ``"backward_induction"``.
-    """
-
-    V: np.ndarray
-    policy: np.ndarray
-    method: str
 
 
 # --------------------------------------------------------------- algorithms

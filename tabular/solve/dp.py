@@ -39,8 +39,6 @@ where the trap cannot be avoided, ``max`` ignores actions that risk it, no NaN.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
@@ -70,85 +68,17 @@ from tabular.solve.bellman import (
     terminating_greedy_policy,
 )
 from tabular.solve.exact import policy_values
-from tabular.solve.results import SolverResult, SweepsResult, sweeps_fields
+from tabular.solve.results import (
+    PolicyEvaluationResult,
+    PolicyIterationResult,
+    SoftValueIterationResult,
+    ValueIterationResult,
+    sweeps_fields,
+)
 from tabular.types import PolicyLike
 
-__all__ = ["ConvergenceError", "PolicyEvaluationResult", "PolicyIterationResult",
-           "SoftValueIterationResult", "ValueIterationResult", "optimal_actions",
-           "policy_evaluation", "policy_iteration", "soft_value_iteration", "value_iteration"]
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class ValueIterationResult(SweepsResult):
-    """What :func:`value_iteration` returns.
-
-    ``V``: the values ``[S]``, within ``tol`` of ``v*`` when converged with
-    ``gamma < 1``; ``Q``: ``q(s, a)`` of ``V`` ``[S, A]`` (eq. 4.6); ``policy``: greedy in
-    ``Q``, int64 ``[S]`` (:func:`~tabular.terminating_greedy_policy` when
-    ``gamma == 1``); ``history``: the sup-norm residual ``||V_{k+1} - V_k||_inf`` of
-    each sweep; ``converged``: the stopping rule held (``False`` only with
-    ``strict=False``); ``iterations``: the number of sweeps; ``method``: ``"sync"``,
-    ``"inplace"`` or ``"blocked"``.
-    """
-
-    V: np.ndarray
-    Q: np.ndarray
-    policy: np.ndarray
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class PolicyEvaluationResult(SweepsResult):
-    """What :func:`policy_evaluation` returns.
-
-    ``V``: ``v_pi [S]``; ``Q``: ``q_pi [S, A]`` (eq. 4.6); ``history``: the residual of
-    each sweep (empty for ``"exact"``); ``converged``: the stopping rule held (always
-    ``True`` for ``"exact"``); ``iterations``: the number of sweeps (0 for
-    ``"exact"``); ``method``: ``"exact"``, ``"sync"`` or ``"inplace"``.
-    """
-
-    V: np.ndarray
-    Q: np.ndarray
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class PolicyIterationResult(SolverResult):
-    """What :func:`policy_iteration` returns.
-
-    ``V`` ``[S]``, ``Q`` ``[S, A]``: the final values (exact: ``v_pi`` of ``policy``;
-    modified: ``T* V`` of the last evaluation); ``policy``: int64 ``[S]``;
-    ``improvements``: the improvement steps that changed the policy; ``values``:
-    ``[iterations, S]``, the value after each evaluation step; ``converged``: the
-    policy was stable (exact) or the stopping rule held (modified), ``False`` only
-    with ``strict=False``; ``iterations``: the number of evaluation steps;
-    ``method``: ``"exact"`` (policy iteration, section 4.3) or ``"modified"``
-    (``eval_sweeps`` synchronous sweeps per evaluation, Puterman, 1994, section 6.5);
-    ``eval_sweeps``: ``None`` for ``"exact"``, else ``k``.
-    """
-
-    V: np.ndarray
-    Q: np.ndarray
-    policy: np.ndarray
-    improvements: int
-    values: np.ndarray
-    converged: bool
-    iterations: int
-    method: str
-    eval_sweeps: int | None
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class SoftValueIterationResult(SweepsResult):
-    """What :func:`soft_value_iteration` returns.
-
-    ``V``: the soft values ``[S]``; ``Q``: ``[S, A]`` of ``V`` (eq. 4.6); ``policy``: the
-    stochastic optimum ``[S, A]``, ``ref(a|s) exp((Q(s, a) - V(s)) / beta)``;
-    ``history``: the residual of each sweep; ``converged``: the stopping rule held;
-    ``iterations``: the number of sweeps; ``method``: ``"sync"`` or ``"inplace"``.
-    """
-
-    V: np.ndarray
-    Q: np.ndarray
-    policy: np.ndarray
+__all__ = ["ConvergenceError", "optimal_actions", "policy_evaluation", "policy_iteration",
+           "soft_value_iteration", "value_iteration"]
 
 
 # --------------------------------------------------------------- algorithms

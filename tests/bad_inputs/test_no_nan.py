@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import tabular
 from tabular.model.mdp import MAX_REWARD
-from tabular.pg.setup import MAX_POLICY_STEP
+from tabular.pg.arguments import MAX_POLICY_STEP
 from tabular.testing import gammas, mdps
 
 EPISODES = dict(episodes=10, max_steps=30)

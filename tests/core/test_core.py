@@ -2,20 +2,16 @@
 policy, argument checks."""
 
 import os
-import re
 import subprocess
 import sys
-import types
 import warnings
 
 import gymnasium as gym
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
-from numba.core import inline_closurecall
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
@@ -29,7 +25,6 @@ from tabular import (
     q_learning,
     seed_states,
 )
-from tabular._numba import inliner
 from tabular._numba.frame import local_stream
 from tabular._numba.rng import bernoulli, categorical, randint, uniform
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, runs_driver
@@ -39,7 +34,6 @@ from tabular.model.policy import as_softmax_policy
 from tabular.model.sampling import count_at_most
 from tabular.results import RunsResult
 from tabular.rules.policy_gradient import log_softmax, sample_softmax, softmax
-from tabular.rules.values import epsilon_greedy_action, q_learning_target
 
 
 @njit(cache=True)
@@ -340,50 +334,6 @@ def test_only_the_simplifying_pipelines_report_is_silenced():
         users(1)
     reports = [w for w in caught if "no transformation for parallel" in str(w.message)]
     assert len(reports) == 1 and reports[0].category is NumbaPerformanceWarning
-
-
-def _inlining_probe(q, rng):
-    return epsilon_greedy_action(q, 0.1, rng) + q_learning_target(1.0, 0.9, q, False)
-
-
-def _probe_in(module: str):
-    """:func:`_inlining_probe` as a kernel of ``module``."""
-    probe = types.FunctionType(_inlining_probe.__code__, globals(), "probe")
-    probe.__module__ = module
-    return njit(probe)
-
-
-def test_the_inliners_shared_scope_copies_serve_our_kernels_only(monkeypatch):
-    """While one of the library's kernels compiles, numba's inliner copies a callee's
-    scope once per inlining instead of once per block (:mod:`tabular._numba.inliner`):
-    the same machine code, and a user's kernel is compiled by numba's own copies."""
-    if not isinstance(inline_closurecall.copy, inliner._SharedScopeCopies):
-        pytest.skip(f"numba {numba.__version__}: not a version the shared copies were checked on")
-    assert inliner.install() is False  # installed once, on import
-    shared = []
-
-    def spy(*args, **kwargs):
-        shared.append(inliner._state.memos is not None)
-        return numba_inline_ir(*args, **kwargs)
-
-    numba_inline_ir = inliner._numba_inline_ir
-    monkeypatch.setattr(inliner, "_numba_inline_ir", spy)
-    q, rng = np.array([1.0, 3.0, 3.0]), seed_states(0)[0]
-    ours = _probe_in("tabular.probe")
-    ours(q, rng.copy())
-    assert shared and all(shared)
-    shared.clear()
-    users = _probe_in("tests.probe")
-    users(q, rng.copy())
-    assert shared and not any(shared)
-
-    def machine_code(kernel) -> list[str]:
-        asm = re.sub(r"_ZN[\w$.]*", "", next(iter(kernel.inspect_asm().values())))
-        return [line for line in asm.split("\n") if "probe" not in line and ".const" not in line
-                and ".asci" not in line]
-
-    assert machine_code(ours) == machine_code(users)
-    assert ours(q, rng.copy()) == users(q, rng.copy())
 
 
 def test_two_drivers_never_share_a_name():

@@ -163,7 +163,7 @@ def test_the_walk_finds_the_api():
     assert "tabular.solve.dp.value_iteration" in CALLABLES
     assert "tabular.model.mdp.TabularMDP.from_dense" in CALLABLES
     assert "tabular.envs.base.ModelEnv.step" in CALLABLES
-    assert "tabular.solve.dp.ValueIterationResult" in result_classes()
+    assert "tabular.solve.results.ValueIterationResult" in result_classes()
 
 
 def test_every_public_callable_is_annotated():

@@ -2,11 +2,13 @@
 and the optional parts of the install (extras)."""
 
 import configparser
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import pytest
 
 import tabular
@@ -54,16 +56,23 @@ def notices(stderr: str) -> list[str]:
 
 def test_a_first_compile_is_announced_once_and_a_cached_call_not_at_all(tmp_path):
     cold = run(Q_LEARNING, tmp_path)
-    assert notices(cold.stderr) == [notice.message("q_learning")]
-    assert notice.message("q_learning").startswith(
-        "tabular: compiling q_learning (first use, cached afterwards, up to ~")
+    low = notice.reference_seconds()["q_learning"]
+    assert notices(cold.stderr) == [
+        f"tabular: compiling q_learning (first use, cached afterwards; {low:.0f}-"
+        f"{low * notice.BUSY_FACTOR:.0f} s)", notice.WARM_HINT]
     warm_run = run(Q_LEARNING, tmp_path)
     assert notices(warm_run.stderr) == []
+    # a new variant compiles in a later process: the entry point was announced already
+    masked = run("import numpy as np\n" + Q_LEARNING.replace(
+        "episodes=3)", "episodes=3, action_mask=np.ones((4, 2), dtype=bool))"), tmp_path)
+    assert notices(masked.stderr) == []
+    assert "q_learning" in json.loads((tmp_path / notice.RECORD_NAME).read_text())["announced"]
 
 
 def test_a_public_function_over_one_rule_is_announced(tmp_path):
     got = run(ADVANTAGES.format(quiet=False), tmp_path)
-    assert notices(got.stderr) == [notice.message("group_relative_advantages")]
+    assert notices(got.stderr) == [notice.message("group_relative_advantages", {}),
+                                   notice.WARM_HINT]
 
 
 @pytest.mark.parametrize("how", ["variable", "function"])
@@ -89,9 +98,46 @@ def test_an_entry_point_is_named_by_its_outermost_public_frame():
     assert notice._outermost(Frame(inner, None), names) == "pretrain"
 
 
-def test_the_estimates_are_of_warmed_entry_points():
-    assert set(notice.COMPILE_SECONDS) <= set(warm.CALLS)
-    assert notice.message("no_such_entry_point").endswith("cached afterwards, a few seconds)")
+def test_the_measured_seconds_cover_the_warmed_entry_points_and_ship_with_the_package():
+    assert set(notice.reference_seconds()) == set(warm.CALLS)
+    assert all(seconds > 0 for seconds in notice.reference_seconds().values())
+    assert notice.message("no_such_entry_point", {}).endswith(
+        "cached afterwards; a few seconds)")
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    assert notice.DATA_FILE.name in cfg["options.package_data"]["tabular._numba"]
+
+
+def test_the_notice_states_this_machines_seconds_once_measured(tmp_path, monkeypatch):
+    """Without a measurement of this machine, the reference's range; with one of the
+    entry point, that; with others only, the reference scaled by their median ratio."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    reference = notice.reference_seconds()
+    low = reference["sarsa"]
+    assert notice.expected_seconds("sarsa") == f"{low:.0f}-{low * notice.BUSY_FACTOR:.0f} s"
+    notice.write_record(seconds={"sarsa": 12.4})
+    assert notice.expected_seconds("sarsa") == "~12 s on this machine"
+    ratio = 12.4 / low
+    assert notice.expected_seconds("ppo") == f"~{reference['ppo'] * ratio:.0f} s on this machine"
+    notice.write_record(announced=["ppo"])
+    assert notice.read_record() == {"announced": ["ppo"], "seconds": {"sarsa": 12.4}}
+
+
+def test_tabular_warm_measure_writes_the_data_file_the_notice_reads(tmp_path, monkeypatch):
+    data = tmp_path / "compile_seconds.json"
+    data.write_text(notice.DATA_FILE.read_text())
+    monkeypatch.setattr(notice, "DATA_FILE", data)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    notice.reference_seconds.cache_clear()
+    try:
+        warm.write_measurements({"q_learning": 3.21, "ppo": 10.07}, jobs=1)
+        assert notice.reference_seconds()["q_learning"] == 3.3  # rounded up to a tenth
+        assert notice.reference_seconds()["ppo"] == 10.1
+        assert set(notice.reference_seconds()) == set(warm.CALLS)  # the others kept
+        assert notice.read_record()["seconds"] == {"q_learning": 3.2, "ppo": 10.1}
+    finally:
+        monkeypatch.undo()
+        notice.reference_seconds.cache_clear()
 
 
 # --------------------------------------------------------------------- tabular-warm
@@ -118,6 +164,17 @@ def test_tabular_warm_is_a_console_script_and_the_install_step_runs_it():
     listed = subprocess.run([sys.executable, "-m", "tabular.warm", "--list"], check=True,
                             capture_output=True, text=True, cwd=ROOT).stdout.split()
     assert listed == list(warm.CALLS)
+
+
+def test_make_docs_compiles_nothing_and_make_test_warms(tmp_path):
+    """Sphinx imports the package and runs no kernel: the docs' install is not
+    ``tabular-warm``'s (seven of ``make docs``' ten minutes were)."""
+    def plan(target):
+        return subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'venv'}"], check=True,
+                              capture_output=True, text=True, cwd=ROOT).stdout
+    docs, test = plan("docs"), plan("test")
+    assert "sphinx" in docs and "pip install" in docs and "tabular-warm" not in docs
+    assert "tabular-warm" in test
 
 
 # --------------------------------------------------------------------- extras

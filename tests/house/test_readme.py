@@ -1,7 +1,7 @@
 """The README cannot rot: the zoo table names every public learner, solver and RLHF
 function, each importable from where it says; the paths, modules and links it names
 exist. Its code blocks (and ``docs/rl_for_llms.md``'s) run, their printed values
-checked, in ``tests/docs/test_documented_values.py``."""
+checked, in ``tests/house/test_documented_values.py``."""
 
 import importlib
 import inspect

@@ -42,7 +42,7 @@ from tabular import (
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_slice
 from tabular.learn import td
-from tabular.learn.setup import ControlOutputs, prediction_outputs
+from tabular.learn.outputs import ControlOutputs, prediction_outputs
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -315,7 +315,7 @@ def test_q_learning_on_the_trap_grid_is_exact():
 
 @pytest.mark.parametrize("learn", [sarsa, expected_sarsa])
 def test_on_policy_values_of_a_reachable_trap_are_minus_infinity(learn):
-    """As documented in tabular.learn.setup: under an epsilon-soft policy the trap is
+    """As documented in tabular.learn.divergence: under an epsilon-soft policy the trap is
     reachable from the start, so its exact value there is -inf, and that is what the
     on-policy methods learn; with a finite trap reward their values are finite."""
     mdp = model("tabzoo/TrapTreasure-v0")

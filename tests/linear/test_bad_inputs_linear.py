@@ -1,5 +1,5 @@
 """The bad-input catalogue of tabular.linear (issue 45, part 3), in the row format of
-``tests/test_bad_inputs.py``: ``(name, call, exception type, fragment of the message)``;
+``tests/bad_inputs/test_bad_inputs.py``: ``(name, call, exception type, fragment of the message)``;
 and a hypothesis property over random bad values for every public callable of
 ``tabular.linear``: each raises a ``ValueError`` or ``TypeError`` naming the parameter,
 never returns a NaN.

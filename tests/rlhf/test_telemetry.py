@@ -8,8 +8,8 @@ import pytest
 from tabular import actor_critic, ppo, reinforce, schedules, trpo
 from tabular._numba.rng import seed_states
 from tabular.envs import load_scenario
+from tabular.pg.arguments import policy_gradient_args
 from tabular.pg.batches import RunState, batch_buffers, collect_batch
-from tabular.pg.setup import setup
 from tabular.pg.telemetry import EXACT, SAMPLED, sample_batch
 from tabular.rlhf import (
     TrainingHistory,
@@ -135,9 +135,10 @@ def test_the_exact_metrics_are_the_exact_functions(ex, name, call, iterations):
 
 
 def rollout(ex, M):
-    """The rollout PPO reads, as its setup builds it."""
-    return setup(ex.mdp, ex.reference, ref_policy=ex.reference, beta=BETA, reward_floor=None,
-                 gamma=1.0, episodes=M, max_steps=None, runs=None, seed=0).rollout
+    """The rollout PPO reads, as its argument checks build it."""
+    return policy_gradient_args(ex.mdp, ex.reference, ref_policy=ex.reference, beta=BETA,
+                                reward_floor=None, gamma=1.0, episodes=M, max_steps=None, runs=None,
+                                seed=0).rollout
 
 
 @pytest.mark.parametrize("learner, per_iteration, draw", [

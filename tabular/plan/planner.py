@@ -1,10 +1,10 @@
-"""What the planning learners of :mod:`tabular.plan.dyna` share: their kernel records, their
-result, and the checks of their arguments.
+"""What sets each planning learner of :mod:`tabular.plan.dyna` apart (:class:`Planner`), the
+records its kernel reads and fills, the checks of its arguments, and :func:`plan`, which
+checks them, runs the kernel and returns the result (:mod:`tabular.plan.results`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -12,17 +12,13 @@ import numpy as np
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs
 from tabular.checks import check_count, check_gamma, check_positive_int
-from tabular.learn.results import ControlResult
-from tabular.learn.setup import (
-    check_episode_args,
-    check_estimate,
-    control_outputs,
-    initial_values,
-)
+from tabular.learn.arguments import check_episode_args, initial_values
+from tabular.learn.divergence import check_estimate
+from tabular.learn.outputs import control_outputs
 from tabular.model.mdp import ModelArrays, TabularMDP, as_mdp
+from tabular.plan.results import PlanningResult
 from tabular.results import with_run_axis
 from tabular.schedules import as_schedule
-from tabular.solve.results import short_repr
 
 #: The most planning updates per real step a learner accepts.
 MAX_PLANNING_STEPS = 10**8
@@ -77,28 +73,6 @@ class PlanningOutputs(NamedTuple):
     returns: np.ndarray
     lengths: np.ndarray
     updates: np.ndarray
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class PlanningResult(ControlResult):
-    """What the planning learners return: a :class:`~tabular.ControlResult` and
-    ``episode_updates``.
-
-    ``Q`` ``[S, A]``; ``episode_returns`` (undiscounted sum of rewards) and
-    ``episode_lengths`` (steps) ``[episodes]``; ``episode_updates`` (int64
-    ``[episodes]``): the updates of ``Q`` made in each episode, real and planned; each
-    with a leading run axis when ``runs=n``. ``policy``, ``V``, ``runs``, ``episodes``
-    and ``run(i)`` are those of a ``ControlResult``; ``control`` is the result as one.
-    """
-
-    episode_updates: np.ndarray
-
-    __repr__ = short_repr
-
-    @property
-    def control(self) -> ControlResult:
-        """The result without ``episode_updates``, as every control learner returns it."""
-        return ControlResult(self.episode_returns, self.episode_lengths, self.Q)
 
 
 class Planner(NamedTuple):
@@ -167,10 +141,12 @@ def plan(driver, planner: Planner, mdp, *, switch, gamma, episodes, alpha, epsil
     mdps = [mdp] if other is None else [mdp, other]
     counts = _counts_model(planner.model, mdps)
     capacity = sum(m.n_outcomes for m in mdps) if counts else 1  # distinct outcomes seen
-    params = PlanningParams(planner.method, gamma, alpha.params, epsilon.params, episodes,
-                            max_steps, planner.planning_steps, counts, capacity, planner.kappa,
-                            planner.theta)
-    out = PlanningOutputs(Q, returns, lengths, np.zeros((n_runs, episodes), dtype=np.int64))
+    params = PlanningParams(method=planner.method, gamma=gamma, alpha=alpha.params,
+                            epsilon=epsilon.params, episodes=episodes, max_steps=max_steps,
+                            planning_steps=planner.planning_steps, counts=counts, capacity=capacity,
+                            kappa=planner.kappa, theta=planner.theta)
+    out = PlanningOutputs(Q=Q, returns=returns, lengths=lengths,
+                          updates=np.zeros((n_runs, episodes), dtype=np.int64))
     env = Dynamics(mdp.arrays, (mdp if other is None else other).arrays, switch_step)
     over_runs(driver, env, params, seed_states(seed, n_runs), out)
     for m in mdps:  # a -inf value is exact only if one of the models pays -inf

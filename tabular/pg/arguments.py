@@ -1,13 +1,16 @@
-"""The checks in front of the policy-gradient kernels, shared by :mod:`tabular.pg.learners`,
-:func:`tabular.trpo` and :func:`tabular.rlhf.grpo`: every error names the parameter.
+"""The argument checks in front of the policy-gradient kernels, shared by
+:mod:`tabular.pg.learners`, :func:`tabular.trpo` and :func:`tabular.rlhf.grpo`: every error
+names the parameter.
 
-:func:`setup` validates what all these learners take (the MDP, the starting policy,
+:func:`policy_gradient_args` validates what all these learners take (the MDP, the starting policy,
 the KL penalty, the reward floor, ``gamma``, the episode counts, ``runs`` and
 ``seed``) and returns it in the form the kernels read
 (:class:`~tabular.pg.rollout.Rollout`, one xoshiro stream per run);
-:meth:`Setup.outputs` allocates a kernel's outputs and :meth:`Setup.result` turns
-them into a :class:`~tabular.pg.results.PolicyGradientResult` (:meth:`Setup.batch_outputs`
-and :meth:`Setup.trust_region_result` for PPO and TRPO, with statistics per batch).
+:meth:`PolicyGradientArgs.outputs` allocates a kernel's outputs and
+:meth:`PolicyGradientArgs.result` turns them into a
+:class:`~tabular.pg.results.PolicyGradientResult`
+(:meth:`PolicyGradientArgs.batch_outputs` and :meth:`PolicyGradientArgs.trust_region_result`
+for PPO and TRPO, with statistics per batch).
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ import numpy as np
 
 from tabular._numba.rng import seed_states
 from tabular.checks import check_gamma, check_nonnegative, check_number, check_positive_int
-from tabular.learn.setup import check_episode_args, per_run
+from tabular.learn.arguments import check_episode_args, per_run
 from tabular.model.mdp import MAX_REWARD, TabularMDP, as_mdp
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.pg.batches import TrustRegionOutputs
-from tabular.pg.results import PolicyGradientResult, TrustRegionResult
+from tabular.pg.results import PolicyGradientResult, TrainingHistory, TrustRegionResult
 from tabular.pg.rollout import PolicyGradientOutputs, Rollout
-from tabular.pg.telemetry import Recorder, TrainingHistory
+from tabular.pg.telemetry import Recorder
 from tabular.results import with_run_axis
 from tabular.schedules import as_schedule
 
@@ -101,7 +104,7 @@ def reference(mdp: TabularMDP, policy: SoftmaxPolicy, ref_policy, beta):
 
 
 @dataclass(frozen=True)
-class Setup:
+class PolicyGradientArgs:
     """The validated arguments every policy-gradient learner shares."""
 
     mdp: TabularMDP
@@ -116,10 +119,10 @@ class Setup:
         """Per-run copies of the policy's logits, a zero ``V`` (``None`` without
         ``value``), returns and lengths."""
         n = self.rng_states.shape[0]
-        return PolicyGradientOutputs(per_run(self.policy.logits, n),
-                                     np.zeros((n, self.mdp.n_states)) if value else None,
-                                     np.zeros((n, self.episodes)),
-                                     np.zeros((n, self.episodes), dtype=np.int64))
+        return PolicyGradientOutputs(logits=per_run(self.policy.logits, n),
+                                     V=np.zeros((n, self.mdp.n_states)) if value else None,
+                                     returns=np.zeros((n, self.episodes)),
+                                     lengths=np.zeros((n, self.episodes), dtype=np.int64))
 
     def batch_outputs(self, iterations: int, kl_penalty: bool = False,
                       backtracks: bool = False) -> TrustRegionOutputs:
@@ -128,15 +131,17 @@ class Setup:
         logits, V, returns, lengths = self.outputs()
         assert V is not None  # outputs() with its default value=True makes the critic
         n = logits.shape[0]
-        return TrustRegionOutputs(logits, V, returns, lengths, np.zeros((n, iterations)),
-                                  np.zeros((n, iterations)) if kl_penalty else None,
-                                  np.zeros((n, iterations), dtype=np.int64) if backtracks
-                                  else None)
+        return TrustRegionOutputs(logits=logits, V=V, returns=returns, lengths=lengths,
+                                  step_kl=np.zeros((n, iterations)),
+                                  kl_penalty=np.zeros((n, iterations)) if kl_penalty else None,
+                                  backtracks=(np.zeros((n, iterations), dtype=np.int64)
+                                              if backtracks else None))
 
     def trust_region_result(self, out: TrustRegionOutputs,
                             history: TrainingHistory | None = None) -> TrustRegionResult:
         """The public result of :meth:`batch_outputs` once a kernel filled them."""
-        base = self.result(PolicyGradientOutputs(out.logits, out.V, out.returns, out.lengths),
+        base = self.result(PolicyGradientOutputs(logits=out.logits, V=out.V, returns=out.returns,
+                                                 lengths=out.lengths),
                            history=history)
         stats = {name: with_run_axis(getattr(out, name), self.runs)
                  for name in ("step_kl", "kl_penalty", "backtracks")}
@@ -152,10 +157,12 @@ class Setup:
         if value:
             assert out.V is not None  # outputs(value=True) made it
             check_no_overflow(out.V, "V")
-        return PolicyGradientResult(
-            with_run_axis(out.returns, self.runs), with_run_axis(out.lengths, self.runs),
-            with_run_axis(out.logits, self.runs), self.policy.row_of_state.copy(),
-            with_run_axis(out.V, self.runs) if value else None, history)
+        return PolicyGradientResult(episode_returns=with_run_axis(out.returns, self.runs),
+                                    episode_lengths=with_run_axis(out.lengths, self.runs),
+                                    logits=with_run_axis(out.logits, self.runs),
+                                    row_of_state=self.policy.row_of_state.copy(),
+                                    V=with_run_axis(out.V, self.runs) if value else None,
+                                    history=history)
 
     def recorder(self, ref_policy, logits: np.ndarray, callback, where: str,
                  sampled=None) -> Callable[[], Recorder]:
@@ -163,8 +170,9 @@ class Setup:
         by this, for :func:`~tabular.pg.telemetry.run_in_chunks`: its runs' ``logits``
         against ``ref_policy`` and ``beta``, with ``callback`` and the learner's
         ``sampled`` metrics."""
-        return lambda: Recorder(self.mdp, ref_policy, self.rollout.beta, logits,
-                                self.policy.row_of_state, self.runs, callback, sampled, where)
+        return lambda: Recorder(mdp=self.mdp, ref_policy=ref_policy, beta=self.rollout.beta,
+                                logits=logits, row_of_state=self.policy.row_of_state,
+                                runs=self.runs, callback=callback, sampled=sampled, where=where)
 
 
 def check_no_overflow(values: np.ndarray, name: str) -> None:
@@ -178,8 +186,8 @@ def check_no_overflow(values: np.ndarray, name: str) -> None:
             "smaller alpha, beta or reward_floor magnitude")
 
 
-def setup(mdp, policy, *, ref_policy, beta, reward_floor, gamma, episodes, max_steps, runs,
-          seed) -> Setup:
+def policy_gradient_args(mdp, policy, *, ref_policy, beta, reward_floor, gamma, episodes, max_steps,
+                         runs, seed) -> PolicyGradientArgs:
     """Check the arguments every policy-gradient learner shares and put them in the form
     its kernel reads.
 
@@ -197,15 +205,18 @@ def setup(mdp, policy, *, ref_policy, beta, reward_floor, gamma, episodes, max_s
               else as_softmax_policy(mdp, policy, greedy=False))
     beta, ref_log_probs, ref_row = reference(mdp, policy, ref_policy, beta)
     episodes, n, max_steps = check_episode_args(mdp, episodes, runs, max_steps, DEFAULT_MAX_STEPS)
-    rollout = Rollout(policy.row_of_state, max_steps, check_reward_floor(mdp, reward_floor),
-                      beta, ref_log_probs, ref_row)
-    return Setup(mdp, policy, rollout, check_gamma(gamma), episodes, runs, seed_states(seed, n))
+    rollout = Rollout(row_of_state=policy.row_of_state, max_steps=max_steps,
+                      reward_floor=check_reward_floor(mdp, reward_floor), beta=beta,
+                      ref_log_probs=ref_log_probs, ref_row=ref_row)
+    return PolicyGradientArgs(mdp=mdp, policy=policy, rollout=rollout, gamma=check_gamma(gamma),
+                              episodes=episodes, runs=runs, rng_states=seed_states(seed, n))
 
 
-def batch_setup(mdp, policy, *, iterations, episodes_per_batch, **shared) -> Setup:
-    """:func:`setup` for a learner that learns from ``iterations`` batches of
+def batch_args(mdp, policy, *, iterations, episodes_per_batch, **shared) -> PolicyGradientArgs:
+    """:func:`policy_gradient_args` for a learner that learns from ``iterations`` batches of
     ``episodes_per_batch`` episodes (PPO, TRPO): both counts checked (>= 1), the result
-    holding their product of episodes; ``shared``: the other arguments of :func:`setup`."""
+    holding their product of episodes; ``shared``: the other arguments of
+    :func:`policy_gradient_args`."""
     episodes = (check_positive_int("iterations", iterations)
                 * check_positive_int("episodes_per_batch", episodes_per_batch))
-    return setup(mdp, policy, episodes=episodes, **shared)
+    return policy_gradient_args(mdp, policy, episodes=episodes, **shared)

@@ -1,0 +1,56 @@
+"""Numba helpers the learners' episode loops share: following a policy for a whole
+episode (:func:`record_episode`, the Monte Carlo learners), first visits
+(:func:`mark_first_visits`) and the ring buffers of the n-step and lambda learners
+(:func:`ring_mask`). Each reads the model only through
+:func:`~tabular.model.sampling.sample_start` and :func:`~tabular.model.sampling.sample_step`.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from tabular._numba.rng import categorical
+from tabular.model.sampling import sample_start, sample_step
+
+
+@njit(cache=True, inline="always")
+def record_episode(model, policy, rng, states, actions, rewards):
+    """Follow ``policy`` (``[S, A]``) from a start state for at most ``L =
+    states.shape[0] - 1`` steps, recording ``S_t`` in ``states[t]`` (``t <= T``), ``A_t``
+    in ``actions[t]`` and ``R_{t+1}`` in ``rewards[t]`` (``t < T``). Returns ``(T,
+    terminated, the sum of the rewards)``; an episode cut at ``L`` steps has
+    ``terminated`` False (the Monte Carlo learners then bootstrap from ``S_T``)."""
+    max_steps = states.shape[0] - 1
+    s = sample_start(model, rng)
+    terminated = False
+    T = 0
+    total = 0.0
+    while not terminated and T < max_steps:
+        states[T] = s
+        a = categorical(rng, policy[s])
+        actions[T] = a
+        s, r, terminated = sample_step(model, s, a, rng)
+        rewards[T] = r
+        total += r
+        T += 1
+    states[T] = s
+    return T, terminated, total
+
+
+@njit(cache=True, inline="always")
+def mark_first_visits(states, T, first_time):
+    """``first_time[s]``: the first ``t < T`` with ``states[t] = s``, for the states the
+    episode visits (``first_time`` holds -1 for every state on entry)."""
+    for t in range(T):
+        if first_time[states[t]] < 0:
+            first_time[states[t]] = t
+
+
+@njit(cache=True)
+def ring_mask(n):
+    """The index mask of the smallest ring buffer whose size, a power of two, exceeds
+    ``n``: step ``t`` lives in slot ``t & mask`` (a mask, not a division)."""
+    mask = 1
+    while mask < n:
+        mask = 2 * mask + 1
+    return mask
