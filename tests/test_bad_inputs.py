@@ -536,8 +536,8 @@ RLHF_ROWS = [
         TOKENS, TOKEN_POLICY, [("Say bye.", "hello", "Say")], beta=0.1), ValueError,
      "prompt 'Say bye.' is not"),
     ("dpo loss", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
-                                     beta=0.1, loss="hinge"), ValueError,
-     "loss must be 'sigmoid' or 'ipo'"),
+                                     beta=0.1, loss="kto"), ValueError,
+     "loss must be one of"),
     ("dpo beta 0", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
                                        beta=0.0), ValueError, "beta"),
     ("kto feedback malformed", lambda: tabular.kto(
@@ -901,7 +901,7 @@ CORE_ROWS = list(flag_rows()) + [
 RLHF_EDGE_ROWS = [
     ("dpo on a TabularMDP", lambda: tabular.dpo(
         TOKENS.to_mdp(), TOKEN_POLICY, [("Say hello.", "hello", "Say")], beta=0.1), TypeError,
-     "env must be a token MDP"),
+     "mdp must be a token MDP"),
     ("dpo ipo beta 1e-300", lambda: tabular.dpo(
         TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")], beta=1e-300, loss="ipo"),
      ValueError, "beta must be at least"),
@@ -916,7 +916,7 @@ RLHF_EDGE_ROWS = [
      ValueError, "kl_samples must be at most 50,000"),
     ("kto_optimum on a string", lambda: tabular.kto_optimum(
         "tokens", TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1), TypeError,
-     "env must be a token MDP"),
+     "mdp must be a token MDP"),
     ("iterated_dpo rounds times pairs", lambda: tabular.iterated_dpo(
         TOKENS, TOKEN_POLICY, beta=0.1, rounds=10**4, pairs=10**5), ValueError,
      "pairs must be at most 10,000"),

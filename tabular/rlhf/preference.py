@@ -21,8 +21,9 @@ from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.pg.telemetry import Callback, Recorder, check_history, run_in_chunks
 from tabular.results import with_run_axis
+from tabular.rlhf.losses import LossSpec, comparison_loss, f_score, loss_spec
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
-from tabular.rlhf.reward_model import bradley_terry_wins, log_sigmoid, preference_records, sigmoid
+from tabular.rlhf.reward_model import bradley_terry_wins, preference_records
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
 from tabular.solve.tree import as_token_env
 from tabular.types import MDPLike, PolicyLike, TokenEnv
@@ -49,28 +50,28 @@ class Preferences(NamedTuple):
 
 
 class DPOParams(NamedTuple):
-    """:func:`dpo`'s hyper-parameters as its kernel reads them."""
+    """:func:`dpo`'s hyper-parameters as its kernel reads them: the ``loss`` (a
+    :class:`~tabular.rlhf.losses.LossSpec`), the gradient ``steps`` and the step size."""
 
-    beta: float
+    loss: LossSpec
     steps: int
     alpha: float
-    ipo: bool
 
 
-def response_path(env: TokenEnv, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
-    """The states and actions (tokens) by which a token MDP ``env`` generates ``response``
-    to ``prompt`` (one of ``env.prompts``)."""
-    if prompt not in env.prompts:
-        raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {env.prompts!r}")
-    p = env.prompts.index(prompt)
-    ids = env.encode(response, f"response {response!r}")
-    if len(ids) < env.max_len:
-        ids = ids + (env.eos_id,)
-    states = np.array([env.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
+def response_path(mdp: TokenEnv, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
+    """The states and actions (tokens) by which a token MDP ``mdp`` (an ``envs.TokenMDP``)
+    generates ``response`` to ``prompt`` (one of ``mdp.prompts``)."""
+    if prompt not in mdp.prompts:
+        raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {mdp.prompts!r}")
+    p = mdp.prompts.index(prompt)
+    ids = mdp.encode(response, f"response {response!r}")
+    if len(ids) < mdp.max_len:
+        ids = ids + (mdp.eos_id,)
+    states = np.array([mdp.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
     return states, np.array(ids, dtype=np.int64)
 
 
-def possible_paths(env, texts, log_probs: dict, method: str) -> dict:
+def possible_paths(mdp, texts, log_probs: dict, method: str) -> dict:
     """``{(prompt, response): (states, actions)}`` (:func:`response_path`) of the distinct
     ``texts``, each checked to have positive probability under every policy of
     ``log_probs`` (``{name: [S, A] log-probabilities}``); an error names the response,
@@ -78,7 +79,7 @@ def possible_paths(env, texts, log_probs: dict, method: str) -> dict:
     paths = {}
     for x, y in texts:
         if (x, y) not in paths:
-            s, a = paths[(x, y)] = response_path(env, x, y)
+            s, a = paths[(x, y)] = response_path(mdp, x, y)
             for name, lp in log_probs.items():
                 if not np.isfinite(lp[s, a]).all():
                     raise ValueError(f"response {y!r} to prompt {x!r} has probability 0 "
@@ -88,14 +89,24 @@ def possible_paths(env, texts, log_probs: dict, method: str) -> dict:
 
 
 @njit(cache=True, inline="always")
-def sequence_log_prob(logits, rows, actions, length, buf):
-    """``log pi(y|x) = sum_t log pi(a_t | s_t)`` along one response (the chain rule), from
-    the rows of logits its first ``length`` tokens read; ``buf`` ``[A]`` is scratch."""
+def desensitised_log_prob(logits, rows, actions, length, public, ld_alpha, buf):
+    """``log pi(y|x)`` along one response from the rows of logits its first ``length``
+    tokens read, the tokens from ``public`` on weighted by ``ld_alpha``: LD-DPO's
+    ``log pi = sum_{t < l_p} log pi(a_t|s_t) + alpha sum_{t >= l_p} log pi(a_t|s_t)``, with
+    ``l_p`` the shorter length of the pair (Liu et al., 2024, eq. 9); ``ld_alpha = 1``: the
+    chain rule's plain sum. ``buf`` ``[A]`` is scratch."""
     total = 0.0
     for t in range(length):
         log_softmax(logits[rows[t]], buf)
-        total += buf[actions[t]]
+        total += buf[actions[t]] * (1.0 if t < public else ld_alpha)
     return total
+
+
+@njit(cache=True, inline="always")
+def sequence_log_prob(logits, rows, actions, length, buf):
+    """``log pi(y|x) = sum_t log pi(a_t | s_t)`` along one response (the chain rule), from
+    the rows of logits its first ``length`` tokens read; ``buf`` ``[A]`` is scratch."""
+    return desensitised_log_prob(logits, rows, actions, length, length, 1.0, buf)
 
 
 @njit(cache=True)
@@ -103,14 +114,6 @@ def dpo_margin(log_pi_w, log_ref_w, log_pi_l, log_ref_l, beta):
     """``beta * [(log pi(y_w) - log ref(y_w)) - (log pi(y_l) - log ref(y_l))]``
     (Rafailov et al., 2023, eq. 7)."""
     return beta * ((log_pi_w - log_ref_w) - (log_pi_l - log_ref_l))
-
-
-@njit(cache=True)
-def ipo_error(log_ratio_gap, beta):
-    """``h - 1 / (2 beta)``: how far the gap ``h = log pi(y_w)/ref(y_w) - log
-    pi(y_l)/ref(y_l)`` is from the target IPO regresses it to (Azar et al., 2024,
-    eq. 17, with TRL's ``beta`` as the regularisation tau)."""
-    return log_ratio_gap - 1.0 / (2.0 * beta)
 
 
 @njit(cache=True)
@@ -127,46 +130,77 @@ def rows_on_paths(n_rows, paths, more):
 
 
 @njit(cache=True, inline="always")
-def _accumulate_path_grad(logits, paths, i, weight, probs, grad):
-    """``grad += weight * d log pi(y_i|x) / d logits``, token by token (S&B eq. 13.9 per
-    token: the chain rule sums them); ``probs`` ``[A]`` is scratch."""
+def _accumulate_desensitised_grad(logits, paths, i, weight, public, ld_alpha, probs, grad):
+    """``grad += weight * d log pi(y_i|x) / d logits`` with the tokens from ``public`` on
+    weighted by ``ld_alpha`` (:func:`desensitised_log_prob`), token by token (S&B eq.
+    13.9 per token: the chain rule sums them); ``probs`` ``[A]`` is scratch."""
     for t in range(paths.lengths[i]):
         r = paths.rows[i, t]
-        accumulate_log_prob_grad(logits[r], paths.actions[i, t], weight, probs, grad[r])
+        accumulate_log_prob_grad(logits[r], paths.actions[i, t],
+                                 weight * (1.0 if t < public else ld_alpha), probs, grad[r])
+
+
+@njit(cache=True, inline="always")
+def _accumulate_path_grad(logits, paths, i, weight, probs, grad):
+    """``grad += weight * d log pi(y_i|x) / d logits`` (every token at weight 1)."""
+    _accumulate_desensitised_grad(logits, paths, i, weight, paths.lengths[i], 1.0, probs,
+                                  grad)
+
+
+@njit(cache=True)
+def preference_loss_grad(logits, data, spec, rows, grad, buf, probs):
+    """The mean over ``data`` (a :class:`Preferences`) of the loss ``spec`` (a
+    :class:`~tabular.rlhf.losses.LossSpec`), returned, and its ascent direction
+    ``-d loss / d logits`` written into ``grad`` on ``rows`` (the rows the responses
+    read, zeroed first). The one definition of every preference loss's gradient: each
+    comparison's :func:`~tabular.rlhf.losses.comparison_loss`, chained through the
+    f-divergence score, the per-token average and the length desensitisation down to
+    the tokens' logits. ``buf``, ``probs`` ``[A]`` are scratch."""
+    n = data.counts.sum()
+    win, lose = data.winners, data.losers
+    for r in rows:
+        grad[r] = 0.0
+    loss = 0.0
+    for i in range(data.counts.shape[0]):
+        c = data.counts[i]
+        nw, nl = win.lengths[i], lose.lengths[i]
+        public = min(nw, nl)
+        lw = desensitised_log_prob(logits, win.rows[i], win.actions[i], nw, public,
+                                   spec.ld_alpha, buf)
+        ll = desensitised_log_prob(logits, lose.rows[i], lose.actions[i], nl, public,
+                                   spec.ld_alpha, buf)
+        scale_w = 1.0 / nw if spec.average else 1.0
+        scale_l = 1.0 / nl if spec.average else 1.0
+        u_w = (lw - win.ref_log_probs[i]) * scale_w
+        u_l = (ll - lose.ref_log_probs[i]) * scale_l
+        s_w, ds_w = f_score(u_w, spec.f_divergence, spec.f_alpha)
+        s_l, ds_l = f_score(u_l, spec.f_divergence, spec.f_alpha)
+        term, g_w, g_l = 0.0, 0.0, 0.0
+        for k in range(spec.codes.shape[0]):
+            t, gsw, gsl, guw, gul, glw = comparison_loss(
+                spec.codes[k], c, (s_w, s_l), (u_w, u_l), lw, (float(nw), float(nl)), spec)
+            term += spec.weights[k] * t
+            g_w += spec.weights[k] * ((gsw * ds_w + guw) * scale_w + glw)
+            g_l += spec.weights[k] * ((gsl * ds_l + gul) * scale_l)
+        loss += term / n
+        _accumulate_desensitised_grad(logits, win, i, g_w / n, public, spec.ld_alpha, probs,
+                                      grad)
+        _accumulate_desensitised_grad(logits, lose, i, g_l / n, public, spec.ld_alpha,
+                                      probs, grad)
+    return loss
 
 
 @njit(cache=True)
 def _dpo_descent(logits, data, p, history):
     """Full-batch gradient descent on the mean over ``data`` (a :class:`Preferences`) of
-    the DPO loss ``-log sigma(margin)`` (Rafailov et al., 2023, eq. 7), or of IPO's
-    squared error ``(h - 1/(2 beta))^2`` (Azar et al., 2024, eq. 17) when ``p.ipo``;
-    ``history[step]`` receives the mean loss before each step."""
-    n = data.counts.sum()
+    the loss ``p.loss`` (:func:`preference_loss_grad`); ``history[step]`` receives the
+    mean loss before each step."""
     A = logits.shape[1]
     grad = np.zeros_like(logits)
     buf, probs = np.empty(A), np.empty(A)
-    win, lose = data.winners, data.losers
-    rows = rows_on_paths(logits.shape[0], win, lose)
+    rows = rows_on_paths(logits.shape[0], data.winners, data.losers)
     for step in range(p.steps):
-        for r in rows:
-            grad[r] = 0.0
-        loss = 0.0
-        for i in range(data.counts.shape[0]):
-            lw = sequence_log_prob(logits, win.rows[i], win.actions[i], win.lengths[i], buf)
-            ll = sequence_log_prob(logits, lose.rows[i], lose.actions[i], lose.lengths[i],
-                                   buf)
-            if p.ipo:
-                error = ipo_error(dpo_margin(lw, win.ref_log_probs[i], ll,
-                                             lose.ref_log_probs[i], 1.0), p.beta)
-                loss += data.counts[i] * error * error / n
-                w = -2.0 * data.counts[i] * error / n  # d(-loss) / d log pi(y_w)
-            else:
-                margin = dpo_margin(lw, win.ref_log_probs[i], ll, lose.ref_log_probs[i],
-                                    p.beta)
-                loss -= data.counts[i] * log_sigmoid(margin) / n
-                w = data.counts[i] * p.beta * sigmoid(-margin) / n  # d(-loss)/d log pi(y_w)
-            _accumulate_path_grad(logits, win, i, w, probs, grad)
-            _accumulate_path_grad(logits, lose, i, -w, probs, grad)
+        loss = preference_loss_grad(logits, data, p.loss, rows, grad, buf, probs)
         history[step] = loss
         if not loss < np.inf:  # the steps overshoot: stop before the logits overflow
             history[step:] = loss
@@ -175,32 +209,23 @@ def _dpo_descent(logits, data, p, history):
             ascend(logits[r], grad[r], p.alpha)
 
 
-#: IPO's smallest beta: its target gap ``1 / (2 beta)`` (eq. 17) is a difference of log-
-#: probabilities, and float64 holds probabilities down to ``exp(-708)`` (the smallest normal).
-IPO_MIN_BETA = 1.0 / (2.0 * 708.0)
-
-
-def _check_loss(loss: object, beta: float) -> float:
-    """``beta`` checked for ``loss``, which is ``"sigmoid"`` (DPO) or ``"ipo"``."""
-    beta = check_positive("beta", beta)
+def _check_loss(loss: object, beta: float) -> LossSpec:
+    """:func:`iterated_dpo`'s ``loss``, ``"sigmoid"`` (DPO) or ``"ipo"``, with ``beta``."""
     if loss not in ("sigmoid", "ipo"):
         raise ValueError(f"loss must be 'sigmoid' or 'ipo', got {loss!r}")
-    if loss == "ipo" and beta < IPO_MIN_BETA:
-        raise ValueError(f"beta must be at least {IPO_MIN_BETA:.3g} for loss='ipo': its target "
-                         f"gap 1 / (2 beta) = {1 / (2 * beta):.3g} nats is beyond the log-"
-                         "probabilities float64 can hold")
-    return beta
+    return loss_spec(loss, beta)
 
 
-def preference_metrics(data: Preferences, logits: np.ndarray, beta: float,
-                       ipo: bool) -> dict[str, float]:
+def preference_metrics(data: Preferences, logits: np.ndarray,
+                       spec: LossSpec) -> dict[str, float]:
     """TRL's DPO metrics of the policy ``logits`` on the comparisons ``data``, each a mean
     weighted by the comparisons' counts: ``rewards/chosen`` and ``rewards/rejected``
     (the implicit rewards ``beta log pi(y|x) / ref(y|x)`` of the preferred and the other
     response), ``rewards/margins`` (their difference), ``rewards/accuracies`` (the share
     of comparisons whose preferred response has the larger implicit reward),
-    ``logps/chosen`` and ``logps/rejected`` (``log pi(y|x)``) and ``loss`` (DPO's or
-    IPO's, as :func:`dpo` minimises it)."""
+    ``logps/chosen`` and ``logps/rejected`` (``log pi(y|x)``) and ``loss`` (the loss
+    ``spec`` as :func:`dpo` minimises it). The log-probabilities are the tokens' plain
+    sums, also under ``ld_alpha`` or ``average_log_prob`` (which only the loss sees)."""
     row_lp = SoftmaxPolicy(logits, np.zeros(1, dtype=np.int64)).row_log_probs()
 
     def log_pi(paths):
@@ -209,28 +234,62 @@ def preference_metrics(data: Preferences, logits: np.ndarray, beta: float,
 
     w = data.counts / data.counts.sum()
     lw, ll = log_pi(data.winners), log_pi(data.losers)
-    gap = (lw - data.winners.ref_log_probs) - (ll - data.losers.ref_log_probs)
-    chosen, rejected = beta * (lw - data.winners.ref_log_probs), \
-        beta * (ll - data.losers.ref_log_probs)
-    loss = (gap - 1.0 / (2.0 * beta)) ** 2 if ipo else np.logaddexp(0.0, -beta * gap)
+    chosen = spec.beta * (lw - data.winners.ref_log_probs)
+    rejected = spec.beta * (ll - data.losers.ref_log_probs)
+    A = logits.shape[1]
+    rows = rows_on_paths(logits.shape[0], data.winners, data.losers)
+    loss = preference_loss_grad(logits, data, spec, rows, np.zeros_like(logits), np.empty(A),
+                                np.empty(A))
     return {"rewards/chosen": float(w @ chosen), "rewards/rejected": float(w @ rejected),
             "rewards/margins": float(w @ (chosen - rejected)),
             "rewards/accuracies": float(w @ (chosen > rejected)),
             "logps/chosen": float(w @ lw), "logps/rejected": float(w @ ll),
-            "loss": float(w @ loss)}
+            "loss": float(loss)}
 
 
-def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str, str, str]], *,
+def preference_data(env: TokenEnv, prefs: list, row_of_state: np.ndarray,
+                    log_probs: dict, ld_alpha: float | None = None) -> Preferences:
+    """The :class:`Preferences` of checked ``(count, prompt, y_w, y_l)`` records for a
+    policy reading ``row_of_state``; ``log_probs``: ``{name: [S, A]}`` of the policies that
+    must give every response positive probability, the reference's under
+    ``"ref_policy"``. With ``ld_alpha``, each response's reference log-probability
+    weighs the tokens beyond the shorter response of its pair by it (LD-DPO)."""
+    ref_lp = log_probs["ref_policy"]
+    paths = possible_paths(env, [(x, y) for _, x, yw, yl in prefs for y in (yw, yl)],
+                           log_probs, "DPO")
+    winners = _paths([paths[(x, yw)] for _, x, yw, _ in prefs], row_of_state, ref_lp)
+    losers = _paths([paths[(x, yl)] for _, x, _, yl in prefs], row_of_state, ref_lp)
+    if ld_alpha is not None:
+        public = np.minimum(winners.lengths, losers.lengths)
+        weighted = []
+        for side, key in ((winners, 1), (losers, 2)):
+            ref = np.empty(len(prefs))
+            for i, record in enumerate(prefs):
+                s, a = paths[(record[1], record[key + 1])]
+                t = ref_lp[s, a]
+                ref[i] = t[: public[i]].sum() + ld_alpha * t[public[i]:].sum()
+            weighted.append(side._replace(ref_log_probs=ref))
+        winners, losers = weighted
+    return Preferences(winners, losers, np.array([c for c, _, _, _ in prefs]))
+
+
+def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str, str, str]], *,
         beta: float, ref_policy: PolicyLike | None = None, steps: int = 2000, alpha: float = 1.0,
-        loss: str = "sigmoid", history: bool = False, eval_every: int | None = None,
-        callback: Callback | None = None) -> DPOResult:
-    """Direct preference optimisation on a token MDP ``env`` (Rafailov et al., 2023).
+        loss: str | Sequence[str] = "sigmoid", loss_weights: Sequence[float] | None = None,
+        label_smoothing: float = 0.0, f_divergence_type: str = "reverse_kl",
+        f_alpha_divergence_coef: float = 0.5, discopop_tau: float = 0.05,
+        ld_alpha: float | None = None, average_log_prob: bool = False, history: bool = False,
+        eval_every: int | None = None, callback: Callback | None = None) -> DPOResult:
+    """Direct preference optimisation on a token MDP ``mdp`` (Rafailov et al., 2023), with
+    the family of pairwise losses TRL's ``DPOTrainer`` offers (:mod:`tabular.rlhf.losses`).
 
     Minimises the mean over the comparisons of the DPO loss (eq. 7)
     ``-log sigma(beta * [(log pi(y_w|x) - log ref(y_w|x)) - (log pi(y_l|x) - log ref(y_l|x))])``
-    by full-batch gradient descent, starting from ``policy``. At the optimum the implicit
-    reward ``beta * log pi(y|x) / ref(y|x)`` is the Bradley-Terry fit of the
-    preferences, so ``pi`` is the KL-regularised optimum for that reward (section 4).
+    (or another ``loss``) by full-batch gradient descent, starting from ``policy``. At
+    DPO's optimum the implicit reward ``beta * log pi(y|x) / ref(y|x)`` is the
+    Bradley-Terry fit of the preferences, so ``pi`` is the KL-regularised optimum for
+    that reward (section 4); every loss's own optimum on a population of comparisons is
+    :func:`~tabular.rlhf.loss_optimum`.
 
     DPO draws nothing: every step is the exact gradient of the whole loss, so the same
     arguments give the same numbers and there is no ``seed`` and no ``runs``. Runs that
@@ -239,20 +298,42 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
 
     Parameters
     ----------
-    env : the token MDP (an ``envs.TokenMDP``) whose prompts and responses are compared.
+    mdp : the token MDP (an ``envs.TokenMDP``) whose prompts and responses are compared.
     policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` (its rows are
         trained, shared or not) or an ``[S, A]`` matrix of probabilities.
     preferences : ``(prompt, y_w, y_l)`` or ``(count, prompt, y_w, y_l)`` tuples
-        (``y_w`` preferred, ``count`` comparisons; default count 1).
+        (``y_w`` preferred, ``count`` comparisons, any finite number > 0; default 1).
     beta : the KL coefficient (> 0), required.
     ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
     steps : gradient steps, default 2000.
     alpha : step size (> 0), default 1.0.
-    loss : ``"sigmoid"`` (default: DPO's loss) or ``"ipo"``: IPO's
-        ``(h - 1/(2 beta))^2`` on the log-ratio gap ``h`` (Azar et al., 2024, eq. 17),
-        which regresses every compared pair's gap to ``1/(2 beta)`` instead of pushing it
-        without bound when the preference is unanimous (its quadratic loss wants a
-        smaller ``alpha``, e.g. 0.1).
+    loss : one of TRL's ``loss_type`` names (:data:`~tabular.rlhf.losses.LOSSES`:
+        ``"sigmoid"``, the default, DPO's; ``"ipo"``, IPO's ``(h - 1/(2 beta))^2`` on the
+        log-ratio gap ``h`` (Azar et al., 2024, eq. 17), which regresses every compared
+        pair's gap to ``1/(2 beta)`` instead of pushing it without bound when the
+        preference is unanimous (its quadratic loss wants a smaller ``alpha``, e.g. 0.1);
+        ``"hinge"``, ``"robust"``, ``"exo_pair"``, ``"nca_pair"``, ``"bco_pair"``,
+        ``"sppo_hard"``, ``"apo_zero"``, ``"apo_down"``, ``"discopop"``,
+        ``"sigmoid_norm"``, ``"sft"``) or a sequence of them, summed.
+    loss_weights : one weight (>= 0) per loss of a sequence; default ``None``: 1 each.
+    label_smoothing : the assumed share of flipped labels, in ``[0, 0.5)``: cDPO for
+        ``"sigmoid"``, rDPO's noise rate for ``"robust"``, EXO's ``eps`` (default 0; EXO
+        then uses ``1e-3``, as TRL does).
+    f_divergence_type : ``"reverse_kl"`` (default: DPO), ``"forward_kl"``,
+        ``"js_divergence"`` or ``"alpha_divergence"``: the divergence to the reference
+        whose score ``f'(pi/ref)`` replaces the log-ratio (Wang et al., 2024).
+    f_alpha_divergence_coef : the alpha of ``"alpha_divergence"``, in ``(0, 1)``; default
+        0.5 (TRL's).
+    discopop_tau : DiscoPOP's temperature (> 0), default 0.05 (TRL's).
+    ld_alpha : LD-DPO's weight in ``[0, 1]`` of the tokens of the longer response beyond
+        the shorter one's length, in the policy's and the reference's log-probabilities
+        (Liu et al., 2024); default ``None``: off.
+    average_log_prob : divide every log-ratio by its response's token count (``eos``
+        counted) before the loss, default False. The zoo's IPO sums the tokens' log-
+        ratios, as Azar et al. define it on whole responses and as the zoo always has (so
+        numbers stay comparable); TRL's IPO averages them: ``loss="ipo",
+        average_log_prob=True``. The two differ whenever compared responses differ in
+        length: the averaged gap is regressed to ``1/(2 beta)`` per token.
     history, eval_every, callback : the training history of
         :mod:`tabular.pg.telemetry` (``eval_every`` counts steps), with TRL's DPO
         metrics on the comparisons (:func:`preference_metrics`) beside the exact ones;
@@ -262,34 +343,36 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     ``loss``, ``history``; ``.policy``), without a run axis. Every response compared must have
     positive probability under ``policy`` and ``ref_policy``.
     """
-    beta = _check_loss(loss, beta)
+    spec = loss_spec(loss, beta, loss_weights=loss_weights, label_smoothing=label_smoothing,
+                     f_divergence_type=f_divergence_type,
+                     f_alpha_divergence_coef=f_alpha_divergence_coef,
+                     discopop_tau=discopop_tau, ld_alpha=ld_alpha,
+                     average_log_prob=average_log_prob)
+    beta = spec.beta
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)
-    env = as_token_env(env)
+    env = as_token_env(mdp, "mdp")
     mdp = env.to_mdp()
     policy = as_softmax_policy(mdp, policy, greedy=False)
     ref = policy if ref_policy is None else as_softmax_policy(mdp, ref_policy, "ref_policy")
-    prefs = preference_records(preferences)
-    ref_lp = ref.log_probs()
-    paths = possible_paths(env, [(x, y) for _, x, yw, yl in prefs for y in (yw, yl)],
-                           {"policy": policy.log_probs(), "ref_policy": ref_lp}, "DPO")
     row_of_state = policy.row_of_state
-    data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], row_of_state, ref_lp),
-                       _paths([paths[(x, yl)] for _, x, _, yl in prefs], row_of_state, ref_lp),
-                       np.array([c for c, _, _, _ in prefs]))
+    data = preference_data(env, preference_records(preferences), row_of_state,
+                           {"policy": policy.log_probs(), "ref_policy": ref.log_probs()},
+                           ld_alpha)
     every = check_history(history, eval_every, callback, steps, "dpo")
     logits = policy.logits.copy()
     losses = np.zeros(steps)
-    params = DPOParams(beta, steps, alpha, loss == "ipo")
+    params = DPOParams(spec, steps, alpha)
+    name = loss if isinstance(loss, str) else "+".join(loss)
 
     def step(first, stop):
         _dpo_descent(logits, data, params._replace(steps=stop - first), losses[first:stop])
         if not np.isfinite(losses[first:stop]).all():
-            check_descent(losses, loss, alpha)
+            check_descent(losses, name, alpha)
 
     trace = run_in_chunks(step, steps, every, lambda: Recorder(
         mdp, ref, beta, logits[None], row_of_state, None, callback,
-        lambda run, it: preference_metrics(data, logits, beta, params.ipo), "dpo"))
+        lambda run, it: preference_metrics(data, logits, spec), "dpo"))
     check_no_overflow(logits, "logits")
     return DPOResult(logits, row_of_state.copy(), losses, trace)
 
@@ -324,10 +407,9 @@ class IteratedDPOParams(NamedTuple):
     """:func:`iterated_dpo` as its kernel reads it (:class:`DPOParams`' fields first;
     ``first``: the round to start from, 0 unless a run continues in chunks)."""
 
-    beta: float
+    loss: LossSpec
     steps: int
     alpha: float
-    ipo: bool
     rounds: int
     pairs: int
     first: int = 0
@@ -440,7 +522,8 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     Returns an :class:`~tabular.rlhf.results.IteratedDPOResult`. ``rounds=k`` with the
     same seed gives the first ``k`` rounds of any longer call.
     """
-    beta = _check_loss(loss, beta)
+    spec = _check_loss(loss, beta)
+    beta = spec.beta
     rounds = check_positive_int("rounds", rounds, high=MAX_COUNT)
     pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // rounds)
     steps = check_positive_int("steps", steps, high=MAX_COUNT // rounds)
@@ -455,7 +538,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
-    params = IteratedDPOParams(beta, steps, alpha, loss == "ipo", rounds, pairs)
+    params = IteratedDPOParams(spec, steps, alpha, rounds, pairs)
 
     def step(first, stop):
         over_runs(_iterated_dpo, su.mdp.arrays, params._replace(first=first, rounds=stop),
