@@ -59,13 +59,6 @@ F_DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence"
 (SIGMOID, ROBUST, HINGE, IPO, EXO_PAIR, NCA_PAIR, BCO_PAIR, SPPO_HARD, APO_ZERO, APO_DOWN,
  DISCOPOP, SIGMOID_NORM, SFT) = range(len(LOSSES))
 REVERSE_KL, FORWARD_KL, JS_DIVERGENCE, ALPHA_DIVERGENCE = range(len(F_DIVERGENCES))
-#: The losses that see a comparison only through ``delta``: adding a constant to every
-#: log-ratio of a prompt leaves them unchanged, so they fix the ratios of the compared
-#: responses' probabilities and never their total.
-GAP_LOSSES = frozenset({"sigmoid", "robust", "hinge", "ipo", "exo_pair", "discopop",
-                        "sigmoid_norm"})
-
-
 class LossSpec(NamedTuple):
     """A preference loss as the kernels read it: the loss ``codes`` (int64 ``[k]``, into
     :data:`LOSSES`) and their ``weights`` (``[k]``), the KL coefficient ``beta``,

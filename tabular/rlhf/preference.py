@@ -148,40 +148,53 @@ def _accumulate_path_grad(logits, paths, i, weight, probs, grad):
 
 
 @njit(cache=True)
+def chained_comparison(c, log_pi_w, log_ref_w, log_pi_l, log_ref_l, n_w, n_l, spec):
+    """``count * loss`` of one comparison under the loss ``spec`` (a
+    :class:`~tabular.rlhf.losses.LossSpec`: its weighted sum of
+    :func:`~tabular.rlhf.losses.comparison_loss`), and its ascent directions on the two
+    responses' log-probabilities, ``-d(count * loss) / d log pi(y_w|x)`` and ``/ d log
+    pi(y_l|x)``: the chain through the per-token average (``n_w``, ``n_l`` tokens) and
+    the f-divergence score. The one definition that :func:`preference_loss_grad` (on
+    logits) and :func:`~tabular.rlhf.loss_optimum` (on response distributions) share."""
+    scale_w = 1.0 / n_w if spec.average else 1.0
+    scale_l = 1.0 / n_l if spec.average else 1.0
+    u_w = (log_pi_w - log_ref_w) * scale_w
+    u_l = (log_pi_l - log_ref_l) * scale_l
+    s_w, ds_w = f_score(u_w, spec.f_divergence, spec.f_alpha)
+    s_l, ds_l = f_score(u_l, spec.f_divergence, spec.f_alpha)
+    term, g_w, g_l = 0.0, 0.0, 0.0
+    for k in range(spec.codes.shape[0]):
+        t, gsw, gsl, guw, gul, glw = comparison_loss(
+            spec.codes[k], c, (s_w, s_l), (u_w, u_l), log_pi_w, (float(n_w), float(n_l)),
+            spec)
+        term += spec.weights[k] * t
+        g_w += spec.weights[k] * ((gsw * ds_w + guw) * scale_w + glw)
+        g_l += spec.weights[k] * ((gsl * ds_l + gul) * scale_l)
+    return term, g_w, g_l
+
+
+@njit(cache=True)
 def preference_loss_grad(logits, data, spec, rows, grad, buf, probs):
     """The mean over ``data`` (a :class:`Preferences`) of the loss ``spec`` (a
     :class:`~tabular.rlhf.losses.LossSpec`), returned, and its ascent direction
     ``-d loss / d logits`` written into ``grad`` on ``rows`` (the rows the responses
-    read, zeroed first). The one definition of every preference loss's gradient: each
-    comparison's :func:`~tabular.rlhf.losses.comparison_loss`, chained through the
-    f-divergence score, the per-token average and the length desensitisation down to
-    the tokens' logits. ``buf``, ``probs`` ``[A]`` are scratch."""
+    read, zeroed first): each comparison's :func:`chained_comparison`, chained through
+    the length desensitisation down to the tokens' logits. ``buf``, ``probs`` ``[A]``
+    are scratch."""
     n = data.counts.sum()
     win, lose = data.winners, data.losers
     for r in rows:
         grad[r] = 0.0
     loss = 0.0
     for i in range(data.counts.shape[0]):
-        c = data.counts[i]
         nw, nl = win.lengths[i], lose.lengths[i]
         public = min(nw, nl)
         lw = desensitised_log_prob(logits, win.rows[i], win.actions[i], nw, public,
                                    spec.ld_alpha, buf)
         ll = desensitised_log_prob(logits, lose.rows[i], lose.actions[i], nl, public,
                                    spec.ld_alpha, buf)
-        scale_w = 1.0 / nw if spec.average else 1.0
-        scale_l = 1.0 / nl if spec.average else 1.0
-        u_w = (lw - win.ref_log_probs[i]) * scale_w
-        u_l = (ll - lose.ref_log_probs[i]) * scale_l
-        s_w, ds_w = f_score(u_w, spec.f_divergence, spec.f_alpha)
-        s_l, ds_l = f_score(u_l, spec.f_divergence, spec.f_alpha)
-        term, g_w, g_l = 0.0, 0.0, 0.0
-        for k in range(spec.codes.shape[0]):
-            t, gsw, gsl, guw, gul, glw = comparison_loss(
-                spec.codes[k], c, (s_w, s_l), (u_w, u_l), lw, (float(nw), float(nl)), spec)
-            term += spec.weights[k] * t
-            g_w += spec.weights[k] * ((gsw * ds_w + guw) * scale_w + glw)
-            g_l += spec.weights[k] * ((gsl * ds_l + gul) * scale_l)
+        term, g_w, g_l = chained_comparison(data.counts[i], lw, win.ref_log_probs[i], ll,
+                                            lose.ref_log_probs[i], nw, nl, spec)
         loss += term / n
         _accumulate_desensitised_grad(logits, win, i, g_w / n, public, spec.ld_alpha, probs,
                                       grad)

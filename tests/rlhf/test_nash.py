@@ -1,0 +1,92 @@
+"""The general preference model and its regularised Nash equilibrium, against games with
+known answers: rock-paper-scissors (uniform) and a transitive preference (its best
+response alone, as the Bradley-Terry optimum's best-response set)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tabular.envs import TokenMDP
+from tabular.rlhf import (
+    bradley_terry_preference,
+    kl_optimum,
+    nash_equilibrium,
+    preference_gap,
+    preference_table,
+)
+from tabular.testing import property_settings
+
+MOVES = ["rock", "paper", "scissors"]
+GAME = TokenMDP(("Play.",), {"rock": 1.0, "paper": 0.5, "scissors": 0.0}, max_len=2,
+                grammar=MOVES)
+RPS = np.array([[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]])
+
+
+def _ref(probs):
+    """The reference that plays the moves with ``probs`` (then ``eos``)."""
+    legal = GAME.legal.astype(float)
+    ref = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1.0)
+    ref[~GAME.legal.any(axis=1)] = 1.0 / legal.shape[1]
+    root = GAME.state_of("Play.")
+    ref[root] = 0.0
+    ref[root, [GAME.token_id[m] for m in MOVES]] = probs
+    return ref
+
+
+def test_rock_paper_scissors_equilibrium_is_uniform():
+    """Against a uniform reference the regularised equilibrium is uniform at every beta
+    (the game's symmetry), with an exact gap of 0; against a skewed one it tends to
+    uniform as beta -> 0 (the unregularised game's unique equilibrium), and its gap is
+    at most the tolerance."""
+    game = preference_table(GAME, {"Play.": (MOVES, RPS)})
+    for beta in (2.0, 0.1):
+        eq = nash_equilibrium(GAME, _ref([1 / 3] * 3), game, beta=beta)
+        assert np.abs(eq.probs - 1 / 3).max() < 1e-15 and eq.gap.max() <= 1e-12
+    far = [abs(nash_equilibrium(GAME, _ref([0.6, 0.3, 0.1]), game, beta=beta).probs
+               - 1 / 3).max() for beta in (1.0, 0.1, 0.01, 0.001)]
+    assert far == sorted(far, reverse=True) and far[-1] < 2e-3
+    assert preference_gap(GAME, _ref([1 / 3] * 3), _ref([0.6, 0.3, 0.1]), game,
+                          beta=0.0) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_transitive_equilibrium_is_the_best_response():
+    """Bradley-Terry on the reward: rock beats both others with probability > 1/2, so
+    playing rock has unregularised gap 0 and any other pure move a positive gap, and the
+    regularised equilibrium concentrates on rock as beta -> 0, like pi*."""
+    ref = _ref([0.2, 0.5, 0.3])
+    game = bradley_terry_preference(GAME, ref)
+    rock = [i for i, (_, y) in enumerate(game.texts) if y == "rock"][0]
+    for i in range(3):
+        pure = _ref(np.eye(3)[MOVES.index(game.texts[i][1])])
+        gap = preference_gap(GAME, pure, ref, game, beta=0.0)
+        assert (gap == pytest.approx(0.0, abs=1e-15)) if i == rock else gap > 0.1
+    for beta in (0.01, 0.002):
+        eq = nash_equilibrium(GAME, ref, game, beta=beta)
+        star = game.conditional(kl_optimum(GAME.to_mdp(), ref, beta).endings)
+        assert eq.probs.argmax() == star.argmax() == rock
+    # the true equilibrium leaves the others about exp(-0.12 / beta) = 1e-26; mirror-prox
+    # stops at a gap <= 1e-12, and strong concavity (modulus beta in KL) gives
+    # KL <= gap / beta, so by Pinsker 1 - pi(rock) <= sqrt(gap / (2 beta)) = 1.6e-5
+    assert 1.0 - eq.probs[rock] <= np.sqrt(1e-12 / (2 * 0.002))
+
+
+@property_settings(max_examples=8)
+@given(seed=st.integers(0, 2**32 - 1), beta=st.floats(0.01, 5.0))
+def test_equilibrium_is_its_own_regularised_best_response(seed, beta):
+    """On any table (intransitive ones included): ``pi ∝ ref exp(P pi / beta)`` to 1e-9,
+    the exact gap is at most 1e-12, and every other policy's gap is >= 0 (weak
+    duality)."""
+    rng = np.random.default_rng(seed)
+    raw = rng.uniform(size=(3, 3))
+    P = np.triu(raw, 1) + np.tril(1 - raw.T, -1) + 0.5 * np.eye(3)
+    ref_probs = rng.dirichlet(np.ones(3))
+    game = preference_table(GAME, {"Play.": (MOVES, P)})
+    eq = nash_equilibrium(GAME, _ref(ref_probs), game, beta=beta)
+    order = [MOVES.index(y) for _, y in game.texts]
+    rho = ref_probs[order]
+    best = rho * np.exp((game.matrices[0] @ eq.probs) / beta)
+    assert np.abs(eq.probs - best / best.sum()).max() < 1e-9
+    assert eq.gap[0] <= 1e-12
+    other = rng.dirichlet(np.ones(3))
+    assert preference_gap(GAME, _ref(other), _ref(ref_probs), game, beta=beta) >= -1e-12
