@@ -917,6 +917,19 @@ RLHF_EDGE_ROWS = [
     ("kto_optimum on a string", lambda: tabular.kto_optimum(
         "tokens", TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1), TypeError,
      "mdp must be a token MDP"),
+    ("bradley_terry_preference on a TabularMDP", lambda: rlhf.bradley_terry_preference(
+        TOKENS.to_mdp(), TOKEN_POLICY), TypeError, "mdp must be a token MDP"),
+    ("preference_table missing prompt", lambda: rlhf.preference_table(TOKENS, {}),
+     ValueError, "table must give every prompt"),
+    ("nash_equilibrium beta 0", lambda: rlhf.nash_equilibrium(
+        TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.0),
+     ValueError, "beta must be a finite number > 0"),
+    ("preference_gap beta NaN", lambda: rlhf.preference_gap(
+        TOKENS, TOKEN_POLICY, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY),
+        beta=float("nan")), ValueError, "beta must be a finite number >= 0"),
+    ("loss_optimum hinge", lambda: rlhf.loss_optimum(
+        TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.5,
+        loss="hinge"), ValueError, "has a set of optima"),
     ("iterated_dpo rounds times pairs", lambda: tabular.iterated_dpo(
         TOKENS, TOKEN_POLICY, beta=0.1, rounds=10**4, pairs=10**5), ValueError,
      "pairs must be at most 10,000"),

@@ -220,6 +220,19 @@ def _dpo_descent(logits, data, p, history):
             return
         for r in rows:
             ascend(logits[r], grad[r], p.alpha)
+        if _overflowed(logits, rows):  # a bounded loss can stay finite as logits blow up
+            history[step + 1:] = np.nan
+            return
+
+
+@njit(cache=True)
+def _overflowed(logits, rows):
+    """Whether a step left a logit of ``rows`` NaN or ``+inf`` (``-inf`` is a mask)."""
+    for r in rows:
+        for b in range(logits.shape[1]):
+            if not logits[r, b] < np.inf:
+                return True
+    return False
 
 
 def _check_loss(loss: object, beta: float) -> LossSpec:
