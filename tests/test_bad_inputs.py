@@ -927,6 +927,9 @@ RLHF_EDGE_ROWS = [
     ("preference_gap beta NaN", lambda: rlhf.preference_gap(
         TOKENS, TOKEN_POLICY, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY),
         beta=float("nan")), ValueError, "beta must be a finite number >= 0"),
+    ("nash_md alpha beta above 1", lambda: rlhf.nash_md(
+        TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.5,
+        alpha=4.0), ValueError, "alpha * beta must be at most 1"),
     ("loss_optimum hinge", lambda: rlhf.loss_optimum(
         TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.5,
         loss="hinge"), ValueError, "has a set of optima"),

@@ -11,7 +11,8 @@
   (:func:`loss_optimum`);
 - :mod:`~tabular.rlhf.preference_model` -- a general preference ``P(y > y' | x)``
   (:func:`bradley_terry_preference`, :func:`preference_table`) and its regularised Nash
-  equilibrium (:func:`nash_equilibrium`, :func:`preference_gap`);
+  equilibrium (:func:`nash_equilibrium`, :func:`preference_gap`), reached by exact Nash
+  mirror descent (:func:`nash_md`);
 - :mod:`~tabular.rlhf.kto` -- KTO on unpaired desirable/undesirable labels (:func:`kto`)
   and its optimum on the tree (:func:`kto_optimum`);
 - :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
@@ -49,9 +50,11 @@ from tabular.rlhf.pipeline import (
 from tabular.rlhf.preference import dpo, iterated_dpo, response_path
 from tabular.rlhf.preference_model import (
     NashEquilibrium,
+    NashMDResult,
     PreferenceModel,
     bradley_terry_preference,
     nash_equilibrium,
+    nash_md,
     preference_gap,
     preference_table,
 )
@@ -82,12 +85,12 @@ from tabular.solve.tree import (
 
 __all__ = [
     "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
-    "KTOOptimum", "KTOResult", "LossOptimum", "NGramLM", "NashEquilibrium", "PreferenceModel",
-    "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData", "TrainingHistory",
-    "best_of_n", "bradley_terry_loss", "bradley_terry_preference", "distill", "dpo",
-    "ending_probabilities", "expected_return", "fit_process_reward_model",
+    "KTOOptimum", "KTOResult", "LossOptimum", "NGramLM", "NashEquilibrium", "NashMDResult",
+    "PreferenceModel", "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData",
+    "TrainingHistory", "best_of_n", "bradley_terry_loss", "bradley_terry_preference", "distill",
+    "dpo", "ending_probabilities", "expected_return", "fit_process_reward_model",
     "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
-    "kto_optimum", "loss_optimum", "nash_equilibrium", "path_returns", "preference_gap",
+    "kto_optimum", "loss_optimum", "nash_equilibrium", "nash_md", "path_returns", "preference_gap",
     "preference_table", "prefix_values", "pretrain", "process_rewards", "response_distribution",
     "response_path", "sample_preferences", "sequence_kl", "sft", "train_pipeline",
     "train_reward_model", "visit_probabilities",

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.rng import uniform
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_bad
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
@@ -25,7 +26,7 @@ from tabular.rlhf.losses import LossSpec, comparison_loss, f_score, loss_spec
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, preference_records
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
-from tabular.solve.tree import as_token_env
+from tabular.solve.tree import as_token_env, ending_probabilities
 from tabular.types import MDPLike, PolicyLike, TokenEnv
 
 
@@ -429,6 +430,21 @@ def _paths(paths: Sequence[tuple[np.ndarray, np.ndarray]], row_of_state: np.ndar
 
 
 # ------------------------------------------------------------- iterated DPO
+def _judge(judge: object, mdp, start: SoftmaxPolicy) -> Judge:
+    """The :class:`Judge` tables of ``judge``, checked to compare every response ``start``
+    can give."""
+    if not all(hasattr(judge, a) for a in ("states", "actions", "bounds", "matrices")):
+        raise TypeError(f"judge must be a tabular.rlhf.PreferenceModel, got "
+                        f"{type(judge).__name__}")
+    tables = judge_tables(judge, mdp.n_states, mdp.n_actions)
+    s, a = np.nonzero(ending_probabilities(mdp, start) > 0.0)
+    if (tables.index[s, a] < 0).any():
+        k = int(np.argmin(tables.index[s, a]))
+        raise ValueError(f"judge does not compare the response ending with token {a[k]} in "
+                         f"state {s[k]}, which the policy can give")
+    return tables
+
+
 class IteratedDPOParams(NamedTuple):
     """:func:`iterated_dpo` as its kernel reads it (:class:`DPOParams`' fields first;
     ``first``: the round to start from, 0 unless a run continues in chunks)."""
@@ -438,7 +454,33 @@ class IteratedDPOParams(NamedTuple):
     alpha: float
     rounds: int
     pairs: int
+    judge: Judge
     first: int = 0
+
+
+class Judge(NamedTuple):
+    """A preference model as the iterated-DPO kernel reads it: ``index[s, a]``, the number
+    of the response ending with ``(s, a)`` (int64 ``[S, A]``, -1 elsewhere), and
+    ``prob[i, j] = P(y_i > y_j)`` (``[N, N]``). Empty (``[0, 0]``): no judge, Bradley-Terry
+    on the returns."""
+
+    index: np.ndarray
+    prob: np.ndarray
+
+
+def judge_tables(preference, n_states: int, n_actions: int) -> Judge:
+    """The :class:`Judge` of a :class:`~tabular.rlhf.PreferenceModel`."""
+    index = np.full((n_states, n_actions), -1, dtype=np.int64)
+    index[preference.states, preference.actions] = np.arange(len(preference.states))
+    n = len(preference.states)
+    prob = np.zeros((n, n))
+    for x, P in enumerate(preference.matrices):
+        lo, hi = preference.bounds[x], preference.bounds[x + 1]
+        prob[lo:hi, lo:hi] = P
+    return Judge(index, prob)
+
+
+NO_JUDGE = Judge(np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0)))
 
 
 class IteratedDPOOutputs(NamedTuple):
@@ -491,7 +533,12 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
             same = T0 == T1 and path[0, 0, T0] == path[1, 0, T1] and (
                 path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
             counts[i] = 0.0 if same else 1.0
-            w = 0 if bradley_terry_wins(rng, R0, R1) else 1
+            if p.judge.index.shape[0] == 0:
+                w = 0 if bradley_terry_wins(rng, R0, R1) else 1
+            else:  # the judge's P(y_0 > y_1), one uniform as Bradley-Terry draws
+                i0 = p.judge.index[path[0, 0, T0 - 1], path[0, 1, T0 - 1]]
+                i1 = p.judge.index[path[1, 0, T1 - 1], path[1, 1, T1 - 1]]
+                w = 0 if uniform(rng) < p.judge.prob[i0, i1] else 1
             for side, j in ((0, w), (1, 1 - w)):  # the winner's row, then the loser's
                 T = T0 if j == 0 else T1
                 lengths[side, i] = T
@@ -509,8 +556,9 @@ _iterated_dpo = runs_driver(_iterated_dpo_run)
 
 def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, rounds: int = 4,
                  pairs: int = 64, steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid",
-                 ref_policy: PolicyLike | None = None, seed: int | None = 0,
-                 runs: int | None = None, history: bool = False, eval_every: int | None = None,
+                 ref_policy: PolicyLike | None = None, judge: object = None,
+                 seed: int | None = 0, runs: int | None = None, history: bool = False,
+                 eval_every: int | None = None,
                  callback: Callback | None = None) -> IteratedDPOResult:
     """Iterated (online) DPO: preferences sampled from the current policy and labelled by
     the reward, round after round (Xiong et al., 2024; Guo et al., 2024).
@@ -538,6 +586,11 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     alpha : DPO's step size (> 0), default 1.0.
     loss : ``"sigmoid"`` (default: DPO's) or ``"ipo"``, as in :func:`dpo`.
     ref_policy : the reference (any policy form); default ``None``: ``policy`` itself.
+    judge : a :class:`~tabular.rlhf.PreferenceModel` that labels each pair, ``y`` winning
+        with probability ``P(y > y')`` (online DPO / IPO with a judge: TRL's
+        ``OnlineDPOTrainer``; Guo et al., 2024), intransitive or not; it must compare
+        every response ``policy`` can give (``mdp`` then a token env). Default ``None``:
+        Bradley-Terry on the returns.
     seed : seed of the sampling streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
@@ -557,6 +610,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     mdp = getattr(mdp, "unwrapped", mdp)
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
     start = as_softmax_policy(mdp, policy, greedy=False)
+    tables = NO_JUDGE if judge is None else _judge(judge, mdp, start)
     every = check_history(history, eval_every, callback, rounds, "iterated_dpo")
     ref_policy = start if ref_policy is None else ref_policy
     su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None, gamma=1.0,
@@ -564,7 +618,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
-    params = IteratedDPOParams(spec, steps, alpha, rounds, pairs)
+    params = IteratedDPOParams(spec, steps, alpha, rounds, pairs, tables)
 
     def step(first, stop):
         over_runs(_iterated_dpo, su.mdp.arrays, params._replace(first=first, rounds=stop),

@@ -314,3 +314,76 @@ def preference_gap(mdp: TokenEnv, policy: PolicyLike, ref_policy: PolicyLike,
                                               beta)
         for x, (lo, hi) in enumerate(zip(preference.bounds[:-1], preference.bounds[1:],
                                          strict=True))))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NashMDResult:
+    """What :func:`nash_md` returns.
+
+    Attributes
+    ----------
+    probs : ``[iterations + 1, N]``, ``pi_t(y|x)`` of every iterate (``pi_0``: the start).
+    gap : ``[iterations + 1]``, ``E_x gap_x(pi_t)``, the regularised game's exact duality
+        gap at each iterate.
+    """
+
+    __repr__ = short_repr
+
+    probs: np.ndarray
+    gap: np.ndarray
+
+
+def nash_md(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceModel, *,
+            beta: float, iterations: int = 100, alpha: float | None = None,
+            policy: PolicyLike | None = None) -> NashMDResult:
+    """Nash mirror descent (Munos et al., 2024, section 6), its exact (expected) update on
+    the response distributions, prompt by prompt: the geometric mixture
+    ``pi_t^mu ∝ pi_t^(1 - eta beta) ref^(eta beta)``, then
+    ``pi_{t+1} ∝ pi_t^mu exp(eta P(y > pi_t^mu))``: the best regularised response to the
+    mixture within a KL step of it.
+
+    ``beta`` (> 0): the game's regularisation (``tau`` in the paper); ``alpha``: a constant
+    step ``eta`` with ``eta beta <= 1`` (TRL's ``mixture_coef`` is ``eta beta``), or
+    ``None`` (default): the paper's ``eta_t = 1 / (beta (t + 2))``, under which the last
+    iterate converges to :func:`nash_equilibrium` (theorem 1, ``KL(pi*, pi_t) <= 8 /
+    (beta^2 (t + 1))``); a constant step stops at a point biased by ``O(eta / beta)``.
+    ``policy``: the start, default the reference. Every iterate's exact gap is recorded."""
+    beta = check_positive("beta", beta)
+    iterations = check_positive_int("iterations", iterations, high=10**6)
+    if alpha is not None:
+        alpha = check_positive("alpha", alpha)
+        if alpha * beta > 1.0:
+            raise ValueError(f"alpha * beta must be at most 1 (the mixture's weight on the "
+                             f"reference), got {alpha * beta}")
+    env = as_token_env(mdp, "mdp")
+    model = env.to_mdp()
+
+    def conditional(p, name):
+        q = preference.conditional(ending_probabilities(model, as_softmax_policy(model, p, name)),
+                                   name)
+        if not (q > 0.0).all():
+            raise ValueError(f"{name} gives response {preference.texts[int(np.argmin(q))]!r} "
+                             "probability 0: Nash-MD needs every compared response possible")
+        return q
+
+    ref = conditional(ref_policy, "ref_policy")
+    pi = ref.copy() if policy is None else conditional(policy, "policy")
+    probs = np.empty((iterations + 1, ref.size))
+    gap = np.empty(iterations + 1)
+    blocks = list(zip(preference.bounds[:-1], preference.bounds[1:], strict=True))
+
+    def expected_gap(p):
+        return sum(preference.prompt_probs[x] * nash_gap(p[lo:hi], ref[lo:hi],
+                                                         preference.matrices[x], beta)
+                   for x, (lo, hi) in enumerate(blocks))
+
+    probs[0], gap[0] = pi, expected_gap(pi)
+    for t in range(iterations):
+        eta = 1.0 / (beta * (t + 2)) if alpha is None else alpha
+        new = np.empty_like(pi)
+        for x, (lo, hi) in enumerate(blocks):
+            mix = _softmax((1.0 - eta * beta) * np.log(pi[lo:hi]) + eta * beta * np.log(ref[lo:hi]))
+            new[lo:hi] = _softmax(np.log(mix) + eta * (preference.matrices[x] @ mix))
+        pi = new
+        probs[t + 1], gap[t + 1] = pi, expected_gap(pi)
+    return NashMDResult(probs, gap)

@@ -10,8 +10,10 @@ from tabular.model.policy import SoftmaxPolicy
 from tabular.rlhf import (
     bradley_terry_preference,
     dpo,
+    iterated_dpo,
     loss_optimum,
     nash_equilibrium,
+    nash_md,
     preference_gap,
     preference_table,
 )
@@ -127,6 +129,22 @@ ROWS = [
     ("preference_gap beta negative", lambda: preference_gap(
         GAME, GAME_POLICY, GAME_POLICY, _game(), beta=-1.0), ValueError,
      "beta must be a finite number >= 0"),
+    ("nash_md iterations 0", lambda: nash_md(GAME, GAME_POLICY, _game(), beta=0.5,
+                                             iterations=0),
+     ValueError, "iterations must be an integer >= 1"),
+    ("nash_md alpha NaN", lambda: nash_md(GAME, GAME_POLICY, _game(), beta=0.5,
+                                          alpha=float("nan")),
+     ValueError, "alpha must be a finite number > 0"),
+    ("nash_md reference misses a move", lambda: nash_md(GAME, _skewed([0.5, 0.5, 0.0]),
+                                                        _game(), beta=0.5),
+     ValueError, "probability 0"),
+    ("iterated_dpo judge not a model", lambda: iterated_dpo(GAME, GAME_POLICY, beta=0.5,
+                                                            judge=RPS),
+     TypeError, "judge must be a tabular.rlhf.PreferenceModel"),
+    ("iterated_dpo judge misses a response", lambda: iterated_dpo(
+        GAME, GAME_POLICY, beta=0.5, judge=preference_table(
+            GAME, {"Play.": (MOVES[:2], [[0.5, 1.0], [0.0, 0.5]])})),
+     ValueError, "judge does not compare the response"),
     ("loss_optimum hinge", lambda: loss_optimum(GAME, GAME_POLICY, _game(), beta=0.5,
                                                 loss="hinge"),
      ValueError, "has a set of optima"),
