@@ -8,9 +8,10 @@ independently from ``data_policy`` (default: the reference), the pair compared b
 policies with a row of logits per prefix (which reach every response distribution) the
 optimum is a response distribution. It is found on the responses' own softmax logits
 ``z`` (``pi(.|x) = softmax(z_x)``), where the gradient is
-``dL/dz_y = pi(y|x) (g_y - sum_y' pi(y'|x) g_y')``, ``g_y = dL / d log pi(y|x)``: by
-Newton's method with a Levenberg-Marquardt damping and a central-difference Hessian of
-that exact gradient (accepted steps lower ``L``), until ``max |dL/dz| <= tol``.
+``dL/dz_y = g_y - pi(y|x) sum_y' g_y'``, ``g_y = dL / d log pi(y|x)``: by
+Newton's method on the optimality conditions with a central-difference Hessian of that
+exact gradient, each step projected onto the distributions and backtracked until ``L``
+falls, until ``max |dL/dz| <= tol``.
 
 Known closed forms, which the tests check the solver against:
 
@@ -24,13 +25,15 @@ Known closed forms, which the tests check the solver against:
 - ``sft``: ``pi(y) ∝ data(y) P(y > data)`` (the chosen responses' frequencies).
 
 The losses that read only the gap of log-ratios (``sigmoid``, ``robust``, ``ipo``,
-``exo_pair``, ``discopop``) fix the optimum's ratios, and full data fixes its total;
-these are the ones the solver is tested on. ``hinge``'s population loss is piecewise
-linear, so its optimum is a set and is not computed. On the others (``nca_pair``,
-``bco_pair``, ``sppo_hard``, ``apo_zero``, ``apo_down``, ``sigmoid_norm``, ``sft``, and
-``average_log_prob=True`` when lengths differ, all of which the normalisation
-constraint binds) the Newton iteration from the reference can fail to find the point;
-it then raises rather than return an unconverged answer.
+``exo_pair``, ``discopop``) fix the optimum's ratios, and full data fixes its total; on
+the others (``nca_pair``, ``bco_pair``, ``sppo_hard``, ``sft``, ``sigmoid_norm``,
+``apo_down``) the normalisation binds, and the multiplier carries it. ``hinge``'s
+population loss is piecewise linear, so its optimum is a set and is not computed.
+``apo_zero`` is bounded and its infimum can lie at the simplex's boundary (a response's
+probability driven to 0); ``discopop`` and ``exo_pair`` are not convex in the gap, so
+the point found from the reference is a stationary point, the one a descent from the
+reference reaches when that is unique. When no stationary point is found the solver
+raises rather than return an unconverged answer.
 """
 
 from __future__ import annotations
@@ -96,61 +99,74 @@ def population_loss(log_pi, log_ref, lengths, pop, spec, grad):
 
 
 def _kkt_newton(log_ref, lengths, pop, spec, bounds, tol, max_iter):
-    """Newton's method on the optimality conditions in the log-ratios ``h`` (``log pi =
-    log ref + h``) and one multiplier per prompt: ``dL/dh_y = lambda_x pi(y|x)`` and
-    ``sum_y pi(y|x) = 1``, from ``h = 0``; the Hessian by central differences (step
-    ``1e-6``) of the exact gradient, the step halved until the residual falls, until a
-    full step moves no log-ratio by more than ``1e-10`` (the gradient on the softmax
-    logits scales with the responses' probabilities, so it alone says little about the
-    rare ones) and that gradient is at most ``tol``. Returns
-    ``(h, steps, max_y |dL/dz_y|)``, the last the gradient on the responses' softmax
-    logits, ``pi(y|x) (g_y - sum_y' pi(y'|x) g_y')``."""
+    """Minimise the population loss over the response distributions: Newton's direction
+    from the optimality conditions in the log-ratios ``h`` (``log pi = log ref + h``) and
+    one multiplier per prompt (``dL/dh_y = lambda_x pi(y|x)``, ``sum_y pi(y|x) = 1``), the
+    Hessian by central differences (step ``1e-6``) of the exact gradient; each step is
+    projected back onto the distributions (``h -= log sum ref e^h`` per prompt) and
+    backtracked until the loss falls (Armijo), the steepest descent direction taken
+    when Newton's is not a descent. It stops when a full step moves no log-ratio by more
+    than ``1e-10`` (the gradient scales with the rare responses' data probability, so it
+    alone says little about them) and the gradient on the softmax logits is at most
+    ``tol``. Returns ``(h, steps, max_y |dL/dz_y|)``, the last the gradient on the
+    responses' softmax logits, ``g_y - pi(y|x) sum_y' g_y'``."""
     n, X = log_ref.size, bounds.size - 1
     block = np.repeat(np.arange(X), np.diff(bounds))
     grad = np.empty(n)
 
-    def g_of(h):
-        population_loss(log_ref + h, log_ref, lengths, pop, spec, grad)
-        return grad.copy()
+    def project(h):
+        z = log_ref + h
+        top = np.maximum.reduceat(z, bounds[:-1])
+        lse = top + np.log(np.add.reduceat(np.exp(z - top[block]), bounds[:-1]))
+        return h - lse[block]
 
-    def residual(h, lam):
-        pi = np.exp(log_ref + h)
-        g = g_of(h)
-        mass = np.bincount(block, pi, minlength=X)
-        return np.concatenate([g - lam[block] * pi, mass - 1.0]), g, pi
+    def evaluate(h):
+        f = population_loss(log_ref + h, log_ref, lengths, pop, spec, grad)
+        return f, grad.copy()
 
     def tangent(g, pi):
-        mean = np.bincount(block, pi * g, minlength=X)
-        return float(np.abs(pi * (g - mean[block])).max())
+        total = np.bincount(block, g, minlength=X)
+        return g - pi * total[block]
 
     h = np.zeros(n)
-    lam = np.bincount(block, g_of(h), minlength=X)  # sum_y dL/dh_y = lambda at pi = ref
-    F, g, pi = residual(h, lam)
+    f, g = evaluate(h)
+    pi = np.exp(log_ref)
+    t = tangent(g, pi)
     it, moved = 0, np.inf
-    while (tangent(g, pi) > tol or moved > 1e-10) and it < max_iter and np.isfinite(F).all():
+    while (np.abs(t).max() > tol or moved > 1e-10) and it < max_iter:
+        lam = np.bincount(block, g, minlength=X)  # sum_y dL/dh_y = lambda on the simplex
         H = np.empty((n, n))
         for k in range(n):
             e = np.zeros(n)
             e[k] = 1e-6
-            H[:, k] = (g_of(h + e) - g_of(h - e)) / 2e-6
+            H[:, k] = (evaluate(h + e)[1] - evaluate(h - e)[1]) / 2e-6
         J = np.zeros((n + X, n + X))
         J[:n, :n] = 0.5 * (H + H.T) - np.diag(lam[block] * pi)
         J[np.arange(n), n + block] = -pi
         J[n + block, np.arange(n)] = pi
-        step = np.linalg.lstsq(J, -F, rcond=None)[0]
+        F = np.concatenate([g - lam[block] * pi, np.zeros(X)])
+        step = np.linalg.lstsq(J, -F, rcond=None)[0][:n]
+        slope = t @ step  # dL along the step, on the simplex
+        if not slope < 0.0:
+            step, slope = -t / max(np.abs(t).max(), 1e-300), -(t @ t) / max(
+                np.abs(t).max(), 1e-300)
         size = 1.0
-        while size > 1e-10:
-            h_new, lam_new = h + size * step[:n], lam + size * step[n:]
-            F_new, g_new, pi_new = residual(h_new, lam_new)
-            if np.isfinite(F_new).all() and np.abs(F_new).max() < np.abs(F).max():
+        while size > 1e-12:
+            h_new = project(h + size * step)
+            f_new, g_new = evaluate(h_new)
+            pi_new = np.exp(log_ref + h_new)
+            t_new = tangent(g_new, pi_new)
+            if f_new <= f + 1e-4 * size * slope or (
+                    f_new <= f + 4 * np.finfo(float).eps * abs(f)
+                    and np.abs(t_new).max() < np.abs(t).max()):
                 break
             size *= 0.5
         else:
-            break  # no step lowers the residual
-        moved = size * np.abs(step[:n]).max() if size == 1.0 else np.inf
-        h, lam, F, g, pi = h_new, lam_new, F_new, g_new, pi_new
+            break  # no step lowers the loss
+        moved = np.abs(h_new - h).max() if size == 1.0 else np.inf
+        h, f, g, pi, t = h_new, f_new, g_new, pi_new, t_new
         it += 1
-    return h, it, tangent(g, pi)
+    return h, it, float(np.abs(t).max())
 
 
 @dataclass(frozen=True, eq=False, repr=False)

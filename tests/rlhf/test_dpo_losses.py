@@ -135,6 +135,18 @@ def test_dpo_optimum_is_pi_star_and_ipo_its_least_squares_point():
     assert np.abs(got - target / target.sum()).max() < 1e-12
 
 
+def test_sft_optimum_is_the_chosen_frequencies():
+    """``sft`` alone: ``pi(y) ∝ data(y) P(y > data)`` over the other responses (the
+    maximum-likelihood fit of the chosen responses)."""
+    ref = _normalise(_ref(2))
+    pref = bradley_terry_preference(SMALL, ref)
+    mu = pref.conditional(ending_probabilities(SMALL.to_mdp(), ref))
+    P = pref.matrices[0] - 0.5 * np.eye(len(mu))  # no comparison of a response with itself
+    target = mu * (P @ mu)
+    got = loss_optimum(SMALL, ref, pref, beta=1.0, loss="sft").probs
+    assert np.abs(got - target / target.sum()).max() < 1e-12
+
+
 def test_cdpo_and_rdpo_optima_on_two_responses():
     """Two responses, ``P(y_1 > y_2) = p``: cDPO's optimum has ``sigma(beta h) = (1 - eps) p
     + eps (1 - p)``, rDPO's ``sigma(beta h) = (p - eps) / (1 - 2 eps)`` (h: the log-ratio
@@ -154,7 +166,9 @@ OPTIMA = [{"loss": "sigmoid"}, {"loss": "sigmoid", "label_smoothing": 0.15},
           {"loss": "robust", "label_smoothing": 0.05}, {"loss": "ipo"},
           {"loss": "exo_pair", "label_smoothing": 0.2}, {"loss": "discopop"},
           {"loss": ("sigmoid", "ipo"), "loss_weights": (1.0, 0.5)},
-          {"loss": "sigmoid", "f_divergence_type": "js_divergence"}]
+          {"loss": "sigmoid", "f_divergence_type": "js_divergence"}, {"loss": "nca_pair"},
+          {"loss": "bco_pair"}, {"loss": "sppo_hard"}, {"loss": "sft"},
+          {"loss": ("sigmoid", "sft"), "loss_weights": (1.0, 0.2)}]
 
 
 @property_settings(max_examples=6)
