@@ -127,6 +127,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "process_rewards",
     "rlhf_leaderboard",
     "nash_rps",
+    "dpo_vs_ipo",
     "speed",
 )
 
