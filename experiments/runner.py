@@ -128,6 +128,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "rlhf_leaderboard",
     "nash_rps",
     "dpo_vs_ipo",
+    "likelihood_displacement",
     "speed",
 )
 
