@@ -195,7 +195,8 @@ def loss_optimum(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceMo
                  beta: float, loss: object = "sigmoid", loss_weights: object = None,
                  label_smoothing: float = 0.0, f_divergence_type: str = "reverse_kl",
                  f_alpha_divergence_coef: float = 0.5, discopop_tau: float = 0.05,
-                 average_log_prob: bool = False, data_policy: PolicyLike | None = None,
+                 average_log_prob: bool = False, simpo_gamma: float = 0.5,
+                 cpo_alpha: float = 1.0, data_policy: PolicyLike | None = None,
                  tol: float = 1e-12, max_iter: int = 500) -> LossOptimum:
     """The response distribution where the population loss of :func:`~tabular.rlhf.dpo`
     (the same ``loss`` options) is stationary, found from the reference (see the
@@ -212,7 +213,8 @@ def loss_optimum(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceMo
     spec = loss_spec(loss, beta, loss_weights=loss_weights, label_smoothing=label_smoothing,
                      f_divergence_type=f_divergence_type,
                      f_alpha_divergence_coef=f_alpha_divergence_coef,
-                     discopop_tau=discopop_tau, average_log_prob=average_log_prob)
+                     discopop_tau=discopop_tau, average_log_prob=average_log_prob,
+                     simpo_gamma=simpo_gamma, cpo_alpha=cpo_alpha)
     if (spec.codes == 2).any():  # hinge
         raise ValueError("loss 'hinge' has a set of optima (its population loss is "
                          "piecewise linear): loss_optimum computes a point")

@@ -28,6 +28,17 @@ reverse KL (DPO), ``-exp(-u)`` for the forward KL, ``log sigma(u)`` for Jensen-S
   length normalisation, with the reference kept);
 - ``sft``: ``-log pi(y_w|x)``, the chosen response's negative log-likelihood.
 
+Three more never read the reference (``a = log pi(y|x) / |y|``, the mean log-probability
+per token):
+
+- ``simpo``: ``-log sigma(beta (a_w - a_l) - gamma)`` (SimPO, Meng et al., 2024, eq. 6;
+  ``simpo_gamma`` is ``gamma``, TRL's ``CPOConfig(loss_type="simpo")``);
+- ``cpo``: ``-log sigma(beta (log pi(y_w) - log pi(y_l))) - cpo_alpha a_w`` (CPO, Xu et
+  al., 2024, eq. 6: reference-free DPO plus the chosen response's NLL per token);
+- ``orpo``: ``-a_w - beta log sigma(log odds(y_w) - log odds(y_l))`` with ``odds(y) =
+  e^a / (1 - e^a)`` (ORPO, Hong et al., 2024, eq. 6-7; TRL's ``ORPOConfig.beta`` is the
+  paper's ``lambda``).
+
 (``b = beta``.) ``loss_weights`` sums several of them. Two of TRL's are not built here:
 ``aot`` and ``aot_unpaired`` sort the log-ratios of a whole batch and pair them by rank
 (Melnyk et al., 2024), so the loss of a comparison depends on every other comparison of
@@ -53,11 +64,14 @@ from tabular.rlhf.reward_model import log_sigmoid, sigmoid
 
 #: TRL's loss names, in the order of their codes.
 LOSSES = ("sigmoid", "robust", "hinge", "ipo", "exo_pair", "nca_pair", "bco_pair",
-          "sppo_hard", "apo_zero", "apo_down", "discopop", "sigmoid_norm", "sft")
+          "sppo_hard", "apo_zero", "apo_down", "discopop", "sigmoid_norm", "sft", "simpo",
+          "cpo", "orpo")
+#: The losses that never read the reference (TRL's ``CPOTrainer`` and ``ORPOTrainer``).
+REFERENCE_FREE = ("simpo", "cpo", "orpo")
 #: TRL's f-divergence names, in the order of their codes.
 F_DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 (SIGMOID, ROBUST, HINGE, IPO, EXO_PAIR, NCA_PAIR, BCO_PAIR, SPPO_HARD, APO_ZERO, APO_DOWN,
- DISCOPOP, SIGMOID_NORM, SFT) = range(len(LOSSES))
+ DISCOPOP, SIGMOID_NORM, SFT, SIMPO, CPO, ORPO) = range(len(LOSSES))
 REVERSE_KL, FORWARD_KL, JS_DIVERGENCE, ALPHA_DIVERGENCE = range(len(F_DIVERGENCES))
 class LossSpec(NamedTuple):
     """A preference loss as the kernels read it: the loss ``codes`` (int64 ``[k]``, into
@@ -76,6 +90,8 @@ class LossSpec(NamedTuple):
     discopop_tau: float
     ld_alpha: float
     average: bool
+    simpo_gamma: float = 0.5
+    cpo_alpha: float = 1.0
 
 
 #: ``exo_pair``'s smoothing when ``label_smoothing`` is 0 (TRL's: its target
@@ -118,7 +134,8 @@ def _weights(loss_weights: object, names: tuple[str, ...]) -> np.ndarray:
 def loss_spec(loss: object, beta: float, *, loss_weights: object = None,
               label_smoothing: float = 0.0, f_divergence_type: str = "reverse_kl",
               f_alpha_divergence_coef: float = 0.5, discopop_tau: float = 0.05,
-              ld_alpha: float | None = None, average_log_prob: bool = False) -> LossSpec:
+              ld_alpha: float | None = None, average_log_prob: bool = False,
+              simpo_gamma: float = 0.5, cpo_alpha: float = 1.0) -> LossSpec:
     """The :class:`LossSpec` of :func:`~tabular.rlhf.dpo`'s options, each checked with an
     error naming it."""
     beta = check_positive("beta", beta)
@@ -150,9 +167,11 @@ def loss_spec(loss: object, beta: float, *, loss_weights: object = None,
         raise ValueError(f"beta must be at least {IPO_MIN_BETA:.3g} for loss='ipo': its target "
                          f"gap 1 / (2 beta) = {1 / (2 * beta):.3g} nats is beyond the log-"
                          "probabilities float64 can hold")
+    gamma = check_nonnegative("simpo_gamma", simpo_gamma)
+    cpo_alpha = check_nonnegative("cpo_alpha", cpo_alpha)
     return LossSpec(np.array([LOSSES.index(n) for n in names], dtype=np.int64), weights, beta,
                     eps, F_DIVERGENCES.index(f_divergence_type), f_alpha, tau,
-                    1.0 if ld_alpha is None else ld_alpha, average)
+                    1.0 if ld_alpha is None else ld_alpha, average, gamma, cpo_alpha)
 
 
 # ------------------------------------------------------------------ the scores
@@ -224,11 +243,34 @@ def squared_loss(d, target):
 
 
 @njit(cache=True)
-def comparison_loss(code, c, s, u, log_pi_w, lengths, spec):
+def reference_free_loss(code, c, log_pi, lengths, spec):
+    """``count * loss`` of SimPO, CPO or ORPO on one comparison (``log_pi``: the two
+    responses' log-probabilities, ``lengths`` their token counts) and the ascent
+    directions ``-d(count * loss)/d log pi(y_w)``, ``/ d log pi(y_l)``."""
+    beta = spec.beta
+    lw, ll = log_pi
+    nw, nl = lengths
+    aw, al = lw / nw, ll / nl
+    if code == SIMPO:
+        ell, slope = sigmoid_loss(beta * (aw - al) - spec.simpo_gamma, 0.0)
+        return c * ell, c * beta * slope / nw, -c * beta * slope / nl
+    if code == CPO:
+        ell, slope = sigmoid_loss(beta * (lw - ll), 0.0)
+        return (c * (ell - spec.cpo_alpha * aw), c * (beta * slope + spec.cpo_alpha / nw),
+                -c * beta * slope)
+    # ORPO: log odds(y) = a - log(1 - e^a), d/da = 1 / (1 - e^a)
+    ow, ol = -np.expm1(aw), -np.expm1(al)  # 1 - e^a
+    ell, slope = sigmoid_loss((aw - np.log(ow)) - (al - np.log(ol)), 0.0)
+    return (c * (-aw + beta * ell), c * (1.0 + beta * slope / ow) / nw,
+            -c * beta * slope / ol / nl)
+
+
+@njit(cache=True)
+def comparison_loss(code, c, s, u, log_pi, lengths, spec):
     """``count * loss`` of one comparison under loss ``code``, and its ascent directions
-    ``-d(count * loss)/d(.)`` on ``(s_w, s_l, u_w, u_l, log pi(y_w))``: ``c`` the count,
-    ``s = (s_w, s_l)`` the scores, ``u = (u_w, u_l)`` the log-ratios, ``lengths`` the two
-    token counts."""
+    ``-d(count * loss)/d(.)`` on ``(s_w, s_l, u_w, u_l, log pi(y_w), log pi(y_l))``: ``c``
+    the count, ``s = (s_w, s_l)`` the scores, ``u = (u_w, u_l)`` the log-ratios,
+    ``log_pi`` the two log-probabilities, ``lengths`` the two token counts."""
     beta, eps = spec.beta, spec.label_smoothing
     s_w, s_l = s
     u_w, u_l = u
@@ -247,30 +289,34 @@ def comparison_loss(code, c, s, u, log_pi_w, lengths, spec):
         else:
             ell, slope = discopop_loss(x, spec.discopop_tau)
         g = cb * slope
-        return c * ell, g, -g, 0.0, 0.0, 0.0
+        return c * ell, g, -g, 0.0, 0.0, 0.0, 0.0
     if code == IPO:
         error = (s_w - s_l) - 1.0 / (2.0 * beta)
         g = -2.0 * c * error
-        return c * error * error, g, -g, 0.0, 0.0, 0.0
+        return c * error * error, g, -g, 0.0, 0.0, 0.0, 0.0
     if code == SIGMOID_NORM:
         ell, slope = sigmoid_loss(beta * (s_w / lengths[0] - s_l / lengths[1]), 0.0)
-        return c * ell, cb * slope / lengths[0], -cb * slope / lengths[1], 0.0, 0.0, 0.0
+        return (c * ell, cb * slope / lengths[0], -cb * slope / lengths[1], 0.0, 0.0, 0.0,
+                0.0)
     if code == NCA_PAIR or code == BCO_PAIR:
         half = 0.5 if code == NCA_PAIR else 0.0
         ell = (-log_sigmoid(beta * s_w) - half * log_sigmoid(-beta * s_w)
                - (1.0 - half) * log_sigmoid(-beta * s_l))
         return (c * ell, cb * (sigmoid(-beta * s_w) - half * sigmoid(beta * s_w)),
-                -cb * (1.0 - half) * sigmoid(beta * s_l), 0.0, 0.0, 0.0)
+                -cb * (1.0 - half) * sigmoid(beta * s_l), 0.0, 0.0, 0.0, 0.0)
     if code == SPPO_HARD:
         lw, gw = squared_loss(s_w, 0.5 / beta)
         ll, gl = squared_loss(s_l, -0.5 / beta)
-        return c * (lw + ll), c * gw, c * gl, 0.0, 0.0, 0.0
+        return c * (lw + ll), c * gw, c * gl, 0.0, 0.0, 0.0, 0.0
     if code == APO_ZERO:
         pw, pl = sigmoid(beta * u_w), sigmoid(beta * u_l)
         return (c * (1.0 - pw + pl), 0.0, 0.0, cb * pw * (1.0 - pw),
-                -cb * pl * (1.0 - pl), 0.0)
+                -cb * pl * (1.0 - pl), 0.0, 0.0)
     if code == APO_DOWN:
         pw, px = sigmoid(beta * u_w), sigmoid(x)
         g = cb * px * (1.0 - px)
-        return c * (pw + 1.0 - px), g, -g, -cb * pw * (1.0 - pw), 0.0, 0.0
-    return -c * log_pi_w, 0.0, 0.0, 0.0, 0.0, c  # SFT
+        return c * (pw + 1.0 - px), g, -g, -cb * pw * (1.0 - pw), 0.0, 0.0, 0.0
+    if code == SFT:
+        return -c * log_pi[0], 0.0, 0.0, 0.0, 0.0, c, 0.0
+    t, g_w, g_l = reference_free_loss(code, c, log_pi, lengths, spec)
+    return t, 0.0, 0.0, 0.0, 0.0, g_w, g_l

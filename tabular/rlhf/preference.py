@@ -165,12 +165,12 @@ def chained_comparison(c, log_pi_w, log_ref_w, log_pi_l, log_ref_l, n_w, n_l, sp
     s_l, ds_l = f_score(u_l, spec.f_divergence, spec.f_alpha)
     term, g_w, g_l = 0.0, 0.0, 0.0
     for k in range(spec.codes.shape[0]):
-        t, gsw, gsl, guw, gul, glw = comparison_loss(
-            spec.codes[k], c, (s_w, s_l), (u_w, u_l), log_pi_w, (float(n_w), float(n_l)),
-            spec)
+        t, gsw, gsl, guw, gul, glw, gll = comparison_loss(
+            spec.codes[k], c, (s_w, s_l), (u_w, u_l), (log_pi_w, log_pi_l),
+            (float(n_w), float(n_l)), spec)
         term += spec.weights[k] * t
         g_w += spec.weights[k] * ((gsw * ds_w + guw) * scale_w + glw)
-        g_l += spec.weights[k] * ((gsl * ds_l + gul) * scale_l)
+        g_l += spec.weights[k] * ((gsl * ds_l + gul) * scale_l + gll)
     return term, g_w, g_l
 
 
@@ -305,7 +305,8 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
         loss: str | Sequence[str] = "sigmoid", loss_weights: Sequence[float] | None = None,
         label_smoothing: float = 0.0, f_divergence_type: str = "reverse_kl",
         f_alpha_divergence_coef: float = 0.5, discopop_tau: float = 0.05,
-        ld_alpha: float | None = None, average_log_prob: bool = False, history: bool = False,
+        ld_alpha: float | None = None, average_log_prob: bool = False,
+        simpo_gamma: float = 0.5, cpo_alpha: float = 1.0, history: bool = False,
         eval_every: int | None = None, callback: Callback | None = None) -> DPOResult:
     """Direct preference optimisation on a token MDP ``mdp`` (Rafailov et al., 2023), with
     the family of pairwise losses TRL's ``DPOTrainer`` offers (:mod:`tabular.rlhf.losses`).
@@ -341,7 +342,10 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
         preference is unanimous (its quadratic loss wants a smaller ``alpha``, e.g. 0.1);
         ``"hinge"``, ``"robust"``, ``"exo_pair"``, ``"nca_pair"``, ``"bco_pair"``,
         ``"sppo_hard"``, ``"apo_zero"``, ``"apo_down"``, ``"discopop"``,
-        ``"sigmoid_norm"``, ``"sft"``) or a sequence of them, summed.
+        ``"sigmoid_norm"``, ``"sft"``; and the reference-free ``"simpo"``, ``"cpo"`` and
+        ``"orpo"``, TRL's ``CPOTrainer`` and ``ORPOTrainer`` losses, which never read
+        ``ref_policy``: start them from the pre-trained model, ORPO's SFT term included)
+        or a sequence of them, summed.
     loss_weights : one weight (>= 0) per loss of a sequence; default ``None``: 1 each.
     label_smoothing : the assumed share of flipped labels, in ``[0, 0.5)``: cDPO for
         ``"sigmoid"``, rDPO's noise rate for ``"robust"``, EXO's ``eps`` (default 0; EXO
@@ -361,6 +365,8 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
         numbers stay comparable); TRL's IPO averages them: ``loss="ipo",
         average_log_prob=True``. The two differ whenever compared responses differ in
         length: the averaged gap is regressed to ``1/(2 beta)`` per token.
+    simpo_gamma : SimPO's target margin ``gamma`` (>= 0), default 0.5 (TRL's).
+    cpo_alpha : the weight of CPO's NLL term (>= 0), default 1.0 (TRL's).
     history, eval_every, callback : the training history of
         :mod:`tabular.pg.telemetry` (``eval_every`` counts steps), with TRL's DPO
         metrics on the comparisons (:func:`preference_metrics`) beside the exact ones;
@@ -374,7 +380,8 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
                      f_divergence_type=f_divergence_type,
                      f_alpha_divergence_coef=f_alpha_divergence_coef,
                      discopop_tau=discopop_tau, ld_alpha=ld_alpha,
-                     average_log_prob=average_log_prob)
+                     average_log_prob=average_log_prob, simpo_gamma=simpo_gamma,
+                     cpo_alpha=cpo_alpha)
     beta = spec.beta
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)

@@ -52,7 +52,8 @@ OPTIONS = [{"loss": name} for name in LOSSES] + [
     {"loss": "nca_pair", "f_divergence_type": "alpha_divergence",
      "f_alpha_divergence_coef": 0.3},
     {"loss": "ipo", "average_log_prob": True}, {"loss": "sigmoid", "ld_alpha": 0.4},
-    {"loss": "discopop", "discopop_tau": 0.5},
+    {"loss": "discopop", "discopop_tau": 0.5}, {"loss": "simpo", "simpo_gamma": 1.3},
+    {"loss": "cpo", "cpo_alpha": 0.4}, {"loss": ("orpo", "sigmoid"), "ld_alpha": 0.5},
 ]
 
 
@@ -168,7 +169,8 @@ OPTIMA = [{"loss": "sigmoid"}, {"loss": "sigmoid", "label_smoothing": 0.15},
           {"loss": ("sigmoid", "ipo"), "loss_weights": (1.0, 0.5)},
           {"loss": "sigmoid", "f_divergence_type": "js_divergence"}, {"loss": "nca_pair"},
           {"loss": "bco_pair"}, {"loss": "sppo_hard"}, {"loss": "sft"},
-          {"loss": ("sigmoid", "sft"), "loss_weights": (1.0, 0.2)}]
+          {"loss": ("sigmoid", "sft"), "loss_weights": (1.0, 0.2)}, {"loss": "cpo"},
+          {"loss": "orpo"}]
 
 
 @property_settings(max_examples=6)
