@@ -129,6 +129,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "nash_rps",
     "dpo_vs_ipo",
     "likelihood_displacement",
+    "simpo_drift",
     "speed",
 )
 
