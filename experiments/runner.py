@@ -130,6 +130,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "dpo_vs_ipo",
     "likelihood_displacement",
     "simpo_drift",
+    "orpo_vs_sft_dpo",
     "speed",
 )
 
