@@ -131,6 +131,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "likelihood_displacement",
     "simpo_drift",
     "orpo_vs_sft_dpo",
+    "loss_optima",
     "speed",
 )
 
