@@ -132,6 +132,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "simpo_drift",
     "orpo_vs_sft_dpo",
     "loss_optima",
+    "dpo_uncovered",
     "speed",
 )
 
