@@ -20,7 +20,14 @@ from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
-from tabular.pg.telemetry import Callback, Recorder, check_history, run_in_chunks
+from tabular.pg.telemetry import (
+    Callback,
+    Recorder,
+    batch_metrics,
+    check_history,
+    run_in_chunks,
+    sample_batch,
+)
 from tabular.results import with_run_axis
 from tabular.rlhf.losses import LossSpec, comparison_loss, f_score, loss_spec
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
@@ -561,6 +568,54 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
 _iterated_dpo = runs_driver(_iterated_dpo_run)
 
 
+def online_dpo_metrics(batch: tuple, rollout, judge: Judge, beta: float) -> dict[str, float]:
+    """TRL's ``OnlineDPOTrainer`` metrics of a batch (:func:`~tabular.pg.telemetry.sample_batch`'s
+    ``(paths, seen, lengths, returns)``) read as pairs of consecutive episodes: each pair of
+    distinct responses to one prompt is labelled as TRL's judge or reward model labels it,
+    deterministically (the larger return wins; with a ``judge``, the response it prefers
+    with probability above 1/2; a tie is no pair). ``rewards/chosen``,
+    ``rewards/rejected`` (``beta log pi / ref`` of the two), ``rewards/margins``,
+    ``rewards/accuracies``, ``logps/chosen``, ``logps/rejected`` (means over the pairs; NaN
+    without a pair) and ``beta``."""
+    paths, seen, lengths, returns = batch
+    on = np.arange(seen.shape[2]) < lengths[:, None]
+    states = np.where(on, paths[:, 0, :-1], 0)
+    actions = np.where(on, paths[:, 1, :-1], 0)
+    log_pi = np.where(on, seen[:, 1], 0.0).sum(axis=1)
+    log_ref = np.where(on, rollout.ref_log_probs[rollout.ref_row[states], actions],
+                       0.0).sum(axis=1)
+    last = np.arange(len(lengths)), lengths - 1
+    ends = paths[last[0], 0, last[1]], paths[last[0], 1, last[1]]
+    chosen, rejected = [], []
+    for i in range(0, len(lengths) - 1, 2):
+        j = i + 1
+        if paths[i, 0, 0] != paths[j, 0, 0] or (ends[0][i], ends[1][i]) == (ends[0][j],
+                                                                          ends[1][j]):
+            continue  # another prompt, or the same response: no comparison
+        if judge.index.shape[0]:
+            p = judge.prob[judge.index[ends[0][i], ends[1][i]], judge.index[ends[0][j],
+                                                                             ends[1][j]]]
+            margin = p - 0.5
+        else:
+            margin = returns[i] - returns[j]
+        if margin != 0.0:
+            w, lo = (i, j) if margin > 0.0 else (j, i)
+            chosen.append(w)
+            rejected.append(lo)
+    if not chosen:
+        nan = float("nan")
+        return {k: nan for k in ("rewards/chosen", "rewards/rejected", "rewards/margins",
+                                 "rewards/accuracies", "logps/chosen", "logps/rejected")} | {
+                                     "beta": beta}
+    w, lo = np.array(chosen), np.array(rejected)
+    rc, rr = beta * (log_pi[w] - log_ref[w]), beta * (log_pi[lo] - log_ref[lo])
+    return {"rewards/chosen": float(rc.mean()), "rewards/rejected": float(rr.mean()),
+            "rewards/margins": float((rc - rr).mean()),
+            "rewards/accuracies": float((rc > rr).mean()),
+            "logps/chosen": float(log_pi[w].mean()), "logps/rejected": float(log_pi[lo].mean()),
+            "beta": beta}
+
+
 def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, rounds: int = 4,
                  pairs: int = 64, steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid",
                  ref_policy: PolicyLike | None = None, judge: object = None,
@@ -602,7 +657,9 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
     history, eval_every, callback : the training history of
-        :mod:`tabular.pg.telemetry`, its exact metrics every ``eval_every`` rounds;
+        :mod:`tabular.pg.telemetry`, its exact metrics every ``eval_every`` rounds beside
+        TRL's ``OnlineDPOTrainer`` metrics of a fresh batch of ``pairs`` pairs
+        (:func:`online_dpo_metrics`, and ``objective/...``);
         default False, ``None``, ``None``.
 
     Returns an :class:`~tabular.rlhf.results.IteratedDPOResult`. ``rounds=k`` with the
@@ -633,8 +690,15 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
         if not np.isfinite(out.loss[:, first:stop]).all():
             check_descent(out.loss, loss, alpha)
 
+    def sampled(run, it):  # TRL's OnlineDPOTrainer metrics of a fresh batch of pairs
+        batch = sample_batch(su.mdp.arrays, su.rollout, out.logits[run],
+                             su.rng_states[run].copy(), 2 * pairs)
+        return {**batch_metrics(batch, su.rollout),
+                **online_dpo_metrics(batch, su.rollout, tables, beta)}
+
     trace = run_in_chunks(step, rounds, every,
-                          su.recorder(ref_policy, out.logits, callback, "iterated_dpo"))
+                          su.recorder(ref_policy, out.logits, callback, "iterated_dpo",
+                                      sampled))
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                              with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs),

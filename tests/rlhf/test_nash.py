@@ -128,3 +128,23 @@ def test_online_dpo_with_a_judge_follows_the_judge():
     root = GAME.state_of("Play.")
     probs = res.policy.probs()[root, [GAME.token_id[m] for m in MOVES]]
     assert probs.argmax() == MOVES.index("paper") and probs[1] > 0.9
+
+
+def test_online_dpo_history_has_trls_names():
+    """iterated_dpo's history records TRL's OnlineDPOTrainer metrics of a fresh batch of
+    pairs beside the exact ones: margins are chosen minus rejected rewards, and once
+    training has followed a judge that always prefers paper, every sampled pair with
+    paper ranks it first (accuracy 1) and paper's log-probability is the larger."""
+    ref = _ref([1 / 3] * 3)
+    paper = np.array([[0.5, 0.0, 1.0], [1.0, 0.5, 1.0], [0.0, 0.0, 0.5]])
+    h = iterated_dpo(GAME, ref, beta=0.5, rounds=3, pairs=32, steps=20, seed=1,
+                     judge=preference_table(GAME, {"Play.": (MOVES, paper)}), history=True,
+                     eval_every=3).history
+    for name in ("rewards/chosen", "rewards/rejected", "rewards/margins",
+                 "rewards/accuracies", "logps/chosen", "logps/rejected", "objective/kl",
+                 "exact/gap"):
+        assert name in h.names
+    np.testing.assert_allclose(h["rewards/margins"], h["rewards/chosen"] - h["rewards/rejected"],
+                               atol=1e-12)
+    assert h["rewards/accuracies"][0] == 0.0  # at the start pi = ref: every reward is 0
+    assert h["rewards/accuracies"][-1] > 0.5 and h["logps/chosen"][-1] > h["logps/rejected"][-1]
