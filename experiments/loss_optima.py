@@ -1,7 +1,8 @@
 """Every preference loss of the library against two exact answers: the KL-regularised
 optimum ``pi*`` of the reward model, and the loss's own population optimum.
 
-On the capital-of-France scenario, comparisons of two responses of the SFT model are
+On the capital-of-France scenario (and, for the gap to ``pi*``, on the grammar
+scenario), comparisons of two responses of the SFT model are
 labelled by Bradley-Terry on the reward model, so DPO's population optimum is ``pi*``
 itself; every other loss has its own optimum (:func:`~tabular.rlhf.loss_optimum`:
 IPO's least-squares point, cDPO's smoothed target, ...). For each loss the experiment
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.envs import load_scenario
+from tabular.envs import load_grammar_scenario, load_scenario
 from tabular.rlhf import (
     bradley_terry_preference,
     dpo,
@@ -63,6 +64,11 @@ class Config(Settings):
     """Sampled responses (two per comparison)."""
     runs: int = 8
     """Independent data sets per budget."""
+    grammar_budgets: tuple[int, ...] = (256,)
+    """Sampled responses on the grammar scenario (gap to pi* only: its responses are too
+    many for the own optimum's dense solver); empty: the capital of France only."""
+    grammar_runs: int = 2
+    """Independent data sets on the grammar scenario."""
     steps: int = 400
     """Full-batch gradient steps."""
     alpha: float = 0.5
@@ -70,82 +76,108 @@ class Config(Settings):
     seed: int = 0
     """Seed of the sampled comparisons."""
 
-    QUICK = {"runs": 4}
+    QUICK = {"runs": 4, "grammar_budgets": ()}
     REFERENCE = "the calibration"
 
 
-def _comparisons(env, texts, probs, rewards, n, rng):
-    """``n`` comparisons of two distinct responses of the SFT model (``probs``), the first
-    winning with probability ``sigma(r_1 - r_2)``, as ``(count, prompt, winner, loser)``."""
+def _comparisons(env, draws, rewards, n, rng):
+    """``n`` comparisons of two distinct responses of the SFT model to one prompt (the
+    first from ``P(x, y)``, the second from ``P(y | x)``; ``draws``: ``(texts, prompt,
+    probs)`` of its responses), the first winning with probability ``sigma(r_1 - r_2)``,
+    as ``(count, prompt, winner, loser)``."""
+    texts, prompt, probs = draws
     counts: dict = {}
     cdf = np.cumsum(probs)
     while sum(counts.values()) < n:
-        i, j = np.minimum(np.searchsorted(cdf, rng.random(2) * cdf[-1], side="right"),
-                          len(probs) - 1)
+        i = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")),
+                len(probs) - 1)
+        mine = np.flatnonzero(prompt == prompt[i])
+        c = np.cumsum(probs[mine])
+        j = mine[min(int(np.searchsorted(c, rng.random() * c[-1], side="right")),
+                     len(mine) - 1)]
         if i == j:
             continue
         w, lo = (i, j) if rng.random() < 1 / (1 + np.exp(rewards[j] - rewards[i])) else (j, i)
         counts[(w, lo)] = counts.get((w, lo), 0) + 1
-    return [(c, env.prompts[0], texts[w], texts[lo]) for (w, lo), c in counts.items()]
+    return [(c, env.prompts[prompt[w]], texts[w], texts[lo]) for (w, lo), c in counts.items()]
 
 
-def run(config: Config, executor) -> dict:
-    ex = train_pipeline(load_scenario())
+def _scenario(ex, config: Config, budgets, runs, own_optima: bool) -> dict:
+    """Every loss on one scenario: its own optimum's gap (``own_optima``) and the
+    learner's gap to ``pi*`` and KL to that optimum, ``[loss, budget, run]``."""
     env, mdp, ref = ex.env, ex.mdp, ex.reference
     beta = config.beta
-    pref = bradley_terry_preference(env, ref)
     star = kl_optimum(mdp, ref, beta)
     returns = path_returns(mdp)
     ends_ref = ending_probabilities(mdp, ref)
-    s, a = pref.states, pref.actions
-    texts = [y for _, y in pref.texts]
+    s, a = np.nonzero(ends_ref > 0)
+    texts = [env.text(int(mdp.next_state[i, j, 0])) for i, j in zip(s, a, strict=True)]
     probs = ends_ref[s, a]
+    prompt = env.state_prompt[s]
+    pref = bradley_terry_preference(env, ref) if own_optima else None
 
-    def objective(p):  # J = E[r] - beta KL over the responses (p: [N], sums to 1)
+    def objective(p):  # J = E[r] - beta KL over the responses (p: joint P(x, y))
         on = p > 0
         return float(p @ returns[s, a] - beta * np.sum(p[on] * np.log(p[on] / probs[on])))
 
-    def kl(p, q):
-        on = p > 0
-        return float(np.sum(p[on] * np.log(p[on] / q[on]))) if (q[on] > 0).all() else np.inf
-
     names = list(LOSSES)
     own_gap = np.full(len(names), np.nan)
-    gap = np.full((len(names), len(config.budgets), config.runs), np.nan)
+    gap = np.full((len(names), len(budgets), runs), np.nan)
     own_kl = np.full_like(gap, np.nan)
     streams = [np.random.default_rng(q) for q in np.random.SeedSequence(config.seed).spawn(
-        config.runs)]
-    data = [[_comparisons(env, texts, probs, returns[s, a], b // 2, rng)
-             for rng in streams] for b in config.budgets]
+        runs)]
+    data = [[_comparisons(env, (texts, prompt, probs), returns[s, a], b // 2, rng)
+             for rng in streams] for b in budgets]
     for i, name in enumerate(names):
         options = LOSSES[name]
-        try:
-            own = loss_optimum(env, ref, pref, beta=beta, **options).probs
-            own_gap[i] = star.value - objective(own)
-        except (RuntimeError, ValueError):  # hinge's set, apo_zero's boundary
-            own = None
+        own = None
+        if own_optima:
+            try:
+                found = loss_optimum(env, ref, pref, beta=beta, **options)
+                own = found.endings[s, a]
+                own_gap[i] = star.value - objective(own)
+            except (RuntimeError, ValueError):  # hinge's set, a boundary infimum
+                pass
         alpha = config.alpha / 5 if name in QUADRATIC else config.alpha
-        for k in range(len(config.budgets)):
-            for r in range(config.runs):
+        for k in range(len(budgets)):
+            for r in range(runs):
                 pi = dpo(env, ref, data[k][r], beta=beta, ref_policy=ref, steps=config.steps,
                          alpha=alpha, **options).policy
                 p = ending_probabilities(mdp, pi)[s, a]
                 gap[i, k, r] = star.value - objective(p)
                 if own is not None:
-                    own_kl[i, k, r] = kl(p, own)
-    return {"losses": np.array(names), "budgets": np.array(config.budgets),
-            "own_gap": own_gap, "gap": gap, "own_kl": own_kl}
+                    on = p > 0
+                    own_kl[i, k, r] = float(np.sum(p[on] * np.log(p[on] / own[on])))
+    return {"own_gap": own_gap, "gap": gap, "own_kl": own_kl, "budgets": np.array(budgets)}
+
+
+def run(config: Config, executor) -> dict:
+    out = {"losses": np.array(list(LOSSES))}
+    capital = _scenario(train_pipeline(load_scenario()), config, config.budgets, config.runs,
+                        True)
+    out.update(capital)
+    if config.grammar_budgets:
+        grammar = _scenario(train_pipeline(load_grammar_scenario("assistant")), config,
+                            config.grammar_budgets, config.grammar_runs, False)
+        out.update({f"grammar_{k}": v for k, v in grammar.items()})
+    return out
 
 
 def table(results: dict):
+    grammar = "grammar_gap" in results
     header = ["loss", "own optimum's J* - J"] + [
         f"{h}, {b} responses" for b in results["budgets"]
-        for h in ("J* - J", "KL(pi || own optimum)")]
+        for h in ("J* - J", "KL(pi || own optimum)")] + (
+        [f"grammar: J* - J, {b} responses" for b in results["grammar_budgets"]]
+        if grammar else [])
     rows = []
     for i, name in enumerate(results["losses"]):
         row = [str(name), number(results["own_gap"][i])]
         for k in range(len(results["budgets"])):
             row += [number(results["gap"][i, k].mean()), number(results["own_kl"][i, k].mean())]
+        if grammar:
+            row += [number(results["grammar_gap"][i, k].mean())
+                    for k in range(len(results["grammar_budgets"]))]
         rows.append(row)
     return header, rows
 

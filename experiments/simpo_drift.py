@@ -81,7 +81,8 @@ def run(config: Config, executor) -> dict:
     lengths = np.array([len(paths[y][1]) for y in texts], dtype=float)
     counts = np.array([c for c, *_ in prefs], dtype=float)
     pairs = np.array([[texts.index(w), texts.index(lo)] for _, _, w, lo in prefs])
-    ref_lp = np.log(ref.probs())
+    with np.errstate(divide="ignore"):
+        ref_lp = np.log(ref.probs())
     ref_logp = np.array([ref_lp[paths[y]].sum() for y in texts])
     all_s, all_a = np.nonzero(ends > 0)
     all_len = np.array([len(env.state_response[int(q)]) + 1 for q in all_s])
@@ -95,7 +96,8 @@ def run(config: Config, executor) -> dict:
                         "simpo_gamma": config.simpo_gamma})
             pi = dpo(env, ref, prefs, ref_policy=ref, steps=steps, alpha=config.alpha,
                      **options).policy
-            lp = np.log(pi.probs())
+            with np.errstate(divide="ignore"):  # the masked tokens: log 0
+                lp = np.log(pi.probs())
             logp = np.array([lp[paths[y]].sum() for y in texts])
             average = logp / lengths
             reward = average if name == "SimPO" else config.beta * (logp - ref_logp)

@@ -209,7 +209,9 @@ def loss_optimum(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceMo
     500). A ``RuntimeError`` when the steps stop lowering the loss above ``tol`` or run
     out (no finite stationary point: a loss whose infimum lies at the boundary, or
     ``robust`` with a preference closer to 0 or 1 than ``label_smoothing``); ``hinge``
-    is refused (its optimum is a set)."""
+    is refused (its optimum is a set). ``dpo``'s ``ld_alpha`` is not offered: it weighs
+    a response's tokens by the other response's length, so its loss is not a function
+    of the response distribution alone."""
     spec = loss_spec(loss, beta, loss_weights=loss_weights, label_smoothing=label_smoothing,
                      f_divergence_type=f_divergence_type,
                      f_alpha_divergence_coef=f_alpha_divergence_coef,
