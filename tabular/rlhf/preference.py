@@ -16,9 +16,15 @@ from numba import njit
 
 from tabular._numba.rng import uniform
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_bad
+from tabular.checks import (
+    MAX_COUNT,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    first_bad,
+)
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
-from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
+from tabular.pg.rollout import Rollout, continue_episode, episode_buffers, sample_episode
 from tabular.pg.setup import check_no_overflow, setup
 from tabular.pg.telemetry import (
     Callback,
@@ -64,6 +70,7 @@ class DPOParams(NamedTuple):
     loss: LossSpec
     steps: int
     alpha: float
+    xpo_alpha: float = 0.0
 
 
 def response_path(mdp: TokenEnv, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
@@ -212,16 +219,42 @@ def preference_loss_grad(logits, data, spec, rows, grad, buf, probs):
 
 
 @njit(cache=True)
-def _dpo_descent(logits, data, p, history):
+def exploration_bonus(logits, data, explore, xpo_alpha, grad, buf, probs):
+    """XPO's exploration term ``xpo_alpha * mean_i log pi(y~_i|x)`` over the responses
+    ``y~_i`` the reference drew (``explore[i]``: the side, 0 winner or 1 loser, of pair
+    ``i``'s reference response; -1: none; only counted pairs), returned, its ascent
+    direction added into ``grad`` (Xie et al., 2024, algorithm 1: minimising it lowers
+    the reference's own responses, the optimism that makes the policy explore)."""
+    m = 0
+    for i in range(explore.shape[0]):
+        if explore[i] >= 0 and data.counts[i] > 0.0:
+            m += 1
+    if m == 0:
+        return 0.0
+    total = 0.0
+    for i in range(explore.shape[0]):
+        if explore[i] >= 0 and data.counts[i] > 0.0:
+            side = data.winners if explore[i] == 0 else data.losers
+            total += xpo_alpha * sequence_log_prob(logits, side.rows[i], side.actions[i],
+                                                   side.lengths[i], buf) / m
+            _accumulate_path_grad(logits, side, i, -xpo_alpha / m, probs, grad)
+    return total
+
+
+@njit(cache=True)
+def _dpo_descent(logits, data, p, history, explore):
     """Full-batch gradient descent on the mean over ``data`` (a :class:`Preferences`) of
-    the loss ``p.loss`` (:func:`preference_loss_grad`); ``history[step]`` receives the
-    mean loss before each step."""
+    the loss ``p.loss`` (:func:`preference_loss_grad`), plus XPO's
+    :func:`exploration_bonus` when ``p.xpo_alpha > 0``; ``history[step]`` receives the
+    loss before each step."""
     A = logits.shape[1]
     grad = np.zeros_like(logits)
     buf, probs = np.empty(A), np.empty(A)
     rows = rows_on_paths(logits.shape[0], data.winners, data.losers)
     for step in range(p.steps):
         loss = preference_loss_grad(logits, data, p.loss, rows, grad, buf, probs)
+        if p.xpo_alpha > 0.0:
+            loss += exploration_bonus(logits, data, explore, p.xpo_alpha, grad, buf, probs)
         history[step] = loss
         if not loss < np.inf:  # the steps overshoot: stop before the logits overflow
             history[step:] = loss
@@ -407,7 +440,8 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     name = loss if isinstance(loss, str) else "+".join(loss)
 
     def step(first, stop):
-        _dpo_descent(logits, data, params._replace(steps=stop - first), losses[first:stop])
+        _dpo_descent(logits, data, params._replace(steps=stop - first), losses[first:stop],
+                     NO_EXPLORATION)
         if not np.isfinite(losses[first:stop]).all():
             check_descent(losses, name, alpha)
 
@@ -469,6 +503,8 @@ class IteratedDPOParams(NamedTuple):
     rounds: int
     pairs: int
     judge: Judge
+    xpo_alpha: float
+    ref_rollout: Rollout
     first: int = 0
 
 
@@ -495,6 +531,8 @@ def judge_tables(preference, n_states: int, n_actions: int) -> Judge:
 
 
 NO_JUDGE = Judge(np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0)))
+#: :func:`dpo`'s pairs: none drawn by the reference (XPO's exploration is off).
+NO_EXPLORATION = np.zeros(0, dtype=np.int64)
 
 
 class IteratedDPOOutputs(NamedTuple):
@@ -535,6 +573,7 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
     lengths = np.zeros((2, M), dtype=np.int64)
     ref_log_probs = np.zeros((2, M))
     counts = np.zeros(M)
+    explore = np.full(M, -1, dtype=np.int64)
     data = Preferences(Paths(rows[0], actions[0], lengths[0], ref_log_probs[0]),
                        Paths(rows[1], actions[1], lengths[1], ref_log_probs[1]), counts)
     for r in range(p.first, p.rounds):
@@ -542,8 +581,12 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
             T0, R0 = sample_episode(model, rollout, theta, rng, path[0], seen[0], dones[0],
                                     dist)
             path[1, 0, 0] = path[0, 0, 0]  # the second response answers the same prompt
-            T1, R1 = continue_episode(model, rollout, theta, rng, path[1], seen[1], dones[1],
-                                      dist)
+            if p.xpo_alpha > 0.0:  # XPO: the second response is the reference's
+                T1, R1 = continue_episode(model, p.ref_rollout, rollout.ref_log_probs, rng,
+                                          path[1], seen[1], dones[1], dist)
+            else:
+                T1, R1 = continue_episode(model, rollout, theta, rng, path[1], seen[1],
+                                          dones[1], dist)
             same = T0 == T1 and path[0, 0, T0] == path[1, 0, T1] and (
                 path[0, 1, T0 - 1] == path[1, 1, T1 - 1])  # the same ending: one response
             counts[i] = 0.0 if same else 1.0
@@ -553,6 +596,8 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
                 i0 = p.judge.index[path[0, 0, T0 - 1], path[0, 1, T0 - 1]]
                 i1 = p.judge.index[path[1, 0, T1 - 1], path[1, 1, T1 - 1]]
                 w = 0 if uniform(rng) < p.judge.prob[i0, i1] else 1
+            if p.xpo_alpha > 0.0:
+                explore[i] = 1 if w == 0 else 0  # the side the reference's response took
             for side, j in ((0, w), (1, 1 - w)):  # the winner's row, then the loser's
                 T = T0 if j == 0 else T1
                 lengths[side, i] = T
@@ -560,7 +605,7 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
                                                      actions[side, i])
         pairs[r] = counts.sum()
         if pairs[r] > 0:
-            _dpo_descent(theta, data, p, loss[r])
+            _dpo_descent(theta, data, p, loss[r], explore)
             if not loss[r, -1] < np.inf:  # diverged: the caller raises
                 return
 
@@ -619,8 +664,8 @@ def online_dpo_metrics(batch: tuple, rollout, judge: Judge, beta: float) -> dict
 def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, rounds: int = 4,
                  pairs: int = 64, steps: int = 200, alpha: float = 1.0, loss: str = "sigmoid",
                  ref_policy: PolicyLike | None = None, judge: object = None,
-                 seed: int | None = 0, runs: int | None = None, history: bool = False,
-                 eval_every: int | None = None,
+                 xpo_alpha: float = 0.0, seed: int | None = 0, runs: int | None = None,
+                 history: bool = False, eval_every: int | None = None,
                  callback: Callback | None = None) -> IteratedDPOResult:
     """Iterated (online) DPO: preferences sampled from the current policy and labelled by
     the reward, round after round (Xiong et al., 2024; Guo et al., 2024).
@@ -653,6 +698,12 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
         ``OnlineDPOTrainer``; Guo et al., 2024), intransitive or not; it must compare
         every response ``policy`` can give (``mdp`` then a token env). Default ``None``:
         Bradley-Terry on the returns.
+    xpo_alpha : XPO's exploration weight (>= 0; TRL's ``XPOConfig.alpha``): with
+        ``xpo_alpha > 0`` the second response of each pair is drawn from the reference
+        and each round's loss adds ``xpo_alpha`` times the mean log-probability of those
+        reference responses (:func:`exploration_bonus`; Xie et al., 2024, "Exploratory
+        preference optimization"). Default 0: online DPO, both responses from the
+        policy.
     seed : seed of the sampling streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
@@ -675,6 +726,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
     start = as_softmax_policy(mdp, policy, greedy=False)
     tables = NO_JUDGE if judge is None else _judge(judge, mdp, start)
+    xpo_alpha = check_nonnegative("xpo_alpha", xpo_alpha)
     every = check_history(history, eval_every, callback, rounds, "iterated_dpo")
     ref_policy = start if ref_policy is None else ref_policy
     su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None, gamma=1.0,
@@ -682,7 +734,9 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
-    params = IteratedDPOParams(spec, steps, alpha, rounds, pairs, tables)
+    ref_rollout = su.rollout._replace(row_of_state=su.rollout.ref_row)
+    params = IteratedDPOParams(spec, steps, alpha, rounds, pairs, tables, xpo_alpha,
+                               ref_rollout)
 
     def step(first, stop):
         over_runs(_iterated_dpo, su.mdp.arrays, params._replace(first=first, rounds=stop),

@@ -148,3 +148,14 @@ def test_online_dpo_history_has_trls_names():
                                atol=1e-12)
     assert h["rewards/accuracies"][0] == 0.0  # at the start pi = ref: every reward is 0
     assert h["rewards/accuracies"][-1] > 0.5 and h["logps/chosen"][-1] > h["logps/rejected"][-1]
+
+
+def test_xpo_draws_the_second_response_from_the_reference():
+    """With ``xpo_alpha > 0`` each pair's second response is the reference's: a policy
+    sure of paper against a reference sure of rock gives a distinct pair almost every
+    time, where online DPO (both from the policy) gives almost none."""
+    policy, ref = _ref([0.001, 0.998, 0.001]), _ref([0.998, 0.001, 0.001])
+    kw = {"beta": 0.5, "rounds": 1, "pairs": 16, "steps": 1, "ref_policy": ref, "seed": 2}
+    online = iterated_dpo(GAME, policy, **kw)
+    xpo = iterated_dpo(GAME, policy, xpo_alpha=1e-3, **kw)
+    assert online.pairs[0] <= 2 and xpo.pairs[0] >= 14
