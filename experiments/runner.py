@@ -133,6 +133,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "orpo_vs_sft_dpo",
     "loss_optima",
     "dpo_uncovered",
+    "xpo_coverage",
     "speed",
 )
 
