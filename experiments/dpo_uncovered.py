@@ -36,8 +36,9 @@ from .checks import Measure, below, check, fact, number
 from .settings import Settings
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = ("Xu et al. (2024), theorem 4.1: DPO's minimisers contain PPO's optimum and can "
-              "move mass to responses the data never cover")
+REPRODUCES = ("no published figure: the claim of Xu et al. (2024), theorem 4.1: DPO's "
+              "minimisers contain PPO's optimum and can move mass to responses the data never "
+              "cover")
 
 
 @dataclass(frozen=True)

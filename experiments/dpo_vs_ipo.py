@@ -25,8 +25,9 @@ from .checks import Measure, below, check, fact, number, within
 from .settings import Settings
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = ("Azar et al. (2024), section 4.2: with unanimous preferences DPO ignores beta "
-              "(pi(y_l) -> 0) while IPO holds the log-ratio gap at 1 / (2 beta)")
+REPRODUCES = ("no published figure: the claim of Azar et al. (2024), section 4.2: with "
+              "unanimous preferences DPO ignores beta (pi(y_l) -> 0) while IPO holds the log-"
+              "ratio gap at 1 / (2 beta)")
 
 
 @dataclass(frozen=True)

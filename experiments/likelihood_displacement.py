@@ -35,8 +35,9 @@ from .settings import Settings
 POLICIES = ("n-gram (shared rows)", "per-prefix")
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = ("Razin et al. (2024), likelihood displacement: DPO can lower the chosen "
-              "response's probability and move mass to responses it never compared")
+REPRODUCES = ("no published figure: the claim of Razin et al. (2024), likelihood displacement: "
+              "DPO can lower the chosen response's probability and move mass to responses it "
+              "never compared")
 
 
 @dataclass(frozen=True)

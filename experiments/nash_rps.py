@@ -30,9 +30,9 @@ MOVES = ("rock", "paper", "scissors")
 RPS = np.array([[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]])
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = ("Munos et al. (2024), sections 3 and 6: Nash-MD reaches the regularised Nash "
-              "equilibrium, which an intransitive preference sets apart from the Bradley-"
-              "Terry RLHF optimum")
+REPRODUCES = ("no published figure: the claim of Munos et al. (2024), sections 3 and 6: Nash-MD"
+              " reaches the regularised Nash equilibrium, which an intransitive preference sets"
+              " apart from the Bradley-Terry RLHF optimum")
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ from .settings import Settings
 LEARNERS = ("DPO", "SimPO")
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = ("Meng et al. (2024), sections 2-3: SimPO's reward agrees with the likelihood "
-              "order; without a reference, how far it drifts from the SFT model")
+REPRODUCES = ("no published figure: the claim of Meng et al. (2024), sections 2-3: SimPO's "
+              "reward agrees with the likelihood order; without a reference, how far it drifts "
+              "from the SFT model")
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ WORDS = ("best",) + tuple(f"w{i}" for i in range(9))
 LEARNERS = ("online DPO", "XPO")
 
 #: What the experiment reproduces, as the gallery names it.
-REPRODUCES = ("Xie et al. (2024): XPO's exploration bonus against online DPO as the "
-              "reference's coverage of the best response falls from 1e-2 to 1e-5")
+REPRODUCES = ("no published figure: the claim of Xie et al. (2024): XPO's exploration bonus "
+              "against online DPO as the reference's coverage of the best response falls from "
+              "1e-2 to 1e-5")
 
 
 @dataclass(frozen=True)
