@@ -134,6 +134,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "loss_optima",
     "dpo_uncovered",
     "xpo_coverage",
+    "rl_razor",
     "speed",
 )
 
