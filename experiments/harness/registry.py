@@ -76,6 +76,15 @@ MODULES: tuple[str, ...] = (
     "rlhf.token_rlhf",
     "rlhf.process_rewards",
     "rlhf.rlhf_leaderboard",
+    "rlhf.nash_rps",
+    "rlhf.dpo_vs_ipo",
+    "rlhf.likelihood_displacement",
+    "rlhf.simpo_drift",
+    "rlhf.orpo_vs_sft_dpo",
+    "rlhf.loss_optima",
+    "rlhf.dpo_uncovered",
+    "rlhf.xpo_coverage",
+    "rlhf.rl_razor",
     "zoo.speed",
 )
 

@@ -6,6 +6,13 @@
 - :mod:`~tabular.rlhf.reward_model` -- the Bradley-Terry reward model;
 - :mod:`~tabular.rlhf.preference` -- direct preference methods (DPO, IPO, iterated DPO
   on comparisons sampled from the current policy: :func:`iterated_dpo`);
+- :mod:`~tabular.rlhf.losses` -- DPO's family of pairwise losses as TRL names them, and
+  :mod:`~tabular.rlhf.loss_optimum` -- each loss's population optimum
+  (:func:`loss_optimum`);
+- :mod:`~tabular.rlhf.preference_model` -- a general preference ``P(y > y' | x)``
+  (:func:`bradley_terry_preference`, :func:`preference_table`) and its regularised Nash
+  equilibrium (:func:`nash_equilibrium`, :func:`preference_gap`), reached by exact Nash
+  mirror descent (:func:`nash_md`);
 - :mod:`~tabular.rlhf.kto` -- KTO on unpaired desirable/undesirable labels (:func:`kto`)
   and its optimum on the tree (:func:`kto_optimum`);
 - :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
@@ -32,6 +39,7 @@ from tabular.rlhf.distillation import distill
 from tabular.rlhf.group import group_relative_advantages, grpo
 from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
+from tabular.rlhf.loss_optimum import LossOptimum, loss_optimum
 from tabular.rlhf.pipeline import (
     Frontier,
     FrontierPoint,
@@ -40,6 +48,16 @@ from tabular.rlhf.pipeline import (
     train_pipeline,
 )
 from tabular.rlhf.preference import dpo, iterated_dpo, response_path
+from tabular.rlhf.preference_model import (
+    NashEquilibrium,
+    NashMDResult,
+    PreferenceModel,
+    bradley_terry_preference,
+    nash_equilibrium,
+    nash_md,
+    preference_gap,
+    preference_table,
+)
 from tabular.rlhf.process import (
     ProcessRewardModel,
     fit_process_reward_model,
@@ -67,11 +85,13 @@ from tabular.solve.tree import (
 
 __all__ = [
     "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
-    "KTOOptimum", "KTOResult", "NGramLM", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
-    "ScenarioData", "TrainingHistory", "best_of_n", "bradley_terry_loss", "distill", "dpo",
-    "ending_probabilities", "expected_return", "fit_process_reward_model",
+    "KTOOptimum", "KTOResult", "LossOptimum", "NGramLM", "NashEquilibrium", "NashMDResult",
+    "PreferenceModel", "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData",
+    "TrainingHistory", "best_of_n", "bradley_terry_loss", "bradley_terry_preference", "distill",
+    "dpo", "ending_probabilities", "expected_return", "fit_process_reward_model",
     "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
-    "kto_optimum", "path_returns", "prefix_values", "pretrain", "process_rewards",
-    "response_distribution", "response_path", "sample_preferences", "sequence_kl", "sft",
-    "train_pipeline", "train_reward_model", "visit_probabilities",
+    "kto_optimum", "loss_optimum", "nash_equilibrium", "nash_md", "path_returns", "preference_gap",
+    "preference_table", "prefix_values", "pretrain", "process_rewards", "response_distribution",
+    "response_path", "sample_preferences", "sequence_kl", "sft", "train_pipeline",
+    "train_reward_model", "visit_probabilities",
 ]

@@ -192,12 +192,12 @@ def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:
     return records
 
 
-def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *, beta: float,
+def kto(mdp: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *, beta: float,
         ref_policy: PolicyLike | None = None, lambda_d: float = 1.0, lambda_u: float = 1.0,
         steps: int = 2000, alpha: float = 1.0, kl_samples: int = 8, seed: int | None = 0,
         runs: int | None = None, history: bool = False, eval_every: int | None = None,
         callback: Callback | None = None) -> KTOResult:
-    """Kahneman-Tversky optimisation on a token MDP ``env`` (Ethayarajh et al., 2024,
+    """Kahneman-Tversky optimisation on a token MDP ``mdp`` (Ethayarajh et al., 2024,
     section 4).
 
     Minimises the mean over the labels of ``lambda_y - v(x, y)`` (see the module) by
@@ -207,7 +207,7 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
 
     Parameters
     ----------
-    env : the token MDP (an ``envs.TokenMDP``) whose responses are labelled.
+    mdp : the token MDP (an ``envs.TokenMDP``) whose responses are labelled.
     policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` (its rows are
         trained, shared or not) or an ``[S, A]`` matrix of probabilities.
     feedback : ``(prompt, response, desirable)`` or ``(count, prompt, response,
@@ -241,7 +241,7 @@ def kto(env: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha)
     kl_samples = check_positive_int("kl_samples", kl_samples, high=MAX_COUNT // steps)
-    env = as_token_env(env)
+    env = as_token_env(mdp, "mdp")
     mdp = env.to_mdp()
     start = as_softmax_policy(mdp, policy, greedy=False)
     ref_policy = start if ref_policy is None else ref_policy
@@ -401,7 +401,7 @@ class KTOOptimum:
     reference_point: float
 
 
-def kto_optimum(env: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *,
+def kto_optimum(mdp: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *,
                 beta: float, lambda_d: float = 1.0, lambda_u: float = 1.0) -> KTOOptimum:
     """The response distribution where KTO's gradient vanishes, stably (see the module):
     per prompt, the responses with more desirable than undesirable weight, ``d_y > 0``,
@@ -411,7 +411,7 @@ def kto_optimum(env: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[
 
     Parameters
     ----------
-    env : the token MDP (an ``envs.TokenMDP``) whose responses are labelled.
+    mdp : the token MDP (an ``envs.TokenMDP``) whose responses are labelled.
     ref_policy : the reference (any policy form).
     feedback : the labels, as for :func:`kto`.
     beta : the KL coefficient, in ``(0, 1)`` (where each response's equation has one
@@ -427,7 +427,7 @@ def kto_optimum(env: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[
                          f"equations have one root each there), got {beta}")
     lambda_d = check_positive("lambda_d", lambda_d)
     lambda_u = check_positive("lambda_u", lambda_u)
-    env = as_token_env(env)
+    env = as_token_env(mdp, "mdp")
     mdp = env.to_mdp()
     ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()
     gaps: dict = {}  # (prompt, response) -> lambda_D n_D - lambda_U n_U

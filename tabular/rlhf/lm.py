@@ -180,8 +180,8 @@ class NGramLM:
             y = y + (tok,)
         return detokenize([self.vocab[t] for t in y if t != self.eos_id])
 
-    def policy(self, env: TokenEnv, *, per_state: bool = False) -> SoftmaxPolicy:
-        """This model as a policy of a token MDP ``env`` (an ``envs.TokenMDP``).
+    def policy(self, mdp: TokenEnv, *, per_state: bool = False) -> SoftmaxPolicy:
+        """This model as a policy of a token MDP ``mdp`` (an ``envs.TokenMDP``).
 
         State ``s`` reads the row of its context (prompt tokens + response so far).
         Tokens the grammar forbids are masked with ``-inf``: in a shared n-gram row,
@@ -190,19 +190,19 @@ class NGramLM:
         represent any distribution over responses), masked state by state.
         Finished states (no action taken) keep their row unmasked.
         """
-        if tuple(env.vocab) != self.vocab:
+        if tuple(mdp.vocab) != self.vocab:
             raise ValueError("the model's vocabulary differs from the token MDP's")
-        S = env.n_states
-        own_row = np.array([self.row(env.context(s)) for s in range(S)], dtype=np.int64)
+        S = mdp.n_states
+        own_row = np.array([self.row(mdp.context(s)) for s in range(S)], dtype=np.int64)
         if per_state:
             logits = self.logits[own_row].copy()
-            acting = ~env.terminal
-            logits[acting] = np.where(env.legal[acting], logits[acting], -np.inf)
+            acting = ~mdp.terminal
+            logits[acting] = np.where(mdp.legal[acting], logits[acting], -np.inf)
             return SoftmaxPolicy(logits, np.arange(S))
         allowed = np.zeros(self.logits.shape, dtype=bool)
         used = np.zeros(self.logits.shape[0], dtype=bool)
-        for s in np.flatnonzero(~env.terminal):
-            allowed[own_row[s]] |= env.legal[s]
+        for s in np.flatnonzero(~mdp.terminal):
+            allowed[own_row[s]] |= mdp.legal[s]
             used[own_row[s]] = True
         logits = np.where(allowed | ~used[:, None], self.logits, -np.inf)
         return SoftmaxPolicy(logits, own_row)

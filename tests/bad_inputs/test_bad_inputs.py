@@ -570,8 +570,8 @@ RLHF_ROWS = [
         TOKENS, TOKEN_POLICY, [("Say bye.", "hello", "Say")], beta=0.1), ValueError,
      "prompt 'Say bye.' is not"),
     ("dpo loss", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
-                                     beta=0.1, loss="hinge"), ValueError,
-     "loss must be 'sigmoid' or 'ipo'"),
+                                     beta=0.1, loss="kto"), ValueError,
+     "loss must be one of"),
     ("dpo beta 0", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")],
                                        beta=0.0), ValueError, "beta"),
     ("kto feedback malformed", lambda: tabular.kto(
@@ -935,7 +935,7 @@ CORE_ROWS = list(flag_rows()) + [
 RLHF_EDGE_ROWS = [
     ("dpo on a TabularMDP", lambda: tabular.dpo(
         TOKENS.to_mdp(), TOKEN_POLICY, [("Say hello.", "hello", "Say")], beta=0.1), TypeError,
-     "env must be a token MDP"),
+     "mdp must be a token MDP"),
     ("dpo ipo beta 1e-300", lambda: tabular.dpo(
         TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")], beta=1e-300, loss="ipo"),
      ValueError, "beta must be at least"),
@@ -950,7 +950,23 @@ RLHF_EDGE_ROWS = [
      ValueError, "kl_samples must be at most 50,000"),
     ("kto_optimum on a string", lambda: tabular.kto_optimum(
         "tokens", TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1), TypeError,
-     "env must be a token MDP"),
+     "mdp must be a token MDP"),
+    ("bradley_terry_preference on a TabularMDP", lambda: rlhf.bradley_terry_preference(
+        TOKENS.to_mdp(), TOKEN_POLICY), TypeError, "mdp must be a token MDP"),
+    ("preference_table missing prompt", lambda: rlhf.preference_table(TOKENS, {}),
+     ValueError, "table must give every prompt"),
+    ("nash_equilibrium beta 0", lambda: rlhf.nash_equilibrium(
+        TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.0),
+     ValueError, "beta must be a finite number > 0"),
+    ("preference_gap beta NaN", lambda: rlhf.preference_gap(
+        TOKENS, TOKEN_POLICY, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY),
+        beta=float("nan")), ValueError, "beta must be a finite number >= 0"),
+    ("nash_md alpha beta above 1", lambda: rlhf.nash_md(
+        TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.5,
+        alpha=4.0), ValueError, "alpha * beta must be at most 1"),
+    ("loss_optimum hinge", lambda: rlhf.loss_optimum(
+        TOKENS, TOKEN_POLICY, rlhf.bradley_terry_preference(TOKENS, TOKEN_POLICY), beta=0.5,
+        loss="hinge"), ValueError, "has a set of optima"),
     ("iterated_dpo rounds times pairs", lambda: tabular.iterated_dpo(
         TOKENS, TOKEN_POLICY, beta=0.1, rounds=10**4, pairs=10**5), ValueError,
      "pairs must be at most 10,000"),
