@@ -97,7 +97,7 @@ from tabular.pg.batches import (
 )
 from tabular.pg.results import PolicyGradientResult, TrustRegionResult
 from tabular.pg.rollout import episode_buffers, sample_episode
-from tabular.pg.setup import batch_setup, setup, step_size
+from tabular.pg.setup import MAX_WEIGHT, batch_setup, setup, step_size
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.rules.policy_gradient import (
     adaptive_kl_penalty,
@@ -455,7 +455,8 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
                                    baseline, 0.0, value_row)
     return _train_episodes(su, params, baseline, ref_policy,
                            check_history(history, eval_every, callback, su.episodes,
-                                         "reinforce"), callback, "reinforce")
+                                         "reinforce", count="episodes", runs=su.runs),
+                           callback, "reinforce")
 
 
 def _train_episodes(su, params, value, ref_policy, eval_every, callback, where):
@@ -470,7 +471,7 @@ def _train_episodes(su, params, value, ref_policy, eval_every, callback, where):
 
     history = run_in_chunks(step, su.episodes, eval_every,
                             su.recorder(ref_policy, out.logits, callback, where,
-                                        batch_sampler(su, out.logits, 1)))
+                                        batch_sampler(su, out.logits, 1)), where)
     if out.V is not None:  # a shared value, kept at its row's first state, goes to all
         out.V[:] = out.V[:, params.value_row]
     return su.result(out, value=value, history=history)
@@ -522,7 +523,8 @@ def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float
                                    np.arange(su.mdp.n_states, dtype=np.int64))
     return _train_episodes(su, params, True, ref_policy,
                            check_history(history, eval_every, callback, su.episodes,
-                                         "actor_critic"), callback, "actor_critic")
+                                         "actor_critic", count="episodes", runs=su.runs),
+                           callback, "actor_critic")
 
 
 def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
@@ -620,6 +622,7 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                          "on its own with alpha_value, or with the policy's alpha on "
                          "value_coef times its squared error")
     joint = value_coef is not None
+    value_coef = check_positive("value_coef", value_coef, MAX_WEIGHT) if joint else 0.0
     params = PPOParams(su.gamma, int(iterations), int(episodes_per_batch),
                        check_positive_int("epochs", epochs, high=MAX_EPOCHS), clip,
                        check_unit_interval("lam", lam), step_size("alpha", alpha),
@@ -628,10 +631,10 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                        check_nonnegative("entropy_coef", entropy_coef),
                        min(check_positive_int("minibatches", minibatches), _ONE_PER_SAMPLE),
                        check_flag("normalise", normalise), joint,
-                       check_positive("value_coef", value_coef) if value_coef is not None else 0.0,
+                       value_coef,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
                        check_positive("kl_penalty_init", kl_penalty_init))
-    every = check_history(history, eval_every, callback, int(iterations), "ppo")
+    every = check_history(history, eval_every, callback, int(iterations), "ppo", runs=su.runs)
     out = su.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives
 
     def step(first, stop):
@@ -650,6 +653,6 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
         return metrics
 
     trace = run_in_chunks(step, int(iterations), every,
-                          su.recorder(ref_policy, out.logits, callback, "ppo", sampled))
+                          su.recorder(ref_policy, out.logits, callback, "ppo", sampled), "ppo")
     result = su.trust_region_result(out, trace)
     return result if objective == "adaptive_kl" else replace(result, kl_penalty=None)

@@ -333,7 +333,7 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                                            high=MAX_CG_ITERATIONS),
                         check_positive_int("line_search_steps", line_search_steps,
                                            high=MAX_LINE_SEARCH_STEPS))
-    every = check_history(history, eval_every, callback, int(iterations), "trpo")
+    every = check_history(history, eval_every, callback, int(iterations), "trpo", runs=su.runs)
     out = su.batch_outputs(int(iterations), backtracks=True)
 
     def step(first, stop):
@@ -342,5 +342,6 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
 
     trace = run_in_chunks(step, int(iterations), every,
                           su.recorder(ref_policy, out.logits, callback, "trpo",
-                                      batch_sampler(su, out.logits, params.episodes_per_batch)))
+                                      batch_sampler(su, out.logits, params.episodes_per_batch)),
+                          "trpo")
     return su.trust_region_result(out, trace)

@@ -31,9 +31,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int, check_seed
 from tabular.model.mdp import TabularMDP
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import PolicyGradientResult
+from tabular.pg.setup import MAX_POLICY_STEP
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.reward_model import RewardModel, train_reward_model
 from tabular.solve.dp import soft_value_iteration
@@ -220,6 +222,12 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     if missing:
         raise TypeError(f"scenario must provide the ScenarioData fields; "
                         f"{type(scenario).__name__} lacks {', '.join(missing)}")
+    # every number checked before the first model is trained, under the names passed here
+    for name, count in (("pretrain_epochs", pretrain_epochs), ("sft_epochs", sft_epochs),
+                        ("reward_steps", reward_steps)):
+        check_positive_int(name, count, high=MAX_COUNT)
+    check_positive("alpha", alpha, MAX_POLICY_STEP)
+    check_seed(seed)
     gold_env = scenario.env()
     base = pretrain(NGramLM.create(gold_env.vocab, scenario.n), scenario.corpus,
                     epochs=pretrain_epochs, alpha=alpha, seed=seed).lm

@@ -18,7 +18,7 @@ from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, first_bad
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
-from tabular.pg.setup import check_no_overflow, setup
+from tabular.pg.setup import MAX_POLICY_STEP, check_no_overflow, setup
 from tabular.pg.telemetry import Callback, Recorder, check_history, run_in_chunks
 from tabular.results import with_run_axis
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
@@ -60,13 +60,20 @@ class DPOParams(NamedTuple):
 def response_path(env: TokenEnv, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
     """The states and actions (tokens) by which a token MDP ``env`` generates ``response``
     to ``prompt`` (one of ``env.prompts``)."""
+    env = as_token_env(env)
     if prompt not in env.prompts:
         raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {env.prompts!r}")
     p = env.prompts.index(prompt)
     ids = env.encode(response, f"response {response!r}")
+    if len(ids) > env.max_len:
+        raise ValueError(f"response {response!r} to prompt {prompt!r} has {len(ids)} tokens, "
+                         f"more than the token MDP's max_len={env.max_len}")
     if len(ids) < env.max_len:
         ids = ids + (env.eos_id,)
-    states = np.array([env.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
+    try:
+        states = np.array([env.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
+    except KeyError as error:  # the grammar forbids it: a wrong argument, not a lookup
+        raise ValueError(error.args[0]) from None
     return states, np.array(ids, dtype=np.int64)
 
 
@@ -264,7 +271,7 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     """
     beta = _check_loss(loss, beta)
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     env = as_token_env(env)
     mdp = env.to_mdp()
     policy = as_softmax_policy(mdp, policy, greedy=False)
@@ -277,7 +284,7 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     data = Preferences(_paths([paths[(x, yw)] for _, x, yw, _ in prefs], row_of_state, ref_lp),
                        _paths([paths[(x, yl)] for _, x, _, yl in prefs], row_of_state, ref_lp),
                        np.array([c for c, _, _, _ in prefs]))
-    every = check_history(history, eval_every, callback, steps, "dpo")
+    every = check_history(history, eval_every, callback, steps, "dpo", count="steps")
     logits = policy.logits.copy()
     losses = np.zeros(steps)
     params = DPOParams(beta, steps, alpha, loss == "ipo")
@@ -289,7 +296,7 @@ def dpo(env: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
 
     trace = run_in_chunks(step, steps, every, lambda: Recorder(
         mdp, ref, beta, logits[None], row_of_state, None, callback,
-        lambda run, it: preference_metrics(data, logits, beta, params.ipo), "dpo"))
+        lambda run, it: preference_metrics(data, logits, beta, params.ipo), "dpo"), "dpo")
     check_no_overflow(logits, "logits")
     return DPOResult(logits, row_of_state.copy(), losses, trace)
 
@@ -444,14 +451,16 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     rounds = check_positive_int("rounds", rounds, high=MAX_COUNT)
     pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // rounds)
     steps = check_positive_int("steps", steps, high=MAX_COUNT // rounds)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     mdp = getattr(mdp, "unwrapped", mdp)
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
     start = as_softmax_policy(mdp, policy, greedy=False)
-    every = check_history(history, eval_every, callback, rounds, "iterated_dpo")
+    every = check_history(history, eval_every, callback, rounds, "iterated_dpo", count="rounds",
+                          runs=runs)
     ref_policy = start if ref_policy is None else ref_policy
     su = setup(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None, gamma=1.0,
-               episodes=rounds, max_steps=None, runs=runs, seed=seed)
+               episodes=rounds, max_steps=None, runs=runs, seed=seed,
+               made_by=f"rounds={rounds:,}")
     n = su.rng_states.shape[0]
     out = IteratedDPOOutputs(su.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
@@ -464,7 +473,8 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
             check_descent(out.loss, loss, alpha)
 
     trace = run_in_chunks(step, rounds, every,
-                          su.recorder(ref_policy, out.logits, callback, "iterated_dpo"))
+                          su.recorder(ref_policy, out.logits, callback, "iterated_dpo"),
+                          "iterated_dpo")
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                              with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs),
