@@ -1074,6 +1074,11 @@ TESTING_ROWS = [
      "max_rows must be an integer >= 1"),
 ]
 
+def tiny_pipeline():
+    return tabular.train_pipeline(envs.load_scenario(), pretrain_epochs=1, sft_epochs=1,
+                                  reward_steps=1)
+
+
 # Issue 45, part 2: the older API at its edges, each kind fixed once in tabular.checks.
 HELLO = [("Say hello.", "hello", "Say")]
 GRAMMAR_TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2, grammar=["hello"])
@@ -1194,6 +1199,10 @@ EDGE_ROWS = [
                                             alpha=1e300), ValueError, "alpha must be at most"),
     ("sft alpha 1e300", lambda: tabular.sft(LM, [("Say hello.", "hello")], alpha=1e300),
      ValueError, "alpha must be at most 1e+06"),
+    ("RLHFPipeline.frontier text betas", lambda: tiny_pipeline().frontier(["0.1"]), ValueError,
+     "betas must hold real numbers"),
+    ("RLHFPipeline.frontier bool betas", lambda: tiny_pipeline().frontier([True, 0.5]),
+     ValueError, "betas[0] is a bool"),
     # 4. errors that name the argument
     ("from_dense empty", dense(np.zeros((0, 0, 0)), np.zeros(0)), MDPError,
      "P of shape (0, 0, 0) has no states or no actions"),

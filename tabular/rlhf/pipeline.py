@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tabular.checks import MAX_COUNT, check_positive, check_positive_int, check_seed
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int, check_seed, real_array
 from tabular.model.mdp import TabularMDP
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import PolicyGradientResult
@@ -175,7 +175,7 @@ class RLHFPipeline:
     def frontier(self, betas: Iterable[float]) -> Frontier:
         """Reward against KL along the exact optimum ``pi*_beta`` for each of ``betas``:
         the proxy rises as ``beta`` shrinks; the gold reward rises, then falls."""
-        betas = np.asarray(betas, dtype=np.float64)
+        betas = _betas(betas)
         return _frontier(betas, [self.measure(self.optimum(b)) for b in betas])
 
     def learner_frontier(self, learner: Callable[..., PolicyGradientResult],
@@ -183,13 +183,24 @@ class RLHFPipeline:
         """The same curve followed by ``learner`` (``tabular.ppo``, ``reinforce``, ...),
         trained at each of ``betas``: started at SFT, with KL coefficient ``beta``
         towards it. ``kwargs`` go to the learner; with ``runs=n``, run 0 is measured."""
-        betas = np.asarray(betas, dtype=np.float64)
+        betas = _betas(betas)
         points = []
         for b in betas:
             res = learner(self.mdp, self.reference, ref_policy=self.reference, beta=float(b),
                           **kwargs)
             points.append(self.measure(res.policy if res.runs is None else res.run(0).policy))
         return _frontier(betas, points)
+
+
+def _betas(betas: Iterable[float]) -> np.ndarray:
+    """``betas`` as a float64 ``[n]`` array (text, bools and complex numbers refused; each
+    beta's range is its solver's to check)."""
+    if isinstance(betas, Iterable) and not isinstance(betas, str | np.ndarray):
+        betas = list(betas)  # a generator, a range
+    betas = real_array("betas", betas)
+    if betas.ndim != 1:
+        raise ValueError(f"betas must be a list of numbers, got shape {list(betas.shape)}")
+    return betas
 
 
 def _frontier(betas: np.ndarray, points: list[FrontierPoint]) -> Frontier:
