@@ -123,10 +123,11 @@ def _is_whole(value: object) -> bool:
         and int(value) == value
 
 
-def check_positive_int(name: str, value: int, high: int | None = None) -> int:
+def check_positive_int(name: str, value: int, high: float | None = None) -> int:
     """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer in
     ``[1, high]`` (``high``: the largest value that makes sense, said in the error;
-    ``None``: :data:`MAX_INT64`, the most a kernel's integer holds)."""
+    ``None``: :data:`MAX_INT64`, the most a kernel's integer holds; ``math.inf`` for a
+    count the caller clamps before any kernel sees it)."""
     if not _is_whole(value) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     high = MAX_INT64 if high is None else high

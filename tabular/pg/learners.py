@@ -70,6 +70,7 @@ result (``res.run(i).policy`` of a multi-run one).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -629,7 +630,8 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                        step_size("alpha_value", 0.1 if alpha_value is None else alpha_value,
                                  1.0),
                        check_nonnegative("entropy_coef", entropy_coef),
-                       min(check_positive_int("minibatches", minibatches), _ONE_PER_SAMPLE),
+                       min(check_positive_int("minibatches", minibatches, high=math.inf),
+                           _ONE_PER_SAMPLE),
                        check_flag("normalise", normalise), joint,
                        value_coef,
                        OBJECTIVES[objective], check_positive("kl_target", kl_target),
