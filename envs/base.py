@@ -17,6 +17,16 @@ from gymnasium import spaces
 from tabular import TabularMDP
 from tabular.checks import check_seed
 
+
+def constant(values, dtype: type = np.float64) -> np.ndarray:
+    """``values`` as a read-only array, for a module's or a class's constant: shared by
+    every user of the module, so one user's in-place edit must fail rather than change
+    it for every later one (copy it to change it)."""
+    array = np.array(values, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
 #: An action as :meth:`ModelEnv.step` takes it: an integer id (Python, NumPy, or a 0-d
 #: array).
 ActionLike: TypeAlias = int | np.integer[Any] | np.ndarray

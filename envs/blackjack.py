@@ -17,16 +17,16 @@ import numpy as np
 
 from tabular import TabularMDP
 
-from .base import ModelEnv
+from .base import ModelEnv, constant
 from .sutton_barto import absorbing
 
 #: The card values 1 (ace) to 10 and their probabilities in an infinite deck.
-CARDS = np.arange(1, 11)
-CARD_PROBS = np.array([1.0] * 9 + [4.0]) / 13.0
+CARDS = constant(np.arange(1, 11), np.int64)
+CARD_PROBS = constant(np.array([1.0] * 9 + [4.0]) / 13.0)
 _DEAL = list(zip(CARDS.tolist(), CARD_PROBS.tolist(), strict=True))  # (card, probability)
 STICK, HIT = 0, 1
 #: The player's sums with a decision (below 12 the player always hits, section 5.3).
-SUMS = np.arange(12, 22)
+SUMS = constant(np.arange(12, 22), np.int64)
 N_HANDS = 200  # usable ace x player sum 12-21 x dealer's showing card 1-10
 NATURAL = N_HANDS  # the first of the ten natural hands, one per showing card
 END = N_HANDS + 10  # the one terminal state

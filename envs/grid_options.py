@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from tabular.checks import check_number
+from tabular.checks import check_number, real_array
 
 from .layout import (
     CLIFF,
@@ -184,13 +184,10 @@ def wind_option(wind, shape: tuple[int, int]) -> np.ndarray:
     H, W = shape
     if wind is None:
         return np.zeros(W, dtype=np.int64)
-    values = np.asarray(wind)
+    values = real_array("wind", wind)  # bools, text and complex refused, not coerced
     if values.shape != (W,):
         raise ValueError(f"wind must give one integer per column: the layout has {W} "
                          f"columns, got shape {values.shape}")
-    if values.dtype == np.bool_ or not np.issubdtype(values.dtype, np.number):
-        raise ValueError(f"wind must hold integers, got {values.dtype} {wind!r}")
-    values = values.astype(np.float64)
     bad = ~np.isfinite(values) | (values != np.round(values))
     if bad.any():
         c = int(np.argmax(bad))

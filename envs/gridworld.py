@@ -38,7 +38,7 @@ import numpy as np
 from tabular import TabularMDP
 from tabular.checks import check_index, check_positive_int, check_size, check_unit_interval
 
-from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv, constant
 from .grid_options import (
     cell_kinds,
     landing_rewards,
@@ -63,7 +63,7 @@ from .layout import (
 )
 
 ACTION_NAMES = ("up", "right", "down", "left")
-MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)], dtype=np.int64)  # (d_row, d_col)
+MOVES = constant([(-1, 0), (0, 1), (1, 0), (0, -1)], np.int64)  # (d_row, d_col)
 
 # Colours of the "rgb_array" render, by cell kind.
 COLOURS = {

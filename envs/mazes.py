@@ -149,7 +149,7 @@ def greedy_steps(mdp: TabularMDP, Q: np.ndarray, limit: int) -> int | None:
         raise TypeError(f"mdp must be a tabular.TabularMDP, got {type(mdp).__name__}")
     limit = check_positive_int("limit", limit)
     Q = np.asarray(Q)
-    if Q.shape != (mdp.n_states, mdp.n_actions) or not np.issubdtype(Q.dtype, np.number):
+    if Q.shape != (mdp.n_states, mdp.n_actions) or Q.dtype.kind not in "iuf":
         raise ValueError(f"Q must be [{mdp.n_states}, {mdp.n_actions}] action values, got "
                          f"{Q.dtype} of shape {Q.shape}")
     bad = ~np.isfinite(Q).all(axis=1)

@@ -41,13 +41,12 @@ from tabular.checks import (
 )
 from tabular.learn.arguments import MAX_STEPS
 
-from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv, constant
 from .layout import LayoutSpec, as_text, layout_text, parse_layout
 
 TRACK_CHARS = {"#": "outside", ".": "track", "S": "start", "F": "finish"}
 #: The nine actions ``(dvx, dvy)``, action id ``3 * (dvx + 1) + (dvy + 1)``.
-INCREMENTS = np.array([(dvx, dvy) for dvx in (-1, 0, 1) for dvy in (-1, 0, 1)],
-                      dtype=np.int64)
+INCREMENTS = constant([(dvx, dvy) for dvx in (-1, 0, 1) for dvy in (-1, 0, 1)], np.int64)
 ON_TRACK, FINISHED, CRASHED = range(3)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from tabular import TabularMDP
 from tabular.checks import check_count, check_positive_int, check_size, check_unit_interval
 
-from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv
+from .base import MAX_OUTCOME_SLOTS, OUTCOME_BYTES, ModelEnv, constant
 from .grid_options import reward_option
 from .gridworld import GridWorld
 
@@ -609,11 +609,11 @@ class BairdCounterexample(ModelEnv):
 
     DASHED, SOLID = 0, 1
     #: Figure 11.2's initial weights ``w = (1, 1, 1, 1, 1, 1, 10, 1)``.
-    INITIAL_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 10.0, 1.0])
+    INITIAL_WEIGHTS = constant([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 10.0, 1.0])
     #: The behaviour policy ``b(dashed) = 6/7``, ``b(solid) = 1/7`` in every state.
-    BEHAVIOUR = np.tile([6.0 / 7.0, 1.0 / 7.0], (7, 1))
+    BEHAVIOUR = constant(np.tile([6.0 / 7.0, 1.0 / 7.0], (7, 1)))
     #: The target policy: always solid.
-    TARGET = np.tile([0.0, 1.0], (7, 1))
+    TARGET = constant(np.tile([0.0, 1.0], (7, 1)))
 
     def __init__(self, render_mode: str | None = None) -> None:
         super().__init__(self.model(), render_mode)

@@ -119,6 +119,7 @@ class TokenMDP(ModelEnv):
         self.prompts = _strings("prompts", prompts)
         if not self.prompts or len(set(self.prompts)) != len(self.prompts):
             raise ValueError(f"prompts must list one or more distinct prompts, got {prompts!r}")
+        given = reward
         if reward is None:
             reward = {"hello": 1.0}
         self.max_states = check_positive_int("max_states", max_states, high=MAX_OUTCOME_SLOTS)
@@ -138,6 +139,10 @@ class TokenMDP(ModelEnv):
             words.discard(eos)
             vocab = sorted(words)
         vocab = _strings("vocab", vocab)
+        for i, tok in enumerate(vocab):
+            if tok != eos and tokenize(tok) != [tok]:  # it could never be read from text
+                raise ValueError(f"vocab[{i}] = {tok!r} is not one token: text reads it as "
+                                 f"{tokenize(tok)} (a token is a word or a punctuation mark)")
         self.vocab = tuple(vocab) if eos in vocab else (*vocab, eos)
         if len(set(self.vocab)) != len(self.vocab):
             raise ValueError("vocab lists a token twice")
@@ -151,7 +156,7 @@ class TokenMDP(ModelEnv):
 
         raw = np.asarray(np.full(len(self.prompts), 1.0 / len(self.prompts))
                          if prompt_probs is None else prompt_probs)
-        if raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.number):
+        if raw.dtype.kind not in "iuf":  # bools, text and complex refused, not coerced
             raise ValueError(f"prompt_probs must hold numbers, got {raw.dtype} {prompt_probs!r}")
         self.prompt_probs = raw.astype(np.float64)
         if not (self.prompt_probs.shape == (len(self.prompts),)
@@ -161,6 +166,8 @@ class TokenMDP(ModelEnv):
                              f"prompts, got {prompt_probs!r}")
 
         super().__init__(self._enumerate(), render_mode)
+        if isinstance(given, Mapping):
+            self._check_reward_keys(given)
 
     # ----------------------------------------------------------------- text
     def encode(self, text: str, what: str = "text") -> tuple[int, ...]:
@@ -286,6 +293,20 @@ class TokenMDP(ModelEnv):
         return TabularMDP(next_state[:, :, None], np.ones((S, A, 1)), reward[:, :, None],
                           done[:, :, None], start, state_labels=labels,
                           action_names=self.vocab)
+
+    def _check_reward_keys(self, reward: Mapping) -> None:
+        """Refuse a key of the mapping ``reward`` that names no response of the tree (a
+        text the vocabulary, ``max_len`` or the grammar cannot produce, or spelt otherwise
+        than :func:`~tabular.rlhf.lm.detokenize` writes it): it would never be paid."""
+        ends = np.flatnonzero(self.terminal)
+        pairs = {(self.prompts[self.state_prompt[c]], self._texts[c]) for c in ends}
+        texts = {y for _, y in pairs}
+        for key in reward:
+            if not (key in texts if isinstance(key, str) else key in pairs):
+                raise ValueError(f"reward lists {key!r}, which is not a response (or a "
+                                 "(prompt, response) pair) of this token MDP: the vocabulary, "
+                                 "max_len or grammar cannot produce it, so it would never be "
+                                 "paid")
 
     def response_ids(self, s: int) -> tuple[int, ...]:
         """The response token ids of state ``s`` (its path from the prompt)."""

@@ -34,14 +34,29 @@ def check_gamma(gamma: float) -> float:
     return check_unit_interval("gamma", gamma)
 
 
+#: The real number types a numeric argument may have: Python's and NumPy's integers and
+#: floats. Not ``bool``/``np.bool_`` (a flag is not a count or a rate) and not
+#: ``complex``/``np.complexfloating`` (``float()`` of one drops its imaginary part, with
+#: only a ComplexWarning; ``np.complex128`` is also a ``np.number``, hence the list).
+REAL_TYPES = (int, float, np.integer, np.floating)
+
+
+def is_real(value: object) -> bool:
+    """``value`` is a real number (:data:`REAL_TYPES`), not a bool."""
+    return isinstance(value, REAL_TYPES) and not isinstance(value, bool | np.bool_)
+
+
 def check_number(name: str, value: object) -> float:
     """``value`` as a float; a ``ValueError`` naming ``name`` unless it is a real number
-    (``None``, text, ``True`` and complex numbers, numpy's included, are refused rather
-    than coerced; NaN passes: the caller says which range it wants)."""
-    if (isinstance(value, bool | np.bool_ | np.complexfloating)
-            or not isinstance(value, int | float | np.number)):
+    (``None``, text, ``True``, ``np.bool_`` and complex numbers, Python's or NumPy's, are
+    refused rather than coerced; NaN passes: the caller says which range it wants)."""
+    if not is_real(value):
         raise ValueError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond the float range
+        raise ValueError(f"{name} must be a number within the float range, "
+                         f"got {value!r:.40}") from None
 
 
 def check_flag(name: str, value: object) -> bool:
@@ -60,11 +75,15 @@ def check_unit_interval(name: str, value: float) -> float:
     return value
 
 
-def check_positive(name: str, value: float) -> float:
-    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is finite and > 0."""
+def check_positive(name: str, value: float, high: float | None = None) -> float:
+    """``value`` as a float; a ``ValueError`` naming ``name`` unless it is finite and > 0
+    (and, with ``high``, at most ``high``: the largest value that keeps what it scales
+    in the float range, said in the error)."""
     value = check_number(name, value)
     if not 0.0 < value < np.inf:  # also rejects NaN
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be at most {high:g}, got {value:g}")
     return value
 
 
@@ -88,6 +107,10 @@ def check_finite(name: str, value: float) -> float:
 #: iterations of even the cheapest loop take minutes, and a larger count is a slip.
 MAX_COUNT = 10**8
 
+#: The largest integer a kernel can hold (int64): the bound of every integer argument
+#: that names no smaller one, so that none overflows on its way into a kernel.
+MAX_INT64 = 2**63 - 1
+
 
 def _is_whole(value: object) -> bool:
     """``value`` is an integer, as an int or a whole float, and not a bool (a Python int
@@ -100,12 +123,15 @@ def _is_whole(value: object) -> bool:
         and int(value) == value
 
 
-def check_positive_int(name: str, value: int, high: int | None = None) -> int:
+def check_positive_int(name: str, value: int, high: float | None = None) -> int:
     """``value`` as an int; a ``ValueError`` naming ``name`` unless it is an integer in
-    ``[1, high]`` (``high``: the largest value that makes sense, said in the error)."""
+    ``[1, high]`` (``high``: the largest value that makes sense, said in the error;
+    ``None``: :data:`MAX_INT64`, the most a kernel's integer holds; ``math.inf`` for a
+    count the caller clamps before any kernel sees it)."""
     if not _is_whole(value) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if high is not None and value > high:
+    high = MAX_INT64 if high is None else high
+    if value > high:
         raise ValueError(f"{name} must be at most {high:,}, got {value!r}")
     return int(value)
 
@@ -159,9 +185,42 @@ def real_array(name: str, value: object, shape: tuple[int, ...] | None = None
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold real numbers, got "
                          f"{type(value).__name__ if arr.ndim == 0 else arr.dtype} {value!r:.60}")
+    where = bool_inside(value, arr)
+    if where is not None:
+        raise ValueError(f"{name}{where} is a bool: {name} must hold real numbers, not flags")
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{name} must have shape {list(shape)}, got {list(arr.shape)}")
     return arr.astype(np.float64, copy=False)
+
+
+def bool_inside(value: object, arr: np.ndarray) -> list[int] | None:
+    """The index of the first ``True``/``False`` among the elements of ``value``, a list
+    (or other non-array) that NumPy read as the numbers ``arr`` (``[True, 0]`` becomes
+    ``int64 [1, 0]``: the dtype alone cannot tell), else ``None``."""
+    if isinstance(value, np.ndarray) or arr.dtype.kind == "b":
+        return None
+    if arr.ndim == 0:
+        return [] if isinstance(value, bool | np.bool_) else None
+    try:
+        elements = np.asarray(value, dtype=object)
+    except ValueError:  # nested sequences NumPy read as numbers but not as objects
+        return None
+    if elements.shape != arr.shape:
+        return None
+    is_bool = np.frompyfunc(lambda v: isinstance(v, bool | np.bool_), 1, 1)(elements)
+    is_bool = np.asarray(is_bool, dtype=bool)
+    return np.argwhere(is_bool)[0].tolist() if is_bool.any() else None
+
+
+def index_array(name: str, value: object) -> npt.NDArray[np.int64]:
+    """``value`` as an int64 array; a ``ValueError`` naming ``name`` unless it holds
+    integers (``1.0``, ``1.5``, ``True``, text refused: an index is not rounded or read
+    from a flag). The range is the caller's to say."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu" or bool_inside(value, arr) is not None:
+        raise ValueError(f"{name} must hold integer indices, got "
+                         f"{type(value).__name__ if arr.ndim == 0 else arr.dtype} {value!r:.60}")
+    return arr.astype(np.int64, copy=False)
 
 
 def first_bad(bad: npt.NDArray[np.bool_]) -> str:
@@ -216,7 +275,11 @@ def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
             raise ValueError(f"{name} covers {sizes[0]} states and {sizes[1]} actions; "
                              f"the MDP has {S} states and {A} actions")
         policy = policy.probs()
-    pi = np.asarray(policy)
+    try:
+        pi = np.asarray(policy)
+    except ValueError:  # ragged nested lists
+        raise ValueError(f"{name} must be an array [{S}] (actions) or [{S}, {A}] "
+                         f"(probabilities), got ragged lists {policy!r:.60}") from None
     if pi.shape == (S,):
         if not np.issubdtype(pi.dtype, np.integer):
             raise ValueError(f"{name} of shape [{S}] must hold integer actions, got {pi.dtype}")
@@ -232,7 +295,7 @@ def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
     if pi.shape != (S, A):
         raise ValueError(f"{name} must have shape [{S}] (actions) or [{S}, {A}] "
                          f"(probabilities), got {pi.shape}")
-    if not (np.issubdtype(pi.dtype, np.number) or pi.dtype == np.bool_):
+    if pi.dtype.kind not in "biuf":  # complex refused: its imaginary part would be dropped
         raise ValueError(f"{name} must hold numbers, got {pi.dtype}")
     pi = pi.astype(np.float64)
     # whole-matrix test first, in reductions without temporaries (a NaN or inf entry

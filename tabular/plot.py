@@ -418,7 +418,10 @@ def learning_curve(result: RunsResult | npt.ArrayLike, *, ax: Axes | None = None
         raise TypeError(f"field must be text, got {field!r}")
     if isinstance(result, RunsResult) and not hasattr(result, field):
         raise ValueError(f"the result has no field {field!r}")
-    values: Any = getattr(result, field) if hasattr(result, field) else result
+    name = field if isinstance(result, RunsResult) else "result"
+    values = _values(name, getattr(result, field) if hasattr(result, field) else result, (1, 2))
+    if values.size == 0:
+        raise ValueError(f"{name} holds no episodes (shape {list(values.shape)})")
     mean_band(ax, None, values, label=label, color=color, smooth=smooth)
     ax.set_xlabel("episode")
     ax.set_ylabel("sum of rewards during episode" if field == "episode_returns" else field)
@@ -473,7 +476,7 @@ def greedy_path(mdp: TabularMDP, policy: np.ndarray, max_steps: int = 200) -> In
     ``max_steps`` steps, for a policy that loops)."""
     mdp = as_mdp(mdp)
     _, cells_of = _grid_of(mdp)
-    policy_matrix(mdp, np.asarray(policy))  # an action per state, each in range
+    policy_matrix(mdp, policy)  # an action per state, each in range
     policy = np.asarray(policy)
     if policy.shape != (mdp.n_states,):
         raise ValueError(f"policy must be a greedy int [{mdp.n_states}] policy, got shape "

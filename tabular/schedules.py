@@ -34,6 +34,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular.checks import is_real
+
 CONSTANT, INVERSE, EXPONENTIAL, LINEAR = 0, 1, 2, 3
 _KIND_NAMES = {CONSTANT: "constant", INVERSE: "inverse", EXPONENTIAL: "exponential",
                LINEAR: "linear"}
@@ -146,7 +148,7 @@ class Schedule:
 
 
 def _finite(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+    if not is_real(value):
         raise ValueError(f"{name} must be a number, got {value!r}")
     value = float(value)
     if not math.isfinite(value):  # a float's test: NumPy's costs a microsecond a call
@@ -208,7 +210,7 @@ def as_schedule(name: str, value: float | Schedule, low: float = 0.0, high: floa
     A limit that is approached but never reached (``1/n -> 0``) may equal ``low``.
     """
     if not isinstance(value, Schedule):
-        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        if not is_real(value):
             raise ValueError(f"{name} must be a number or a tabular.schedules.Schedule, "
                              f"got {value!r}")
         value = _constant(_finite(name, value))

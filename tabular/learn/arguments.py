@@ -25,17 +25,29 @@ DEFAULT_MAX_STEPS = 10_000
 
 
 def check_episode_args(mdp, episodes: int, runs: int | None, max_steps: int | None,
-                       default: int = DEFAULT_MAX_STEPS) -> tuple[int, int, int]:
+                       default: int = DEFAULT_MAX_STEPS, made_by: str | None = None
+                       ) -> tuple[int, int, int]:
     """``(episodes, n, max_steps)``: ``episodes`` is an int >= 1; ``n`` is the number of
     runs the kernel computes (:func:`~tabular.results.check_runs`: 1 for
     ``runs=None``); ``max_steps``, the step limit per episode, is an int in
     ``[1, MAX_STEPS]``, and ``None`` means the model's time limit
     (:attr:`TabularMDP.max_episode_steps <tabular.model.mdp.TabularMDP>`, Gymnasium's
-    ``max_episode_steps`` of the env it was read from) or, without one, ``default``."""
+    ``max_episode_steps`` of the env it was read from) or, without one, ``default``.
+
+    Before anything is allocated, the runs' episode records and ``[S, A]`` tables are
+    checked to fit (:func:`~tabular.checks.check_fits`); the error names the arguments
+    the user passed: ``runs``, and ``episodes`` or, when another count makes the
+    episodes, ``made_by`` (e.g. ``"iterations=100 x episodes_per_batch=8"``)."""
     if max_steps is None:
         max_steps = default if mdp.max_episode_steps is None else mdp.max_episode_steps
-    episodes, n = check_positive_int("episodes", episodes), check_runs(runs)
-    check_fits("episodes", 16 * episodes * n, f"{n} x {episodes:,} episode returns and lengths")
+    if made_by is None:  # else a product of counts checked already, maybe beyond int64
+        episodes = check_positive_int("episodes", episodes)
+    n = check_runs(runs)
+    counts = ([] if runs is None else [f"runs={n:,}"]) + [made_by or f"episodes={episodes:,}"]
+    table = mdp.n_states * mdp.n_actions
+    check_fits(" x ".join(counts), n * (16 * episodes + 8 * table),
+               f"{n:,} run(s) of {episodes:,} episode returns and lengths and an "
+               f"[{mdp.n_states:,}, {mdp.n_actions:,}] table")
     return episodes, n, check_positive_int("max_steps", max_steps, high=MAX_STEPS)
 
 

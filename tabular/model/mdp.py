@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from tabular.checks import bool_inside, is_real
 from tabular.model import compact
 
 if TYPE_CHECKING:
@@ -113,8 +114,13 @@ class TabularMDP:
       the sampler (:func:`~tabular.model.sampling.sample_step`) and the env; planners
       and every exact quantity read ``reward``, its mean, since the noise has mean 0
       and nothing downstream of a reward depends on it (S&B eq. 3.5 needs only
-      ``r(s, a)``). Finite and ``>= 0``; an outcome with ``reward_sd = 0`` draws
-      nothing, so a model without noise keeps its random streams.
+      ``r(s, a)``). In ``[0, MAX_REWARD]``, the rewards' own bound: a draw of the
+      library's normal sampler is below 15 in magnitude (the tail of its ziggurat
+      with 53-bit uniforms), so a noisy reward stays below ``16 MAX_REWARD`` and the
+      returns (and their squares) that learners accumulate stay finite, as they do
+      for rewards (a ``reward_sd`` of 1e300 made learners fail with a
+      ZeroDivisionError). An outcome with ``reward_sd = 0`` draws nothing, so a model
+      without noise keeps its random streams.
 
     With ``K = 1`` the probability reads back as exactly 1, and an outcome of
     probability 0 reads back with ``done = False``: the model keeps what the
@@ -217,11 +223,12 @@ class TabularMDP:
         if sd.shape != tuple(shape):
             raise MDPError(f"reward_sd has shape {sd.shape}, the outcomes have "
                            f"{tuple(shape)}; they must agree")
-        bad = ~(np.isfinite(sd) & (sd >= 0.0))  # NaN fails
+        bad = ~((sd >= 0.0) & (sd <= MAX_REWARD))  # NaN fails
         if bad.any():
             s, a, k = np.argwhere(bad)[0]
             raise MDPError(f"reward_sd[{s}, {a}, {k}] = {sd[s, a, k].item()!r} of outcome {k} at "
-                           f"{self._where(s, a)} must be finite and >= 0")
+                           f"{self._where(s, a)} must be in [0, {MAX_REWARD:g}] (the rewards' "
+                           "bound)")
         sd.flags.writeable = False
         object.__setattr__(self, "reward_sd", sd)
         return sd
@@ -459,6 +466,8 @@ class TabularMDP:
             raise MDPError(f"layout must be 'SAS' or 'ASS', got {layout!r}")
         if P.ndim != 3 or P.shape[-1] != P.shape[-2 if layout == "ASS" else 0]:
             raise MDPError(f"P must be [S, A, S'] or [A, S, S'] as layout says, got {P.shape}")
+        if P.size == 0:
+            raise MDPError(f"P of shape {P.shape} has no states or no actions")
         if layout == "ASS":
             P = P.transpose(1, 0, 2)
         S, A, _ = P.shape
@@ -632,7 +641,7 @@ def _outcome(entry, where: str) -> tuple[float, tuple[int, float, bool]]:
         raise MDPError(f"{where} entry {entry!r} is not (prob, next_state, reward, "
                        "terminated)") from None
     for name, value in (("prob", pr), ("reward", rew), ("next_state", nxt)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        if not is_real(value):
             raise MDPError(f"{where}: {name} {value!r} of entry {entry!r} is not a number")
     if not (np.isfinite(nxt) and float(nxt) == int(nxt)):
         raise MDPError(f"{where}: next_state {nxt!r} of entry {entry!r} is not a state index")
@@ -647,10 +656,15 @@ def _outcome(entry, where: str) -> tuple[float, tuple[int, float, bool]]:
 
 def _model_array(name: str, value, kind: str) -> np.ndarray:
     """``value`` as the model's own C-ordered copy, refusing what would be coerced:
-    a fractional or non-finite index, a flag other than ``True/False/0/1``, text."""
+    a fractional or non-finite index, a flag other than ``True/False/0/1``, text, a
+    bool where a number is due (``[True, 0]`` read as ``[1, 0]``)."""
     raw = np.asarray(value)
-    if raw.dtype.kind not in "biuf":
-        raise MDPError(f"{name} must hold numbers, got dtype {raw.dtype}")
+    if raw.dtype.kind not in "biuf" or (kind != "flag" and raw.dtype.kind == "b"):
+        raise MDPError(f"{name} must hold numbers{'' if kind == 'flag' else ' (not flags)'}, "
+                       f"got dtype {raw.dtype}")
+    where = None if kind == "flag" else bool_inside(value, raw)
+    if where is not None:
+        raise MDPError(f"{name}{where} is a bool: {name} must hold real numbers, not flags")
     if kind == "index" and raw.dtype.kind == "f":
         bad = ~(raw == np.round(raw))  # NaN and +-inf fail too
         if bad.any():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.checks import policy_matrix
+from tabular.checks import index_array, policy_matrix, real_array
 
 
 @dataclass
@@ -34,8 +34,8 @@ class SoftmaxPolicy:
     row_of_state: np.ndarray
 
     def __post_init__(self):
-        self.logits = np.ascontiguousarray(self.logits, dtype=np.float64)
-        self.row_of_state = np.ascontiguousarray(self.row_of_state, dtype=np.int64)
+        self.logits = np.ascontiguousarray(real_array("logits", self.logits))
+        self.row_of_state = np.ascontiguousarray(index_array("row_of_state", self.row_of_state))
         if self.logits.ndim != 2:
             raise ValueError(f"logits must be [R, A], got shape {self.logits.shape}")
         if self.row_of_state.ndim != 1:

@@ -40,6 +40,12 @@ DEFAULT_MAX_STEPS = 1000
 #: episodes of at most ``MAX_STEPS`` steps, logits then stay far from float overflow.
 MAX_POLICY_STEP = 1e6
 
+#: The largest weight of a term of a loss (PPO's ``value_coef``, KTO's ``lambda_d`` and
+#: ``lambda_u``): a weight scales the steps as the step size does, so it has the same
+#: bound; beyond it a step overflows the float range (a weight of 1e300 did, ending in
+#: a ZeroDivisionError inside the kernel).
+MAX_WEIGHT = MAX_POLICY_STEP
+
 
 def step_size(name: str, value, high: float = MAX_POLICY_STEP) -> np.ndarray:
     """A number or schedule in ``(0, high]``, as kernel schedule parameters: a policy
@@ -187,7 +193,7 @@ def check_no_overflow(values: np.ndarray, name: str) -> None:
 
 
 def policy_gradient_args(mdp, policy, *, ref_policy, beta, reward_floor, gamma, episodes, max_steps,
-                         runs, seed) -> PolicyGradientArgs:
+                         runs, seed, made_by: str | None = None) -> PolicyGradientArgs:
     """Check the arguments every policy-gradient learner shares and put them in the form
     its kernel reads.
 
@@ -197,14 +203,17 @@ def policy_gradient_args(mdp, policy, *, ref_policy, beta, reward_floor, gamma, 
     :func:`check_reward_floor`; ``gamma``: the discount; ``episodes``: the total number
     of episodes the result holds (per run); ``max_steps``: the step limit (``None``: the
     env's time limit, else :data:`DEFAULT_MAX_STEPS`); ``runs`` and ``seed``: the runs
-    and their streams (:func:`~tabular._numba.rng.seed_states`). Keyword-only after
+    and their streams (:func:`~tabular._numba.rng.seed_states`); ``made_by``: the
+    arguments that make ``episodes`` when the user did not pass it (for size errors:
+    :func:`~tabular.learn.arguments.check_episode_args`). Keyword-only after
     ``policy``: ten arguments, several of them numbers, are read by name.
     """
     mdp = as_mdp(mdp)
     policy = (SoftmaxPolicy.tabular(mdp.n_states, mdp.n_actions) if policy is None
               else as_softmax_policy(mdp, policy, greedy=False))
     beta, ref_log_probs, ref_row = reference(mdp, policy, ref_policy, beta)
-    episodes, n, max_steps = check_episode_args(mdp, episodes, runs, max_steps, DEFAULT_MAX_STEPS)
+    episodes, n, max_steps = check_episode_args(mdp, episodes, runs, max_steps, DEFAULT_MAX_STEPS,
+                                                made_by)
     rollout = Rollout(row_of_state=policy.row_of_state, max_steps=max_steps,
                       reward_floor=check_reward_floor(mdp, reward_floor), beta=beta,
                       ref_log_probs=ref_log_probs, ref_row=ref_row)
@@ -217,6 +226,9 @@ def batch_args(mdp, policy, *, iterations, episodes_per_batch, **shared) -> Poli
     ``episodes_per_batch`` episodes (PPO, TRPO): both counts checked (>= 1), the result
     holding their product of episodes; ``shared``: the other arguments of
     :func:`policy_gradient_args`."""
-    episodes = (check_positive_int("iterations", iterations)
-                * check_positive_int("episodes_per_batch", episodes_per_batch))
-    return policy_gradient_args(mdp, policy, episodes=episodes, **shared)
+    iterations = check_positive_int("iterations", iterations)
+    episodes_per_batch = check_positive_int("episodes_per_batch", episodes_per_batch)
+    return policy_gradient_args(
+        mdp, policy, episodes=iterations * episodes_per_batch,
+        made_by=f"iterations={iterations:,} x episodes_per_batch={episodes_per_batch:,}",
+        **shared)

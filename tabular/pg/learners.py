@@ -70,6 +70,7 @@ result (``res.run(i).policy`` of a multi-run one).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -86,7 +87,7 @@ from tabular.checks import (
     check_positive_int,
     check_unit_interval,
 )
-from tabular.pg.arguments import batch_args, policy_gradient_args, step_size
+from tabular.pg.arguments import MAX_WEIGHT, batch_args, policy_gradient_args, step_size
 from tabular.pg.batches import (
     RunState,
     batch_buffers,
@@ -457,7 +458,8 @@ def reinforce(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 
                                    critic=baseline, lam=0.0, value_row=value_row)
     return _train_episodes(args, params, baseline, ref_policy,
                            check_history(history, eval_every, callback, args.episodes,
-                                         "reinforce"), callback, "reinforce")
+                                         "reinforce", count="episodes", runs=args.runs),
+                           callback, "reinforce")
 
 
 def _train_episodes(args, params, value, ref_policy, eval_every, callback, where):
@@ -472,7 +474,7 @@ def _train_episodes(args, params, value, ref_policy, eval_every, callback, where
 
     history = run_in_chunks(step, args.episodes, eval_every,
                             args.recorder(ref_policy, out.logits, callback, where,
-                                        batch_sampler(args, out.logits, 1)))
+                                        batch_sampler(args, out.logits, 1)), where)
     if out.V is not None:  # a shared value, kept at its row's first state, goes to all
         out.V[:] = out.V[:, params.value_row]
     return args.result(out, value=value, history=history)
@@ -525,7 +527,8 @@ def actor_critic(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float
                                    value_row=np.arange(args.mdp.n_states, dtype=np.int64))
     return _train_episodes(args, params, True, ref_policy,
                            check_history(history, eval_every, callback, args.episodes,
-                                         "actor_critic"), callback, "actor_critic")
+                                         "actor_critic", count="episodes", runs=args.runs),
+                           callback, "actor_critic")
 
 
 def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
@@ -624,6 +627,7 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                          "on its own with alpha_value, or with the policy's alpha on "
                          "value_coef times its squared error")
     joint = value_coef is not None
+    value_coef = check_positive("value_coef", value_coef, MAX_WEIGHT) if joint else 0.0
     params = PPOParams(gamma=args.gamma, iterations=int(iterations),
                        episodes_per_batch=int(episodes_per_batch),
                        epochs=check_positive_int("epochs", epochs, high=MAX_EPOCHS), clip=clip,
@@ -631,15 +635,14 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                        alpha_value=step_size(
                            "alpha_value", 0.1 if alpha_value is None else alpha_value, 1.0),
                        entropy_coef=check_nonnegative("entropy_coef", entropy_coef),
-                       minibatches=min(check_positive_int("minibatches", minibatches),
-                                       _ONE_PER_SAMPLE),
+                       minibatches=min(check_positive_int("minibatches", minibatches,
+                                                          high=math.inf), _ONE_PER_SAMPLE),
                        normalise=check_flag("normalise", normalise), joint_critic=joint,
-                       value_coef=(check_positive("value_coef", value_coef)
-                                   if value_coef is not None else 0.0),
+                       value_coef=value_coef,
                        objective=OBJECTIVES[objective],
                        kl_target=check_positive("kl_target", kl_target),
                        kl_penalty_init=check_positive("kl_penalty_init", kl_penalty_init))
-    every = check_history(history, eval_every, callback, int(iterations), "ppo")
+    every = check_history(history, eval_every, callback, int(iterations), "ppo", runs=args.runs)
     out = args.batch_outputs(int(iterations), kl_penalty=True)  # one kernel for both objectives
 
     def step(first, stop):
@@ -658,6 +661,6 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
         return metrics
 
     trace = run_in_chunks(step, int(iterations), every,
-                          args.recorder(ref_policy, out.logits, callback, "ppo", sampled))
+                          args.recorder(ref_policy, out.logits, callback, "ppo", sampled), "ppo")
     result = args.trust_region_result(out, trace)
     return result if objective == "adaptive_kl" else replace(result, kl_penalty=None)

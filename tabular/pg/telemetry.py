@@ -42,10 +42,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabular.checks import check_flag, check_number, check_positive_int
+from tabular.checks import check_fits, check_flag, check_number, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import TrainingHistory
 from tabular.pg.rollout import episode_buffers, sample_episode
+from tabular.results import check_runs
 from tabular.solve.tree import ending_probabilities, kl_optimum, path_returns
 
 #: The exact metrics, in the order a history lists them.
@@ -58,16 +59,27 @@ SAMPLED = ("objective/scores", "objective/kl", "objective/entropy",
 #: About this many evaluations when ``eval_every`` is not given.
 DEFAULT_EVALUATIONS = 100
 
+#: The memory one run's evaluation takes in a history, in bytes: its metrics are kept as
+#: a dict of about ten names to floats until the run ends (585 bytes measured with
+#: ``tracemalloc`` for the ten metrics of PPO), then as one float64 column each; 1 KiB
+#: leaves room for a callback's metrics. :func:`check_history` bounds the total by it.
+EVALUATION_BYTES = 1024
+
 #: A learner's ``callback(iteration, policy, metrics)``: it may return more metrics to record.
 Callback = Callable[[int, SoftmaxPolicy, dict[str, float]], Mapping[str, float] | None]
 
 
 def check_history(history: object, eval_every: int | None, callback: object,
-                  iterations: int, where: str) -> int | None:
-    """The evaluation interval of a learner ``where`` run for ``iterations`` iterations,
-    or ``None`` without ``history`` (then ``eval_every`` and ``callback`` must be unset).
+                  iterations: int, where: str, *, count: str = "iterations",
+                  runs: int | None = None) -> int | None:
+    """The evaluation interval of a learner ``where`` run for ``iterations`` iterations
+    (its argument ``count``, default ``"iterations"``) and ``runs`` runs, or ``None``
+    without ``history`` (then ``eval_every`` and ``callback`` must be unset).
     ``eval_every`` is an int in ``[1, iterations]``; ``None``: about
-    :data:`DEFAULT_EVALUATIONS` evaluations."""
+    :data:`DEFAULT_EVALUATIONS` evaluations. The evaluations' records are checked to fit
+    in memory (:data:`EVALUATION_BYTES` each, per run) before the learner starts: an
+    error names ``eval_every``, ``count`` and ``runs`` and says how much they would
+    take."""
     if not check_flag("history", history):
         if eval_every is not None or callback is not None:
             raise ValueError(f"{where}: eval_every and callback need history=True")
@@ -77,7 +89,14 @@ def check_history(history: object, eval_every: int | None, callback: object,
                          f"metrics), got {callback!r}")
     if eval_every is None:
         return max(1, -(-iterations // DEFAULT_EVALUATIONS))
-    return check_positive_int(f"{where}: eval_every", eval_every, high=iterations)
+    every = check_positive_int(f"{where}: eval_every", eval_every, high=iterations)
+    n = check_runs(runs)
+    evaluations = -(-iterations // every) + 1  # before each chunk, and after the last
+    made_by = f"eval_every={every:,} over {count}={iterations:,}" + (
+        "" if runs is None else f" and runs={n:,}")
+    check_fits(f"{where}: {made_by}", n * evaluations * EVALUATION_BYTES,
+               f"the history's {evaluations:,} evaluations x {n:,} run(s)")
+    return every
 
 
 @njit(cache=True)
@@ -183,6 +202,9 @@ class Recorder:
                              f"metric names to numbers, got {mine!r} at iteration {iteration}")
         out = {}
         for name, value in mine.items():
+            if not isinstance(name, str):
+                raise ValueError(f"{self.where}: callback metric names must be strings, got "
+                                 f"{name!r} ({type(name).__name__}) at iteration {iteration}")
             if name in metrics:
                 raise ValueError(f"{self.where}: callback metric {name!r} (iteration "
                                  f"{iteration}) has the name of a recorded metric")
@@ -218,17 +240,29 @@ def batch_sampler(args: Any, logits: np.ndarray, n: int, draw: Callable = sample
 
 
 def run_in_chunks(step: Callable[[int, int], None], iterations: int, eval_every: int | None,
-                  recorder: Callable[[], Recorder]) -> TrainingHistory | None:
+                  recorder: Callable[[], Recorder], where: str = "the learner"
+                  ) -> TrainingHistory | None:
     """Run ``step(first, stop)`` (the learner's kernel over iterations ``first ..
     stop - 1``) over ``range(iterations)``: in one call without ``eval_every``
     (``None``: no history), else in chunks of ``eval_every`` iterations with an
-    evaluation by ``recorder()`` before each chunk and after the last."""
-    if eval_every is None:
-        step(0, iterations)
-        return None
-    rec = recorder()
-    for first in range(0, iterations, eval_every):
-        rec.record(first)
-        step(first, min(first + eval_every, iterations))
+    evaluation by ``recorder()`` before each chunk and after the last.
+
+    A kernel whose updates overflow the float range leaves a row of logits NaN, and the
+    next softmax over it divides by a zero sum: that ``ZeroDivisionError`` becomes a
+    ``FloatingPointError`` naming the learner ``where`` and the knobs that scale its
+    steps (caught here, once, outside the kernels' loops)."""
+    try:
+        if eval_every is None:
+            step(0, iterations)
+            return None
+        rec = recorder()
+        for first in range(0, iterations, eval_every):
+            rec.record(first)
+            step(first, min(first + eval_every, iterations))
+    except ZeroDivisionError:
+        raise FloatingPointError(
+            f"{where}: the updates overflowed the float range (a row of the logits became "
+            "NaN); use a smaller alpha, or a smaller weight that scales the steps (beta, "
+            "reward_floor, value_coef, lambda_d, lambda_u)") from None
     rec.record(iterations)
     return rec.history()

@@ -335,7 +335,7 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                         line_search_steps=check_positive_int(
                             "line_search_steps", line_search_steps,
                             high=MAX_LINE_SEARCH_STEPS))
-    every = check_history(history, eval_every, callback, int(iterations), "trpo")
+    every = check_history(history, eval_every, callback, int(iterations), "trpo", runs=args.runs)
     out = args.batch_outputs(int(iterations), backtracks=True)
 
     def step(first, stop):
@@ -344,5 +344,6 @@ def trpo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
 
     trace = run_in_chunks(step, int(iterations), every,
                           args.recorder(ref_policy, out.logits, callback, "trpo",
-                                      batch_sampler(args, out.logits, params.episodes_per_batch)))
+                                      batch_sampler(args, out.logits, params.episodes_per_batch)),
+                          "trpo")
     return args.trust_region_result(out, trace)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix
+from tabular.checks import MAX_COUNT, check_positive_int, first_bad, policy_matrix, real_array
 from tabular.model.graph import tree_levels, tree_roots
-from tabular.model.mdp import TabularMDP
+from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import short_repr
 from tabular.solve.tree import ending_probabilities, path_returns
 from tabular.types import PolicyLike
@@ -62,15 +62,18 @@ def best_of_n(mdp: TabularMDP, policy: PolicyLike, n: int, reward: npt.ArrayLike
     whole-path return of ``mdp``, e.g. a reward model's token MDP).
     """
     n = check_positive_int("n", n, high=MAX_COUNT)
+    mdp = as_mdp(mdp)
     if (mdp.prob[:, :, 0] < 1.0).any():
         raise ValueError("best_of_n enumerates the responses of a deterministic token MDP")
     pi = policy_matrix(mdp, policy)
     ends = ending_probabilities(mdp, pi)
-    scores = path_returns(mdp) if reward is None else np.asarray(reward, dtype=np.float64)
+    scores = path_returns(mdp) if reward is None else real_array("reward", reward)
     if scores.shape != ends.shape:
         raise ValueError(f"reward must be [S, A] = {list(ends.shape)}, got {list(scores.shape)}")
-    if np.isnan(scores[ends > 0.0]).any():
-        raise ValueError("reward is NaN for a response the policy produces")
+    bad = (ends > 0.0) & ~(scores < np.inf)  # NaN and +inf; a -inf response ranks last
+    if bad.any():
+        raise ValueError(f"reward{first_bad(bad)} = {scores[bad][0]} is the score of a response "
+                         "the policy produces: NaN and +inf cannot be ranked and averaged")
     root_of = tree_roots(mdp)
     endings = np.zeros_like(ends)
     kl = 0.0

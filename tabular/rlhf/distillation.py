@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from tabular.checks import policy_matrix
 from tabular.model.mdp import as_mdp
+from tabular.model.policy import as_softmax_policy
 from tabular.pg.learners import actor_critic, ppo, reinforce
 from tabular.pg.results import PolicyGradientResult
 from tabular.types import MDPLike, PolicyLike
@@ -55,6 +57,8 @@ def distill(mdp: MDPLike, student: PolicyLike, teacher: PolicyLike, *, learner: 
         raise ValueError(f"distill sets {sorted(fixed)} itself (the teacher, beta = 1, "
                          "gamma = 1, no reward)")
     mdp = as_mdp(mdp)
+    student = as_softmax_policy(mdp, student, "student", greedy=False)  # errors name them
+    policy_matrix(mdp, teacher, "teacher")
     silent = dataclasses.replace(mdp, reward=np.zeros_like(mdp.reward))
     return LEARNERS[learner](silent, student, ref_policy=teacher, beta=1.0, gamma=1.0,
                              **kwargs)

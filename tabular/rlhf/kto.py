@@ -48,7 +48,12 @@ from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
-from tabular.pg.arguments import check_no_overflow, policy_gradient_args
+from tabular.pg.arguments import (
+    MAX_POLICY_STEP,
+    MAX_WEIGHT,
+    check_no_overflow,
+    policy_gradient_args,
+)
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
 from tabular.results import short_repr, with_run_axis
@@ -236,10 +241,10 @@ def kto(mdp: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     the policy can collapse onto one of them instead of reaching :func:`kto_optimum`.
     """
     beta = check_positive("beta", beta)
-    lambda_d = check_positive("lambda_d", lambda_d)
-    lambda_u = check_positive("lambda_u", lambda_u)
+    lambda_d = check_positive("lambda_d", lambda_d, MAX_WEIGHT)
+    lambda_u = check_positive("lambda_u", lambda_u, MAX_WEIGHT)
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     kl_samples = check_positive_int("kl_samples", kl_samples, high=MAX_COUNT // steps)
     env = as_token_env(mdp, "mdp")
     mdp = env.to_mdp()
@@ -248,7 +253,8 @@ def kto(mdp: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     # the rewards are never read: the floor only keeps a -inf reward from being refused
     su = policy_gradient_args(mdp, start, ref_policy=ref_policy, beta=beta,
                               reward_floor=-MAX_REWARD, gamma=1.0, episodes=steps, max_steps=None,
-                              runs=runs, seed=seed)
+                              runs=runs, seed=seed,
+                              made_by=f"steps={steps:,}")
     records = feedback_records(feedback)
     ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()
     paths = possible_paths(env, [(x, y) for _, x, y, _ in records],
@@ -261,7 +267,8 @@ def kto(mdp: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     out = KTOOutputs(su.outputs(value=False).logits, np.zeros((n, su.episodes)),
                      np.zeros((n, su.episodes)))
     params = KTOParams(data, beta, su.episodes, alpha, lambda_d, lambda_u, kl_samples)
-    every = check_history(history, eval_every, callback, su.episodes, "kto")
+    every = check_history(history, eval_every, callback, su.episodes, "kto", count="steps",
+                          runs=su.runs)
 
     def step(first, stop):
         over_runs(_kto, su.mdp.arrays, params._replace(first=first, steps=stop), su.rollout,
@@ -273,7 +280,7 @@ def kto(mdp: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
         return {"kl": max(0.0, batch(run, it)["objective/kl"])}
 
     trace = run_in_chunks(step, su.episodes, every,
-                          su.recorder(ref_policy, out.logits, callback, "kto", sampled))
+                          su.recorder(ref_policy, out.logits, callback, "kto", sampled), "kto")
     check_no_overflow(out.logits, "logits")
     return KTOResult(with_run_axis(out.logits, runs), su.policy.row_of_state.copy(),
                      with_run_axis(out.loss, runs), with_run_axis(out.reference_point, runs),
@@ -425,8 +432,8 @@ def kto_optimum(mdp: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[
     if not beta < 1.0:
         raise ValueError(f"beta must be in (0, 1) for kto_optimum (the fixed point's "
                          f"equations have one root each there), got {beta}")
-    lambda_d = check_positive("lambda_d", lambda_d)
-    lambda_u = check_positive("lambda_u", lambda_u)
+    lambda_d = check_positive("lambda_d", lambda_d, MAX_WEIGHT)
+    lambda_u = check_positive("lambda_u", lambda_u, MAX_WEIGHT)
     env = as_token_env(mdp, "mdp")
     mdp = env.to_mdp()
     ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()

@@ -32,6 +32,7 @@ from numba import njit
 from tabular._numba.rng import categorical, seed_states, shuffle
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.setup import MAX_POLICY_STEP
 from tabular.results import short_repr
 from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, softmax
 from tabular.types import TokenEnv
@@ -92,7 +93,14 @@ class NGramLM:
         """An untrained (uniform) model over ``vocab`` (``eos`` appended if absent)."""
         if n is not None:
             check_positive_int("n", n)
-        vocab = tuple(vocab) if eos in vocab else (*vocab, eos)
+        if isinstance(vocab, str) or not isinstance(vocab, Iterable):
+            raise ValueError(f"vocab must be a list of token strings, got {vocab!r:.60}")
+        vocab = tuple(vocab)
+        for i, tok in enumerate(vocab):
+            if not isinstance(tok, str) or (tok != eos and tokenize(tok) != [tok]):
+                raise ValueError(f"vocab[{i}] = {tok!r} is not one token (a word or a "
+                                 "punctuation mark)")
+        vocab = vocab if eos in vocab else (*vocab, eos)
         if len(set(vocab)) != len(vocab):
             raise ValueError("vocab lists a token twice")
         return cls(vocab, n, np.zeros((1, len(vocab))), {}, eos)
@@ -287,9 +295,17 @@ class TrainResult:
     loss: np.ndarray
 
 
+def check_lm(lm: object) -> NGramLM:
+    """``lm`` if it is an :class:`NGramLM`; a ``TypeError`` naming it otherwise."""
+    if not isinstance(lm, NGramLM):
+        raise TypeError(f"lm must be a tabular.rlhf.NGramLM (NGramLM.create(vocab, n)), got "
+                        f"{type(lm).__name__}")
+    return lm
+
+
 def _train(lm, sequences, masks, epochs, alpha, seed) -> TrainResult:
     epochs = check_positive_int("epochs", epochs, high=MAX_COUNT)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     lm = lm._with_rows_for(sequences)
     rows = np.array([lm.row(seq[:t]) for seq in sequences for t in range(len(seq))],
                     dtype=np.int64)
@@ -322,7 +338,15 @@ def pretrain(lm: NGramLM, corpus: Sequence[str], *, epochs: int = 60, alpha: flo
 
     Returns a :class:`~tabular.rlhf.lm.TrainResult`.
     """
-    docs = [lm.encode(doc) + (lm.eos_id,) for doc in corpus]
+    lm = check_lm(lm)
+    if isinstance(corpus, str) or not isinstance(corpus, Iterable):
+        raise ValueError(f"corpus must be a list of documents (strings), got {corpus!r:.60}: "
+                         "one string would be read as a list of one-character documents")
+    docs = []
+    for i, doc in enumerate(corpus):
+        if not isinstance(doc, str):
+            raise ValueError(f"corpus[{i}] must be a string (a document), got {doc!r:.60}")
+        docs.append(lm.encode(doc) + (lm.eos_id,))
     if not docs:
         raise ValueError("corpus is empty")
     return _train(lm, docs, [np.ones(len(d)) for d in docs], epochs, alpha, seed)
@@ -365,5 +389,5 @@ def sft(lm: NGramLM, pairs: Iterable[tuple[Any, ...]], *, epochs: int = 60, alph
 
     Returns a :class:`~tabular.rlhf.lm.TrainResult`.
     """
-    seqs, masks = sft_examples(lm, pairs)
+    seqs, masks = sft_examples(check_lm(lm), pairs)
     return _train(lm, seqs, masks, epochs, alpha, seed)

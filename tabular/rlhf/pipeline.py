@@ -31,9 +31,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int, check_seed, real_array
 from tabular.model.mdp import TabularMDP
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.results import PolicyGradientResult
+from tabular.pg.setup import MAX_POLICY_STEP
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.reward_model import RewardModel, train_reward_model
 from tabular.solve.dp import soft_value_iteration
@@ -173,7 +175,7 @@ class RLHFPipeline:
     def frontier(self, betas: Iterable[float]) -> Frontier:
         """Reward against KL along the exact optimum ``pi*_beta`` for each of ``betas``:
         the proxy rises as ``beta`` shrinks; the gold reward rises, then falls."""
-        betas = np.asarray(betas, dtype=np.float64)
+        betas = _betas(betas)
         return _frontier(betas, [self.measure(self.optimum(b)) for b in betas])
 
     def learner_frontier(self, learner: Callable[..., PolicyGradientResult],
@@ -181,13 +183,24 @@ class RLHFPipeline:
         """The same curve followed by ``learner`` (``tabular.ppo``, ``reinforce``, ...),
         trained at each of ``betas``: started at SFT, with KL coefficient ``beta``
         towards it. ``kwargs`` go to the learner; with ``runs=n``, run 0 is measured."""
-        betas = np.asarray(betas, dtype=np.float64)
+        betas = _betas(betas)
         points = []
         for b in betas:
             res = learner(self.mdp, self.reference, ref_policy=self.reference, beta=float(b),
                           **kwargs)
             points.append(self.measure(res.policy if res.runs is None else res.run(0).policy))
         return _frontier(betas, points)
+
+
+def _betas(betas: Iterable[float]) -> np.ndarray:
+    """``betas`` as a float64 ``[n]`` array (text, bools and complex numbers refused; each
+    beta's range is its solver's to check)."""
+    if isinstance(betas, Iterable) and not isinstance(betas, str | np.ndarray):
+        betas = list(betas)  # a generator, a range
+    betas = real_array("betas", betas)
+    if betas.ndim != 1:
+        raise ValueError(f"betas must be a list of numbers, got shape {list(betas.shape)}")
+    return betas
 
 
 def _frontier(betas: np.ndarray, points: list[FrontierPoint]) -> Frontier:
@@ -220,6 +233,12 @@ def train_pipeline(scenario: ScenarioData, *, pretrain_epochs: int = 60, sft_epo
     if missing:
         raise TypeError(f"scenario must provide the ScenarioData fields; "
                         f"{type(scenario).__name__} lacks {', '.join(missing)}")
+    # every number checked before the first model is trained, under the names passed here
+    for name, count in (("pretrain_epochs", pretrain_epochs), ("sft_epochs", sft_epochs),
+                        ("reward_steps", reward_steps)):
+        check_positive_int(name, count, high=MAX_COUNT)
+    check_positive("alpha", alpha, MAX_POLICY_STEP)
+    check_seed(seed)
     gold_env = scenario.env()
     base = pretrain(NGramLM.create(gold_env.vocab, scenario.n), scenario.corpus,
                     epochs=pretrain_epochs, alpha=alpha, seed=seed).lm

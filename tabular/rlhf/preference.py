@@ -24,7 +24,7 @@ from tabular.checks import (
     first_bad,
 )
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
-from tabular.pg.arguments import check_no_overflow, policy_gradient_args
+from tabular.pg.arguments import MAX_POLICY_STEP, check_no_overflow, policy_gradient_args
 from tabular.pg.rollout import Rollout, continue_episode, episode_buffers, sample_episode
 from tabular.pg.telemetry import (
     Callback,
@@ -76,13 +76,20 @@ class DPOParams(NamedTuple):
 def response_path(mdp: TokenEnv, prompt: str, response: str) -> tuple[np.ndarray, np.ndarray]:
     """The states and actions (tokens) by which a token MDP ``mdp`` (an ``envs.TokenMDP``)
     generates ``response`` to ``prompt`` (one of ``mdp.prompts``)."""
-    if prompt not in mdp.prompts:
-        raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {mdp.prompts!r}")
-    p = mdp.prompts.index(prompt)
-    ids = mdp.encode(response, f"response {response!r}")
-    if len(ids) < mdp.max_len:
-        ids = ids + (mdp.eos_id,)
-    states = np.array([mdp.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
+    env = as_token_env(mdp, "mdp")
+    if prompt not in env.prompts:
+        raise ValueError(f"prompt {prompt!r} is not one of the env's prompts {env.prompts!r}")
+    p = env.prompts.index(prompt)
+    ids = env.encode(response, f"response {response!r}")
+    if len(ids) > env.max_len:
+        raise ValueError(f"response {response!r} to prompt {prompt!r} has {len(ids)} tokens, "
+                         f"more than the token MDP's max_len={env.max_len}")
+    if len(ids) < env.max_len:
+        ids = ids + (env.eos_id,)
+    try:
+        states = np.array([env.state_of(p, ids[:t]) for t in range(len(ids))], dtype=np.int64)
+    except KeyError as error:  # the grammar forbids it: a wrong argument, not a lookup
+        raise ValueError(error.args[0]) from None
     return states, np.array(ids, dtype=np.int64)
 
 
@@ -427,7 +434,7 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
                      cpo_alpha=cpo_alpha)
     beta = spec.beta
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     env = as_token_env(mdp, "mdp")
     mdp = env.to_mdp()
     policy = as_softmax_policy(mdp, policy, greedy=False)
@@ -436,7 +443,7 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     data = preference_data(env, preference_records(preferences), row_of_state,
                            {"policy": policy.log_probs(), "ref_policy": ref.log_probs()},
                            ld_alpha)
-    every = check_history(history, eval_every, callback, steps, "dpo")
+    every = check_history(history, eval_every, callback, steps, "dpo", count="steps")
     logits = policy.logits.copy()
     losses = np.zeros(steps)
     params = DPOParams(spec, steps, alpha)
@@ -451,7 +458,7 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     trace = run_in_chunks(step, steps, every, lambda: Recorder(
         mdp=mdp, ref_policy=ref, beta=beta, logits=logits[None], row_of_state=row_of_state,
         runs=None, callback=callback,
-        sampled=lambda run, it: preference_metrics(data, logits, spec), where="dpo"))
+        sampled=lambda run, it: preference_metrics(data, logits, spec), where="dpo"), "dpo")
     check_no_overflow(logits, "logits")
     return DPOResult(logits, row_of_state.copy(), losses, trace)
 
@@ -725,16 +732,18 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     rounds = check_positive_int("rounds", rounds, high=MAX_COUNT)
     pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // rounds)
     steps = check_positive_int("steps", steps, high=MAX_COUNT // rounds)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     mdp = getattr(mdp, "unwrapped", mdp)
     mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
     start = as_softmax_policy(mdp, policy, greedy=False)
     tables = NO_JUDGE if judge is None else _judge(judge, mdp, start)
     xpo_alpha = check_nonnegative("xpo_alpha", xpo_alpha)
-    every = check_history(history, eval_every, callback, rounds, "iterated_dpo")
+    every = check_history(history, eval_every, callback, rounds, "iterated_dpo", count="rounds",
+                          runs=runs)
     ref_policy = start if ref_policy is None else ref_policy
     args = policy_gradient_args(mdp, start, ref_policy=ref_policy, beta=beta, reward_floor=None,
-                              gamma=1.0, episodes=rounds, max_steps=None, runs=runs, seed=seed)
+                                gamma=1.0, episodes=rounds, max_steps=None, runs=runs, seed=seed,
+                                made_by=f"rounds={rounds:,}")
     n = args.rng_states.shape[0]
     out = IteratedDPOOutputs(args.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
@@ -756,7 +765,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
 
     trace = run_in_chunks(step, rounds, every,
                           args.recorder(ref_policy, out.logits, callback, "iterated_dpo",
-                                      sampled))
+                                      sampled), "iterated_dpo")
     check_no_overflow(out.logits, "logits")
     return IteratedDPOResult(with_run_axis(out.logits, runs), args.policy.row_of_state.copy(),
                              with_run_axis(out.loss, runs), with_run_axis(out.pairs, runs),

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix
+from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix, real_array
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.pg.arguments import policy_gradient_args
@@ -55,7 +55,7 @@ def process_rewards(mdp: MDPLike, potential: npt.ArrayLike) -> TabularMDP:
     own: a step ``s -> s'`` pays ``Phi(s') - Phi(s)`` more (``Phi = 0`` after the last
     step). Returns a new :class:`~tabular.TabularMDP` with the same optimum."""
     mdp = as_mdp(mdp)
-    phi = np.asarray(potential, dtype=np.float64)
+    phi = real_array("potential", potential)
     if phi.shape != (mdp.n_states,) or not np.isfinite(phi).all():
         raise ValueError(f"potential must be {mdp.n_states} finite numbers, one per state, "
                          f"got shape {list(phi.shape)}")
@@ -158,7 +158,8 @@ def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int
     completions = check_positive_int("completions", completions, high=MAX_COUNT // responses)
     mdp = as_mdp(mdp)
     su = policy_gradient_args(mdp, policy, ref_policy=None, beta=0.0, reward_floor=reward_floor,
-                              gamma=1.0, episodes=responses, max_steps=None, runs=runs, seed=seed)
+                              gamma=1.0, episodes=responses, max_steps=None, runs=runs, seed=seed,
+                              made_by=f"responses={responses:,}")
     parent = _tree_parents(mdp)
     n = su.rng_states.shape[0]
     labels = StepLabels(np.zeros((n, mdp.n_states)), np.zeros((n, mdp.n_states)))

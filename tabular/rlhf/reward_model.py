@@ -12,7 +12,8 @@ import numpy.typing as npt
 from numba import njit
 
 from tabular._numba.rng import randint, seed_states, uniform
-from tabular.checks import MAX_COUNT, check_positive, check_positive_int
+from tabular.checks import MAX_COUNT, check_positive, check_positive_int, index_array, real_array
+from tabular.pg.setup import MAX_POLICY_STEP
 
 
 @njit(cache=True)
@@ -67,7 +68,7 @@ def bradley_terry_loss(scores: npt.ArrayLike, winners: npt.ArrayLike, losers: np
     ``scores``, one pair each; ``counts``: how often each pair was observed (default
     ``None``: once each).
     """
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = real_array("scores", scores)
     if scores.ndim != 1 or not np.isfinite(scores).all():
         raise ValueError(f"scores must be a 1-d array of finite numbers, got {scores!r}")
     winners = _indices("winners", winners, len(scores))
@@ -75,7 +76,7 @@ def bradley_terry_loss(scores: npt.ArrayLike, winners: npt.ArrayLike, losers: np
     if winners.shape != losers.shape or winners.size == 0:
         raise ValueError("winners and losers must list the same number (>= 1) of pairs, got "
                          f"{winners.size} and {losers.size}")
-    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, dtype=np.float64)
+    counts = np.ones(len(winners)) if counts is None else real_array("counts", counts)
     if counts.shape != winners.shape or not (np.all(counts > 0.0) and np.isfinite(counts).all()):
         raise ValueError(f"counts must give a finite number > 0 per pair, got {counts!r}")
     return float(_bradley_terry_loss(scores, winners, losers, counts))
@@ -83,10 +84,10 @@ def bradley_terry_loss(scores: npt.ArrayLike, winners: npt.ArrayLike, losers: np
 
 def _indices(name: str, values, n: int) -> np.ndarray:
     """``values`` as int64 indices into ``n`` scores (fractions and out-of-range refused)."""
-    raw = np.asarray(values)
-    if raw.ndim != 1 or raw.dtype.kind not in "iu" or ((raw < 0) | (raw >= n)).any():
+    raw = index_array(name, values)
+    if raw.ndim != 1 or ((raw < 0) | (raw >= n)).any():
         raise ValueError(f"{name} must be integer indices into the {n} scores, got {values!r}")
-    return raw.astype(np.int64)
+    return raw
 
 
 #: The columns of TRL's dataset rows, by record kind: a preference (TRL's "preference"
@@ -203,11 +204,21 @@ def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
     A :class:`RewardModel`.
     """
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
-    alpha = check_positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     keys, winners, losers, counts = _preference_arrays(preferences)
     scores = np.zeros(len(keys))
     _bradley_terry_descent(scores, winners, losers, counts, steps, alpha)
+    if not np.isfinite(scores).all():
+        raise FloatingPointError(f"train_reward_model: the scores overflowed with alpha={alpha:g}; "
+                                 "use a smaller alpha")
     loss = bradley_terry_loss(scores, winners, losers, counts)
+    if loss > np.log(2.0) * (1.0 + 1e-9):
+        # the descent starts at scores 0, of loss log 2; a step the loss's curvature allows
+        # never rises above it (the gradient is 1/2-Lipschitz: any alpha < 4 descends)
+        raise ValueError(f"train_reward_model: alpha={alpha:g} is too large for these "
+                         f"preferences: the fit diverged to a loss of {loss:.4g}, above the "
+                         f"log 2 = {np.log(2.0):.4g} of the all-zero scores it started from "
+                         "(any alpha < 4 descends)")
     pairs = list(keys) if reference is None else [tuple(r) for r in reference]
     table = dict(zip(keys, scores, strict=True))
     for x in {k[0] for k in keys}:
@@ -255,7 +266,15 @@ def sample_preferences(prompt: str, responses: Sequence[str], scores: npt.ArrayL
     (default 0) seeds the draws. Returns ``(count, prompt, winner, loser)`` tuples,
     one per ordered pair that occurred.
     """
-    scores = np.asarray(scores, dtype=np.float64)
+    if not isinstance(prompt, str):
+        raise ValueError(f"prompt must be a string, got {prompt!r}")
+    if isinstance(responses, str) or not isinstance(responses, Sequence) \
+            or not all(isinstance(y, str) for y in responses):
+        raise ValueError(f"responses must be a list of strings, got {responses!r:.60}")
+    if len(set(responses)) != len(responses):
+        raise ValueError(f"responses must be distinct (a response compared with itself is "
+                         f"no preference), got {responses!r:.60}")
+    scores = real_array("scores", scores)
     if not np.isfinite(scores).all():
         raise ValueError(f"scores must be finite numbers, got {scores!r}")
     if scores.shape != (len(responses),) or len(responses) < 2:

@@ -38,6 +38,7 @@ from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distri
 from tabular.rlhf.process import fit_process_reward_model, process_rewards
 
 NAN, INF = math.nan, math.inf
+C128, NP_TRUE = np.complex128(0.5), np.bool_(True)  # NumPy's complex and bool scalars
 
 # Small valid objects that the bad calls are made around.
 CHAIN = TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[0.0, 1.0]]]), np.array([-1.0, 0.0]),
@@ -108,7 +109,7 @@ MODEL_ROWS = [
     ("TabularMDP reward_sd negative", lambda: TabularMDP(
         np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
         [1.0], reward_sd=[[[-1.0]]]), MDPError,
-     "reward_sd[0, 0, 0] = -1.0 of outcome 0 at state 0, action 0 must be finite and >= 0"),
+     "reward_sd[0, 0, 0] = -1.0 of outcome 0 at state 0, action 0 must be in [0, 1e+100]"),
     ("TabularMDP reward_sd NaN", lambda: TabularMDP(
         np.zeros((1, 1, 1)), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
         [1.0], reward_sd=[[[NAN]]]), MDPError, "reward_sd[0, 0, 0] = nan"),
@@ -216,6 +217,9 @@ SHARED_BAD = [
     ({"alpha": 0.0}, "alpha"),
     ({"alpha": "0.1"}, "alpha"),
     ({"alpha": schedules.constant(-1.0)}, "alpha"),
+    ({"gamma": C128}, "gamma must be a number"),
+    ({"gamma": NP_TRUE}, "gamma must be a number"),
+    ({"alpha": C128}, "alpha"),
 ]
 EPISODES_BAD = [({"episodes": 0}, "episodes must be an integer >= 1"),
                 ({"episodes": None}, "episodes must be an integer >= 1"),
@@ -489,9 +493,9 @@ SCHEDULE_ROWS = [
 ]
 
 POLICY_ROWS = [
-    ("SoftmaxPolicy NaN logits", lambda: SoftmaxPolicy(np.array([[NAN, 0.0]]), np.zeros(2)),
+    ("SoftmaxPolicy NaN logits", lambda: SoftmaxPolicy(np.array([[NAN, 0.0]]), [0, 0]),
      ValueError, "NaN and +inf rejected"),
-    ("SoftmaxPolicy dead row", lambda: SoftmaxPolicy(np.full((1, 2), -INF), np.zeros(2)),
+    ("SoftmaxPolicy dead row", lambda: SoftmaxPolicy(np.full((1, 2), -INF), [0, 0]),
      ValueError, "-inf everywhere"),
     ("SoftmaxPolicy row out of range", lambda: SoftmaxPolicy(np.zeros((1, 2)), np.array([0, 3])),
      ValueError, "row_of_state[1] = 3"),
@@ -623,7 +627,7 @@ RLHF_ROWS = [
     ("distill beta", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, TOKEN_POLICY, beta=2.0),
      ValueError, "distill sets ['beta']"),
     ("distill teacher shape", lambda: distill(TOKENS.to_mdp(), TOKEN_POLICY, np.ones((2, 2))),
-     ValueError, "ref_policy"),
+     ValueError, "teacher"),
     ("process_rewards potential shape", lambda: process_rewards(TOKENS.to_mdp(), np.zeros(2)),
      ValueError, "potential must be"),
     ("process_rewards not a tree", lambda: process_rewards(
@@ -888,7 +892,7 @@ CORE_ROWS = list(flag_rows()) + [
     ("sarsa gamma complex", lambda: tabular.sarsa(CHAIN, gamma=0.9 + 0j), ValueError,
      "gamma must be a number"),
     ("q_learning episodes 10**30", lambda: tabular.q_learning(CHAIN, episodes=10**30),
-     ValueError, "episodes is too large"),
+     ValueError, "episodes must be at most 9,223,372,036,854,775,807"),
     ("sarsa episodes and runs beyond memory", lambda: tabular.sarsa(
         CHAIN, episodes=10**9, runs=10**3), ValueError, "would need"),
     ("td0 history beyond memory", lambda: tabular.td0(
@@ -1068,7 +1072,7 @@ PLOT_ROWS = [
     ("plot.mean_band ax", lambda: plot.mean_band("axes", None, [[1.0]]), TypeError,
      "ax must be a matplotlib Axes"),
     ("plot.learning_curve NaN", lambda: plot.learning_curve(np.array([[1.0, NAN]])),
-     ValueError, "runs[0, 1] = nan"),
+     ValueError, "result[0, 1] = nan"),
     ("plot.learning_curve field", lambda: plot.learning_curve(
         tabular.q_learning(CHAIN, episodes=2), field="rewards"), ValueError,
      "the result has no field 'rewards'"),
@@ -1122,10 +1126,181 @@ TESTING_ROWS = [
 
 LINEAR_ROWS = linear_rows()
 
+
+def tiny_pipeline():
+    return tabular.train_pipeline(envs.load_scenario(), pretrain_epochs=1, sft_epochs=1,
+                                  reward_steps=1)
+
+
+# Issue 45, part 2: the older API at its edges, each kind fixed once in tabular.checks.
+HELLO = [("Say hello.", "hello", "Say")]
+GRAMMAR_TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2, grammar=["hello"])
+GRAMMAR_POLICY = SoftmaxPolicy.tabular(GRAMMAR_TOKENS.to_mdp().n_states,
+                                       GRAMMAR_TOKENS.to_mdp().n_actions)
+TOKEN_S, TOKEN_A = TOKENS.to_mdp().n_states, TOKENS.to_mdp().n_actions
+EDGE_ROWS = [
+    # 1. numbers: NumPy's complex and bool scalars refused as Python's are
+    ("value_iteration gamma np.complex128", lambda: tabular.value_iteration(CHAIN, gamma=C128),
+     ValueError, "gamma must be a number, got np.complex128"),
+    ("value_iteration gamma np.bool_", lambda: tabular.value_iteration(CHAIN, gamma=NP_TRUE),
+     ValueError, "gamma must be a number"),
+    ("policy_evaluation complex policy", lambda: tabular.policy_evaluation(
+        CHAIN, UNIFORM.astype(complex), 0.9), ValueError, "policy must hold numbers"),
+    ("schedules.constant np.complex128", lambda: schedules.constant(C128), ValueError,
+     "must be a number"),
+    ("from_transitions np.complex128 reward", table({0: {0: [(1.0, 0, C128, True)]}}),
+     MDPError, "reward np.complex128"),
+    ("from_dense complex P", dense(P_OK.astype(complex)), MDPError, "P must hold numbers"),
+    ("from_dense R with a bool", dense(P_OK, [True, 0.0]), MDPError, "R[0] is a bool"),
+    ("q_learning episodes np.bool_", lambda: tabular.q_learning(CHAIN, episodes=NP_TRUE),
+     ValueError, "episodes must be an integer >= 1"),
+    ("SoftmaxPolicy bool logits", lambda: SoftmaxPolicy([[True, False]], [0]), ValueError,
+     "logits must hold real numbers, got bool"),
+    ("SoftmaxPolicy a bool among the logits", lambda: SoftmaxPolicy([[True, 0.5]], [0]),
+     ValueError, "logits[0, 0] is a bool"),
+    ("SoftmaxPolicy complex logits", lambda: SoftmaxPolicy(np.zeros((1, 2), complex), [0]),
+     ValueError, "logits must hold real numbers"),
+    # 2. sizes: refused before allocating and before int64, naming the argument passed
+    ("batch_prediction max_sweeps 10**30", lambda: tabular.batch_prediction(
+        CHAIN, UNIFORM, max_sweeps=10**30), ValueError,
+     "max_sweeps must be at most 9,223,372,036,854,775,807"),
+    ("differential_sarsa epsilon_block 10**30", lambda: tabular.differential_sarsa(
+        APART, epsilon_block=10**30), ValueError, "epsilon_block must be at most"),
+    ("q_learning runs 10**10", lambda: tabular.q_learning(CHAIN, runs=10**10), ValueError,
+     "runs=10,000,000,000 x episodes=500 is too large"),
+    ("ppo iterations 10**12", lambda: tabular.ppo(CHAIN, iterations=10**12), ValueError,
+     "iterations=1,000,000,000,000 x episodes_per_batch=8 is too large"),
+    ("ppo iterations 10**30", lambda: tabular.ppo(CHAIN, iterations=10**30), ValueError,
+     "iterations must be at most 9,223,372,036,854,775,807"),
+    ("trpo episodes_per_batch 10**12", lambda: tabular.trpo(
+        CHAIN, episodes_per_batch=10**12), ValueError,
+     "x episodes_per_batch=1,000,000,000,000 is too large"),
+    ("reinforce runs 10**9", lambda: tabular.reinforce(CHAIN, runs=10**9), ValueError,
+     "runs=1,000,000,000 x episodes=1,000 is too large"),
+    ("kto steps x runs", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, steps=10**8,
+        kl_samples=1, runs=10**6), ValueError, "runs=1,000,000 x steps=100,000,000 is too large"),
+    ("fit_process_reward_model responses x runs", lambda: fit_process_reward_model(
+        TOKENS.to_mdp(), TOKEN_POLICY, responses=10**8, completions=1, runs=10**6), ValueError,
+     "runs=1,000,000 x responses=100,000,000 is too large"),
+    # 3. RLHF inputs through the same checks
+    ("SoftmaxPolicy float row_of_state", lambda: SoftmaxPolicy(np.zeros((2, 2)), [0.0, 1.0]),
+     ValueError, "row_of_state must hold integer indices"),
+    ("SoftmaxPolicy text logits", lambda: SoftmaxPolicy([["0", "1"]], [0]), ValueError,
+     "logits must hold real numbers"),
+    ("best_of_n text reward", lambda: best_of_n(
+        TOKENS.to_mdp(), TOKEN_POLICY, 2, np.full((TOKEN_S, TOKEN_A), "1")), ValueError,
+     "reward must hold real numbers"),
+    ("best_of_n +inf reward", lambda: best_of_n(
+        TOKENS.to_mdp(), TOKEN_POLICY, 2, np.full((TOKEN_S, TOKEN_A), INF)), ValueError,
+     "NaN and +inf cannot be ranked"),
+    ("bradley_terry_loss counts [True]", lambda: bradley_terry_loss(
+        [0.0, 1.0], [0], [1], counts=[True]), ValueError, "counts must hold real numbers"),
+    ("bradley_terry_loss float winners", lambda: bradley_terry_loss([0.0, 1.0], [0.0], [1]),
+     ValueError, "winners must hold integer indices"),
+    ("bradley_terry_loss text scores", lambda: bradley_terry_loss(["0", "1"], [0], [1]),
+     ValueError, "scores must hold real numbers"),
+    ("process_rewards text potential", lambda: process_rewards(
+        TOKENS.to_mdp(), ["a"] * TOKEN_S), ValueError, "potential must hold real numbers"),
+    ("process_rewards bool potential", lambda: process_rewards(
+        TOKENS.to_mdp(), [True] * TOKEN_S), ValueError, "potential must hold real numbers"),
+    ("sample_preferences text scores", lambda: tabular.sample_preferences(
+        "x", ["a", "b"], ["1", "2"], 5), ValueError, "scores must hold real numbers"),
+    ("sample_preferences response against itself", lambda: tabular.sample_preferences(
+        "x", ["a", "a"], [1.0, 2.0], 5), ValueError, "responses must be distinct"),
+    ("sample_preferences prompt not text", lambda: tabular.sample_preferences(
+        5, ["a", "b"], [1.0, 2.0], 5), ValueError, "prompt must be a string"),
+    ("sample_preferences responses one string", lambda: tabular.sample_preferences(
+        "x", "ab", [1.0, 2.0], 5), ValueError, "responses must be a list of strings"),
+    ("TokenMDP token with a space", lambda: TokenMDP(
+        ("Say hello.",), vocab=["hello world", "Say", "hello", "."]), ValueError,
+     "vocab[0] = 'hello world' is not one token"),
+    ("TokenMDP reward for a non-response", lambda: TokenMDP(("Say hello.",), {"goodbye": 1.0}),
+     ValueError, "reward lists 'goodbye', which is not a response"),
+    ("TokenMDP reward for a pair of another prompt", lambda: TokenMDP(
+        ("Say hello.",), {("Say bye.", "hello"): 1.0}), ValueError,
+     "reward lists ('Say bye.', 'hello')"),
+    ("pretrain corpus one string", lambda: tabular.pretrain(LM, "a b"), ValueError,
+     "corpus must be a list of documents"),
+    ("pretrain corpus number", lambda: tabular.pretrain(LM, [5]), ValueError,
+     "corpus[0] must be a string"),
+    ("dpo preference longer than max_len", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello hello hello", "hello")], beta=0.1),
+     ValueError, "more than the token MDP's max_len=2"),
+    ("dpo preference the grammar forbids", lambda: tabular.dpo(
+        GRAMMAR_TOKENS, GRAMMAR_POLICY, [("Say hello.", "hello", "Say")], beta=0.1),
+     ValueError, "is not a state of this token MDP"),
+    ("ppo value_coef 1e300", lambda: tabular.ppo(CHAIN, value_coef=1e300), ValueError,
+     "value_coef must be at most 1e+06"),
+    ("ppo value_coef overflowing", lambda: tabular.ppo(CHAIN, value_coef=1e6, iterations=20),
+     FloatingPointError, "ppo: the updates overflowed the float range"),
+    ("kto lambda_u 1e300", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", False)], beta=0.1, lambda_u=1e300),
+     ValueError, "lambda_u must be at most 1e+06"),
+    ("kto alpha 1e300", lambda: tabular.kto(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", False)], beta=0.1, alpha=1e300),
+     ValueError, "alpha must be at most 1e+06"),
+    ("kto_optimum lambda_d 1e300", lambda: tabular.kto_optimum(
+        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.5, lambda_d=1e300),
+     ValueError, "lambda_d must be at most 1e+06"),
+    ("train_reward_model alpha 1e300", lambda: tabular.train_reward_model(
+        [("x", "a", "b")], alpha=1e300), ValueError, "alpha must be at most 1e+06"),
+    ("train_reward_model diverging alpha", lambda: tabular.train_reward_model(
+        [(2, "x", "a", "b"), ("x", "b", "a")], alpha=1e6, steps=100), ValueError,
+     "alpha=1e+06 is too large for these preferences"),
+    ("dpo alpha 1e300", lambda: tabular.dpo(TOKENS, TOKEN_POLICY, HELLO, beta=0.1,
+                                            alpha=1e300), ValueError, "alpha must be at most"),
+    ("sft alpha 1e300", lambda: tabular.sft(LM, [("Say hello.", "hello")], alpha=1e300),
+     ValueError, "alpha must be at most 1e+06"),
+    ("RLHFPipeline.frontier text betas", lambda: tiny_pipeline().frontier(["0.1"]), ValueError,
+     "betas must hold real numbers"),
+    ("RLHFPipeline.frontier bool betas", lambda: tiny_pipeline().frontier([True, 0.5]),
+     ValueError, "betas[0] is a bool"),
+    # 4. errors that name the argument
+    ("from_dense empty", dense(np.zeros((0, 0, 0)), np.zeros(0)), MDPError,
+     "P of shape (0, 0, 0) has no states or no actions"),
+    ("plot.learning_curve empty", lambda: plot.learning_curve(np.zeros(0)), ValueError,
+     "result holds no episodes"),
+    ("plot.learning_curve 3-d", lambda: plot.learning_curve(np.zeros((2, 2, 2))), ValueError,
+     "result must have 1 or 2 dimension(s)"),
+    # 5. telemetry: callbacks' metrics checked; a history's memory bounded before it starts
+    ("dpo callback metric name not text", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, HELLO, beta=0.1, steps=2, history=True,
+        callback=lambda i, p, m: {1: 0.0}), ValueError, "callback metric names must be strings"),
+    ("dpo callback metric np.complex128", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, HELLO, beta=0.1, steps=2, history=True,
+        callback=lambda i, p, m: {"x": C128}), ValueError, "callback metric 'x' must be a number"),
+    ("dpo callback metric complex", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, HELLO, beta=0.1, steps=2, history=True,
+        callback=lambda i, p, m: {"x": 1j}), ValueError, "callback metric 'x' must be a number"),
+    ("dpo history eval_every 1 over steps 1e8", lambda: tabular.dpo(
+        TOKENS, TOKEN_POLICY, HELLO, beta=0.1, steps=1e8, history=True, eval_every=1),
+     ValueError, "dpo: eval_every=1 over steps=100,000,000 is too large"),
+    ("iterated_dpo history over rounds and runs", lambda: tabular.iterated_dpo(
+        TOKENS, TOKEN_POLICY, beta=0.5, rounds=10**6, pairs=1, steps=1, runs=10**6,
+        history=True, eval_every=1), ValueError,
+     "eval_every=1 over rounds=1,000,000 and runs=1,000,000 is too large"),
+    ("ppo history eval_every 1 with runs", lambda: tabular.ppo(
+        CHAIN, iterations=10**6, episodes_per_batch=1, runs=100, ref_policy=UNIFORM,
+        beta=0.1, history=True, eval_every=1), ValueError,
+     "ppo: eval_every=1 over iterations=1,000,000 and runs=100 is too large"),
+    # 6. options: reward noise bounded as rewards are
+    ("TabularMDP reward_sd bool", lambda: TabularMDP(
+        np.zeros((1, 1, 1), int), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=np.ones((1, 1, 1), bool)), MDPError, "reward_sd must hold numbers"),
+    ("TabularMDP reward_sd [[[True]]]", lambda: TabularMDP(
+        np.zeros((1, 1, 1), int), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=[[[True]]]), MDPError, "reward_sd must hold numbers (not flags)"),
+    ("TabularMDP reward_sd 1e300", lambda: TabularMDP(
+        np.zeros((1, 1, 1), int), np.ones((1, 1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1, 1)),
+        [1.0], reward_sd=np.full((1, 1, 1), 1e300)), MDPError, "must be in [0, 1e+100]"),
+]
+
+
 CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLICY_ROWS
              + ENV_ROWS + CAR_RENTAL_ROWS + RACETRACK_ROWS + RLHF_ROWS + BATCH_ROWS + BANDIT_ROWS
              + AVERAGE_REWARD_ROWS + PLANNING_ROWS + RUNNER_ROWS + CORE_ROWS + RLHF_EDGE_ROWS
-             + PLOT_ROWS + TESTING_ROWS + LINEAR_ROWS)
+             + PLOT_ROWS + TESTING_ROWS + EDGE_ROWS + LINEAR_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],

@@ -38,6 +38,9 @@ from tabular.envs import (
     TokenMDP,
     TrapTreasure,
     WindyGridworld,
+    blackjack,
+    gridworld,
+    racetrack,
 )
 from tabular.envs.layout import layout_text, parse_layout
 from tabular.envs.mazes import DYNA_MAZE, changing_maze, finer_maze, greedy_steps, maze
@@ -103,9 +106,9 @@ GRIDWORLD_ROWS = [
     ("GridWorld slip 1.5", lambda: GridWorld(CORRIDOR, slip=1.5), ValueError,
      "slip must be in [0, 1]"),
     ("GridWorld wind bools", lambda: GridWorld(CORRIDOR, wind=[True, False, True]), ValueError,
-     "wind must hold integers, got bool"),
+     "wind must hold real numbers, got bool"),
     ("GridWorld wind text", lambda: GridWorld(CORRIDOR, wind=["a", "b", "c"]), ValueError,
-     "wind must hold integers"),
+     "wind must hold real numbers"),
     ("GridWorld wind 2-d", lambda: GridWorld(CORRIDOR, wind=[[0, 0, 0]]), ValueError,
      "wind must give one integer per column: the layout has 3 columns, got shape (1, 3)"),
     ("GridWorld wind fractional", lambda: GridWorld(CORRIDOR, wind=[0, 0.5, 0]), ValueError,
@@ -611,9 +614,46 @@ STEP_ROWS += [
      ValueError, "seed must be None or an int >= 0, got '1'"),
 ]
 
+
+def set_first(array, value):
+    return lambda: array.__setitem__((0,) * array.ndim, value)
+
+
+# Issue 45: NumPy's complex and bool scalars, bools inside lists, and shared constants
+# that one user's in-place edit would change for every later user (read-only now).
+EDGE_ROWS = [
+    ("AccessControl free_prob np.complex128", lambda: AccessControl(
+        free_prob=np.complex128(0.06)), ValueError, "free_prob must be a number"),
+    ("AccessControl free_prob np.bool_", lambda: AccessControl(free_prob=np.bool_(True)),
+     ValueError, "free_prob must be a number"),
+    ("AccessControl n_servers np.bool_", lambda: AccessControl(n_servers=np.bool_(True)),
+     ValueError, "n_servers must be an integer >= 1"),
+    ("GridWorld wind [True, 0, 0]", lambda: GridWorld(CORRIDOR, wind=[True, 0, 0]), ValueError,
+     "wind[0] is a bool"),
+    ("GridWorld slip np.complex128", lambda: GridWorld(CORRIDOR, slip=np.complex128(0.1)),
+     ValueError, "slip must be a number"),
+    ("TokenMDP prompt_probs [True]", lambda: TokenMDP(prompt_probs=[True]), ValueError,
+     "prompt_probs must hold numbers"),
+    ("TokenMDP illegal_reward np.complex128", lambda: TokenMDP(
+        illegal_reward=np.complex128(-1)), ValueError, "illegal_reward must be a number"),
+    ("BairdCounterexample.INITIAL_WEIGHTS edited in place",
+     set_first(BairdCounterexample.INITIAL_WEIGHTS, 5.0), ValueError, "read-only"),
+    ("BairdCounterexample.BEHAVIOUR edited in place",
+     set_first(BairdCounterexample.BEHAVIOUR, 0.5), ValueError, "read-only"),
+    ("BairdCounterexample.TARGET edited in place", set_first(BairdCounterexample.TARGET, 0.5),
+     ValueError, "read-only"),
+    ("Blackjack CARD_PROBS edited in place", set_first(blackjack.CARD_PROBS, 0.5), ValueError,
+     "read-only"),
+    ("Blackjack CARDS edited in place", set_first(blackjack.CARDS, 2), ValueError, "read-only"),
+    ("Blackjack SUMS edited in place", set_first(blackjack.SUMS, 2), ValueError, "read-only"),
+    ("GridWorld MOVES edited in place", set_first(gridworld.MOVES, 2), ValueError, "read-only"),
+    ("Racetrack INCREMENTS edited in place", set_first(racetrack.INCREMENTS, 2), ValueError,
+     "read-only"),
+]
+
 ROWS = (GRIDWORLD_ROWS + PICKUP_ROWS + TRAP_TREASURE_ROWS + RACETRACK_ROWS + CAR_RENTAL_ROWS
         + SUTTON_BARTO_ROWS + TOKEN_ROWS + SCENARIO_ROWS + FUNCTION_ROWS + MAKE_ROWS + MDP_ROWS
-        + BANDIT_ROWS + STEP_ROWS)
+        + BANDIT_ROWS + STEP_ROWS + EDGE_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],

@@ -33,6 +33,9 @@ BAD = {
     "flag": ["yes", "False", 1, 0, None, 1.0],
     "text": [5, 1.0, True, ["a"]],
     "values": ["abc", [True, False], [[1.0, 2.0], [3.0]], [1j, 2j], None],
+    # per-episode numbers [T] or [runs, T]: none, or a third axis, is not a curve
+    "curve": [np.zeros(0), np.zeros((2, 0)), np.zeros((2, 2, 2)), [True, 1.0],
+              [np.complex128(1.0)], "abc"],
 }
 
 
@@ -56,7 +59,8 @@ CALLS = [
      {"V": "values", "Q": "values", "tol": "nonnegative", "title": "text"}),
     (plot.mean_band, {"ax": None, "x": None, "runs": np.ones((3, 5))},
      {"runs": "values", "smooth": "count", "band_alpha": "rate", "label": "text"}),
-    (plot.learning_curve, {"result": np.ones((3, 5))}, {"smooth": "count", "label": "text"}),
+    (plot.learning_curve, {"result": np.ones((3, 5))},
+     {"smooth": "count", "label": "text", "result": "curve"}),
     (plot.frontier, {"kl": [0.0, 1.0], "reward": [0.0, 1.0]},
      {"kl": "values", "reward": "values", "label": "text"}),
     (plot.draw_path, {"ax": None, "cells": [[0, 0], [0, 1]], "color": "red"},
