@@ -32,7 +32,7 @@ from numba import njit
 from tabular._numba.rng import categorical, seed_states, shuffle
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.policy import SoftmaxPolicy
-from tabular.pg.setup import MAX_POLICY_STEP
+from tabular.pg.arguments import MAX_POLICY_STEP
 from tabular.results import short_repr
 from tabular.rules.policy_gradient import log_softmax, policy_gradient_step, softmax
 from tabular.types import TokenEnv

@@ -34,8 +34,8 @@ import numpy as np
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, check_seed, real_array
 from tabular.model.mdp import TabularMDP
 from tabular.model.policy import SoftmaxPolicy
+from tabular.pg.arguments import MAX_POLICY_STEP
 from tabular.pg.results import PolicyGradientResult
-from tabular.pg.setup import MAX_POLICY_STEP
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.reward_model import RewardModel, train_reward_model
 from tabular.solve.dp import soft_value_iteration

@@ -13,7 +13,7 @@ from numba import njit
 
 from tabular._numba.rng import randint, seed_states, uniform
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, index_array, real_array
-from tabular.pg.setup import MAX_POLICY_STEP
+from tabular.pg.arguments import MAX_POLICY_STEP
 
 
 @njit(cache=True)
