@@ -15,6 +15,9 @@
   :class:`AccessControl`, Example 10.2;
   :class:`Blackjack`, Example 5.1, and :class:`Racetrack`, Exercise 5.12, with their
   exact models);
+- the exploration benchmarks (:mod:`tabular.envs.exploration`): :class:`RiverSwim`,
+  :class:`Chain`, :class:`DeepSea`, :class:`FourRoom`, :class:`NRoom` and the seeded
+  random family :class:`RandomMDP`;
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
   corpus) and :meth:`Scenario.env` builds its token MDP; :func:`load_grammar_scenario`
@@ -29,6 +32,7 @@ if __name__ != "tabular.envs":  # a second copy would register every env twice
 from .base import ModelEnv
 from .blackjack import Blackjack
 from .car_rental import CarRental
+from .exploration import Chain, DeepSea, FourRoom, NRoom, RandomMDP, RiverSwim
 from .gridworld import GridWorld
 from .pickups import PickupGridWorld
 from .racetrack import Racetrack
@@ -51,10 +55,11 @@ from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
 __all__ = [
-    "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
-    "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
-    "ModelEnv", "MountainCar", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario",
-    "ShortCorridor", "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
+    "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "Chain", "CliffWalking",
+    "DeepSea", "FourRoom", "Gambler", "GrammarScenario", "GridWorld", "Gridworld4x4",
+    "Gridworld5x5", "MaximizationBias", "ModelEnv", "MountainCar", "NRoom", "PickupGridWorld",
+    "Racetrack", "RandomMDP", "RandomWalk", "RiverSwim", "Scenario", "ShortCorridor",
+    "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
     "load_scenario", "register_builtins", "register_gridworld",
 ]
 
