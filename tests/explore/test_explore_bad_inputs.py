@@ -1,0 +1,128 @@
+"""The bad-input catalogue of :mod:`tabular.explore`, in the rows of
+``tests/test_bad_inputs.py``: ``(id, call, exception type, fragment of the message)``,
+the id starting with the callable's name. Every public callable of the family has rows
+(the last test checks it)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tabular import TabularMDP, explore
+from tabular.explore import (
+    epsilon_greedy_q_learning,
+    hardness,
+    optimistic_q_learning,
+    psrl,
+    regret,
+    ucbvi,
+)
+
+NAN, INF = math.nan, math.inf
+TWO = TabularMDP.from_dense(np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]]),
+                            np.array([[0.2, 0.0], [1.0, 1.0]]), start=np.array([1.0, 0.0]))
+TRAP = TabularMDP(np.array([[[1]], [[1]]]), np.ones((2, 1, 1)), np.array([[[-INF]], [[0.0]]]),
+                  np.ones((2, 1, 1), dtype=bool), np.array([1.0, 0.0]))
+CYCLE = TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.array([[1.0], [0.0]]),
+                              start=np.array([1.0, 0.0]))
+LEARNERS = {"ucbvi": ucbvi, "psrl": psrl, "optimistic_q_learning": optimistic_q_learning,
+            "epsilon_greedy_q_learning": epsilon_greedy_q_learning}
+
+# the arguments every learner shares, crossed with every learner
+SHARED_BAD = [
+    ({"horizon": 0}, ValueError, "horizon must be an integer >= 1"),
+    ({"horizon": 2.5}, ValueError, "horizon must be an integer >= 1"),
+    ({"horizon": True}, ValueError, "horizon must be an integer >= 1"),
+    ({"horizon": 10**9}, ValueError, "horizon must be at most 100,000"),
+    ({"episodes": 0}, ValueError, "episodes must be an integer >= 1"),
+    ({"episodes": "5"}, ValueError, "episodes must be an integer >= 1"),
+    ({"runs": 0}, ValueError, "runs must be an integer >= 1"),
+    ({"seed": -1}, ValueError, "seed must be None or an int >= 0"),
+    ({"episodes": 10**7, "runs": 100}, ValueError, "recorded policy entries"),
+]
+
+ROWS = [(f"{name} {next(iter(kwargs))}={kwargs[next(iter(kwargs))]!r}",
+         lambda f=f, kwargs=kwargs: f(TWO, **{"horizon": 2, **kwargs}), error, fragment)
+        for name, f in LEARNERS.items() for kwargs, error, fragment in SHARED_BAD]
+ROWS += [(f"{name} on a string", lambda f=f: f("RiverSwim", horizon=2), TypeError, "mdp must be")
+         for name, f in LEARNERS.items()]
+ROWS += [(f"{name} -inf reward", lambda f=f: f(TRAP, horizon=2), ValueError,
+          "can pay a reward of -inf") for name, f in LEARNERS.items()]
+ROWS += [
+    ("ucbvi no horizon", lambda: ucbvi(TWO), TypeError, "horizon"),
+    ("ucbvi bonus", lambda: ucbvi(TWO, horizon=2, bonus="kl"), ValueError,
+     "bonus must be one of ['bernstein', 'hoeffding']"),
+    ("ucbvi scale -1", lambda: ucbvi(TWO, horizon=2, scale=-1.0), ValueError,
+     "scale must be a finite number >= 0"),
+    ("ucbvi scale NaN", lambda: ucbvi(TWO, horizon=2, scale=NAN), ValueError, "scale must be"),
+    ("ucbvi delta 0", lambda: ucbvi(TWO, horizon=2, delta=0.0), ValueError,
+     "delta must be in (0, 1)"),
+    ("ucbvi delta 2", lambda: ucbvi(TWO, horizon=2, delta=2.0), ValueError,
+     "delta must be in [0, 1]"),
+    ("psrl prior_count 0", lambda: psrl(TWO, horizon=2, prior_count=0.0), ValueError,
+     "prior_count must be a finite number > 0"),
+    ("psrl reward_precision inf", lambda: psrl(TWO, horizon=2, reward_precision=INF),
+     ValueError, "reward_precision must be a finite number > 0"),
+    ("optimistic_q_learning scale text", lambda: optimistic_q_learning(TWO, horizon=2,
+                                                                       scale="1"),
+     ValueError, "scale"),
+    ("optimistic_q_learning delta 1", lambda: optimistic_q_learning(TWO, horizon=2, delta=1.0),
+     ValueError, "delta must be in (0, 1)"),
+    ("epsilon_greedy_q_learning epsilon 1.5",
+     lambda: epsilon_greedy_q_learning(TWO, horizon=2, epsilon=1.5), ValueError,
+     "epsilon must be in [0, 1]"),
+    ("regret on a string", lambda: regret("x", np.zeros((1, 1, 2), dtype=int)), TypeError,
+     "mdp must be"),
+    ("regret float policies", lambda: regret(TWO, np.zeros((1, 1, 2))), ValueError,
+     "policies must be integer actions"),
+    ("regret bool policies", lambda: regret(TWO, np.zeros((1, 1, 2), dtype=bool)), ValueError,
+     "policies must be integer actions"),
+    ("regret action out of range", lambda: regret(TWO, np.full((1, 1, 2), 2)), ValueError,
+     "policies[0, 0, 0] = 2 is not an action in [0, 2)"),
+    ("regret wrong S", lambda: regret(TWO, np.zeros((1, 1, 3), dtype=int)), ValueError,
+     "policies must have S = 2 entries"),
+    ("regret wrong ndim", lambda: regret(TWO, np.zeros((1, 2), dtype=int)), ValueError,
+     "policies must have shape [K, H, S]"),
+    ("regret epsilon 2", lambda: regret(TWO, np.zeros((1, 1, 2), dtype=int), epsilon=2.0),
+     ValueError, "epsilon must be in [0, 1]"),
+    ("regret epsilon with a result",
+     lambda: regret(TWO, ucbvi(TWO, horizon=1, episodes=1), epsilon=0.1), ValueError,
+     "an ExplorationResult carries its own epsilon"),
+    ("regret -inf reward", lambda: regret(TRAP, np.zeros((1, 1, 2), dtype=int)), ValueError,
+     "can pay a reward of -inf"),
+    ("hardness on a list", lambda: hardness([1, 2]), TypeError, "mdp must be"),
+    ("hardness both", lambda: hardness(TWO, horizon=2, gamma=0.9), ValueError,
+     "not both"),
+    ("hardness gamma 1", lambda: hardness(TWO, gamma=1.0), ValueError, "gamma must be < 1"),
+    ("hardness gamma NaN", lambda: hardness(TWO, gamma=NAN), ValueError, "gamma"),
+    ("hardness horizon 0", lambda: hardness(TWO, horizon=0), ValueError,
+     "horizon must be an integer >= 1"),
+    ("hardness max_iter 0", lambda: hardness(TWO, max_iter=0), ValueError,
+     "max_iter must be an integer >= 1"),
+    ("hardness max_iter too few", lambda: hardness(CYCLE, max_iter=1), RuntimeError,
+     "did not converge within max_iter=1"),
+    ("hardness too many states",
+     lambda: hardness(TabularMDP.from_dense(np.tile(np.eye(1001)[:, None, :], (1, 1, 1)),
+                                            np.zeros((1001, 1)))), ValueError,
+     "at most 1000 states"),
+    ("hardness -inf reward", lambda: hardness(TRAP), ValueError, "can pay a reward of -inf"),
+]
+
+
+@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],
+                         ids=[row[0] for row in ROWS])
+def test_bad_input_is_a_clear_error(call, error, fragment):
+    with pytest.raises(error) as info:
+        call()
+    assert fragment in str(info.value), str(info.value)
+
+
+def test_the_catalogue_covers_every_public_callable_of_the_family():
+    covered = {row[0].split()[0] for row in ROWS}
+    callables = [name for name in explore.__all__
+                 if callable(getattr(explore, name)) and not isinstance(getattr(explore, name),
+                                                                        type)]
+    missing = sorted(set(callables) - covered)
+    assert not missing, f"no catalogue row calls {missing}"
