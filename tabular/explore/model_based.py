@@ -12,6 +12,8 @@ value 0 (index ``S``). The greedy action table of each episode is recorded, so t
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -35,12 +37,22 @@ from tabular.rules.exploration import (
 from tabular.types import MDPLike
 
 UCBVI, PSRL = 0, 1
+
+
+class Successors(NamedTuple):
+    """The successors seen of each pair, in the order first seen: ``states[s, a, :n[s, a]]``
+    (UCBVI's backups sum over these only)."""
+
+    states: np.ndarray
+    n: np.ndarray
+
+
 HOEFFDING, BERNSTEIN = 0, 1
 BONUSES = {"hoeffding": HOEFFDING, "bernstein": BERNSTEIN}
 
 
 @njit(cache=True, inline="always")
-def _ucbvi_plan(params, counts, visits, reward_sum, V, greedy):
+def _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy):
     """UCBVI's optimistic backward induction (Azar et al., 2017, Algorithm 2,
     ``UCB-Q-values``): ``Q_h(s, a) = min(cap_h, r^(s, a) + P^(.|s, a) V_{h+1} + b(s, a))``
     for a visited pair, ``cap_h = (H - h) r_max`` for an unvisited one; ``V_h = max_a
@@ -56,12 +68,11 @@ def _ucbvi_plan(params, counts, visits, reward_sum, V, greedy):
                 q = cap
                 if n > 0.0:
                     mean, second = 0.0, 0.0
-                    for t in range(S + 1):
-                        c = counts[s, a, t]
-                        if c > 0.0:
-                            v = V[h + 1, t]
-                            mean += c * v
-                            second += c * v * v
+                    for j in range(seen.n[s, a]):  # the successors seen, not all S + 1
+                        t = seen.states[s, a, j]
+                        v = V[h + 1, t]
+                        mean += counts[s, a, t] * v
+                        second += counts[s, a, t] * v * v
                     mean /= n
                     if params.bonus == HOEFFDING:
                         b = hoeffding_bonus(n, H, span, params.log_term, params.scale)
@@ -77,11 +88,11 @@ def _ucbvi_plan(params, counts, visits, reward_sum, V, greedy):
 
 
 @njit(cache=True, inline="always")
-def _posterior_sample(params, rng, counts, visits, reward_sum, P, R):
+def _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration):
     """One model from PSRL's posterior: ``P(.|s, a) ~ Dirichlet(prior_count + N(s, a, .))``
     over the ``S + 1`` successors (the end included), ``R(s, a)`` from the Normal
-    posterior of the mean reward (prior ``N(r_max, 1 / tau)``, noise precision ``tau``)."""
-    concentration = np.empty(params.n_states + 1)
+    posterior of the mean reward (prior ``N(r_max, 1 / tau)``, noise precision ``tau``);
+    ``concentration`` is scratch ``[S + 1]``."""
     for s in range(params.n_states):
         for a in range(params.n_actions):
             for t in range(params.n_states + 1):
@@ -114,27 +125,31 @@ def _model_based_run(method, model, params, rng, out, run):
     """Run ``run`` of UCBVI or PSRL (``method``, a constant of each driver)."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     counts = np.zeros((S, A, S + 1))
+    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64), np.zeros((S, A), dtype=np.int64))
     visits = np.zeros((S, A))
     reward_sum = np.zeros((S, A))
     V = np.zeros((H + 1, S + 1))  # V[H] and the end state S stay 0
-    greedy = np.zeros((H, S), dtype=np.int64)
+    greedy = np.zeros((H, S), dtype=np.int16)
     P = np.zeros((S, A, S + 1)) if method == PSRL else np.zeros((0, 0, 0))
     R = np.zeros((S, A)) if method == PSRL else np.zeros((0, 0))
+    concentration = np.empty(S + 1)
     for k in range(params.episodes):
         if method == UCBVI:
-            _ucbvi_plan(params, counts, visits, reward_sum, V, greedy)
+            _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy)
         else:
-            _posterior_sample(params, rng, counts, visits, reward_sum, P, R)
+            _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration)
             _plan_on(params, P, R, V, greedy)
-        for h in range(H):
-            for s in range(S):
-                out.policy[run, k, h, s] = greedy[h, s]
+        out.policy[run, k] = greedy
         s = sample_start(model, rng)
         total, length = 0.0, 0
         for h in range(H):
             a = greedy[h, s]
             s_next, r, done = sample_step(model, s, a, rng)
-            counts[s, a, S if done else s_next] += 1.0
+            landing = S if done else s_next
+            if counts[s, a, landing] == 0.0:
+                seen.states[s, a, seen.n[s, a]] = landing
+                seen.n[s, a] += 1
+            counts[s, a, landing] += 1.0
             visits[s, a] += 1.0
             reward_sum[s, a] += r
             total += r
@@ -146,8 +161,11 @@ def _model_based_run(method, model, params, rng, out, run):
         out.lengths[run, k] = length
 
 
-_ucbvi = runs_driver(_model_based_run, UCBVI)
-_psrl = runs_driver(_model_based_run, PSRL)
+# numba's plain pipeline: the simplifying one (tabular._numba.runs) miscompiled UCBVI's
+# loop over the successors seen (the second episode's plan of the two-state test chose
+# the other action; the same function under the plain pipeline matched the hand value)
+_ucbvi = runs_driver(_model_based_run, UCBVI, simplifying=False)
+_psrl = runs_driver(_model_based_run, PSRL, simplifying=False)
 
 
 def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "bernstein",

@@ -33,15 +33,13 @@ OPTIMISTIC, DITHERING = 0, 1
 
 
 @njit(cache=True, inline="always")
-def _greedy_table(Q, greedy):
-    """``greedy[h, s] = argmax_a Q[h, s, a]``, the lowest maximising action."""
-    for h in range(Q.shape[0]):
-        for s in range(Q.shape[1]):
-            best, best_a = Q[h, s, 0], 0
-            for a in range(1, Q.shape[2]):
-                if Q[h, s, a] > best:
-                    best, best_a = Q[h, s, a], a
-            greedy[h, s] = best_a
+def _greedy_action(row):
+    """``argmax_a row[a]``, the lowest maximising action."""
+    best, best_a = row[0], 0
+    for a in range(1, row.shape[0]):
+        if row[a] > best:
+            best, best_a = row[a], a
+    return best_a
 
 
 @njit(cache=True, inline="always")
@@ -56,12 +54,9 @@ def _q_learning_run(method, model, params, rng, out, run):
         for h in range(H):
             Q[h] = (H - h) * params.r_max
     visits = np.zeros((H, S, A))
-    greedy = np.zeros((H, S), dtype=np.int64)
+    greedy = np.zeros((H, S), dtype=np.int16)  # argmax_a Q[h, s], kept up to date
     for k in range(params.episodes):
-        _greedy_table(Q, greedy)
-        for h in range(H):
-            for s in range(S):
-                out.policy[run, k, h, s] = greedy[h, s]
+        out.policy[run, k] = greedy
         s = sample_start(model, rng)
         total, length = 0.0, 0
         for h in range(H):
@@ -73,15 +68,14 @@ def _q_learning_run(method, model, params, rng, out, run):
             n = visits[h, s, a]
             target = r
             if not done and h + 1 < H:
-                v_next = Q[h + 1, s_next, 0]
-                for b in range(1, A):
-                    v_next = max(v_next, Q[h + 1, s_next, b])
+                v_next = Q[h + 1, s_next, greedy[h + 1, s_next]]
                 if method == OPTIMISTIC:
                     v_next = min(v_next, (H - h - 1) * params.r_max)
                 target += v_next
             if method == OPTIMISTIC:
                 target += jin_hoeffding_bonus(n, H, span, params.log_term, params.scale)
             Q[h, s, a] += jin_step_size(n, H) * (target - Q[h, s, a])
+            greedy[h, s] = _greedy_action(Q[h, s])
             total += r
             length += 1
             if done:

@@ -1,0 +1,215 @@
+"""The episodic exploration learners (``tabular/explore/``) against the same algorithms
+written as plain Python loops.
+
+Reported, from one run of this process, on RiverSwim (6 states, ``H = 20``):
+
+- each learner's steps per second on one thread, and the same algorithm as the Python
+  loop a user would write without the zoo (the house's reference: Python over
+  ``gymnasium.make("tabzoo/RiverSwim-v0").step``, statistics in lists, planning by
+  nested loops, draws from :mod:`random`);
+- the ratio, the best of ``ROUNDS`` rounds of each, the two alternated so that a busy
+  machine slows both alike.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import gymnasium as gym
+import numba
+import numpy as np
+
+from benchmarks.timing import Headline
+from tabular.envs import RiverSwim  # also registers tabzoo/
+from tabular.explore import epsilon_greedy_q_learning, optimistic_q_learning, psrl, ucbvi
+
+H = 20
+#: Episodes of one kernel call and of one Python-loop call.
+KERNEL_EPISODES, PYTHON_EPISODES = 20_000, 100
+ROUNDS = 3
+
+
+class PythonModel:
+    """What the Python loops know in advance (``S``, ``A``, the reward range, as the
+    kernels do) and the env they step: ``gymnasium.make("tabzoo/RiverSwim-v0")``."""
+
+    def __init__(self, mdp) -> None:
+        self.S, self.A = mdp.n_states, mdp.n_actions
+        self.rewards = mdp.reward[mdp.prob > 0]
+        self.env = gym.make("tabzoo/RiverSwim-v0")
+        self.env.reset(seed=0)
+
+    def reset(self) -> int:
+        """Start an episode: the env's start state."""
+        return int(self.env.reset()[0])
+
+    def step(self, s, a, rng):
+        """One step of the env from the state it is in (``s``: where the loop thinks it
+        is, the same state); returns ``(s', r)``."""
+        s_next, r, _, _, _ = self.env.step(a)
+        return s_next, r
+
+
+def python_ucbvi(model: PythonModel, episodes: int, seed: int = 0) -> int:
+    """UCBVI with the Bernstein bonus of :func:`tabular.explore.ucbvi`, as Python loops."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    r_max, span = float(model.rewards.max()), float(np.ptp(model.rewards))
+    L = math.log(5 * S * A * H * episodes / 0.1)
+    counts = [[[0.0] * S for _ in range(A)] for _ in range(S)]
+    visits = [[0.0] * A for _ in range(S)]
+    rsum = [[0.0] * A for _ in range(S)]
+    for _ in range(episodes):
+        V = [0.0] * S
+        greedy = [[0] * S for _ in range(H)]
+        for h in range(H - 1, -1, -1):
+            cap = (H - h) * r_max
+            new = [0.0] * S
+            for s in range(S):
+                best, best_a = -math.inf, 0
+                for a in range(A):
+                    n = visits[s][a]
+                    q = cap
+                    if n > 0:
+                        mean = sum(c * v for c, v in zip(counts[s][a], V, strict=True)) / n
+                        second = sum(c * v * v for c, v in zip(counts[s][a], V, strict=True)) / n
+                        b = (math.sqrt(8 * L * max(second - mean * mean, 0.0) / n)
+                             + 14 * H * span * L / (3 * n))
+                        q = min(cap, rsum[s][a] / n + mean + b)
+                    if q > best:
+                        best, best_a = q, a
+                new[s], greedy[h][s] = best, best_a
+            V = new
+        s = model.reset()
+        for h in range(H):
+            a = greedy[h][s]
+            s2, r = model.step(s, a, rng)
+            counts[s][a][s2] += 1
+            visits[s][a] += 1
+            rsum[s][a] += r
+            s = s2
+    return episodes * H
+
+
+def python_psrl(model: PythonModel, episodes: int, seed: int = 0) -> int:
+    """PSRL with the posterior of :func:`tabular.explore.psrl`, as Python loops."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    r_max, span = float(model.rewards.max()), float(np.ptp(model.rewards))
+    tau, alpha = 4 / span ** 2, 1 / (S + 1)
+    counts = [[[0.0] * (S + 1) for _ in range(A)] for _ in range(S)]
+    visits = [[0.0] * A for _ in range(S)]
+    rsum = [[0.0] * A for _ in range(S)]
+    for _ in range(episodes):
+        P, R = [], []
+        for s in range(S):
+            P.append([]), R.append([])
+            for a in range(A):
+                g = [rng.gammavariate(alpha + c, 1.0) for c in counts[s][a]]
+                total = sum(g)
+                P[s].append([x / total for x in g])
+                precision = tau + visits[s][a] * tau
+                mean = (tau * r_max + tau * rsum[s][a]) / precision
+                R[s].append(rng.gauss(mean, 1 / math.sqrt(precision)))
+        V = [0.0] * (S + 1)
+        greedy = [[0] * S for _ in range(H)]
+        for h in range(H - 1, -1, -1):
+            new = [0.0] * (S + 1)
+            for s in range(S):
+                qs = [R[s][a] + sum(p * v for p, v in zip(P[s][a], V, strict=True))
+                      for a in range(A)]
+                greedy[h][s] = max(range(A), key=qs.__getitem__)
+                new[s] = qs[greedy[h][s]]
+            V = new
+        s = model.reset()
+        for h in range(H):
+            a = greedy[h][s]
+            s2, r = model.step(s, a, rng)
+            counts[s][a][s2] += 1
+            visits[s][a] += 1
+            rsum[s][a] += r
+            s = s2
+    return episodes * H
+
+
+def python_q_learning(model: PythonModel, episodes: int, optimistic: bool = True,
+                      epsilon: float = 0.1, seed: int = 0) -> int:
+    """Optimistic (Jin et al.) or epsilon-greedy Q-learning on time-indexed tables, as
+    Python loops."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    r_max, span = float(model.rewards.max()), float(np.ptp(model.rewards))
+    iota = math.log(S * A * H * episodes / 0.1)
+    Q = [[[(H - h) * r_max if optimistic else 0.0] * A for _ in range(S)] for h in range(H)]
+    N = [[[0] * A for _ in range(S)] for _ in range(H)]
+    for _ in range(episodes):
+        s = model.reset()
+        for h in range(H):
+            row = Q[h][s]
+            a = max(range(A), key=row.__getitem__)
+            if not optimistic and rng.random() < epsilon:
+                a = rng.randrange(A)
+            s2, r = model.step(s, a, rng)
+            N[h][s][a] += 1
+            t = N[h][s][a]
+            target = r
+            if h + 1 < H:
+                v = max(Q[h + 1][s2])
+                target += min(v, (H - h - 1) * r_max) if optimistic else v
+            if optimistic:
+                target += span * math.sqrt(H ** 3 * iota / t)
+            row[a] += (H + 1) / (H + t) * (target - row[a])
+            s = s2
+    return episodes * H
+
+
+LEARNERS = {
+    "ucbvi": (lambda m, k: ucbvi(m, horizon=H, episodes=k), python_ucbvi),
+    "psrl": (lambda m, k: psrl(m, horizon=H, episodes=k), python_psrl),
+    "optimistic_q_learning": (lambda m, k: optimistic_q_learning(m, horizon=H, episodes=k),
+                              python_q_learning),
+    "epsilon_greedy_q_learning": (
+        lambda m, k: epsilon_greedy_q_learning(m, horizon=H, episodes=k),
+        lambda model, k: python_q_learning(model, k, optimistic=False)),
+}
+
+
+def rates(kernel, python_loop, mdp, model) -> tuple[float, float]:
+    """Best steps per second of the kernel and of the Python loop over alternated rounds."""
+    kernel(mdp, 10)  # compile (or load from the cache)
+    best_kernel = best_python = 0.0
+    for _ in range(ROUNDS):
+        t = time.perf_counter()
+        kernel(mdp, KERNEL_EPISODES)
+        best_kernel = max(best_kernel, KERNEL_EPISODES * H / (time.perf_counter() - t))
+        t = time.perf_counter()
+        steps = python_loop(model, PYTHON_EPISODES)
+        best_python = max(best_python, steps / (time.perf_counter() - t))
+    return best_kernel, best_python
+
+
+def main() -> list[Headline]:
+    mdp = RiverSwim().to_mdp()
+    model = PythonModel(mdp)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    headlines = []
+    try:
+        for name, (kernel, python_loop) in LEARNERS.items():
+            ours, theirs = rates(kernel, python_loop, mdp, model)
+            print(f"{name:>26}: {ours:12,.0f} steps/s on 1 thread, its Python loop "
+                  f"{theirs:9,.0f}: {ours / theirs:6.0f}x (RiverSwim, H = {H}, best of "
+                  f"{ROUNDS} alternated rounds)")
+            headlines.append(Headline(f"{name}, RiverSwim H = {H}, 1 thread",
+                                      f"{ours / 1e6:.2f}M steps/s",
+                                      f"Python loop {theirs / 1e3:.1f}k steps/s",
+                                      f"{ours / theirs:.0f}x"))
+    finally:
+        numba.set_num_threads(threads)
+    return headlines
+
+
+if __name__ == "__main__":
+    main()
