@@ -126,6 +126,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "token_rlhf",
     "process_rewards",
     "rlhf_leaderboard",
+    "exploration_regret",
     "speed",
 )
 
