@@ -23,7 +23,13 @@ import numpy as np
 
 from benchmarks.timing import Headline
 from tabular.envs import RiverSwim  # also registers tabzoo/
-from tabular.explore import epsilon_greedy_q_learning, optimistic_q_learning, psrl, ucbvi
+from tabular.explore import (
+    epsilon_greedy_q_learning,
+    optimistic_q_learning,
+    psrl,
+    ucbvi,
+    ucrl2,
+)
 
 H = 20
 #: Episodes of one kernel call and of one Python-loop call.
@@ -165,6 +171,65 @@ def python_q_learning(model: PythonModel, episodes: int, optimistic: bool = True
     return episodes * H
 
 
+def python_ucrl2(model: PythonModel, steps: int, seed: int = 0) -> int:
+    """UCRL2 with the extended value iteration of :func:`tabular.explore.ucrl2` (the
+    aperiodic transform, tau = 1/2), as Python loops over one continuing trajectory."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    r_max, span = float(model.rewards.max()), float(np.ptp(model.rewards))
+    counts = [[[0.0] * S for _ in range(A)] for _ in range(S)]
+    visits = [[0.0] * A for _ in range(S)]
+    rsum = [[0.0] * A for _ in range(S)]
+    s, t = model.reset(), 0
+    while t < steps:
+        tk = t + 1
+        width_r = span * math.sqrt(7 * math.log(2 * S * A * tk / 0.1) / 2)
+        width_p = math.sqrt(14 * S * math.log(2 * A * tk / 0.1))
+        u, policy = [0.0] * S, [0] * S
+        while True:
+            order = sorted(range(S), key=lambda x: -u[x])
+            new = [0.0] * S
+            for x in range(S):
+                best = -math.inf
+                for a in range(A):
+                    n = max(1.0, visits[x][a])
+                    mean = rsum[x][a] / n if visits[x][a] else r_max
+                    value = min(r_max, mean + width_r / math.sqrt(n))
+                    if visits[x][a]:
+                        p = [c / n for c in counts[x][a]]
+                        p[order[0]] = min(1.0, p[order[0]] + width_p / math.sqrt(n) / 2)
+                        total, j = sum(p), S - 1
+                        while total > 1.0 and j >= 0:
+                            if order[j] != order[0]:
+                                cut = min(total - 1.0, p[order[j]])
+                                p[order[j]] -= cut
+                                total -= cut
+                            j -= 1
+                        value += sum(pi * ui for pi, ui in zip(p, u, strict=True))
+                    else:
+                        value += u[order[0]]
+                    if value > best:
+                        best, policy[x] = value, a
+                new[x] = 0.5 * best + 0.5 * u[x]
+            change = [a - b for a, b in zip(new, u, strict=True)]
+            u = [v - new[0] for v in new]
+            if max(change) - min(change) < 0.5 / math.sqrt(tk):
+                break
+        before = [row[:] for row in visits]
+        episode = [[0.0] * A for _ in range(S)]
+        while t < steps:
+            a = policy[s]
+            if episode[s][a] >= max(1.0, before[s][a]):
+                break
+            s2, r = model.step(s, a, rng)
+            episode[s][a] += 1
+            visits[s][a] += 1
+            counts[s][a][s2] += 1
+            rsum[s][a] += r
+            s, t = s2, t + 1
+    return steps
+
+
 LEARNERS = {
     "ucbvi": (lambda m, k: ucbvi(m, horizon=H, episodes=k), python_ucbvi),
     "psrl": (lambda m, k: psrl(m, horizon=H, episodes=k), python_psrl),
@@ -173,6 +238,8 @@ LEARNERS = {
     "epsilon_greedy_q_learning": (
         lambda m, k: epsilon_greedy_q_learning(m, horizon=H, episodes=k),
         lambda model, k: python_q_learning(model, k, optimistic=False)),
+    # steps, not episodes: T = H x the episodes of the others
+    "ucrl2": (lambda m, k: ucrl2(m, steps=k * H), lambda model, k: python_ucrl2(model, k * H)),
 }
 
 

@@ -72,7 +72,9 @@ Exploration with exact regret (:mod:`tabular.explore`)
     Episodic learners that record the policy of every episode: :func:`ucbvi`,
     :func:`psrl`, :func:`optimistic_q_learning`, :func:`epsilon_greedy_q_learning` (an
     :class:`ExplorationResult`); :func:`regret` (exact, a :class:`RegretResult`) and
-    :func:`hardness` (diameter, gaps, spans, communication class; a :class:`Hardness`).
+    :func:`hardness` (diameter, gaps, spans, communication class; a :class:`Hardness`);
+    average reward: :func:`ucrl2` (a :class:`UCRL2Result`) and :func:`average_regret`
+    (an :class:`AverageRegretResult`).
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
@@ -86,15 +88,19 @@ from tabular._numba import inliner as _inliner
 from tabular._numba import notice as _notice
 from tabular._numba.rng import seed_states
 from tabular.explore import (
+    AverageRegretResult,
     ExplorationResult,
     Hardness,
     RegretResult,
+    UCRL2Result,
+    average_regret,
     epsilon_greedy_q_learning,
     hardness,
     optimistic_q_learning,
     psrl,
     regret,
     ucbvi,
+    ucrl2,
 )
 from tabular.learn import (
     BanditResult,
@@ -180,16 +186,17 @@ from tabular.solve import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "DifferentialResult",
-    "ExpectedUpdatesResult", "ExplorationResult", "Hardness", "MDPError", "NGramLM",
-    "PlanningResult", "PolicyGradientResult", "PredictionResult", "RLHFPipeline",
-    "RegretResult", "RewardModel", "SoftmaxPolicy", "TabularMDP", "TrustRegionResult",
-    "actor_critic", "average_reward_solve", "batch_prediction", "bellman_expectation",
-    "bellman_optimality", "branching_task", "differential_sarsa", "double_q_learning", "dpo",
-    "dyna_q", "dyna_q_plus", "epsilon_greedy_bandit", "epsilon_greedy_q_learning",
-    "expected_sarsa", "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "hardness",
-    "iterated_dpo", "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control",
-    "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
+    "AverageRegretResult", "BanditResult", "BanditTestbed", "ControlResult",
+    "ConvergenceError", "DifferentialResult", "ExpectedUpdatesResult", "ExplorationResult",
+    "Hardness", "MDPError", "NGramLM", "PlanningResult", "PolicyGradientResult",
+    "PredictionResult", "RLHFPipeline", "RegretResult", "RewardModel", "SoftmaxPolicy",
+    "TabularMDP", "TrustRegionResult", "UCRL2Result", "actor_critic", "average_regret",
+    "average_reward_solve", "batch_prediction", "bellman_expectation", "bellman_optimality",
+    "branching_task", "differential_sarsa", "double_q_learning", "dpo", "dyna_q",
+    "dyna_q_plus", "epsilon_greedy_bandit", "epsilon_greedy_q_learning", "expected_sarsa",
+    "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "hardness", "iterated_dpo",
+    "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control", "mc_prediction",
+    "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
     "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions",
     "optimistic_q_learning", "policy_evaluation", "policy_iteration", "ppo", "pretrain",
     "prioritized_sweeping", "psrl", "q_from_v", "q_learning", "q_sigma", "r_learning",
@@ -197,7 +204,7 @@ __all__ = [
     "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
     "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "ucbvi",
+    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "ucbvi", "ucrl2",
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 

@@ -5,18 +5,23 @@ Learners (episodic, horizon ``H``, time-dependent greedy policies ``pi_h(s)``; e
 returns an :class:`ExplorationResult` recording the policy of every episode):
 :func:`ucbvi` (Azar et al., 2017; Hoeffding and Bernstein bonuses), :func:`psrl`
 (Osband et al., 2013), :func:`optimistic_q_learning` (Jin et al., 2018, UCB-Hoeffding)
-and the dithering baseline :func:`epsilon_greedy_q_learning`.
+and the dithering baseline :func:`epsilon_greedy_q_learning`. Average reward, one
+continuing trajectory: :func:`ucrl2` (Jaksch et al., 2010, extended value iteration), a
+:class:`UCRL2Result` recording every step.
 
 Measures: :func:`regret` (per episode, cumulative and normalised, exact by policy
-evaluation, a :class:`RegretResult`) and :func:`hardness` (communication class,
+evaluation, a :class:`RegretResult`), :func:`average_regret` (against the optimal gain,
+an :class:`AverageRegretResult`) and :func:`hardness` (communication class,
 diameter, gain and bias span, gaps, a :class:`Hardness`).
 """
 
 from tabular.explore.hardness import Hardness, hardness
 from tabular.explore.model_based import psrl, ucbvi
 from tabular.explore.q_learning import epsilon_greedy_q_learning, optimistic_q_learning
-from tabular.explore.regret import RegretResult, regret
+from tabular.explore.regret import AverageRegretResult, RegretResult, average_regret, regret
 from tabular.explore.results import ExplorationResult
+from tabular.explore.ucrl2 import UCRL2Result, ucrl2
 
-__all__ = ["ExplorationResult", "Hardness", "RegretResult", "epsilon_greedy_q_learning",
-           "hardness", "optimistic_q_learning", "psrl", "regret", "ucbvi"]
+__all__ = ["AverageRegretResult", "ExplorationResult", "Hardness", "RegretResult",
+           "UCRL2Result", "average_regret", "epsilon_greedy_q_learning", "hardness",
+           "optimistic_q_learning", "psrl", "regret", "ucbvi", "ucrl2"]

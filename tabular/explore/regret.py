@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import check_unit_interval
+from tabular.checks import check_positive_int, check_unit_interval
+from tabular.explore.communication import MULTICHAIN, communication_class, continuing_kernel
 from tabular.explore.evaluation import optimal_value, policy_values, worst_value
+from tabular.explore.hardness import MAX_STATES, optimal_bias
 from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import reward_range
+from tabular.explore.ucrl2 import UCRL2Result
 from tabular.model.mdp import as_mdp
 from tabular.results import SHARED, RunsResult
 from tabular.types import MDPLike
@@ -102,3 +105,47 @@ def _check_policies(mdp, policies) -> np.ndarray:
         raise ValueError(f"policies{list(bad)} = {int(table[bad])} is not an action in "
                          f"[0, {mdp.n_actions})")
     return table.astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class AverageRegretResult(RunsResult):
+    """What :func:`average_regret` returns (a leading run axis when the trajectory had
+    one): ``per_step``: ``rho* - r(s_t, a_t)`` ``[T]``; ``cumulative``: its running sum;
+    ``optimal_gain``: ``rho*`` (shared)."""
+
+    run_axis_of = ("per_step", 1)
+
+    per_step: np.ndarray
+    cumulative: np.ndarray
+    optimal_gain: float = field(default=0.0, metadata=SHARED)
+
+
+def average_regret(mdp: MDPLike, trajectory: UCRL2Result, *,
+                   max_iter: int = 1_000_000) -> AverageRegretResult:
+    """The regret of a continuing learner against the optimal gain (Jaksch et al., 2010,
+    section 2): ``sum_t rho* - r(s_t, a_t)``, with ``r(s, a)`` the exact expected reward of
+    each pair it took, so that the measure holds no reward noise (given the pairs).
+
+    ``mdp``: the model the learner ran on (outcomes that end the episode restart it from
+    the start distribution, as the learner did); weakly communicating (so that ``rho*``
+    is one number), at most 1000 states; ``trajectory``: a :class:`UCRL2Result`;
+    ``max_iter``: the sweep limit of the relative value iteration that computes ``rho*``.
+    """
+    mdp = as_mdp(mdp)
+    reward_range(mdp, "average_regret")
+    if not isinstance(trajectory, UCRL2Result):
+        raise TypeError(f"trajectory must be a UCRL2Result (what ucrl2 returns), got "
+                        f"{type(trajectory).__name__}")
+    if mdp.n_states > MAX_STATES:
+        raise ValueError(f"average_regret solves for rho* densely: at most {MAX_STATES} "
+                         f"states, got {mdp.n_states}")
+    if trajectory.states.max() >= mdp.n_states or trajectory.actions.max() >= mdp.n_actions:
+        raise ValueError("trajectory visits states or actions the mdp does not have: pass "
+                         "the model the learner ran on")
+    P, r = continuing_kernel(mdp)
+    if communication_class(P > 0.0) == MULTICHAIN:
+        raise ValueError("average_regret: the model is not weakly communicating, so its "
+                         "optimal gain depends on the start state")
+    gain, _ = optimal_bias(P, r, check_positive_int("max_iter", max_iter))
+    per_step = gain - r[trajectory.states, trajectory.actions]
+    return AverageRegretResult(per_step, np.cumsum(per_step, axis=-1), optimal_gain=gain)
