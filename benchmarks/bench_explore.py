@@ -27,6 +27,7 @@ from tabular.explore import (
     epsilon_greedy_q_learning,
     optimistic_q_learning,
     psrl,
+    rlsvi,
     ucbvi,
     ucrl2,
 )
@@ -171,6 +172,43 @@ def python_q_learning(model: PythonModel, episodes: int, optimistic: bool = True
     return episodes * H
 
 
+def python_rlsvi(model: PythonModel, episodes: int, noise_sd: float = 0.1,
+                 prior_sd: float = 1.0, seed: int = 0) -> int:
+    """RLSVI with the tabular posterior of :func:`tabular.explore.rlsvi`, as Python loops."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    tau, tau0 = 1 / noise_sd ** 2, 1 / prior_sd ** 2
+    counts = [[[[0.0] * S for _ in range(A)] for _ in range(S)] for _ in range(H)]
+    rsum = [[[0.0] * A for _ in range(S)] for _ in range(H)]
+    visits = [[[0.0] * A for _ in range(S)] for _ in range(H)]
+    for _ in range(episodes):
+        greedy = [[0] * S for _ in range(H)]
+        v_next = [0.0] * S
+        for h in range(H - 1, -1, -1):
+            v = [0.0] * S
+            for s in range(S):
+                best = -math.inf
+                for a in range(A):
+                    total = rsum[h][s][a]
+                    if h + 1 < H:
+                        total += sum(c * x for c, x in zip(counts[h][s][a], v_next, strict=True))
+                    precision = tau0 + visits[h][s][a] * tau
+                    q = rng.gauss(tau * total / precision, 1 / math.sqrt(precision))
+                    if q > best:
+                        best, greedy[h][s] = q, a
+                v[s] = best
+            v_next = v
+        s = model.reset()
+        for h in range(H):
+            a = greedy[h][s]
+            s2, r = model.step(s, a, rng)
+            visits[h][s][a] += 1
+            rsum[h][s][a] += r
+            counts[h][s][a][s2] += 1
+            s = s2
+    return episodes * H
+
+
 def python_ucrl2(model: PythonModel, steps: int, seed: int = 0) -> int:
     """UCRL2 with the extended value iteration of :func:`tabular.explore.ucrl2` (the
     aperiodic transform, tau = 1/2), as Python loops over one continuing trajectory."""
@@ -233,6 +271,7 @@ def python_ucrl2(model: PythonModel, steps: int, seed: int = 0) -> int:
 LEARNERS = {
     "ucbvi": (lambda m, k: ucbvi(m, horizon=H, episodes=k), python_ucbvi),
     "psrl": (lambda m, k: psrl(m, horizon=H, episodes=k), python_psrl),
+    "rlsvi": (lambda m, k: rlsvi(m, horizon=H, episodes=k), python_rlsvi),
     "optimistic_q_learning": (lambda m, k: optimistic_q_learning(m, horizon=H, episodes=k),
                               python_q_learning),
     "epsilon_greedy_q_learning": (

@@ -15,6 +15,7 @@ from tabular.explore import (
     epsilon_greedy_q_learning,
     optimistic_q_learning,
     psrl,
+    rlsvi,
     ucbvi,
     ucrl2,
 )
@@ -25,7 +26,7 @@ from .settings import Settings
 
 #: The learners, by the label of the figure; the constants each was run with are in the
 #: label (``x c``: the paper's bonus times ``c``; see each learner's docstring).
-LEARNERS = ("UCBVI-BF (paper)", "UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL",
+LEARNERS = ("UCBVI-BF (paper)", "UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL", "RLSVI",
             "opt. Q-learning c = 0.003", "eps-greedy Q-learning 0.1")
 #: Per env, the learners whose regret is checked sub-linear: those with a sqrt(T) bound
 #: whose constants here leave the linear regime within T. Not UCBVI with the paper's
@@ -33,9 +34,9 @@ LEARNERS = ("UCBVI-BF (paper)", "UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL",
 #: for hundreds of visits per pair: linear at every T here), nor UCBVI-CH x 0.01 on
 #: DeepSea (slope 0.994 at T = 16,000 in the calibration run: its Hoeffding bonus
 #: 10.4 / sqrt(N) needs about 110 visits of each of the 72 reachable pairs first).
-SUBLINEAR = {"RiverSwim": ("UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL",
+SUBLINEAR = {"RiverSwim": ("UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL", "RLSVI",
                            "opt. Q-learning c = 0.003"),
-             "DeepSea": ("UCBVI-BF x 0.03", "PSRL", "opt. Q-learning c = 0.003")}
+             "DeepSea": ("UCBVI-BF x 0.03", "PSRL", "RLSVI", "opt. Q-learning c = 0.003")}
 ENVS = ("RiverSwim", "DeepSea")
 #: UCRL2's confidence widths times this (1: the paper's): average-reward regret, one
 #: continuing trajectory of as many steps as the episodic learners took.
@@ -43,9 +44,9 @@ UCRL2_SCALE = 0.1
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = (
-    "the regret orders of Azar et al. (2017), Jin et al. (2018) and Osband et al. (2013; "
-    "PSRL against optimism on RiverSwim), and the dithering failure on DeepSea (Osband et "
-    "al., 2019), with exact regret"
+    "the regret orders of Azar et al. (2017), Jin et al. (2018), Jaksch et al. (2010) and "
+    "Osband et al. (2013, PSRL against optimism on RiverSwim; 2016, RLSVI), and the "
+    "dithering failure on DeepSea (Osband et al., 2019), with exact regret"
 )
 
 
@@ -80,6 +81,8 @@ def learn(label: str, mdp, horizon: int, episodes: int, runs: int, seed: int):
         return ucbvi(mdp, bonus="hoeffding", scale=0.01, **common)
     if label == "PSRL":
         return psrl(mdp, **common)
+    if label == "RLSVI":
+        return rlsvi(mdp, **common)
     if label == "opt. Q-learning c = 0.003":
         return optimistic_q_learning(mdp, scale=0.003, **common)
     return epsilon_greedy_q_learning(mdp, epsilon=0.1, **common)

@@ -70,11 +70,11 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.rlhf.lm`)
 
 Exploration with exact regret (:mod:`tabular.explore`)
     Episodic learners that record the policy of every episode: :func:`ucbvi`,
-    :func:`psrl`, :func:`optimistic_q_learning`, :func:`epsilon_greedy_q_learning` (an
-    :class:`ExplorationResult`); :func:`regret` (exact, a :class:`RegretResult`) and
-    :func:`hardness` (diameter, gaps, spans, communication class; a :class:`Hardness`);
-    average reward: :func:`ucrl2` (a :class:`UCRL2Result`) and :func:`average_regret`
-    (an :class:`AverageRegretResult`).
+    :func:`psrl`, :func:`rlsvi`, :func:`optimistic_q_learning`,
+    :func:`epsilon_greedy_q_learning` (an :class:`ExplorationResult`); :func:`regret`
+    (exact, a :class:`RegretResult`) and :func:`hardness` (diameter, gaps, spans,
+    communication class; a :class:`Hardness`); average reward: :func:`ucrl2` (a
+    :class:`UCRL2Result`) and :func:`average_regret` (an :class:`AverageRegretResult`).
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
@@ -99,6 +99,7 @@ from tabular.explore import (
     optimistic_q_learning,
     psrl,
     regret,
+    rlsvi,
     ucbvi,
     ucrl2,
 )
@@ -200,7 +201,7 @@ __all__ = [
     "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions",
     "optimistic_q_learning", "policy_evaluation", "policy_iteration", "ppo", "pretrain",
     "prioritized_sweeping", "psrl", "q_from_v", "q_learning", "q_sigma", "r_learning",
-    "regret", "reinforce", "relative_value_iteration", "sample_preferences", "sarsa",
+    "regret", "reinforce", "relative_value_iteration", "rlsvi", "sample_preferences", "sarsa",
     "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
     "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",

@@ -4,7 +4,8 @@ followed, and the hardness constants of a model.
 Learners (episodic, horizon ``H``, time-dependent greedy policies ``pi_h(s)``; each
 returns an :class:`ExplorationResult` recording the policy of every episode):
 :func:`ucbvi` (Azar et al., 2017; Hoeffding and Bernstein bonuses), :func:`psrl`
-(Osband et al., 2013), :func:`optimistic_q_learning` (Jin et al., 2018, UCB-Hoeffding)
+(Osband et al., 2013), :func:`rlsvi` (Osband et al., 2016, tabular),
+:func:`optimistic_q_learning` (Jin et al., 2018, UCB-Hoeffding)
 and the dithering baseline :func:`epsilon_greedy_q_learning`. Average reward, one
 continuing trajectory: :func:`ucrl2` (Jaksch et al., 2010, extended value iteration), a
 :class:`UCRL2Result` recording every step.
@@ -20,8 +21,9 @@ from tabular.explore.model_based import psrl, ucbvi
 from tabular.explore.q_learning import epsilon_greedy_q_learning, optimistic_q_learning
 from tabular.explore.regret import AverageRegretResult, RegretResult, average_regret, regret
 from tabular.explore.results import ExplorationResult
+from tabular.explore.rlsvi import rlsvi
 from tabular.explore.ucrl2 import UCRL2Result, ucrl2
 
 __all__ = ["AverageRegretResult", "ExplorationResult", "Hardness", "RegretResult",
            "UCRL2Result", "average_regret", "epsilon_greedy_q_learning", "hardness",
-           "optimistic_q_learning", "psrl", "regret", "ucbvi", "ucrl2"]
+           "optimistic_q_learning", "psrl", "regret", "rlsvi", "ucbvi", "ucrl2"]

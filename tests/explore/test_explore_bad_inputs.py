@@ -19,6 +19,7 @@ from tabular.explore import (
     optimistic_q_learning,
     psrl,
     regret,
+    rlsvi,
     ucbvi,
     ucrl2,
 )
@@ -30,8 +31,9 @@ TRAP = TabularMDP(np.array([[[1]], [[1]]]), np.ones((2, 1, 1)), np.array([[[-INF
                   np.ones((2, 1, 1), dtype=bool), np.array([1.0, 0.0]))
 CYCLE = TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.array([[1.0], [0.0]]),
                               start=np.array([1.0, 0.0]))
+BIG = TabularMDP.from_dense(np.tile(np.eye(1001)[:, None, :], (1, 1, 1)), np.zeros((1001, 1)))
 LEARNERS = {"ucbvi": ucbvi, "psrl": psrl, "optimistic_q_learning": optimistic_q_learning,
-            "epsilon_greedy_q_learning": epsilon_greedy_q_learning}
+            "epsilon_greedy_q_learning": epsilon_greedy_q_learning, "rlsvi": rlsvi}
 
 # the arguments every learner shares, crossed with every learner
 SHARED_BAD = [
@@ -95,6 +97,12 @@ ROWS += [
      "an ExplorationResult carries its own epsilon"),
     ("regret -inf reward", lambda: regret(TRAP, np.zeros((1, 1, 2), dtype=int)), ValueError,
      "can pay a reward of -inf"),
+    ("rlsvi noise_sd 0", lambda: rlsvi(TWO, horizon=2, noise_sd=0.0), ValueError,
+     "noise_sd must be a finite number > 0"),
+    ("rlsvi prior_sd NaN", lambda: rlsvi(TWO, horizon=2, prior_sd=NAN), ValueError,
+     "prior_sd must be a finite number > 0"),
+    ("rlsvi huge counts", lambda: rlsvi(BIG, horizon=100, episodes=1), ValueError,
+     "successor counts"),
     ("ucrl2 steps 0", lambda: ucrl2(CYCLE, steps=0), ValueError, "steps must be an integer >= 1"),
     ("ucrl2 steps text", lambda: ucrl2(CYCLE, steps="9"), ValueError, "steps must be an integer"),
     ("ucrl2 runs 0", lambda: ucrl2(CYCLE, runs=0), ValueError, "runs must be an integer >= 1"),
@@ -134,8 +142,7 @@ ROWS += [
     ("hardness max_iter too few", lambda: hardness(CYCLE, max_iter=1), RuntimeError,
      "did not converge within max_iter=1"),
     ("hardness too many states",
-     lambda: hardness(TabularMDP.from_dense(np.tile(np.eye(1001)[:, None, :], (1, 1, 1)),
-                                            np.zeros((1001, 1)))), ValueError,
+     lambda: hardness(BIG), ValueError,
      "at most 1000 states"),
     ("hardness -inf reward", lambda: hardness(TRAP), ValueError, "can pay a reward of -inf"),
 ]

@@ -9,7 +9,13 @@ import pytest
 from tabular import TabularMDP, regret
 from tabular._numba.rng import seed_states
 from tabular.envs import DeepSea
-from tabular.explore import epsilon_greedy_q_learning, optimistic_q_learning, psrl, ucbvi
+from tabular.explore import (
+    epsilon_greedy_q_learning,
+    optimistic_q_learning,
+    psrl,
+    rlsvi,
+    ucbvi,
+)
 from tabular.rules.exploration import dirichlet_draw, log_gamma_draw
 
 
@@ -84,7 +90,8 @@ def test_psrl_on_deepsea_finds_the_treasure_that_dithering_misses():
     lambda **kw: ucbvi(TWO, horizon=2, episodes=30, **kw),
     lambda **kw: psrl(TWO, horizon=2, episodes=30, **kw),
     lambda **kw: optimistic_q_learning(TWO, horizon=2, episodes=30, **kw),
-    lambda **kw: epsilon_greedy_q_learning(TWO, horizon=2, episodes=30, **kw)])
+    lambda **kw: epsilon_greedy_q_learning(TWO, horizon=2, episodes=30, **kw),
+    lambda **kw: rlsvi(TWO, horizon=2, episodes=30, **kw)])
 def test_runs_and_seeds_follow_the_zoo(learn):
     three, five = learn(seed=7, runs=3), learn(seed=7, runs=5)
     np.testing.assert_array_equal(three.policy, five.policy[:3])
@@ -123,3 +130,26 @@ def test_posterior_draws_have_the_right_means():
     sd = np.sqrt(mean * (1 - mean) / (alpha.sum() + 1))
     np.testing.assert_array_less(np.abs(d.mean(axis=0) - mean), 4 * sd / math.sqrt(n))
     np.testing.assert_allclose(d.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_rlsvi_second_episode_by_hand():
+    """One state, H = 1, action 0 pays 0.2, action 1 pays 1; sigma = 0.1, sigma_0 = 1.
+    Episode 1 draws both values from the prior N(0, 1): each action with probability 1/2.
+    After action 0 (target 0.2) its posterior has precision 1 + 100 = 101 and mean
+    20 / 101, so episode 2 takes action 1 with probability
+    Phi(-(20/101) / sqrt(1 + 1/101)) = 0.4219."""
+    P = np.ones((1, 2, 1))
+    bandit = TabularMDP.from_dense(P, np.array([[0.2, 1.0]]), start=np.ones(1))
+    result = rlsvi(bandit, horizon=1, episodes=2, runs=4000, seed=13)
+    first, second = result.policy[:, 0, 0, 0], result.policy[:, 1, 0, 0]
+    assert abs((first == 1).mean() - 0.5) < 4 * math.sqrt(0.25 / first.size)
+    after_0 = second[first == 0]
+    p = 0.5 * (1 + math.erf(-(20 / 101) / math.sqrt(1 + 1 / 101) / math.sqrt(2)))
+    assert p == pytest.approx(0.4219, abs=1e-4)
+    assert abs((after_0 == 1).mean() - p) < 4 * math.sqrt(p * (1 - p) / after_0.size)
+
+
+def test_rlsvi_explores_deepsea():
+    sea = DeepSea(5).to_mdp()
+    measured = regret(sea, rlsvi(sea, horizon=5, episodes=400, runs=4))
+    assert measured.per_episode[:, -100:].mean() < 0.2  # dithering stays near 0.99
