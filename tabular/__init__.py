@@ -74,7 +74,9 @@ Exploration with exact regret (:mod:`tabular.explore`)
     :func:`epsilon_greedy_q_learning` (an :class:`ExplorationResult`); :func:`regret`
     (exact, a :class:`RegretResult`) and :func:`hardness` (diameter, gaps, spans,
     communication class; a :class:`Hardness`); average reward: :func:`ucrl2` (a
-    :class:`UCRL2Result`) and :func:`average_regret` (an :class:`AverageRegretResult`).
+    :class:`UCRL2Result`) and :func:`average_regret` (an :class:`AverageRegretResult`);
+    discounted: :func:`mbie_eb`, :func:`rmax` (a :class:`DiscountedResult`) and
+    :func:`sample_complexity` (a :class:`SampleComplexityResult`).
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
@@ -89,17 +91,22 @@ from tabular._numba import notice as _notice
 from tabular._numba.rng import seed_states
 from tabular.explore import (
     AverageRegretResult,
+    DiscountedResult,
     ExplorationResult,
     Hardness,
     RegretResult,
+    SampleComplexityResult,
     UCRL2Result,
     average_regret,
     epsilon_greedy_q_learning,
     hardness,
+    mbie_eb,
     optimistic_q_learning,
     psrl,
     regret,
     rlsvi,
+    rmax,
+    sample_complexity,
     ucbvi,
     ucrl2,
 )
@@ -188,25 +195,26 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AverageRegretResult", "BanditResult", "BanditTestbed", "ControlResult",
-    "ConvergenceError", "DifferentialResult", "ExpectedUpdatesResult", "ExplorationResult",
-    "Hardness", "MDPError", "NGramLM", "PlanningResult", "PolicyGradientResult",
-    "PredictionResult", "RLHFPipeline", "RegretResult", "RewardModel", "SoftmaxPolicy",
-    "TabularMDP", "TrustRegionResult", "UCRL2Result", "actor_critic", "average_regret",
-    "average_reward_solve", "batch_prediction", "bellman_expectation", "bellman_optimality",
-    "branching_task", "differential_sarsa", "double_q_learning", "dpo", "dyna_q",
-    "dyna_q_plus", "epsilon_greedy_bandit", "epsilon_greedy_q_learning", "expected_sarsa",
-    "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "hardness", "iterated_dpo",
-    "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control", "mc_prediction",
+    "ConvergenceError", "DifferentialResult", "DiscountedResult", "ExpectedUpdatesResult",
+    "ExplorationResult", "Hardness", "MDPError", "NGramLM", "PlanningResult",
+    "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RegretResult", "RewardModel",
+    "SampleComplexityResult", "SoftmaxPolicy", "TabularMDP", "TrustRegionResult",
+    "UCRL2Result", "actor_critic", "average_regret", "average_reward_solve",
+    "batch_prediction", "bellman_expectation", "bellman_optimality", "branching_task",
+    "differential_sarsa", "double_q_learning", "dpo", "dyna_q", "dyna_q_plus",
+    "epsilon_greedy_bandit", "epsilon_greedy_q_learning", "expected_sarsa", "finite_horizon",
+    "gradient_bandit", "greedy_policy", "grpo", "hardness", "iterated_dpo", "kl_objective",
+    "kl_optimum", "kto", "kto_optimum", "mbie_eb", "mc_control", "mc_prediction",
     "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
     "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions",
     "optimistic_q_learning", "policy_evaluation", "policy_iteration", "ppo", "pretrain",
     "prioritized_sweeping", "psrl", "q_from_v", "q_learning", "q_sigma", "r_learning",
-    "regret", "reinforce", "relative_value_iteration", "rlsvi", "sample_preferences", "sarsa",
-    "sarsa_lambda", "seed_states", "sequence_kl", "sft", "soft_bellman_optimality",
-    "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
-    "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "ucbvi", "ucrl2",
-    "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
+    "regret", "reinforce", "relative_value_iteration", "rlsvi", "rmax", "sample_complexity",
+    "sample_preferences", "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft",
+    "soft_bellman_optimality", "soft_policy", "soft_value_iteration", "td0", "td_lambda",
+    "terminating_greedy_policy", "train_pipeline", "train_reward_model", "trajectory_sampling",
+    "tree_backup", "trpo", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "ucbvi", "ucrl2", "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 
 from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)

@@ -12,10 +12,19 @@ continuing trajectory: :func:`ucrl2` (Jaksch et al., 2010, extended value iterat
 
 Measures: :func:`regret` (per episode, cumulative and normalised, exact by policy
 evaluation, a :class:`RegretResult`), :func:`average_regret` (against the optimal gain,
-an :class:`AverageRegretResult`) and :func:`hardness` (communication class,
-diameter, gain and bias span, gaps, a :class:`Hardness`).
+an :class:`AverageRegretResult`), :func:`sample_complexity` (the steps at which the
+policy followed was epsilon-suboptimal, exactly; a :class:`SampleComplexityResult`)
+and :func:`hardness` (communication class, diameter, gain and bias span, gaps, a
+:class:`Hardness`).
 """
 
+from tabular.explore.discounted import (
+    DiscountedResult,
+    SampleComplexityResult,
+    mbie_eb,
+    rmax,
+    sample_complexity,
+)
 from tabular.explore.hardness import Hardness, hardness
 from tabular.explore.model_based import psrl, ucbvi
 from tabular.explore.q_learning import epsilon_greedy_q_learning, optimistic_q_learning
@@ -24,6 +33,7 @@ from tabular.explore.results import ExplorationResult
 from tabular.explore.rlsvi import rlsvi
 from tabular.explore.ucrl2 import UCRL2Result, ucrl2
 
-__all__ = ["AverageRegretResult", "ExplorationResult", "Hardness", "RegretResult",
-           "UCRL2Result", "average_regret", "epsilon_greedy_q_learning", "hardness",
-           "optimistic_q_learning", "psrl", "regret", "rlsvi", "ucbvi", "ucrl2"]
+__all__ = ["AverageRegretResult", "DiscountedResult", "ExplorationResult", "Hardness",
+           "RegretResult", "SampleComplexityResult", "UCRL2Result", "average_regret",
+           "epsilon_greedy_q_learning", "hardness", "mbie_eb", "optimistic_q_learning",
+           "psrl", "regret", "rlsvi", "rmax", "sample_complexity", "ucbvi", "ucrl2"]
