@@ -25,9 +25,11 @@ from benchmarks.timing import Headline
 from tabular.envs import RiverSwim  # also registers tabzoo/
 from tabular.explore import (
     epsilon_greedy_q_learning,
+    mbie_eb,
     optimistic_q_learning,
     psrl,
     rlsvi,
+    rmax,
     ucbvi,
     ucrl2,
 )
@@ -268,6 +270,50 @@ def python_ucrl2(model: PythonModel, steps: int, seed: int = 0) -> int:
     return steps
 
 
+def python_discounted(model: PythonModel, steps: int, rmax: bool, gamma: float = 0.95,
+                      known: int = 10, seed: int = 0) -> int:
+    """MBIE-EB (``rmax=False``: re-plan after every step, bonus ``beta / sqrt(n)``) or
+    R-max (re-plan when a pair becomes known) as :func:`tabular.explore.mbie_eb` and
+    :func:`tabular.explore.rmax` do it, in Python loops."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    top = float(model.rewards.max()) / (1 - gamma)
+    beta, tol = 0.1 * top, 1e-8 * max(top, 1.0)
+    counts = [[[0.0] * S for _ in range(A)] for _ in range(S)]
+    visits = [[0.0] * A for _ in range(S)]
+    rsum = [[0.0] * A for _ in range(S)]
+    Q = [[top] * A for _ in range(S)]
+    V = [top] * S
+    greedy = [0] * S
+    s = model.reset()
+    for _ in range(steps):
+        a = greedy[s]
+        s2, r = model.step(s, a, rng)
+        visits[s][a] += 1
+        counts[s][a][s2] += 1
+        rsum[s][a] += r
+        if not rmax or visits[s][a] == known:
+            while True:
+                change = 0.0
+                for x in range(S):
+                    for b in range(A):
+                        n = visits[x][b]
+                        q = top
+                        if (not rmax and n > 0) or (rmax and n >= known):
+                            q = rsum[x][b] / n + gamma * sum(
+                                c / n * v for c, v in zip(counts[x][b], V, strict=True))
+                            if not rmax:
+                                q += beta / math.sqrt(n)
+                        change = max(change, abs(q - Q[x][b]))
+                        Q[x][b] = q
+                    V[x] = max(Q[x])
+                if change < tol:
+                    break
+            greedy = [max(range(A), key=row.__getitem__) for row in Q]
+        s = s2
+    return steps
+
+
 LEARNERS = {
     "ucbvi": (lambda m, k: ucbvi(m, horizon=H, episodes=k), python_ucbvi),
     "psrl": (lambda m, k: psrl(m, horizon=H, episodes=k), python_psrl),
@@ -279,6 +325,11 @@ LEARNERS = {
         lambda model, k: python_q_learning(model, k, optimistic=False)),
     # steps, not episodes: T = H x the episodes of the others
     "ucrl2": (lambda m, k: ucrl2(m, steps=k * H), lambda model, k: python_ucrl2(model, k * H)),
+    # MBIE-EB re-plans after every step: steps = the others' episodes, not H times more
+    "mbie_eb": (lambda m, k: mbie_eb(m, steps=k),
+                lambda model, k: python_discounted(model, k, rmax=False)),
+    "rmax": (lambda m, k: rmax(m, steps=k * H),
+             lambda model, k: python_discounted(model, k * H, rmax=True)),
 }
 
 
@@ -288,8 +339,11 @@ def rates(kernel, python_loop, mdp, model) -> tuple[float, float]:
     best_kernel = best_python = 0.0
     for _ in range(ROUNDS):
         t = time.perf_counter()
-        kernel(mdp, KERNEL_EPISODES)
-        best_kernel = max(best_kernel, KERNEL_EPISODES * H / (time.perf_counter() - t))
+        result = kernel(mdp, KERNEL_EPISODES)
+        seconds = time.perf_counter() - t
+        steps = (result.rewards.size if hasattr(result, "rewards")
+                 else int(result.episode_lengths.sum()))
+        best_kernel = max(best_kernel, steps / seconds)
         t = time.perf_counter()
         steps = python_loop(model, PYTHON_EPISODES)
         best_python = max(best_python, steps / (time.perf_counter() - t))
