@@ -59,28 +59,37 @@ def _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy):
     Q_h``, ``greedy[h, s]`` the lowest maximising action."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     span = params.r_max - params.r_min
+    # what does not change with h, once per episode: 1 / N, r^ and the Hoeffding bonus
+    inverse = np.zeros((S, A))
+    base = np.zeros((S, A))
+    for s in range(S):
+        for a in range(A):
+            n = visits[s, a]
+            if n > 0.0:
+                inverse[s, a] = 1.0 / n
+                base[s, a] = reward_sum[s, a] / n
+                if params.bonus == HOEFFDING:
+                    base[s, a] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
     for h in range(H - 1, -1, -1):
         cap = (H - h) * params.r_max
         for s in range(S):
             best, best_a = -np.inf, 0
             for a in range(A):
-                n = visits[s, a]
                 q = cap
-                if n > 0.0:
+                if inverse[s, a] > 0.0:
                     mean, second = 0.0, 0.0
                     for j in range(seen.n[s, a]):  # the successors seen, not all S + 1
                         t = seen.states[s, a, j]
                         v = V[h + 1, t]
                         mean += counts[s, a, t] * v
                         second += counts[s, a, t] * v * v
-                    mean /= n
-                    if params.bonus == HOEFFDING:
-                        b = hoeffding_bonus(n, H, span, params.log_term, params.scale)
-                    else:
-                        variance = max(second / n - mean * mean, 0.0)
-                        b = bernstein_bonus(n, variance, H, span, params.log_term,
-                                            params.scale)
-                    q = min(cap, reward_sum[s, a] / n + mean + b)
+                    mean *= inverse[s, a]
+                    q = base[s, a] + mean
+                    if params.bonus == BERNSTEIN:
+                        variance = max(second * inverse[s, a] - mean * mean, 0.0)
+                        q += bernstein_bonus(visits[s, a], variance, H, span, params.log_term,
+                                             params.scale)
+                    q = min(cap, q)
                 if q > best:
                     best, best_a = q, a
             V[h, s] = best
