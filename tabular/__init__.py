@@ -75,7 +75,8 @@ Exploration with exact regret (:mod:`tabular.explore`)
     (exact, a :class:`RegretResult`) and :func:`hardness` (diameter, gaps, spans,
     communication class; a :class:`Hardness`); average reward: :func:`ucrl2` (a
     :class:`UCRL2Result`) and :func:`average_regret` (an :class:`AverageRegretResult`);
-    discounted: :func:`mbie_eb`, :func:`rmax` (a :class:`DiscountedResult`) and
+    discounted: :func:`mbie_eb`, :func:`rmax`, :func:`delayed_q_learning` (a
+    :class:`DiscountedResult`) and
     :func:`sample_complexity` (a :class:`SampleComplexityResult`).
 
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
@@ -98,6 +99,7 @@ from tabular.explore import (
     SampleComplexityResult,
     UCRL2Result,
     average_regret,
+    delayed_q_learning,
     epsilon_greedy_q_learning,
     hardness,
     mbie_eb,
@@ -201,11 +203,11 @@ __all__ = [
     "SampleComplexityResult", "SoftmaxPolicy", "TabularMDP", "TrustRegionResult",
     "UCRL2Result", "actor_critic", "average_regret", "average_reward_solve",
     "batch_prediction", "bellman_expectation", "bellman_optimality", "branching_task",
-    "differential_sarsa", "double_q_learning", "dpo", "dyna_q", "dyna_q_plus",
-    "epsilon_greedy_bandit", "epsilon_greedy_q_learning", "expected_sarsa", "finite_horizon",
-    "gradient_bandit", "greedy_policy", "grpo", "hardness", "iterated_dpo", "kl_objective",
-    "kl_optimum", "kto", "kto_optimum", "mbie_eb", "mc_control", "mc_prediction",
-    "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
+    "delayed_q_learning", "differential_sarsa", "double_q_learning", "dpo", "dyna_q",
+    "dyna_q_plus", "epsilon_greedy_bandit", "epsilon_greedy_q_learning", "expected_sarsa",
+    "finite_horizon", "gradient_bandit", "greedy_policy", "grpo", "hardness", "iterated_dpo",
+    "kl_objective", "kl_optimum", "kto", "kto_optimum", "mbie_eb", "mc_control",
+    "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
     "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions",
     "optimistic_q_learning", "policy_evaluation", "policy_iteration", "ppo", "pretrain",
     "prioritized_sweeping", "psrl", "q_from_v", "q_learning", "q_sigma", "r_learning",

@@ -254,6 +254,7 @@ CALLS: dict[str, Callable[[], object]] = {
     "ucrl2": lambda: tabular.ucrl2(continuing(), steps=2),
     "mbie_eb": lambda: tabular.mbie_eb(continuing(), steps=2),
     "rmax": lambda: tabular.rmax(continuing(), steps=2),
+    "delayed_q_learning": lambda: tabular.delayed_q_learning(continuing(), steps=2),
     # planning
     "dyna_q": lambda: tabular.dyna_q(chain(), planning_steps=1, episodes=2),
     "dyna_q_plus": lambda: tabular.dyna_q_plus(chain(), planning_steps=1, episodes=2),

@@ -21,6 +21,7 @@ and :func:`hardness` (communication class, diameter, gain and bias span, gaps, a
 from tabular.explore.discounted import (
     DiscountedResult,
     SampleComplexityResult,
+    delayed_q_learning,
     mbie_eb,
     rmax,
     sample_complexity,
@@ -35,5 +36,6 @@ from tabular.explore.ucrl2 import UCRL2Result, ucrl2
 
 __all__ = ["AverageRegretResult", "DiscountedResult", "ExplorationResult", "Hardness",
            "RegretResult", "SampleComplexityResult", "UCRL2Result", "average_regret",
-           "epsilon_greedy_q_learning", "hardness", "mbie_eb", "optimistic_q_learning",
-           "psrl", "regret", "rlsvi", "rmax", "sample_complexity", "ucbvi", "ucrl2"]
+           "delayed_q_learning", "epsilon_greedy_q_learning", "hardness", "mbie_eb",
+           "optimistic_q_learning", "psrl", "regret", "rlsvi", "rmax", "sample_complexity",
+           "ucbvi", "ucrl2"]

@@ -1,13 +1,15 @@
-"""Model-based exploration in the discounted setting: MBIE-EB (Strehl & Littman, 2008)
-and R-max (Brafman & Tennenholtz, 2002), and their sample complexity measured exactly.
+"""PAC exploration in the discounted setting: MBIE-EB (Strehl & Littman, 2008), R-max
+(Brafman & Tennenholtz, 2002) and Delayed Q-learning (Strehl et al., 2006), and their
+sample complexity measured exactly.
 
-Both run one continuing trajectory (an outcome that ends the episode restarts it from
-the start distribution), keep the counts of what they saw and act greedily on
-optimistic action values of the estimated model, recomputed by value iteration as the
-model changes. The greedy action table in force at every step is recorded, so that
-:func:`sample_complexity` evaluates exactly the policy followed at each step: the
-number of steps at which ``V^{pi_t}(s_t) < V*(s_t) - epsilon`` (Kakade, 2003; the
-measure of the PAC-MDP analyses).
+All three run one continuing trajectory (an outcome that ends the episode restarts it
+from the start distribution) and act greedily on optimistic action values: the two
+model-based ones keep the counts of what they saw and recompute the values of the
+estimated model by value iteration as it changes; Delayed Q-learning lowers its values
+from their optimistic start by averages of ``m`` targets. The greedy action table in
+force at every step is recorded, so that :func:`sample_complexity` evaluates exactly
+the policy followed at each step: the number of steps at which ``V^{pi_t}(s_t) <
+V*(s_t) - epsilon`` (Kakade, 2003; the measure of the PAC-MDP analyses).
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from numba import njit
 
 from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
-from tabular.checks import check_gamma, check_nonnegative, check_positive_int, check_size
+from tabular.checks import (
+    check_gamma,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from tabular.explore.setup import MAX_ACTIONS, reward_range
 from tabular.model.mdp import as_mdp
 from tabular.model.sampling import sample_start, sample_step
@@ -28,7 +36,7 @@ from tabular.results import RunsResult, check_runs, with_run_axis
 from tabular.solve.dp import policy_evaluation, value_iteration
 from tabular.types import MDPLike
 
-MBIE_EB, RMAX = 0, 1
+MBIE_EB, RMAX, DELAYED = 0, 1, 2
 #: The most recorded policy entries ``runs x steps x S`` (int16: 0.2 GB).
 MAX_POLICY_ENTRIES = 10**8
 #: Value iteration's sweep limit per re-plan (a kernel error past it).
@@ -39,7 +47,8 @@ class DiscountedParams(NamedTuple):
     """``n_states``, ``n_actions``, ``steps``; ``gamma``; ``r_max`` (the largest reward,
     whose value ``r_max / (1 - gamma)`` an unknown pair is given); ``beta`` (MBIE-EB's
     bonus coefficient); ``known`` (R-max's visits to know a pair); ``tol``: value
-    iteration's stopping change."""
+    iteration's stopping change; ``attempts`` and ``epsilon1``: Delayed Q-learning's
+    ``m`` and ``epsilon_1``."""
 
     n_states: int
     n_actions: int
@@ -49,6 +58,8 @@ class DiscountedParams(NamedTuple):
     beta: float
     known: int
     tol: float
+    attempts: int
+    epsilon1: float
 
 
 class DiscountedOutputs(NamedTuple):
@@ -62,10 +73,10 @@ class DiscountedOutputs(NamedTuple):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DiscountedResult(RunsResult):
-    """What :func:`mbie_eb` and :func:`rmax` return (a leading run axis with
-    ``runs=n``): ``states`` (int32) and ``rewards`` of each step ``[T]``; ``policy``:
-    int16 ``[T, S]``, the greedy action table the learner acted on at each step
-    (``policy[t, states[t]]`` the action it took)."""
+    """What :func:`mbie_eb`, :func:`rmax` and :func:`delayed_q_learning` return (a
+    leading run axis with ``runs=n``): ``states`` (int32) and ``rewards`` of each step
+    ``[T]``; ``policy``: int16 ``[T, S]``, the greedy action table the learner acted on
+    at each step (``policy[t, states[t]]`` the action it took)."""
 
     run_axis_of = ("rewards", 1)
 
@@ -145,7 +156,58 @@ def _discounted_run(method, model, params, rng, out, run):
         s = s_next
 
 
+@njit(cache=True, inline="always")
+def _delayed_q_run(model, params, rng, out, run):
+    """Run ``run`` of Delayed Q-learning (Strehl et al., 2006, Algorithm 1)."""
+    S, A, m, gamma = params.n_states, params.n_actions, params.attempts, params.gamma
+    Q = np.full((S, A), params.r_max / (1.0 - gamma))
+    total = np.zeros((S, A))  # U(s, a): the sum of the attempt's targets
+    taken = np.zeros((S, A), dtype=np.int64)  # l(s, a)
+    attempted = np.zeros((S, A), dtype=np.int64)  # t(s, a): when the last attempt began
+    learn = np.ones((S, A), dtype=np.bool_)  # LEARN(s, a)
+    changed = 0  # t*: the step of the last successful update
+    greedy = np.zeros(S, dtype=np.int16)
+    s = sample_start(model, rng)
+    for t in range(1, params.steps + 1):
+        out.policy[run, t - 1] = greedy
+        a = greedy[s]
+        s_next, r, done = sample_step(model, s, a, rng)
+        if done:
+            s_next = sample_start(model, rng)
+        out.states[run, t - 1], out.rewards[run, t - 1] = s, r
+        if learn[s, a]:
+            best = Q[s_next, 0]
+            for b in range(1, A):
+                best = max(best, Q[s_next, b])
+            total[s, a] += r + gamma * best
+            taken[s, a] += 1
+            if taken[s, a] == m:
+                if Q[s, a] - total[s, a] / m >= 2.0 * params.epsilon1:
+                    Q[s, a] = total[s, a] / m + params.epsilon1
+                    changed = t
+                    greedy[s] = _greedy_action(Q[s])
+                elif attempted[s, a] >= changed:
+                    learn[s, a] = False
+                attempted[s, a] = t
+                total[s, a] = 0.0
+                taken[s, a] = 0
+        elif attempted[s, a] < changed:
+            learn[s, a] = True
+        s = s_next
+
+
+@njit(cache=True, inline="always")
+def _greedy_action(row):
+    """``argmax_a row[a]``, the lowest maximising action."""
+    best, best_a = row[0], 0
+    for a in range(1, row.shape[0]):
+        if row[a] > best:
+            best, best_a = row[a], a
+    return best_a
+
+
 _mbie_eb = runs_driver(_discounted_run, MBIE_EB, simplifying=False)
+_delayed_q = runs_driver(_delayed_q_run, simplifying=False)
 _rmax = runs_driver(_discounted_run, RMAX, simplifying=False)
 
 
@@ -200,7 +262,36 @@ def rmax(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000, known: int =
                        known=check_positive_int("known", known, high=10**8))
 
 
-def _discounted(driver, name, mdp, gamma, steps, seed, runs, *, beta=None, known=1):
+def delayed_q_learning(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000,
+                       attempts: int = 5, epsilon1: float | None = None, seed: int | None = 0,
+                       runs: int | None = None) -> DiscountedResult:
+    """Delayed Q-learning (Strehl, Li, Wiewiora, Langford & Littman, 2006, Algorithm 1),
+    discounted, one continuing trajectory.
+
+    The algorithm box: ``Q(s, a)`` starts at ``r_max / (1 - gamma)``; act greedily; while
+    ``LEARN(s, a)``, add the target ``r + gamma max_a' Q(s', a')`` to ``U(s, a)``; after
+    ``m = attempts`` of them, if ``Q(s, a) - U(s, a) / m >= 2 epsilon_1`` set ``Q(s, a) =
+    U(s, a) / m + epsilon_1`` (a successful update, at step ``t*``), otherwise, if no
+    ``Q`` changed since this attempt began, stop learning ``(s, a)``; either way start a
+    new attempt. A pair that stopped learning learns again once some ``Q`` changes
+    after its last attempt.
+
+    Constants (the paper sets ``m`` and ``epsilon_1`` for its PAC proof): ``attempts``
+    default 5, ``epsilon1`` default ``None``: ``0.01 r_max / (1 - gamma)``; ties go to
+    the lowest action.
+
+    Parameters: ``mdp``, ``gamma``, ``steps``, ``seed``, ``runs`` as in :func:`mbie_eb`;
+    ``attempts``: an integer >= 1; ``epsilon1``: a finite number > 0.
+
+    Returns a :class:`DiscountedResult`.
+    """
+    attempts = check_positive_int("attempts", attempts, high=10**8)
+    return _discounted(_delayed_q, "delayed_q_learning", mdp, gamma, steps, seed, runs,
+                       attempts=attempts, epsilon1=epsilon1)
+
+
+def _discounted(driver, name, mdp, gamma, steps, seed, runs, *, beta=None, known=1,
+                attempts=1, epsilon1=None):
     """Check the arguments, run ``driver`` and shape its outputs."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
@@ -215,8 +306,10 @@ def _discounted(driver, name, mdp, gamma, steps, seed, runs, *, beta=None, known
     _, top = reward_range(mdp, name)
     scale = abs(top) / (1.0 - gamma)
     beta = 0.1 * scale if beta is None else check_nonnegative("beta", beta)
+    epsilon1 = (0.01 * max(scale, 1e-300) if epsilon1 is None
+                else check_positive("epsilon1", epsilon1))
     params = DiscountedParams(mdp.n_states, mdp.n_actions, steps, gamma, top, beta, known,
-                              1e-8 * max(scale, 1.0))
+                              1e-8 * max(scale, 1.0), attempts, epsilon1)
     out = DiscountedOutputs(np.zeros((n, steps), dtype=np.int32), np.zeros((n, steps)),
                             np.zeros((n, steps, mdp.n_states), dtype=np.int16))
     over_runs(driver, mdp.arrays, params, seed_states(seed, n), out)
@@ -249,8 +342,8 @@ def sample_complexity(mdp: MDPLike, trajectory: DiscountedResult, *, gamma: floa
     """
     mdp = as_mdp(mdp)
     if not isinstance(trajectory, DiscountedResult):
-        raise TypeError(f"trajectory must be a DiscountedResult (what mbie_eb and rmax "
-                        f"return), got {type(trajectory).__name__}")
+        raise TypeError(f"trajectory must be a DiscountedResult (what mbie_eb, rmax and "
+                        f"delayed_q_learning return), got {type(trajectory).__name__}")
     gamma = check_gamma(gamma)
     if gamma >= 1.0:
         raise ValueError(f"gamma must be < 1 (the discounted setting), got {gamma}")

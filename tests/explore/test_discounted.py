@@ -1,11 +1,17 @@
-"""MBIE-EB and R-max on the two-state switch, step by step by hand, and their exact
-sample complexity."""
+"""MBIE-EB, R-max and Delayed Q-learning on the two-state switch, step by step by hand,
+and their exact sample complexity."""
 
 import numpy as np
 import pytest
 
 from tabular import TabularMDP
-from tabular.explore import DiscountedResult, mbie_eb, rmax, sample_complexity
+from tabular.explore import (
+    DiscountedResult,
+    delayed_q_learning,
+    mbie_eb,
+    rmax,
+    sample_complexity,
+)
 
 
 def switch():
@@ -62,3 +68,19 @@ def test_learners_end_optimal_and_follow_the_run_conventions():
         measured = sample_complexity(SWITCH, three, gamma=0.9)
         np.testing.assert_allclose(measured.gaps[:, -50:], 0.0, atol=1e-9)
         assert learn().runs is None
+
+
+def test_delayed_q_learning_by_hand():
+    # gamma = 1/2, Q starts at 2, m = 1, epsilon_1 = 0.1. Step 1: stay in 0, target
+    # 0 + 1/2 x 2 = 1, 2 - 1 >= 0.2: Q(0, stay) = 1.1, so switch; step 2: target 1 again,
+    # Q(0, switch) = 1.1; step 3 in 1: stay (ties), target 1 + 1/2 x 2 = 2: no update
+    result = delayed_q_learning(SWITCH, gamma=0.5, steps=5, attempts=1, epsilon1=0.1)
+    np.testing.assert_array_equal(result.states, [0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(result.policy[np.arange(5), result.states], [0, 1, 0, 0, 0])
+    assert result.policy[2, 0] == 0  # Q(0, .) = (1.1, 1.1): the tie goes to stay
+
+
+def test_delayed_q_learning_ends_optimal():
+    measured = sample_complexity(SWITCH, delayed_q_learning(SWITCH, gamma=0.9, steps=3000,
+                                                            runs=2), gamma=0.9)
+    np.testing.assert_allclose(measured.gaps[:, -50:], 0.0, atol=1e-9)
