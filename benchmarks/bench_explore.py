@@ -24,6 +24,7 @@ import numpy as np
 from benchmarks.timing import Headline
 from tabular.envs import RiverSwim  # also registers tabzoo/
 from tabular.explore import (
+    delayed_q_learning,
     epsilon_greedy_q_learning,
     mbie_eb,
     optimistic_q_learning,
@@ -314,6 +315,39 @@ def python_discounted(model: PythonModel, steps: int, rmax: bool, gamma: float =
     return steps
 
 
+def python_delayed_q(model: PythonModel, steps: int, gamma: float = 0.95, m: int = 5,
+                     seed: int = 0) -> int:
+    """Delayed Q-learning as :func:`tabular.explore.delayed_q_learning` does it, in Python."""
+    rng = random.Random(seed)
+    S, A = model.S, model.A
+    top = float(model.rewards.max()) / (1 - gamma)
+    epsilon1 = 0.01 * top
+    Q = [[top] * A for _ in range(S)]
+    U = [[0.0] * A for _ in range(S)]
+    taken = [[0] * A for _ in range(S)]
+    attempted = [[0] * A for _ in range(S)]
+    learn = [[True] * A for _ in range(S)]
+    changed = 0
+    s = model.reset()
+    for t in range(1, steps + 1):
+        a = max(range(A), key=Q[s].__getitem__)
+        s2, r = model.step(s, a, rng)
+        if learn[s][a]:
+            U[s][a] += r + gamma * max(Q[s2])
+            taken[s][a] += 1
+            if taken[s][a] == m:
+                if Q[s][a] - U[s][a] / m >= 2 * epsilon1:
+                    Q[s][a] = U[s][a] / m + epsilon1
+                    changed = t
+                elif attempted[s][a] >= changed:
+                    learn[s][a] = False
+                attempted[s][a], U[s][a], taken[s][a] = t, 0.0, 0
+        elif attempted[s][a] < changed:
+            learn[s][a] = True
+        s = s2
+    return steps
+
+
 LEARNERS = {
     "ucbvi": (lambda m, k: ucbvi(m, horizon=H, episodes=k), python_ucbvi),
     "psrl": (lambda m, k: psrl(m, horizon=H, episodes=k), python_psrl),
@@ -330,6 +364,8 @@ LEARNERS = {
                 lambda model, k: python_discounted(model, k, rmax=False)),
     "rmax": (lambda m, k: rmax(m, steps=k * H),
              lambda model, k: python_discounted(model, k * H, rmax=True)),
+    "delayed_q_learning": (lambda m, k: delayed_q_learning(m, steps=k * H),
+                           lambda model, k: python_delayed_q(model, k * H)),
 }
 
 
