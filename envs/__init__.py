@@ -18,6 +18,9 @@ short::
   exact models);
 - :class:`TicTacToe` (section 1.5): the game against a given opponent as an MDP, and
   its game tree for :func:`tabular.minimax` and :func:`tabular.expectimax`;
+- the exploration benchmarks (:mod:`tabular.envs.exploration`): :class:`RiverSwim`,
+  :class:`Chain`, :class:`DeepSea`, :class:`FourRoom`, :class:`NRoom` and the seeded
+  random family :class:`RandomMDP`;
 - :class:`TokenMDP`: text generation as an MDP; :func:`load_scenario` reads a
   scenario of ``envs/data`` (a prompt, its replies, demonstrations, comparisons and a
   corpus) and :meth:`Scenario.env` builds its token MDP; :func:`load_grammar_scenario`
@@ -32,6 +35,7 @@ if __name__ != "tabular.envs":  # a second copy would register every env twice
 from .base import ModelEnv
 from .blackjack import Blackjack
 from .car_rental import CarRental
+from .exploration import Chain, DeepSea, FourRoom, NRoom, RandomMDP, RiverSwim
 from .gridworld import GridWorld
 from .pickups import PickupGridWorld
 from .racetrack import Racetrack
@@ -55,11 +59,12 @@ from .token import TokenMDP
 from .trap_treasure import TrapTreasure
 
 __all__ = [
-    "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "CliffWalking", "Gambler",
-    "GrammarScenario", "GridWorld", "Gridworld4x4", "Gridworld5x5", "MaximizationBias",
-    "ModelEnv", "MountainCar", "PickupGridWorld", "Racetrack", "RandomWalk", "Scenario",
-    "ShortCorridor", "TicTacToe", "TokenMDP", "TrapTreasure", "WindyGridworld",
-    "load_grammar_scenario", "load_scenario", "register_builtins", "register_gridworld",
+    "AccessControl", "BairdCounterexample", "Blackjack", "CarRental", "Chain", "CliffWalking",
+    "DeepSea", "FourRoom", "Gambler", "GrammarScenario", "GridWorld", "Gridworld4x4",
+    "Gridworld5x5", "MaximizationBias", "ModelEnv", "MountainCar", "NRoom", "PickupGridWorld",
+    "Racetrack", "RandomMDP", "RandomWalk", "RiverSwim", "Scenario", "ShortCorridor",
+    "TicTacToe", "TokenMDP", "TrapTreasure", "WindyGridworld", "load_grammar_scenario",
+    "load_scenario", "register_builtins", "register_gridworld",
 ]
 
 register_builtins()

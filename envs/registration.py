@@ -47,6 +47,12 @@ BUILTINS = {
     "BairdCounterexample-v0": ("tabular.envs.sutton_barto:BairdCounterexample", 1_000),
     "AccessControl-v0": ("tabular.envs.sutton_barto:AccessControl", 10_000),
     "MountainCar-v0": ("tabular.envs.sutton_barto:MountainCar", 10_000),
+    "RiverSwim-v0": ("tabular.envs.exploration:RiverSwim", 1_000),
+    "Chain-v0": ("tabular.envs.exploration:Chain", 1_000),
+    "DeepSea-v0": ("tabular.envs.exploration:DeepSea", 1_000),
+    "FourRoom-v0": ("tabular.envs.exploration:FourRoom", 1_000),
+    "NRoom-v0": ("tabular.envs.exploration:NRoom", 1_000),
+    "RandomMDP-v0": ("tabular.envs.exploration:RandomMDP", 1_000),
 }
 
 

@@ -78,6 +78,17 @@ RLHF on the token MDP (:mod:`tabular.rlhf`, :mod:`tabular.rlhf.lm`)
     :func:`ending_probabilities`, :func:`expected_return`, :func:`path_returns`); every
     function of :mod:`tabular.rlhf` is here too.
 
+Exploration with exact regret (:mod:`tabular.explore`)
+    Episodic learners that record the policy of every episode: :func:`ucbvi`,
+    :func:`psrl`, :func:`rlsvi`, :func:`optimistic_q_learning`,
+    :func:`epsilon_greedy_q_learning` (an :class:`ExplorationResult`); :func:`regret`
+    (exact, a :class:`RegretResult`) and :func:`hardness` (diameter, gaps, spans,
+    communication class; a :class:`Hardness`); average reward: :func:`ucrl2` (a
+    :class:`UCRL2Result`) and :func:`average_regret` (an :class:`AverageRegretResult`);
+    discounted: :func:`mbie_eb`, :func:`rmax`, :func:`delayed_q_learning` (a
+    :class:`DiscountedResult`) and
+    :func:`sample_complexity` (a :class:`SampleComplexityResult`).
+
 Not imported here (import them by name): :mod:`tabular.plot` (value heatmaps, policy
 arrows, learning curves with confidence bands; needs matplotlib),
 :mod:`tabular.testing` (hypothesis strategies for random MDPs, policies and layouts)
@@ -88,6 +99,28 @@ Environments are in :mod:`tabular.envs` (Gymnasium, namespace ``tabzoo/``).
 
 from tabular._numba import notice as _notice
 from tabular._numba.rng import seed_states
+from tabular.explore import (
+    AverageRegretResult,
+    DiscountedResult,
+    ExplorationResult,
+    Hardness,
+    RegretResult,
+    SampleComplexityResult,
+    UCRL2Result,
+    average_regret,
+    delayed_q_learning,
+    epsilon_greedy_q_learning,
+    hardness,
+    mbie_eb,
+    optimistic_q_learning,
+    psrl,
+    regret,
+    rlsvi,
+    rmax,
+    sample_complexity,
+    ucbvi,
+    ucrl2,
+)
 from tabular.learn import (
     BanditResult,
     BanditTestbed,
@@ -192,26 +225,31 @@ from tabular.solve import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "BanditResult", "BanditTestbed", "ControlResult", "ConvergenceError", "DifferentialResult",
-    "ExpectedUpdatesResult", "GameTree", "GameValues", "MDPError", "NGramLM", "PlanningResult",
-    "PolicyGradientResult", "PredictionResult", "RLHFPipeline", "RewardModel", "SoftmaxPolicy",
-    "TabularMDP", "TrustRegionResult", "actor_critic", "afterstate_greedy", "afterstate_td",
-    "average_reward_solve", "batch_prediction", "bellman_expectation", "bellman_optimality",
-    "best_of_n", "bradley_terry_loss", "branching_task", "differential_sarsa", "distill",
-    "double_q_learning", "dpo", "dyna_q", "dyna_q_plus", "ending_probabilities",
-    "epsilon_greedy_bandit", "expected_return", "expected_sarsa", "expectimax", "finite_horizon",
-    "fit_process_reward_model", "gradient_bandit", "greedy_policy", "group_relative_advantages",
-    "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto", "kto_optimum", "mc_control",
-    "mc_prediction", "minimax", "n_step_expected_sarsa", "n_step_sarsa",
-    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
-    "optimal_actions", "path_returns", "policy_evaluation", "policy_iteration", "ppo",
-    "prefix_values", "pretrain", "prioritized_sweeping", "process_rewards", "q_from_v",
-    "q_learning", "q_sigma", "r_learning", "reinforce", "relative_value_iteration",
-    "response_distribution", "response_path", "sample_preferences", "sarsa", "sarsa_lambda",
-    "seed_states", "sequence_kl", "sft", "soft_bellman_optimality", "soft_policy",
-    "soft_value_iteration", "td0", "td_control", "td_lambda", "terminating_greedy_policy",
-    "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
-    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "uniform_expected_updates",
+    "AverageRegretResult", "BanditResult", "BanditTestbed", "ControlResult",
+    "ConvergenceError", "DifferentialResult", "DiscountedResult", "ExpectedUpdatesResult",
+    "ExplorationResult", "GameTree", "GameValues", "Hardness", "MDPError", "NGramLM",
+    "PlanningResult", "PolicyGradientResult", "PredictionResult", "RLHFPipeline",
+    "RegretResult", "RewardModel", "SampleComplexityResult", "SoftmaxPolicy", "TabularMDP",
+    "TrustRegionResult", "UCRL2Result", "actor_critic", "afterstate_greedy", "afterstate_td",
+    "average_regret", "average_reward_solve", "batch_prediction", "bellman_expectation",
+    "bellman_optimality", "best_of_n", "bradley_terry_loss", "branching_task",
+    "delayed_q_learning", "differential_sarsa", "distill", "double_q_learning", "dpo",
+    "dyna_q", "dyna_q_plus", "ending_probabilities", "epsilon_greedy_bandit",
+    "epsilon_greedy_q_learning", "expected_return", "expected_sarsa", "expectimax",
+    "finite_horizon", "fit_process_reward_model", "gradient_bandit", "greedy_policy",
+    "group_relative_advantages", "grpo", "hardness", "iterated_dpo", "kl_objective",
+    "kl_optimum", "kto", "kto_optimum", "mbie_eb", "mc_control", "mc_prediction", "minimax",
+    "n_step_expected_sarsa", "n_step_sarsa", "off_policy_mc_prediction",
+    "off_policy_n_step_sarsa", "offline_lambda_return", "optimal_actions",
+    "optimistic_q_learning", "path_returns", "policy_evaluation", "policy_iteration", "ppo",
+    "prefix_values", "pretrain", "prioritized_sweeping", "process_rewards", "psrl", "q_from_v",
+    "q_learning", "q_sigma", "r_learning", "regret", "reinforce", "relative_value_iteration",
+    "response_distribution", "response_path", "rlsvi", "rmax", "sample_complexity",
+    "sample_preferences", "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft",
+    "soft_bellman_optimality", "soft_policy", "soft_value_iteration", "td0", "td_control",
+    "td_lambda", "terminating_greedy_policy", "train_pipeline", "train_reward_model",
+    "trajectory_sampling", "tree_backup", "trpo", "true_online_sarsa_lambda",
+    "true_online_td_lambda", "ucb_bandit", "ucbvi", "ucrl2", "uniform_expected_updates",
     "value_iteration", "visit_probabilities", "watkins_q_lambda",
 ]
 

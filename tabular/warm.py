@@ -254,6 +254,17 @@ CALLS: dict[str, Callable[[], object]] = {
                                                                          episodes=2),
     "differential_sarsa": lambda: tabular.differential_sarsa(continuing(), steps=2),
     "r_learning": lambda: tabular.r_learning(continuing(), steps=2),
+    "ucbvi": lambda: tabular.ucbvi(chain(), horizon=2, episodes=2),
+    "psrl": lambda: tabular.psrl(chain(), horizon=2, episodes=2),
+    "rlsvi": lambda: tabular.rlsvi(chain(), horizon=2, episodes=2),
+    "optimistic_q_learning": lambda: tabular.optimistic_q_learning(chain(), horizon=2,
+                                                                   episodes=2),
+    "epsilon_greedy_q_learning": lambda: tabular.epsilon_greedy_q_learning(chain(), horizon=2,
+                                                                           episodes=2),
+    "ucrl2": lambda: tabular.ucrl2(continuing(), steps=2),
+    "mbie_eb": lambda: tabular.mbie_eb(continuing(), steps=2),
+    "rmax": lambda: tabular.rmax(continuing(), steps=2),
+    "delayed_q_learning": lambda: tabular.delayed_q_learning(continuing(), steps=2),
     # planning
     "dyna_q": lambda: tabular.dyna_q(chain(), planning_steps=1, episodes=2),
     "dyna_q_plus": lambda: tabular.dyna_q_plus(chain(), planning_steps=1, episodes=2),
@@ -356,7 +367,9 @@ NO_KERNEL: dict[str, str] = {
          "LinearDifferentialResult.policy",
          "RewardProcess", "RewardProcess.n_states", "TrainingHistory", "TrainingHistory.names",
          "TrainingHistory.runs", "TrainingHistory.run", "GameTree", "GameTree.n_positions",
-         "GameTree.n_moves", "GameTree.legal", "GameValues"], _RECORD),
+         "GameTree.n_moves", "GameTree.legal", "GameValues",
+         "ExplorationResult", "RegretResult", "AverageRegretResult", "UCRL2Result", "Hardness",
+         "DiscountedResult", "SampleComplexityResult"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",
@@ -376,6 +389,9 @@ NO_KERNEL: dict[str, str] = {
          "emphatic_fixed_point", "one_hot", "state_aggregation", "polynomial", "fourier",
          "tile_coding", "state_coordinates", "state_action_features", "afterstate_greedy"],
         _NUMPY),
+    **dict.fromkeys(["regret", "average_regret", "hardness", "sample_complexity"],
+                    "NumPy, and the kernels of finite_horizon, value_iteration and "
+                    "policy_evaluation, which are warmed as those"),
     "ScenarioData": "a protocol: the fields a scenario gives train_pipeline",
     "ScenarioData.env": "a protocol's method: each scenario class implements it",
     "td_control": "makes a learner of the user's own target: its kernel is compiled for "

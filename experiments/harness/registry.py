@@ -85,6 +85,7 @@ MODULES: tuple[str, ...] = (
     "rlhf.dpo_uncovered",
     "rlhf.xpo_coverage",
     "rlhf.rl_razor",
+    "explore.exploration_regret",
     "zoo.speed",
 )
 

@@ -23,7 +23,10 @@ from tabular.envs import (
     BairdCounterexample,
     Blackjack,
     CarRental,
+    Chain,
     CliffWalking,
+    DeepSea,
+    FourRoom,
     Gambler,
     GridWorld,
     Gridworld4x4,
@@ -31,9 +34,12 @@ from tabular.envs import (
     MaximizationBias,
     ModelEnv,
     MountainCar,
+    NRoom,
     PickupGridWorld,
     Racetrack,
+    RandomMDP,
     RandomWalk,
+    RiverSwim,
     ShortCorridor,
     TokenMDP,
     TrapTreasure,
@@ -532,6 +538,39 @@ MDP_ROWS = [  # tabular/model/mdp.py: the metadata the envs pass
      "grid_shape must be (rows, cols)"),
 ]
 
+EXPLORATION_ROWS = [  # envs/exploration.py
+    ("RiverSwim n_states 1", lambda: RiverSwim(1), ValueError,
+     "n_states must be an integer in [2,"),
+    ("RiverSwim n_states 2.5", lambda: RiverSwim(2.5), ValueError, "n_states must be an integer"),
+    ("RiverSwim large_reward NaN", lambda: RiverSwim(large_reward=NAN), ValueError,
+     "large_reward"),
+    ("RiverSwim small_reward text", lambda: RiverSwim(small_reward="1"), ValueError,
+     "small_reward"),
+    ("Chain slip 1.5", lambda: Chain(slip=1.5), ValueError, "slip must be in [0, 1]"),
+    ("Chain n_states True", lambda: Chain(True), ValueError, "n_states must be an integer"),
+    ("Chain end_reward inf", lambda: Chain(end_reward=INF), ValueError, "end_reward"),
+    ("DeepSea size 0", lambda: DeepSea(0), ValueError, "size must be an integer >= 1"),
+    ("DeepSea size huge", lambda: DeepSea(10**6), ValueError, "size must be at most 2,000"),
+    ("DeepSea mapping_seed -1", lambda: DeepSea(mapping_seed=-1), ValueError,
+     "seed must be None or an int >= 0"),
+    ("DeepSea move_cost 2", lambda: DeepSea(move_cost=2.0), ValueError,
+     "move_cost must be in [0, 1]"),
+    ("FourRoom slip -0.1", lambda: FourRoom(slip=-0.1), ValueError, "slip"),
+    ("FourRoom goal_reward NaN", lambda: FourRoom(goal_reward=NAN), ValueError, "goal_reward"),
+    ("NRoom n_rooms 0", lambda: NRoom(0), ValueError, "n_rooms must be an integer >= 1"),
+    ("NRoom room_size 1.5", lambda: NRoom(room_size=1.5), ValueError, "room_size must be"),
+    ("NRoom one cell", lambda: NRoom(1, 1), ValueError, "leaves no cell for the goal"),
+    ("NRoom huge", lambda: NRoom(1000, 1000), ValueError, "outcome slots"),
+    ("RandomMDP branching past n_states", lambda: RandomMDP(4, branching=5), ValueError,
+     "branching must be at most 4"),
+    ("RandomMDP n_actions 0", lambda: RandomMDP(n_actions=0), ValueError,
+     "n_actions must be an integer >= 1"),
+    ("RandomMDP seed None", lambda: RandomMDP(seed=None), ValueError,
+     "seed must be an int >= 0"),
+    ("RandomMDP seed text", lambda: RandomMDP(seed="0"), ValueError, "seed must be None or"),
+    ("RandomMDP huge", lambda: RandomMDP(10**5, 10**3, 10), ValueError, "outcome slots"),
+]
+
 BANDIT_ROWS = [  # tabular/learn/bandits.py: the testbed is the bandits' environment
     ("epsilon_greedy_bandit testbed k huge", lambda: tabular.epsilon_greedy_bandit(
         tabular.BanditTestbed(k=10**9), steps=1), ValueError,
@@ -582,6 +621,12 @@ ENV_MAKERS = {
     "BairdCounterexample": (lambda: gym.make("tabzoo/BairdCounterexample-v0"), 2),
     "AccessControl": (lambda: gym.make("tabzoo/AccessControl-v0"), 2),
     "MountainCar": (lambda: gym.make("tabzoo/MountainCar-v0", positions=5, velocities=5), 3),
+    "RiverSwim": (lambda: gym.make("tabzoo/RiverSwim-v0"), 2),
+    "Chain": (lambda: gym.make("tabzoo/Chain-v0"), 2),
+    "DeepSea": (lambda: gym.make("tabzoo/DeepSea-v0", size=4), 2),
+    "FourRoom": (lambda: gym.make("tabzoo/FourRoom-v0"), 4),
+    "NRoom": (lambda: gym.make("tabzoo/NRoom-v0"), 4),
+    "RandomMDP": (lambda: gym.make("tabzoo/RandomMDP-v0", n_actions=3), 3),
 }
 BAD_ACTIONS = [(-1, "action -1 is outside"), (1.5, "got 1.5 (float)"), ("a", "got 'a' (str)"),
                (True, "got True (bool)"), (np.array([1]), "got array([1]) (ndarray)")]
@@ -653,7 +698,7 @@ EDGE_ROWS = [
 
 ROWS = (GRIDWORLD_ROWS + PICKUP_ROWS + TRAP_TREASURE_ROWS + RACETRACK_ROWS + CAR_RENTAL_ROWS
         + SUTTON_BARTO_ROWS + TOKEN_ROWS + SCENARIO_ROWS + FUNCTION_ROWS + MAKE_ROWS + MDP_ROWS
-        + BANDIT_ROWS + STEP_ROWS + EDGE_ROWS)
+        + BANDIT_ROWS + EXPLORATION_ROWS + STEP_ROWS + EDGE_ROWS)
 
 
 @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],

@@ -14,7 +14,7 @@ LAYERS = [
     ("tabular.results", "tabular.model", "tabular.types"),
     ("tabular.rules",),
     ("tabular.solve",),
-    ("tabular.learn", "tabular.linear"),
+    ("tabular.learn", "tabular.linear", "tabular.explore"),
     ("tabular.plan", "tabular.pg"),
     ("tabular.rlhf",),
     ("tabular.plot", "tabular.testing", "tabular.warm", "tabular"),

@@ -1,0 +1,208 @@
+"""The bad-input catalogue of :mod:`tabular.explore`, in the rows of
+``tests/test_bad_inputs.py``: ``(id, call, exception type, fragment of the message)``,
+the id starting with the callable's name. Every public callable of the family has rows
+(the last test checks it)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tabular import TabularMDP, explore
+from tabular.explore import (
+    DiscountedResult,
+    UCRL2Result,
+    average_regret,
+    delayed_q_learning,
+    epsilon_greedy_q_learning,
+    hardness,
+    mbie_eb,
+    optimistic_q_learning,
+    psrl,
+    regret,
+    rlsvi,
+    rmax,
+    sample_complexity,
+    ucbvi,
+    ucrl2,
+)
+
+NAN, INF = math.nan, math.inf
+TWO = TabularMDP.from_dense(np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]]),
+                            np.array([[0.2, 0.0], [1.0, 1.0]]), start=np.array([1.0, 0.0]))
+TRAP = TabularMDP(np.array([[[1]], [[1]]]), np.ones((2, 1, 1)), np.array([[[-INF]], [[0.0]]]),
+                  np.ones((2, 1, 1), dtype=bool), np.array([1.0, 0.0]))
+CYCLE = TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.array([[1.0], [0.0]]),
+                              start=np.array([1.0, 0.0]))
+BIG = TabularMDP.from_dense(np.tile(np.eye(1001)[:, None, :], (1, 1, 1)), np.zeros((1001, 1)))
+LEARNERS = {"ucbvi": ucbvi, "psrl": psrl, "optimistic_q_learning": optimistic_q_learning,
+            "epsilon_greedy_q_learning": epsilon_greedy_q_learning, "rlsvi": rlsvi}
+
+# the arguments every learner shares, crossed with every learner
+SHARED_BAD = [
+    ({"horizon": 0}, ValueError, "horizon must be an integer >= 1"),
+    ({"horizon": 2.5}, ValueError, "horizon must be an integer >= 1"),
+    ({"horizon": True}, ValueError, "horizon must be an integer >= 1"),
+    ({"horizon": 10**9}, ValueError, "horizon must be at most 100,000"),
+    ({"episodes": 0}, ValueError, "episodes must be an integer >= 1"),
+    ({"episodes": "5"}, ValueError, "episodes must be an integer >= 1"),
+    ({"runs": 0}, ValueError, "runs must be an integer >= 1"),
+    ({"seed": -1}, ValueError, "seed must be None or an int >= 0"),
+    ({"episodes": 10**7, "runs": 100}, ValueError, "recorded policy entries"),
+]
+
+ROWS = [(f"{name} {next(iter(kwargs))}={kwargs[next(iter(kwargs))]!r}",
+         lambda f=f, kwargs=kwargs: f(TWO, **{"horizon": 2, **kwargs}), error, fragment)
+        for name, f in LEARNERS.items() for kwargs, error, fragment in SHARED_BAD]
+ROWS += [(f"{name} on a string", lambda f=f: f("RiverSwim", horizon=2), TypeError, "mdp must be")
+         for name, f in LEARNERS.items()]
+ROWS += [(f"{name} -inf reward", lambda f=f: f(TRAP, horizon=2), ValueError,
+          "can pay a reward of -inf") for name, f in LEARNERS.items()]
+ROWS += [
+    ("ucbvi no horizon", lambda: ucbvi(TWO), TypeError, "horizon"),
+    ("ucbvi bonus", lambda: ucbvi(TWO, horizon=2, bonus="kl"), ValueError,
+     "bonus must be one of ['bernstein', 'hoeffding']"),
+    ("ucbvi scale -1", lambda: ucbvi(TWO, horizon=2, scale=-1.0), ValueError,
+     "scale must be a finite number >= 0"),
+    ("ucbvi scale NaN", lambda: ucbvi(TWO, horizon=2, scale=NAN), ValueError, "scale must be"),
+    ("ucbvi delta 0", lambda: ucbvi(TWO, horizon=2, delta=0.0), ValueError,
+     "delta must be in (0, 1)"),
+    ("ucbvi delta 2", lambda: ucbvi(TWO, horizon=2, delta=2.0), ValueError,
+     "delta must be in [0, 1]"),
+    ("psrl prior_count 0", lambda: psrl(TWO, horizon=2, prior_count=0.0), ValueError,
+     "prior_count must be a finite number > 0"),
+    ("psrl reward_precision inf", lambda: psrl(TWO, horizon=2, reward_precision=INF),
+     ValueError, "reward_precision must be a finite number > 0"),
+    ("optimistic_q_learning scale text", lambda: optimistic_q_learning(TWO, horizon=2,
+                                                                       scale="1"),
+     ValueError, "scale"),
+    ("optimistic_q_learning delta 1", lambda: optimistic_q_learning(TWO, horizon=2, delta=1.0),
+     ValueError, "delta must be in (0, 1)"),
+    ("epsilon_greedy_q_learning epsilon 1.5",
+     lambda: epsilon_greedy_q_learning(TWO, horizon=2, epsilon=1.5), ValueError,
+     "epsilon must be in [0, 1]"),
+    ("regret on a string", lambda: regret("x", np.zeros((1, 1, 2), dtype=int)), TypeError,
+     "mdp must be"),
+    ("regret float policies", lambda: regret(TWO, np.zeros((1, 1, 2))), ValueError,
+     "policies must be integer actions"),
+    ("regret bool policies", lambda: regret(TWO, np.zeros((1, 1, 2), dtype=bool)), ValueError,
+     "policies must be integer actions"),
+    ("regret action out of range", lambda: regret(TWO, np.full((1, 1, 2), 2)), ValueError,
+     "policies[0, 0, 0] = 2 is not an action in [0, 2)"),
+    ("regret wrong S", lambda: regret(TWO, np.zeros((1, 1, 3), dtype=int)), ValueError,
+     "policies must have S = 2 entries"),
+    ("regret wrong ndim", lambda: regret(TWO, np.zeros((1, 2), dtype=int)), ValueError,
+     "policies must have shape [K, H, S]"),
+    ("regret epsilon 2", lambda: regret(TWO, np.zeros((1, 1, 2), dtype=int), epsilon=2.0),
+     ValueError, "epsilon must be in [0, 1]"),
+    ("regret epsilon with a result",
+     lambda: regret(TWO, ucbvi(TWO, horizon=1, episodes=1), epsilon=0.1), ValueError,
+     "an ExplorationResult carries its own epsilon"),
+    ("regret -inf reward", lambda: regret(TRAP, np.zeros((1, 1, 2), dtype=int)), ValueError,
+     "can pay a reward of -inf"),
+    ("rlsvi noise_sd 0", lambda: rlsvi(TWO, horizon=2, noise_sd=0.0), ValueError,
+     "noise_sd must be a finite number > 0"),
+    ("rlsvi prior_sd NaN", lambda: rlsvi(TWO, horizon=2, prior_sd=NAN), ValueError,
+     "prior_sd must be a finite number > 0"),
+    ("rlsvi huge counts", lambda: rlsvi(BIG, horizon=100, episodes=1), ValueError,
+     "successor counts"),
+    ("ucrl2 steps 0", lambda: ucrl2(CYCLE, steps=0), ValueError, "steps must be an integer >= 1"),
+    ("ucrl2 steps text", lambda: ucrl2(CYCLE, steps="9"), ValueError, "steps must be an integer"),
+    ("ucrl2 runs 0", lambda: ucrl2(CYCLE, runs=0), ValueError, "runs must be an integer >= 1"),
+    ("ucrl2 seed -1", lambda: ucrl2(CYCLE, seed=-1), ValueError, "seed must be None or"),
+    ("ucrl2 delta 0", lambda: ucrl2(CYCLE, delta=0.0), ValueError, "delta must be in (0, 1)"),
+    ("ucrl2 scale -1", lambda: ucrl2(CYCLE, scale=-1.0), ValueError,
+     "scale must be a finite number >= 0"),
+    ("ucrl2 huge", lambda: ucrl2(CYCLE, steps=10**8, runs=10), ValueError, "recorded steps"),
+    ("ucrl2 -inf reward", lambda: ucrl2(TRAP), ValueError, "can pay a reward of -inf"),
+    ("ucrl2 on a string", lambda: ucrl2("x"), TypeError, "mdp must be"),
+    ("average_regret not a trajectory",
+     lambda: average_regret(CYCLE, np.zeros(3, dtype=int)), TypeError,
+     "trajectory must be a UCRL2Result"),
+    ("average_regret wrong mdp",
+     lambda: average_regret(CYCLE, UCRL2Result(np.full(2, 5, np.int32), np.zeros(2, np.int32),
+                                               np.zeros(2), 1)), ValueError,
+     "the mdp does not have"),
+    ("average_regret multichain",
+     lambda: average_regret(TWO, UCRL2Result(np.zeros(2, np.int32), np.zeros(2, np.int32),
+                                             np.zeros(2), 1)), ValueError,
+     "not weakly communicating"),
+    ("average_regret -inf reward", lambda: average_regret(TRAP, None), ValueError,
+     "can pay a reward of -inf"),
+    ("average_regret max_iter 0",
+     lambda: average_regret(CYCLE, UCRL2Result(np.zeros(2, np.int32), np.zeros(2, np.int32),
+                                               np.zeros(2), 1), max_iter=0), ValueError,
+     "max_iter must be an integer >= 1"),
+    ("mbie_eb gamma 1", lambda: mbie_eb(CYCLE, gamma=1.0), ValueError, "gamma must be < 1"),
+    ("mbie_eb gamma NaN", lambda: mbie_eb(CYCLE, gamma=NAN), ValueError, "gamma"),
+    ("mbie_eb steps 0", lambda: mbie_eb(CYCLE, steps=0), ValueError,
+     "steps must be an integer >= 1"),
+    ("mbie_eb beta -1", lambda: mbie_eb(CYCLE, beta=-1.0), ValueError,
+     "beta must be a finite number >= 0"),
+    ("mbie_eb runs 0", lambda: mbie_eb(CYCLE, runs=0), ValueError, "runs must be"),
+    ("mbie_eb huge", lambda: mbie_eb(CYCLE, steps=10**8, runs=2), ValueError,
+     "recorded policy entries"),
+    ("mbie_eb -inf reward", lambda: mbie_eb(TRAP), ValueError, "can pay a reward of -inf"),
+    ("mbie_eb on a string", lambda: mbie_eb("x"), TypeError, "mdp must be"),
+    ("rmax known 0", lambda: rmax(CYCLE, known=0), ValueError, "known must be an integer >= 1"),
+    ("rmax known 1.5", lambda: rmax(CYCLE, known=1.5), ValueError, "known must be an integer"),
+    ("rmax seed -2", lambda: rmax(CYCLE, seed=-2), ValueError, "seed must be None or"),
+    ("rmax gamma 2", lambda: rmax(CYCLE, gamma=2.0), ValueError, "gamma"),
+    ("delayed_q_learning attempts 0", lambda: delayed_q_learning(CYCLE, attempts=0), ValueError,
+     "attempts must be an integer >= 1"),
+    ("delayed_q_learning epsilon1 0", lambda: delayed_q_learning(CYCLE, epsilon1=0.0),
+     ValueError, "epsilon1 must be a finite number > 0"),
+    ("delayed_q_learning gamma 1", lambda: delayed_q_learning(CYCLE, gamma=1.0), ValueError,
+     "gamma must be < 1"),
+    ("delayed_q_learning steps -1", lambda: delayed_q_learning(CYCLE, steps=-1), ValueError,
+     "steps must be an integer >= 1"),
+    ("sample_complexity not a trajectory",
+     lambda: sample_complexity(CYCLE, np.zeros(3), gamma=0.9), TypeError,
+     "trajectory must be a DiscountedResult"),
+    ("sample_complexity gamma 1",
+     lambda: sample_complexity(CYCLE, DiscountedResult(np.zeros(1, np.int32), np.zeros(1),
+                                                       np.zeros((1, 2), np.int16)), gamma=1.0),
+     ValueError, "gamma must be < 1"),
+    ("sample_complexity epsilon -1",
+     lambda: sample_complexity(CYCLE, DiscountedResult(np.zeros(1, np.int32), np.zeros(1),
+                                                       np.zeros((1, 2), np.int16)), gamma=0.5,
+                               epsilon=-1.0), ValueError, "epsilon must be a finite number"),
+    ("sample_complexity wrong mdp",
+     lambda: sample_complexity(CYCLE, DiscountedResult(np.zeros(1, np.int32), np.zeros(1),
+                                                       np.zeros((1, 3), np.int16)), gamma=0.5),
+     ValueError, "pass the model the learner ran on"),
+    ("hardness on a list", lambda: hardness([1, 2]), TypeError, "mdp must be"),
+    ("hardness both", lambda: hardness(TWO, horizon=2, gamma=0.9), ValueError,
+     "not both"),
+    ("hardness gamma 1", lambda: hardness(TWO, gamma=1.0), ValueError, "gamma must be < 1"),
+    ("hardness gamma NaN", lambda: hardness(TWO, gamma=NAN), ValueError, "gamma"),
+    ("hardness horizon 0", lambda: hardness(TWO, horizon=0), ValueError,
+     "horizon must be an integer >= 1"),
+    ("hardness max_iter 0", lambda: hardness(TWO, max_iter=0), ValueError,
+     "max_iter must be an integer >= 1"),
+    ("hardness max_iter too few", lambda: hardness(CYCLE, max_iter=1), RuntimeError,
+     "did not converge within max_iter=1"),
+    ("hardness too many states",
+     lambda: hardness(BIG), ValueError,
+     "at most 1000 states"),
+    ("hardness -inf reward", lambda: hardness(TRAP), ValueError, "can pay a reward of -inf"),
+]
+
+
+@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],
+                         ids=[row[0] for row in ROWS])
+def test_bad_input_is_a_clear_error(call, error, fragment):
+    with pytest.raises(error) as info:
+        call()
+    assert fragment in str(info.value), str(info.value)
+
+
+def test_the_catalogue_covers_every_public_callable_of_the_family():
+    covered = {row[0].split()[0] for row in ROWS}
+    callables = [name for name in explore.__all__
+                 if callable(getattr(explore, name)) and not isinstance(getattr(explore, name),
+                                                                        type)]
+    missing = sorted(set(callables) - covered)
+    assert not missing, f"no catalogue row calls {missing}"
