@@ -30,6 +30,7 @@ from tabular.pg.telemetry import TrainingHistory
 from tabular.rlhf.best_of_n import BestOfN, best_of_n
 from tabular.rlhf.distillation import distill
 from tabular.rlhf.group import group_relative_advantages, grpo
+from tabular.rlhf.group_config import GRPOConfig
 from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.pipeline import (
@@ -46,7 +47,7 @@ from tabular.rlhf.process import (
     prefix_values,
     process_rewards,
 )
-from tabular.rlhf.results import DPOResult, IteratedDPOResult, KTOResult
+from tabular.rlhf.results import DPOResult, GRPOResult, IteratedDPOResult, KTOResult
 from tabular.rlhf.reward_model import (
     RewardModel,
     bradley_terry_loss,
@@ -66,7 +67,8 @@ from tabular.solve.tree import (
 )
 
 __all__ = [
-    "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
+    "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "GRPOConfig", "GRPOResult",
+    "IteratedDPOResult", "KLOptimum",
     "KTOOptimum", "KTOResult", "NGramLM", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
     "ScenarioData", "TrainingHistory", "best_of_n", "bradley_terry_loss", "distill", "dpo",
     "ending_probabilities", "expected_return", "fit_process_reward_model",
