@@ -31,6 +31,12 @@ from tabular.rlhf.best_of_n import BestOfN, best_of_n
 from tabular.rlhf.distillation import distill
 from tabular.rlhf.group import group_relative_advantages, grpo
 from tabular.rlhf.group_config import GRPOConfig
+from tabular.rlhf.group_exact import (
+    ExpectedUpdate,
+    FixedPoint,
+    expected_fixed_point,
+    expected_update,
+)
 from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.pipeline import (
@@ -67,13 +73,14 @@ from tabular.solve.tree import (
 )
 
 __all__ = [
-    "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "GRPOConfig", "GRPOResult",
-    "IteratedDPOResult", "KLOptimum",
-    "KTOOptimum", "KTOResult", "NGramLM", "ProcessRewardModel", "RLHFPipeline", "RewardModel",
-    "ScenarioData", "TrainingHistory", "best_of_n", "bradley_terry_loss", "distill", "dpo",
-    "ending_probabilities", "expected_return", "fit_process_reward_model",
-    "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
-    "kto_optimum", "path_returns", "prefix_values", "pretrain", "process_rewards",
-    "response_distribution", "response_path", "sample_preferences", "sequence_kl", "sft",
-    "train_pipeline", "train_reward_model", "visit_probabilities",
+    "BestOfN", "DPOResult", "ExpectedUpdate", "FixedPoint", "Frontier", "FrontierPoint",
+    "GRPOConfig", "GRPOResult", "IteratedDPOResult", "KLOptimum", "KTOOptimum", "KTOResult",
+    "NGramLM", "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData",
+    "TrainingHistory", "best_of_n", "bradley_terry_loss", "distill", "dpo",
+    "ending_probabilities", "expected_fixed_point", "expected_return", "expected_update",
+    "fit_process_reward_model", "group_relative_advantages", "grpo", "iterated_dpo",
+    "kl_objective", "kl_optimum", "kto", "kto_optimum", "path_returns", "prefix_values",
+    "pretrain", "process_rewards", "response_distribution", "response_path",
+    "sample_preferences", "sequence_kl", "sft", "train_pipeline", "train_reward_model",
+    "visit_probabilities",
 ]
