@@ -52,6 +52,7 @@ from tabular.rules.policy_gradient import (
     ascend,
     grad_entropy,
     log_softmax,
+    softmax,
 )
 from tabular.rules.policy_gradient import group_relative_advantages as _group_advantages
 from tabular.schedules import schedule_value
@@ -147,18 +148,110 @@ def response_return(lp, rollout, path, seen, T, truncated):
     return total
 
 
+class Batch(NamedTuple):
+    """A sampled batch as the epochs read it: ``paths`` ``[n, 2, L + 1]``, ``seen`` ``[n,
+    2, L]`` (rewards, then ``log pi_old``), lengths ``T``, ``kept`` and ``advantage``."""
+
+    paths: np.ndarray
+    seen: np.ndarray
+    T: np.ndarray
+    kept: np.ndarray
+    advantage: np.ndarray
+
+
+class EpochWork(NamedTuple):
+    """Scratch of the epochs after the first: the batch's ``rows`` and each row's
+    ``slot``; per slot ``probs``, ``log_probs``, the summed token weights ``coef`` and
+    entropy weights ``bonus``; GSPO's ``ratios`` per response; ``entropy_grad`` ``[A]``;
+    the ``direction`` ``[R, A]`` being built."""
+
+    rows: np.ndarray
+    slot: np.ndarray
+    probs: np.ndarray
+    log_probs: np.ndarray
+    coef: np.ndarray
+    bonus: np.ndarray
+    ratios: np.ndarray
+    entropy_grad: np.ndarray
+    direction: np.ndarray
+
+
 @njit(cache=True, inline="always")
-def sequence_ratios(theta, rollout, paths, seen, T, kept, log_probs, out):
-    """GSPO's ratio of each kept response, ``exp((1/|y|) sum_t log pi(a_t|s_t) -
-    log pi_old(a_t|s_t))``, into ``out``."""
-    for k in range(T.shape[0]):
-        if not kept[k]:
+def policy_weight(lp, rollout, s, a, ratio, advantage, log_pi):
+    """The weight on ``grad log pi(a|s)`` of a token at ``ratio`` before the aggregation:
+    the clipped policy term (:func:`~tabular.rlhf.group_loss.ratio_weight`) plus the KL
+    loss term at ``log pi(a|s) = log_pi`` when the KL is in the loss."""
+    weight = ratio_weight(ratio, advantage, lp)
+    if lp.kl_placement == IN_LOSS and lp.beta > 0.0:
+        weight += kl_loss_weight(log_pi - reference_log_prob(rollout, s, a), lp.kl_estimator,
+                                 lp.beta)
+    return weight
+
+
+@njit(cache=True, inline="always")
+def ascend_rows(theta, direction, rows, n_rows, step, touched):
+    """The step on the rows the batch touched, then their directions and marks cleared."""
+    for j in range(n_rows):
+        row = rows[j]
+        ascend(theta[row], direction[row], step)
+        direction[row] = 0.0
+        touched[row] = False
+
+
+@njit(cache=True)
+def off_policy_epoch(lp, rollout, theta, batch, work, n_rows, tokens, step):
+    """One more epoch on the batch (``num_iterations > 1``): every token's ratio to the
+    sampling policy, clipped (:func:`policy_weight`), aggregated, and one step. Each
+    row's softmax is computed once, the tokens add ``w`` to ``direction[row, a]`` and to
+    the row's ``coef``, and ``-coef pi`` is added per row: ``sum w (e_a - pi)``, the same
+    gradient with O(1) work per token. Returns the tokens clipped low and high."""
+    n = batch.T.shape[0]
+    for j in range(n_rows):
+        row = work.rows[j]
+        softmax(theta[row], work.probs[j])
+        log_softmax(theta[row], work.log_probs[j])
+        work.coef[j], work.bonus[j] = 0.0, 0.0
+    if lp.level == SEQUENCE_LEVEL:
+        for i in range(n):
+            if batch.kept[i]:
+                total = 0.0
+                for t in range(batch.T[i]):
+                    j = work.slot[rollout.row_of_state[batch.paths[i, 0, t]]]
+                    total += work.log_probs[j, batch.paths[i, 1, t]] - batch.seen[i, 1, t]
+                work.ratios[i] = np.exp(total / batch.T[i])
+    low = high = 0
+    for i in range(n):
+        if not batch.kept[i]:
             continue
-        total = 0.0
-        for t in range(T[k]):
-            log_softmax(theta[rollout.row_of_state[paths[k, 0, t]]], log_probs)
-            total += log_probs[paths[k, 1, t]] - seen[k, 1, t]
-        out[k] = np.exp(total / T[k])
+        A, L = batch.advantage[i], batch.T[i]
+        for t in range(L):
+            s, a = batch.paths[i, 0, t], batch.paths[i, 1, t]
+            row = rollout.row_of_state[s]
+            j = work.slot[row]
+            log_pi = work.log_probs[j, a]
+            ratio = (work.ratios[i] if lp.level == SEQUENCE_LEVEL
+                     else np.exp(log_pi - batch.seen[i, 1, t]))
+            region = clip_region(ratio, A, lp)
+            low += region < 0
+            high += region > 0
+            w = token_weight(policy_weight(lp, rollout, s, a, ratio, A, log_pi), lp.loss_type,
+                             L, n, tokens, lp.max_steps) / n
+            work.direction[row, a] += w
+            work.coef[j] += w
+            if lp.entropy_coef > 0.0:
+                work.bonus[j] += token_weight(lp.entropy_coef, lp.loss_type, L, n, tokens,
+                                              lp.max_steps) / n
+    for j in range(n_rows):
+        row = work.rows[j]
+        if lp.entropy_coef > 0.0:
+            grad_entropy(work.probs[j], work.log_probs[j], work.entropy_grad)
+        for b in range(theta.shape[1]):
+            work.direction[row, b] -= work.coef[j] * work.probs[j, b]
+            if lp.entropy_coef > 0.0:
+                work.direction[row, b] += work.bonus[j] * work.entropy_grad[b]
+        ascend(theta[row], work.direction[row], step)
+        work.direction[row] = 0.0
+    return low, high
 
 
 @njit(cache=True, inline="always")
@@ -182,6 +275,11 @@ def _grpo_run(model, p, rollout, rng, out, run):
     touched = np.zeros(theta.shape[0], dtype=np.bool_)
     rows = np.empty(n * rollout.max_steps, dtype=np.int64)
     prompt_cdf = np.empty(S)
+    n_slots = min(n * rollout.max_steps, theta.shape[0])
+    work = EpochWork(rows, np.zeros(theta.shape[0], dtype=np.int64),
+                     np.empty((n_slots, theta.shape[1])), np.empty((n_slots, theta.shape[1])),
+                     np.empty(n_slots), np.empty(n_slots), ratios, entropy_grad, direction)
+    batch = Batch(paths, seen, T, kept, advantage)
     for it in range(p.first, p.iterations):
         for g in range(lp.groups):
             s0, group = group_model(model, rng, prompt_cdf)
@@ -198,52 +296,40 @@ def _grpo_run(model, p, rollout, rng, out, run):
         tokens, dropped = batch_advantages(lp, shaped, T, truncated, baseline, advantage, kept)
         out.dropped[run, it] = dropped
         step = schedule_value(p.alpha, it + 1)
-        low = high = updates = 0
-        for epoch in range(lp.num_iterations):
-            if epoch > 0 and lp.level == SEQUENCE_LEVEL:
-                sequence_ratios(theta, rollout, paths, seen, T, kept, dist[1], ratios)
-            n_rows = 0
-            for i in range(n):
-                if not kept[i]:
-                    continue
-                for t in range(T[i]):
-                    s, a = paths[i, 0, t], paths[i, 1, t]
-                    row = rollout.row_of_state[s]
-                    if not touched[row]:
-                        touched[row] = True
-                        rows[n_rows] = row
-                        n_rows += 1
-                    log_pi, ratio = seen[i, 1, t], 1.0  # the first epoch is on-policy
-                    if epoch > 0:
-                        log_softmax(theta[row], dist[1])
-                        log_pi = dist[1, a]
-                        ratio = (ratios[i] if lp.level == SEQUENCE_LEVEL
-                                 else np.exp(log_pi - seen[i, 1, t]))
-                    region = clip_region(ratio, advantage[i], lp)
-                    low += region < 0
-                    high += region > 0
-                    updates += 1
-                    weight = ratio_weight(ratio, advantage[i], lp)
-                    if lp.kl_placement == IN_LOSS and lp.beta > 0.0:
-                        weight += kl_loss_weight(log_pi - reference_log_prob(rollout, s, a),
-                                                 lp.kl_estimator, lp.beta)
-                    weight = token_weight(weight, lp.loss_type, T[i], n, tokens, lp.max_steps)
-                    grad[:] = 0.0  # this token's weighted grad log pi(a_t|s_t)
-                    accumulate_log_prob_grad(theta[row], a, weight, dist[0], grad)
-                    if lp.entropy_coef > 0.0:
-                        log_softmax(theta[row], dist[1])
-                        grad_entropy(dist[0], dist[1], entropy_grad)
-                        bonus = token_weight(lp.entropy_coef, lp.loss_type, T[i], n, tokens,
-                                             lp.max_steps)
-                        for b in range(grad.shape[0]):
-                            grad[b] += bonus * entropy_grad[b]
+        # the first epoch, on-policy (every ratio 1), token by token
+        n_rows, updates, low, high = 0, 0, 0, 0
+        for i in range(n):
+            if not kept[i]:
+                continue
+            for t in range(T[i]):
+                s, a = paths[i, 0, t], paths[i, 1, t]
+                row = rollout.row_of_state[s]
+                if not touched[row]:
+                    touched[row] = True
+                    work.slot[row] = n_rows
+                    rows[n_rows] = row
+                    n_rows += 1
+                region = clip_region(1.0, advantage[i], lp)  # CISPO's cap may hold at 1
+                low += region < 0
+                high += region > 0
+                weight = policy_weight(lp, rollout, s, a, 1.0, advantage[i], seen[i, 1, t])
+                weight = token_weight(weight, lp.loss_type, T[i], n, tokens, lp.max_steps)
+                grad[:] = 0.0  # this token's weighted grad log pi(a_t|s_t)
+                accumulate_log_prob_grad(theta[row], a, weight, dist[0], grad)
+                if lp.entropy_coef > 0.0:
+                    log_softmax(theta[row], dist[1])
+                    grad_entropy(dist[0], dist[1], entropy_grad)
+                    bonus = token_weight(lp.entropy_coef, lp.loss_type, T[i], n, tokens,
+                                         lp.max_steps)
                     for b in range(grad.shape[0]):
-                        direction[row, b] += grad[b] / n
-            for j in range(n_rows):
-                row = rows[j]
-                ascend(theta[row], direction[row], step)
-                direction[row] = 0.0
-                touched[row] = False
+                        grad[b] += bonus * entropy_grad[b]
+                for b in range(grad.shape[0]):
+                    direction[row, b] += grad[b] / n
+                updates += 1
+        ascend_rows(theta, direction, rows, n_rows, step, touched)
+        for _ in range(1, lp.num_iterations):
+            l, h = off_policy_epoch(lp, rollout, theta, batch, work, n_rows, tokens, step)
+            low, high, updates = low + l, high + h, updates + tokens
         out.clipped[run, 0, it] = low / max(updates, 1)
         out.clipped[run, 1, it] = high / max(updates, 1)
 

@@ -254,10 +254,10 @@ def _sample(lp, atoms, x, samples, rng, F_a, F_h):
 
 
 @njit(cache=True)
-def _backward(tree, rollout, lp, f, W_a, W_h, out):
-    """``out [R, A]``: the expected update from the per-ending weights ``W_a``, ``W_h``
-    (``[S, A]``: ``P(y) F_a(y)``, ``P(y) F_h(y)``), each pair's the sum over its subtree
-    of the responses through it."""
+def _backward(tree, rollout, lp, f, atom_of, F_a, F_h, out):
+    """``out [R, A]``: the expected update from the weights ``F_a``, ``F_h`` of each
+    ending's atom (``atom_of [S, A]``) times its probability, each pair's the sum over
+    its subtree of the responses through it."""
     S, A = f.probs.shape
     U_a, U_h = np.zeros(S), np.zeros(S)
     w_a, w_h = np.empty(A), np.empty(A)
@@ -272,7 +272,8 @@ def _backward(tree, rollout, lp, f, W_a, W_h, out):
             if f.probs[s, a] == 0.0:
                 continue
             if tree.done[s, a]:
-                w_a[a], w_h[a] = W_a[s, a], W_h[s, a]
+                j = atom_of[s, a]
+                w_a[a], w_h[a] = f.ends[s, a] * F_a[j], f.ends[s, a] * F_h[j]
             else:
                 w_a[a], w_h[a] = U_a[tree.next_state[s, a]], U_h[tree.next_state[s, a]]
             U_a[s] += w_a[a]
@@ -363,19 +364,21 @@ def _atoms(f: Flow, tree: Tree, baseline: np.ndarray) -> tuple[Atoms, np.ndarray
     roots = np.flatnonzero(tree.start > 0.0)
     prompt_of_root = np.full(tree.start.shape[0], -1)
     prompt_of_root[roots] = np.arange(roots.shape[0])
-    x = prompt_of_root[f.root[s]]
-    keys = np.rec.fromarrays([x, f.R[s, a], f.T[s, a], f.trunc[s, a]])
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    q = np.bincount(inverse, weights=f.ends[s, a], minlength=uniq.shape[0])
+    x, R, T, trunc = prompt_of_root[f.root[s]], f.R[s, a], f.T[s, a], f.trunc[s, a]
+    order = np.lexsort((trunc, T, R, x))
+    x, R, T, trunc = x[order], R[order], T[order], trunc[order]
+    new = np.ones(x.shape[0], dtype=np.bool_)
+    new[1:] = (x[1:] != x[:-1]) | (R[1:] != R[:-1]) | (T[1:] != T[:-1]) | (
+        trunc[1:] != trunc[:-1])
+    inverse = np.empty(x.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
     px = tree.start[roots]
-    q = q / px[uniq.f0]
-    offsets = np.searchsorted(uniq.f0, np.arange(roots.shape[0] + 1))
+    q = np.bincount(inverse, weights=f.ends[s, a]) / px[x[new]]
+    offsets = np.searchsorted(x[new], np.arange(roots.shape[0] + 1))
     atom_of = np.full(f.ends.shape, -1, dtype=np.int64)
     atom_of[s, a] = inverse
-    atoms = Atoms(np.ascontiguousarray(uniq.f1, dtype=np.float64),
-                  np.ascontiguousarray(uniq.f2, dtype=np.int64),
-                  np.ascontiguousarray(uniq.f3, dtype=np.bool_), q,
-                  offsets.astype(np.int64), px / px.sum(), baseline)
+    atoms = Atoms(R[new], T[new], trunc[new], q, offsets.astype(np.int64), px / px.sum(),
+                  baseline)
     return atoms, atom_of
 
 
@@ -416,9 +419,16 @@ def _is_linear(lp) -> bool:
     return lp.scale == SCALE_NONE and lp.loss_type in (SUM, GRPO, DR_GRPO)
 
 
-def _cosine(u: np.ndarray, v: np.ndarray) -> float:
-    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
-    return float(u.ravel() @ v.ravel() / (nu * nv)) if nu > 0 and nv > 0 else math.nan
+def _bias(d: np.ndarray, g: np.ndarray) -> tuple[float, float, float]:
+    """``(cosine, |d| / |g|, |d - g| / |g|)`` (the last from ``d - g`` itself: from the
+    dot products it would lose half the digits to cancellation)."""
+    d, g = d.ravel(), g.ravel()
+    dd, gg, dg = float(d @ d), float(g @ g), float(d @ g)
+    cosine = dg / math.sqrt(dd * gg) if dd > 0 and gg > 0 else math.nan
+    if gg == 0:
+        return cosine, math.inf, math.inf
+    diff = d - g
+    return cosine, math.sqrt(dd / gg), math.sqrt(float(diff @ diff) / gg)
 
 
 def expected_update(mdp: MDPLike, policy: PolicyLike, *, ref_policy: PolicyLike | None = None,
@@ -471,19 +481,11 @@ def expected_update(mdp: MDPLike, policy: PolicyLike, *, ref_policy: PolicyLike 
             else:
                 method, drawn = "monte carlo", samples
                 _sample(lp, atoms, x, samples, rng, F_a, F_h)
-    on = atom_of >= 0
-    W_a, W_h = np.zeros_like(flow.ends), np.zeros_like(flow.ends)
-    W_a[on] = flow.ends[on] * F_a[atom_of[on]]
-    W_h[on] = flow.ends[on] * F_h[atom_of[on]]
     logits = su.policy.logits
     direction, gradient = np.zeros(logits.shape), np.zeros(logits.shape)
-    _backward(tree, rollout, lp, flow, W_a, W_h, direction)
+    _backward(tree, rollout, lp, flow, atom_of, F_a, F_h, direction)
     _gradient(tree, su.rollout, su.rollout.beta, flow, gradient)
-    g = np.linalg.norm(gradient)
-    return ExpectedUpdate(direction, gradient, _cosine(direction, gradient),
-                          float(np.linalg.norm(direction) / g) if g > 0 else math.inf,
-                          float(np.linalg.norm(direction - gradient) / g) if g > 0
-                          else math.inf, method, drawn)
+    return ExpectedUpdate(direction, gradient, *_bias(direction, gradient), method, drawn)
 
 
 def _forward(su, cfg: GRPOConfig):

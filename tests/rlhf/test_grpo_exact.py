@@ -98,3 +98,15 @@ def test_the_exact_gradient_is_the_objectives_derivative():
                             ref, 0.8)
         # central differences: error O(h^2 |J'''|) + rounding O(eps |J| / h)
         assert (up - down) / (2 * h) == pytest.approx(np.sum(g * v), abs=1e-8)
+
+
+def test_sequence_and_token_ratios_agree_on_one_token_responses():
+    """GSPO's ``(pi(y)/pi_old(y))^(1/|y|)`` is the token ratio when ``|y| = 1``: every
+    epoch after the first takes the same step at both levels."""
+    env = TokenMDP(("x",), {"x": 1.0, "y": 0.2}, vocab=("x", "y"), max_len=1)
+    kw = dict(iterations=30, alpha=2.0, num_iterations=4, epsilon=0.1, seed=5)
+    token = grpo(env.to_mdp(), importance_sampling_level="token", **kw)
+    sequence = grpo(env.to_mdp(), importance_sampling_level="sequence", **kw)
+    np.testing.assert_allclose(token.logits, sequence.logits, rtol=0, atol=1e-12)
+    assert token.clip_ratio_high.max() > 0  # the later epochs reach the clip
+    np.testing.assert_array_equal(token.clip_ratio_high, sequence.clip_ratio_high)
