@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
-from tabular import SoftmaxPolicy, rlhf
+from tabular import SoftmaxPolicy, TabularMDP, rlhf
 from tabular.envs import TokenMDP
 from tabular.rlhf import GRPOConfig
 
 TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2)
 MDP = TOKENS.to_mdp()
 POLICY = SoftmaxPolicy.tabular(MDP.n_states, MDP.n_actions)
+FROZEN = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
 
 
 def grpo(**kw):
@@ -73,6 +75,25 @@ ROWS = [
     ("grpo entropy_coef -0.1", grpo(entropy_coef=-0.1), ValueError, "entropy_coef"),
     ("grpo entropy_coef NaN", grpo(entropy_coef=math.nan), ValueError, "entropy_coef"),
     ("GRPOConfig advantage", config(advantage="ppo"), ValueError, "advantage must be one of"),
+    ("expected_update config and options", lambda: rlhf.expected_update(
+        MDP, POLICY, config=GRPOConfig(), loss_type="dapo"), ValueError, "not both"),
+    ("expected_update config dict", lambda: rlhf.expected_update(
+        MDP, POLICY, config={"loss_type": "dapo"}), TypeError, "config must be"),
+    ("expected_update samples 0", lambda: rlhf.expected_update(MDP, POLICY, samples=0),
+     ValueError, "samples must be an integer >= 1"),
+    ("expected_update max_groups 1.5", lambda: rlhf.expected_update(
+        MDP, POLICY, max_groups=1.5), ValueError, "max_groups must be an integer"),
+    ("expected_update max_steps cuts", lambda: rlhf.expected_update(MDP, POLICY, max_steps=1),
+     ValueError, "max_steps=1 cuts the responses"),
+    ("expected_update stochastic MDP", lambda: rlhf.expected_update(
+        FROZEN, np.full((16, 4), 0.25), max_steps=100), ValueError, "deterministic"),
+    ("expected_update beta without ref", lambda: rlhf.expected_update(MDP, POLICY, beta=1.0),
+     ValueError, "needs a ref_policy"),
+    ("expected_fixed_point alpha 0", lambda: rlhf.expected_fixed_point(
+        MDP, POLICY, ref_policy=POLICY, beta=1.0, alpha=0.0), ValueError, "alpha must be"),
+    ("expected_fixed_point iterations 0", lambda: rlhf.expected_fixed_point(
+        MDP, POLICY, ref_policy=POLICY, beta=1.0, iterations=0), ValueError,
+     "iterations must be an integer >= 1"),
     ("GRPOConfig group_size", config(group_size=np.int64(1)), ValueError, "group_size"),
 ]
 
