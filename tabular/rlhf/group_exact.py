@@ -63,7 +63,7 @@ from tabular.rlhf.group_config import (
 )
 from tabular.rlhf.group_loss import batch_advantages, kl_loss_weight, ratio_weight, token_weight
 from tabular.rules.policy_gradient import grad_entropy, log_softmax, softmax
-from tabular.solve.tree import kl_objective, kl_optimum
+from tabular.solve.tree import kl_objective, kl_optimum, visit_probabilities
 from tabular.types import MDPLike, PolicyLike
 
 
@@ -554,10 +554,17 @@ def expected_fixed_point(mdp: MDPLike, policy: PolicyLike, *, ref_policy: Policy
                          beta: float, alpha: float = 1.0, iterations: int = 20_000,
                          tol: float = 1e-9, config: GRPOConfig | None = None,
                          **options) -> FixedPoint:
-    """The fixed point of an estimator's expected update: ``theta <- theta + alpha E[d]``
-    (:func:`expected_update`, the limit of :func:`~tabular.rlhf.grpo` as its step size
-    falls) from ``policy`` until ``|E[d]| < tol`` or ``iterations`` steps, and its exact
-    gap ``J* - J`` to the optimum ``pi*`` of ``beta`` (> 0) and ``ref_policy``.
+    """The fixed point of an estimator's expected update (:func:`expected_update`, where
+    :func:`~tabular.rlhf.grpo` settles as its step size falls): from ``policy``,
+    ``theta_r <- theta_r + alpha E[d]_r / mu(r)`` until ``|E[d]| < tol`` or
+    ``iterations`` steps, and its exact gap ``J* - J`` to the optimum ``pi*`` of
+    ``beta`` (> 0) and ``ref_policy``.
+
+    Each row ``r`` is moved by its expected update divided by the probability ``mu(r)``
+    that a response passes through one of its states: a positive diagonal
+    preconditioner, so the points where the update is 0 are the same, but rarely visited
+    prefixes, whose plain update is ``mu`` times smaller, converge as fast as the others
+    (a row no response visits does not move).
 
     ``config``/``**options`` as in :func:`expected_update` (an estimator the enumeration
     or closed form serves: the Monte Carlo draws would make the steps noisy).
@@ -579,8 +586,16 @@ def expected_fixed_point(mdp: MDPLike, policy: PolicyLike, *, ref_policy: Policy
         norm = float(np.linalg.norm(upd.direction))
         if norm < tol or steps == iterations:
             break
-        current.logits[finite] += step * upd.direction[finite]
+        mu = np.bincount(current.row_of_state, weights=visit_probabilities(su.mdp, current),
+                         minlength=current.logits.shape[0])
+        move = step * upd.direction / np.where(mu > 0.0, mu, 1.0)[:, None]
+        current.logits[finite] += move[finite]
         steps += 1
+        if not np.all(np.abs(current.logits[finite]) < 1e6):
+            raise FloatingPointError(
+                f"the expected update diverged after {steps} steps (a logit passed 1e6): "
+                f"this estimator has no finite fixed point from this policy, or alpha="
+                f"{step:g} is too large for it")
     mdp_ = as_mdp(su.mdp)
     gap = kl_optimum(mdp_, ref_policy, beta).value - kl_objective(mdp_, current, ref_policy,
                                                                   beta)
