@@ -125,6 +125,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "frozenlake",
     "token_rlhf",
     "process_rewards",
+    "grpo_stationary",
     "rlhf_leaderboard",
     "speed",
 )
