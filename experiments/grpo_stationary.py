@@ -47,7 +47,7 @@ class Config(Settings):
     seed: int = 0
     """Seed of the runs' streams."""
 
-    QUICK = {"alphas": (0.4, 0.1), "runs": 4}
+    QUICK = {"alphas": (0.4, 0.1), "runs": 4, "fixed_point_steps": 500}
     REFERENCE = "the calibration"
 
 
@@ -125,7 +125,7 @@ def k3_loss_stops_short_of_the_optimum(results: dict) -> list[Measure]:
     return out
 
 
-@check("beta")
+@check("beta", "fixed_point_steps")
 def k1_reward_without_std_stops_at_the_optimum(results: dict) -> list[Measure]:
     """With k1 folded into the reward and no std, the expected update is (G-1)/G times the
     exact gradient of the KL-regularised objective: its fixed point is pi*."""
@@ -134,7 +134,7 @@ def k1_reward_without_std_stops_at_the_optimum(results: dict) -> list[Measure]:
                   f"the fixed point's gap is {results['fixed_gap'][i]:.3g}", "float rounding")]
 
 
-@check("beta", "alphas")
+@check("beta", "alphas", "fixed_point_steps")
 def std_with_k1_reward_shrinks_with_alpha(results: dict) -> list[Measure]:
     """With k1 in the reward, the std-normalised update vanishes only at pi* (there every
     return is beta log Z) but keeps unit scale near it, so its expected dynamics never

@@ -126,6 +126,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "token_rlhf",
     "process_rewards",
     "grpo_stationary",
+    "grpo_kl_estimators",
     "rlhf_leaderboard",
     "speed",
 )
