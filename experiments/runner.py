@@ -127,6 +127,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "process_rewards",
     "grpo_stationary",
     "grpo_kl_estimators",
+    "grpo_length_bias",
     "rlhf_leaderboard",
     "speed",
 )
