@@ -149,13 +149,30 @@ def length_free_losses_leave_length_alone(results: dict) -> list[Measure]:
 
 
 @check("difficulties", "group_size")
-def bnpo_sign(results: dict) -> list[Measure]:
-    """``bnpo``/``dapo`` (one normaliser per batch of tokens) has a length effect too,
-    through the correlation of a group's total length with its advantages; reported by
-    its sign, which the numbers give."""
-    correct, wrong = results["slope"][_row(results, "bnpo")]
-    return [fact("signs of d E[|o|] (correct, wrong) under bnpo", True, "reported",
-                 f"({number(correct)}, {number(wrong)})", "")]
+def bnpo_bias_is_smaller(results: dict) -> list[Measure]:
+    """``bnpo``/``dapo`` (one normaliser per batch of tokens) also lengthens wrong answers,
+    through the correlation of a group's total length with its advantages, but less than
+    ``grpo``'s 1/|o|."""
+    b, g = results["slope"][_row(results, "bnpo")], results["slope"][_row(results, "grpo")]
+    return [fact("bnpo's length slopes: same signs as grpo's, smaller magnitudes",
+                 bool(np.all(np.sign(b) == np.sign(g)) and np.all(np.abs(b) < np.abs(g))),
+                 f"signs of ({number(g[0])}, {number(g[1])}), smaller",
+                 f"({number(b[0])}, {number(b[1])})", "bnpo's length bias is not grpo's, smaller")]
+
+
+@check("difficulties", "group_size")
+def std_reweighting_is_far_below_one_over_std(results: dict) -> list[Measure]:
+    """At G = 4 the std division's reweighting is much weaker than the population 1/std
+    (``1/sqrt(p(1-p))``) suggests: a group's std is random, and a group whose rewards
+    agree is only centred. Relative to the p = 0.5 prompt, the extreme prompts' weights
+    stay within 10% where 1/std predicts 25% and 67%: the claim's magnitude is not
+    supported at this group size (its sign is)."""
+    ratio = results["weight"][0] / results["weight"][1]
+    mid = int(np.argmin(np.abs(results["difficulties"] - 0.5)))
+    spread = float(np.abs(ratio / ratio[mid] - 1).max())
+    return [below("largest |relative weight - 1| across prompts, std / no std", spread, 0.1,
+                  f"the std division reweights prompts by up to {spread:.3g}",
+                  "measured, against 0.67 for 1/std")]
 
 
 @check("difficulties", "group_size")
