@@ -24,7 +24,7 @@ from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
 from tabular.pg.rollout import episode_buffers, kl_penalised, sample_episode
 from tabular.pg.setup import setup, step_size
-from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks, sample_batch
+from tabular.pg.telemetry import Callback, check_history, run_in_chunks, sample_batch
 from tabular.results import with_run_axis
 from tabular.rlhf.group_config import (
     GREEDY,
@@ -46,6 +46,7 @@ from tabular.rlhf.group_loss import (
     ratio_weight,
     token_weight,
 )
+from tabular.rlhf.group_telemetry import group_sampler
 from tabular.rlhf.results import GRPOResult
 from tabular.rules.policy_gradient import (
     accumulate_log_prob_grad,
@@ -471,7 +472,7 @@ def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 50
 
     trace = run_in_chunks(step, iterations, every,
                           su.recorder(ref_policy, out.logits, callback, "grpo",
-                                      batch_sampler(su, out.logits, config.group_size,
+                                      group_sampler(su, out, config.group_size,
                                                     sample_group)))
     result = su.result(base, value=False, history=trace)
     return GRPOResult(**{f.name: getattr(result, f.name) for f in fields(result)},
