@@ -128,6 +128,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "grpo_stationary",
     "grpo_kl_estimators",
     "grpo_length_bias",
+    "grpo_clip_higher",
     "rlhf_leaderboard",
     "speed",
 )
