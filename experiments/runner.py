@@ -129,6 +129,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "grpo_kl_estimators",
     "grpo_length_bias",
     "grpo_clip_higher",
+    "grpo_group_size",
     "rlhf_leaderboard",
     "speed",
 )
