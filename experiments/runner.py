@@ -130,6 +130,7 @@ EXPERIMENTS: tuple[str, ...] = (
     "grpo_length_bias",
     "grpo_clip_higher",
     "grpo_group_size",
+    "grpo_token_sequence",
     "rlhf_leaderboard",
     "speed",
 )
