@@ -39,7 +39,7 @@ class Config(Settings):
     alpha: float = 8.0
     """The size of the step from pi_old to pi."""
 
-    QUICK = {"scenario": "capital"}
+    QUICK = {"scenario": "capital", "alpha": 2.0}
     REFERENCE = "the calibration"
 
 
