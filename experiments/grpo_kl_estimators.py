@@ -78,7 +78,7 @@ def run(config: Config, executor) -> dict:
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
-    fig, axes = style.figure(2, 1, width=4.4, height=3.6,
+    fig, axes = style.figure(2, 1, width=5.0, height=4.8,
                              title=f"KL estimators and placements, beta = {config.beta:g}")
     names = list(results["placements"])
     x = np.arange(len(names))
@@ -91,12 +91,12 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax = axes[0, 1]
     shown = np.where(results["status"] == 1.0, results["fixed_gap"], np.nan)
     ax.bar(x, np.maximum(shown, 1e-17), color=style.PALETTE[2])
-    for i, s in enumerate(results["status"]):
-        if s != 1.0:
-            ax.text(i, 1e-16, "diverges" if s < 0 else "no fixed\npoint", ha="center",
-                    fontsize=7, rotation=90, va="bottom")
+    marks = {1.0: "", 0.0: " (none)", -1.0: " (diverges)"}
     ax.set_yscale("log")
-    ax.set_xticks(x, names, rotation=40, ha="right", fontsize=8)
+    ax.set_ylim(1e-17, 1.0)
+    ax.set_xticks(x, [n + marks[float(st)] for n, st in zip(names, results["status"],
+                                                            strict=True)],
+                  rotation=40, ha="right", fontsize=8)
     ax.set_ylabel("J(pi*) - J at the fixed point, exact")
     ax.set_title("where the expected update stops", fontsize=9)
     return [style.save(fig, out_dir / "grpo_kl_estimators.png")]
