@@ -9,6 +9,8 @@ shrink towards small sizes.
 - :func:`mdps`: general random MDPs (cycles allowed); ``gamma < 1`` is safe.
 - :func:`acyclic_mdps`: transitions only go to higher-numbered states and the last
   state always ends the episode, like a token prefix tree: safe with ``gamma = 1``.
+- :func:`token_mdps`: small random token MDPs (prompt trees with random response
+  rewards, ties included), the RLHF learners' models.
 - :func:`gammas`: discounts in ``[0, 0.99]``.
 - :func:`policies`: stochastic ``[S, A]`` policies for a given MDP.
 - :func:`layouts`: valid ASCII gridworld layouts with :class:`~tabular.envs.GridWorld` options.
@@ -241,6 +243,39 @@ def _acyclic_mdps(draw, max_states, max_actions, max_outcomes, traps, reward_sca
     start = np.zeros(S)
     start[0] = 1.0
     return TabularMDP(next_state, prob, reward, done, start)
+
+
+def token_mdps(max_prompts: int = 2, max_words: int = 2, max_len: int = 3
+               ) -> st.SearchStrategy:
+    """Random token MDPs (:class:`tabular.envs.TokenMDP` envs): 1 to ``max_prompts``
+    prompts with random probabilities, 1 to ``max_words`` words plus ``eos``, responses of
+    1 to ``max_len`` tokens, every response's reward drawn from a seed (from a few values
+    half of the time, so that groups of equal rewards occur). Defaults 2, 2, 3: at most
+    30 prefixes per prompt."""
+    return _token_mdps(_check_size("max_prompts", max_prompts, 10),
+                       _check_size("max_words", max_words, 10),
+                       _check_size("max_len", max_len, 6))
+
+
+@st.composite
+def _token_mdps(draw, max_prompts, max_words, max_len):
+    from tabular.envs import TokenMDP
+
+    P = draw(st.integers(1, max_prompts))
+    words = tuple(f"w{i}" for i in range(draw(st.integers(1, max_words))))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    ties = draw(st.booleans())
+    scores: dict = {}
+
+    def reward(prompt: str, response: str) -> float:
+        if (prompt, response) not in scores:
+            scores[prompt, response] = float(rng.choice([0.0, 1.0]) if ties else rng.normal())
+        return scores[prompt, response]
+
+    probs = rng.dirichlet(np.ones(P)) if P > 1 else None
+    prompts = tuple(" ".join([words[0]] * (i + 1)) for i in range(P))  # words of the vocab
+    return TokenMDP(prompts, reward, vocab=words,
+                    max_len=draw(st.integers(1, max_len)), prompt_probs=probs)
 
 
 def policies(mdp: TabularMDP, zero_rate: float = 0.3) -> st.SearchStrategy[FloatArray]:

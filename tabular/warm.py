@@ -312,6 +312,12 @@ CALLS: dict[str, Callable[[], object]] = {
                      for telemetry in ({}, {"ref_policy": token()[2], "beta": 1.0,
                                             "history": True})],
     "group_relative_advantages": lambda: rlhf.group_relative_advantages(np.zeros(2)),
+    "expected_update": lambda: [rlhf.expected_update(token()[1], token()[2], group_size=2,
+                                                     **options)
+                                for options in ({}, {"advantage": "rloo"}, {"samples": 2,
+                                                                            "max_groups": 1})],
+    "expected_fixed_point": lambda: rlhf.expected_fixed_point(
+        token()[1], token()[2], ref_policy=token()[2], beta=1.0, iterations=2, group_size=2),
     "fit_process_reward_model": lambda: rlhf.fit_process_reward_model(
         token()[1], token()[2], responses=2, completions=1),
     "train_pipeline": pipeline,
@@ -369,7 +375,8 @@ NO_KERNEL: dict[str, str] = {
          "TrainingHistory.runs", "TrainingHistory.run", "GameTree", "GameTree.n_positions",
          "GameTree.n_moves", "GameTree.legal", "GameValues",
          "ExplorationResult", "RegretResult", "AverageRegretResult", "UCRL2Result", "Hardness",
-         "DiscountedResult", "SampleComplexityResult"], _RECORD),
+         "DiscountedResult", "SampleComplexityResult", "GRPOResult", "GRPOConfig",
+         "GRPOConfig.folds_k1", "GRPOConfig.loss", "ExpectedUpdate", "FixedPoint"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",

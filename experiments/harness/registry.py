@@ -86,6 +86,12 @@ MODULES: tuple[str, ...] = (
     "rlhf.xpo_coverage",
     "rlhf.rl_razor",
     "explore.exploration_regret",
+    "rlhf.grpo_stationary",
+    "rlhf.grpo_kl_estimators",
+    "rlhf.grpo_length_bias",
+    "rlhf.grpo_token_sequence",
+    "rlhf.grpo_group_size",
+    "rlhf.grpo_clip_higher",
     "zoo.speed",
 )
 

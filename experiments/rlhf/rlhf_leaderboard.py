@@ -285,10 +285,33 @@ def train_trpo(scenario, beta, iterations, runs, seed, every):
                 lam=1.0, **kw).history
 
 
-def train_group(scenario, beta, iterations, runs, seed, every, advantage="grpo"):
+def train_group(scenario, beta, iterations, runs, seed, every, advantage="grpo",
+                **options):
     mdp, start, kw = _rl(scenario, beta, seed, runs, every)
     return grpo(mdp, start, iterations=iterations, group_size=GROUP, advantage=advantage,
-                alpha=ALPHA["GRPO"], **kw).history
+                alpha=ALPHA["GRPO"], **options, **kw).history
+
+
+#: TRL GRPOConfig's recipe: DAPO's loss with clip-higher, 4 epochs per batch, the KL as a
+#: k3 loss term (its placement; its default beta is the leaderboard's).
+TRL_GRPO = dict(loss_type="dapo", epsilon_high=0.28, num_iterations=4, kl_placement="loss",
+                kl_estimator="k3")
+
+
+def train_trl_grpo(scenario, beta, iterations, runs, seed, every):
+    return train_group(scenario, beta, iterations, runs, seed, every, **TRL_GRPO)
+
+
+def train_dr_grpo(scenario, beta, iterations, runs, seed, every):
+    """Dr. GRPO: no std, the constant normaliser ``1 / (G max_len)``."""
+    return train_group(scenario, beta, iterations, runs, seed, every, scale_rewards="none",
+                       loss_type="dr_grpo", max_steps=task(scenario).ex.env.max_len)
+
+
+def train_gspo(scenario, beta, iterations, runs, seed, every):
+    """GSPO: the sequence-level ratio, 4 epochs per batch, GRPO's per-response average."""
+    return train_group(scenario, beta, iterations, runs, seed, every, loss_type="grpo",
+                       importance_sampling_level="sequence", num_iterations=4)
 
 
 def train_rloo(scenario, beta, iterations, runs, seed, every):
@@ -387,6 +410,10 @@ METHODS = {
     "GRPO": Method(train_group, "response (groups of 8)", GROUP),
     "RLOO": Method(train_rloo, "response (groups of 8)", GROUP),
     "ReMax": Method(train_remax, "response (groups of 8 + 1 greedy)", GROUP + 1),
+    "GRPO, TRL (DAPO loss, k3 loss, mu 4)": Method(train_trl_grpo, "response (groups of 8)",
+                                                  GROUP),
+    "Dr. GRPO": Method(train_dr_grpo, "response (groups of 8)", GROUP),
+    "GSPO (mu 4)": Method(train_gspo, "response (groups of 8)", GROUP),
     "DPO": Method(train_dpo, "2 per comparison"),
     "IPO": Method(train_ipo, "2 per comparison"),
     "iterated DPO": Method(train_iterated_dpo, "2 per comparison (4 rounds)"),
@@ -505,7 +532,9 @@ def run(config: Config, executor) -> dict:
 
 # ------------------------------------------------------------------------ drawing
 FAMILIES = {"REINFORCE": "-", "Actor-critic": "-", "PPO": "-", "PPO, adaptive KL": "-",
-            "TRPO": "-", "GRPO": "--", "RLOO": "--", "ReMax": "--", "DPO": ":", "IPO": ":",
+            "TRPO": "-", "GRPO": "--", "RLOO": "--", "ReMax": "--",
+            "GRPO, TRL (DAPO loss, k3 loss, mu 4)": "--", "Dr. GRPO": "--", "GSPO (mu 4)": "--",
+            "DPO": ":", "IPO": ":",
             "iterated DPO": ":", "KTO": ":", "distill (pi* teacher)": "-."}
 """Line styles: policy gradient with a critic or none (solid), group baselines (dashed),
 preference learners (dotted), distillation (dash-dot)."""

@@ -37,6 +37,13 @@ from tabular.pg.results import TrainingHistory
 from tabular.rlhf.best_of_n import BestOfN, best_of_n
 from tabular.rlhf.distillation import distill
 from tabular.rlhf.group import group_relative_advantages, grpo
+from tabular.rlhf.group_config import GRPOConfig
+from tabular.rlhf.group_exact import (
+    ExpectedUpdate,
+    FixedPoint,
+    expected_fixed_point,
+    expected_update,
+)
 from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.loss_optimum import LossOptimum, loss_optimum
@@ -64,7 +71,7 @@ from tabular.rlhf.process import (
     prefix_values,
     process_rewards,
 )
-from tabular.rlhf.results import DPOResult, IteratedDPOResult, KTOResult
+from tabular.rlhf.results import DPOResult, GRPOResult, IteratedDPOResult, KTOResult
 from tabular.rlhf.reward_model import (
     RewardModel,
     bradley_terry_loss,
@@ -84,14 +91,16 @@ from tabular.solve.tree import (
 )
 
 __all__ = [
-    "BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
-    "KTOOptimum", "KTOResult", "LossOptimum", "NGramLM", "NashEquilibrium", "NashMDResult",
-    "PreferenceModel", "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData",
-    "TrainingHistory", "best_of_n", "bradley_terry_loss", "bradley_terry_preference", "distill",
-    "dpo", "ending_probabilities", "expected_return", "fit_process_reward_model",
-    "group_relative_advantages", "grpo", "iterated_dpo", "kl_objective", "kl_optimum", "kto",
-    "kto_optimum", "loss_optimum", "nash_equilibrium", "nash_md", "path_returns", "preference_gap",
-    "preference_table", "prefix_values", "pretrain", "process_rewards", "response_distribution",
-    "response_path", "sample_preferences", "sequence_kl", "sft", "train_pipeline",
-    "train_reward_model", "visit_probabilities",
+    "BestOfN", "DPOResult", "ExpectedUpdate", "FixedPoint", "Frontier", "FrontierPoint",
+    "GRPOConfig", "GRPOResult", "IteratedDPOResult", "KLOptimum", "KTOOptimum", "KTOResult",
+    "LossOptimum", "NGramLM", "NashEquilibrium", "NashMDResult", "PreferenceModel",
+    "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData", "TrainingHistory",
+    "best_of_n", "bradley_terry_loss", "bradley_terry_preference", "distill", "dpo",
+    "ending_probabilities", "expected_fixed_point", "expected_return", "expected_update",
+    "fit_process_reward_model", "group_relative_advantages", "grpo", "iterated_dpo",
+    "kl_objective", "kl_optimum", "kto", "kto_optimum", "loss_optimum", "nash_equilibrium",
+    "nash_md", "path_returns", "preference_gap", "preference_table", "prefix_values",
+    "pretrain", "process_rewards", "response_distribution", "response_path",
+    "sample_preferences", "sequence_kl", "sft", "train_pipeline", "train_reward_model",
+    "visit_probabilities",
 ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tabular.model.policy import SoftmaxPolicy
-from tabular.pg.results import TrainingHistory, trained_policy
+from tabular.pg.results import PolicyGradientResult, TrainingHistory, trained_policy
 from tabular.results import SHARED, RunsResult
 
 
@@ -76,3 +76,18 @@ class KTOResult(SoftmaxRunsResult):
     loss: np.ndarray
     reference_point: np.ndarray
     history: TrainingHistory | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GRPOResult(PolicyGradientResult):
+    """A softmax policy trained by :func:`tabular.rlhf.grpo`, with what each iteration's
+    update did (``[iterations]``, or ``[runs, iterations]``): ``dropped_groups``
+    (int64), the groups DAPO's dynamic sampling left out; ``clip_ratio_low`` and
+    ``clip_ratio_high``, the fractions of the iteration's token updates (over its
+    ``num_iterations`` epochs) whose ratio the clip held (TRL's
+    ``clip_ratio/low_mean`` and ``clip_ratio/high_mean``; CISPO's capped tokens are
+    counted as high)."""
+
+    dropped_groups: np.ndarray | None = None
+    clip_ratio_low: np.ndarray | None = None
+    clip_ratio_high: np.ndarray | None = None

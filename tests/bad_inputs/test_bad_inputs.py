@@ -543,6 +543,11 @@ for action, fragment in ((1.7, "got 1.7"), ("1", "got '1'"), (None, "got None"),
     ENV_ROWS.append((f"step({action!r})", stepped(action), ValueError, fragment))
 
 RLHF_ROWS = [
+    ("expected_update group_size 1", lambda: rlhf.expected_update(
+        TOKENS, TOKEN_POLICY, group_size=1), ValueError, "group_size must be >= 2"),
+    ("expected_fixed_point beta 0", lambda: rlhf.expected_fixed_point(
+        TOKENS, TOKEN_POLICY, ref_policy=TOKEN_POLICY, beta=0.0), ValueError,
+     "beta must be"),
     ("sample_preferences NaN scores", lambda: tabular.sample_preferences(
         "x", ["a", "b"], [NAN, 0.0], 10), ValueError, "scores must be finite"),
     ("sample_preferences one response", lambda: tabular.sample_preferences(
@@ -1096,6 +1101,8 @@ RNG = np.random.default_rng(0)
 TESTING_ROWS = [
     ("testing.property_settings 0", lambda: testing.property_settings(0), ValueError,
      "max_examples must be an integer >= 1"),
+    ("testing.token_mdps max_len 0", lambda: testing.token_mdps(max_len=0), ValueError,
+     "max_len must be an integer >= 1"),
     ("testing.gammas 1.5", lambda: testing.gammas(1.5), ValueError,
      "max_gamma must be in [0, 1]"),
     ("testing.random_policy zero_rate NaN", lambda: testing.random_policy(RNG, 2, 2, NAN),
