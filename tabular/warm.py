@@ -109,6 +109,12 @@ def token():
     return env, env.to_mdp(), ref
 
 
+@cache
+def preference():
+    """The Bradley-Terry preference of :func:`token`'s responses under its reward."""
+    return rlhf.bradley_terry_preference(token()[0], token()[2])
+
+
 def comparisons():
     """``(count, prompt, chosen, rejected)`` comparisons of :func:`token`'s responses."""
     return [(3, "a", "a", "b"), (1, "a", "a b", "b b")]
@@ -318,6 +324,16 @@ CALLS: dict[str, Callable[[], object]] = {
                                                                             "max_groups": 1})],
     "expected_fixed_point": lambda: rlhf.expected_fixed_point(
         token()[1], token()[2], ref_policy=token()[2], beta=1.0, iterations=2, group_size=2),
+    "bradley_terry_preference": lambda: preference(),
+    "preference_table": lambda: rlhf.preference_table(
+        token()[0], {"a": (["a", "b"], [[0.5, 0.7], [0.3, 0.5]])}),
+    "nash_equilibrium": lambda: rlhf.nash_equilibrium(token()[0], token()[2], preference(),
+                                                      beta=1.0),
+    "preference_gap": lambda: rlhf.preference_gap(token()[0], token()[2], token()[2],
+                                                  preference(), beta=1.0),
+    "nash_md": lambda: rlhf.nash_md(token()[0], token()[2], preference(), beta=1.0,
+                                    iterations=2),
+    "loss_optimum": lambda: rlhf.loss_optimum(token()[0], token()[2], preference(), beta=1.0),
     "fit_process_reward_model": lambda: rlhf.fit_process_reward_model(
         token()[1], token()[2], responses=2, completions=1),
     "train_pipeline": pipeline,
@@ -342,6 +358,8 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
      "average_reward_solve", "prefix_values", "process_rewards"),
     ("bellman_optimality", "relative_value_iteration"),
     ("ending_probabilities", "response_distribution", "kl_optimum"),
+    ("bradley_terry_preference", "preference_table", "nash_equilibrium", "preference_gap",
+     "nash_md", "loss_optimum"),
     ("pretrain", "sft", "NGramLM.generate", "NGramLM.log_prob", "NGramLM.next_token_probs",
      "NGramLM.policy"),
     ("sample_preferences", "train_reward_model", "bradley_terry_loss"),
@@ -376,7 +394,8 @@ NO_KERNEL: dict[str, str] = {
          "GameTree.n_moves", "GameTree.legal", "GameValues",
          "ExplorationResult", "RegretResult", "AverageRegretResult", "UCRL2Result", "Hardness",
          "DiscountedResult", "SampleComplexityResult", "GRPOResult", "GRPOConfig",
-         "GRPOConfig.folds_k1", "GRPOConfig.loss", "ExpectedUpdate", "FixedPoint"], _RECORD),
+         "GRPOConfig.folds_k1", "GRPOConfig.loss", "ExpectedUpdate", "FixedPoint",
+         "PreferenceModel", "LossOptimum", "NashEquilibrium", "NashMDResult"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",

@@ -117,20 +117,20 @@ def as_token_env(env: object, name: str = "env") -> TokenEnv:
                     f"env from gymnasium.make), got {type(env).__name__}{hint}")
 
 
-def response_distribution(env: TokenEnv, policy: PolicyLike) -> dict[tuple[str, str], float]:
+def response_distribution(mdp: TokenEnv, policy: PolicyLike) -> dict[tuple[str, str], float]:
     """``P(x, y)`` of every finished response of a token MDP under ``policy``, by
     enumeration, as ``{(prompt, response): probability}``; endings on a forbidden token
     are collected under the response ``None``.
 
-    ``env``: a token MDP (duck-typed like ``envs.TokenMDP``: ``to_mdp()``, ``prompts``,
+    ``mdp``: a token MDP (duck-typed like ``envs.TokenMDP``: ``to_mdp()``, ``prompts``,
     ``state_prompt``, ``text(s)``).
     """
-    env = as_token_env(env)
-    mdp = env.to_mdp()
-    ends = ending_probabilities(mdp, policy)
+    env = as_token_env(mdp, "mdp")
+    model = env.to_mdp()
+    ends = ending_probabilities(model, policy)
     dist: dict = {}
     for s, a in zip(*np.nonzero(ends), strict=True):
-        nxt = int(mdp.next_state[s, a, 0])
+        nxt = int(model.next_state[s, a, 0])
         key = (env.prompts[env.state_prompt[s]], env.text(nxt) if nxt != s else None)
         dist[key] = dist.get(key, 0.0) + float(ends[s, a])
     return dist

@@ -988,7 +988,7 @@ RLHF_EDGE_ROWS = [
     ("best_of_n n 10**9", lambda: rlhf.best_of_n(TOKENS.to_mdp(), TOKEN_POLICY, 10**9),
      ValueError, "n must be at most 100,000,000"),
     ("response_distribution on a TabularMDP", lambda: rlhf.response_distribution(
-        TOKENS.to_mdp(), TOKEN_POLICY), TypeError, "env must be a token MDP"),
+        TOKENS.to_mdp(), TOKEN_POLICY), TypeError, "mdp must be a token MDP"),
     ("ending_probabilities policy shape", lambda: rlhf.ending_probabilities(
         TOKENS.to_mdp(), np.ones((2, 2))), ValueError, "policy must have shape"),
     ("visit_probabilities policy NaN", lambda: rlhf.visit_probabilities(

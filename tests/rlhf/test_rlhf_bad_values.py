@@ -132,7 +132,7 @@ CALLS = [
      {"lm": "lm", "corpus": "texts", "epochs": "count", "alpha": "step", "seed": "seed"}),
     (rlhf.process_rewards, {"mdp": MDP, "potential": np.zeros(S)},
      {"mdp": "model", "potential": "potential"}),
-    (rlhf.response_distribution, {"env": TOKENS, "policy": POLICY},
+    (rlhf.response_distribution, {"mdp": TOKENS, "policy": POLICY},
      {"env": "token_env", "policy": "policy"}),
     (rlhf.response_path, {"env": TOKENS, "prompt": "Say hello.", "response": "hello"},
      {"env": "token_env", "prompt": "text", "response": "text"}),
