@@ -712,16 +712,16 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     xpo_alpha : XPO's exploration weight (>= 0; TRL's ``XPOConfig.alpha``): with
         ``xpo_alpha > 0`` the second response of each pair is drawn from the reference
         and each round's loss adds ``xpo_alpha`` times the mean log-probability of those
-        reference responses (:func:`exploration_bonus`; Xie et al., 2024, "Exploratory
-        preference optimization"). Default 0: online DPO, both responses from the
-        policy.
+        reference responses (:func:`~tabular.rlhf.preference.exploration_bonus`; Xie et
+        al., 2024, "Exploratory preference optimization"). Default 0: online DPO, both
+        responses from the policy.
     seed : seed of the sampling streams (``None``: fresh entropy), default 0.
     runs : ``None`` (default): one run, no run axis; ``n``: ``n`` runs with their own
         streams and a leading run axis.
     history, eval_every, callback : the training history of
         :mod:`tabular.pg.telemetry`, its exact metrics every ``eval_every`` rounds beside
         TRL's ``OnlineDPOTrainer`` metrics of a fresh batch of ``pairs`` pairs
-        (:func:`online_dpo_metrics`, and ``objective/...``);
+        (:func:`~tabular.rlhf.preference.online_dpo_metrics`, and ``objective/...``);
         default False, ``None``, ``None``.
 
     Returns an :class:`~tabular.rlhf.results.IteratedDPOResult`. ``rounds=k`` with the
