@@ -41,6 +41,8 @@ import numpy as np
 
 NUMBERS = "numbers.npz"
 CONFIG = "config.json"
+#: The files of an experiment's folder that hold numbers (the rest are figures).
+NUMBER_SUFFIXES = (".npz", ".csv", ".json")
 
 
 class WriteError(OSError):
