@@ -49,6 +49,7 @@ from tabular.experiments.harness.storage import (
     NUMBER_SUFFIXES,
     NUMBERS,
     digests,
+    discard,
     finished,
     load_numbers,
     lock,
@@ -137,7 +138,7 @@ def run_experiment(name: str, out: Path = Path("results"), executor=None, quick:
         try:
             return compute(module, config, quick, stage, out_dir, meta, executor)
         except BaseException:
-            recover(out_dir)  # drops the staging directory; puts back a half-swapped one
+            discard(stage, out_dir)  # keeps it only if it holds a finished computation
             raise
 
 
@@ -236,6 +237,6 @@ def replot(name: str, out: Path, wait: float | None = None) -> list[Path]:
                                        "digests": digests(stage, files)})
             publish(stage, out_dir)
         except BaseException:
-            recover(out_dir)
+            discard(stage, out_dir)
             raise
         return [out_dir / Path(p).name for p in figures]
