@@ -10,8 +10,11 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabular.experiments.harness import cli, registry, runner, storage, style
+from tabular.experiments.harness.settings import limits_error
 
 CLIFF = "cliff_walking"
 
@@ -129,3 +132,25 @@ def test_short_runs_draw_and_a_book_check_is_not_applicable(tmp_path):
     assert outcome.failures == []
     assert [v.name for v in outcome.not_applicable] == ["dp_weights_grow_tenfold"]
     assert style.window(10, np.zeros((3, 5))) == 5 and style.window(10, np.zeros(40)) == 10
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_any_text_for_any_setting_is_a_config_within_limits_or_an_error_naming_it(data):
+    """The ``--set`` property: whatever text a user gives any setting of any experiment,
+    :func:`registry.make_config` returns a config whose changed settings keep their
+    limits, or raises ``ValueError`` naming the setting; nothing else."""
+    name = data.draw(st.sampled_from(registry.EXPERIMENTS))
+    module = registry.load(name)
+    key = data.draw(st.sampled_from(sorted(registry.config_fields(module))))
+    text = data.draw(st.one_of(
+        st.text(alphabet="0123456789.,-+eEinfatrus ()x", max_size=12),
+        st.sampled_from(["", "0", "-1", "1e400", "nan", "inf", "2", f"{10 ** 30}", ",",
+                         "true", "0.5,0.1", "1,,2"])))
+    try:
+        config = registry.make_config(module, quick=True, settings={key: text})
+    except ValueError as err:
+        assert key in str(err), (name, key, text, str(err))
+        return
+    value, default = getattr(config, key), getattr(module.Config.quick(), key)
+    assert limits_error(module.Config, key, value, default) == "", (name, key, text)
