@@ -98,7 +98,7 @@ def test_readme_paths_modules_and_links_exist():
 
 def test_readme_counts_every_experiment():
     """The Figures section says how many experiments ``make experiments`` runs."""
-    from tabular.experiments.harness.runner import EXPERIMENTS
+    from tabular.experiments.harness.registry import EXPERIMENTS
 
     said = re.search(r"`make experiments` runs (\d+) experiments", section("Figures"))
     assert said, "the Figures section no longer says how many experiments run"
