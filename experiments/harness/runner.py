@@ -48,6 +48,7 @@ from tabular.experiments.harness.storage import (
     CONFIG,
     NUMBER_SUFFIXES,
     NUMBERS,
+    digest,
     digests,
     discard,
     finished,
@@ -200,6 +201,20 @@ class PlotFailed(RuntimeError):
     """``--replot`` whose figures could not be drawn from the stored numbers."""
 
 
+def intact_numbers(out_dir: Path, stored) -> bool:
+    """Whether the record ``stored`` of ``out_dir`` lists the numbers with digests and
+    every file of numbers has its digest (the figures, which a replot redraws, may be
+    missing)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("digests"), dict):
+        return False
+    kept = [f for f in stored["digests"] if str(f).endswith(NUMBER_SUFFIXES)]
+    try:
+        return NUMBERS in kept and all(digest(out_dir / f) == stored["digests"][f]
+                                       for f in kept)
+    except OSError:
+        return False
+
+
 def replot(name: str, out: Path, wait: float | None = None) -> list[Path]:
     """Redraw an experiment's figures from its stored numbers (no recomputing), holding
     the directory's lock as :func:`run_experiment` does, and publish them with the
@@ -217,8 +232,8 @@ def replot(name: str, out: Path, wait: float | None = None) -> list[Path]:
         except (OSError, ValueError) as err:
             raise NotFinished(f"{out_dir} holds no finished run of {name} ({err}): "
                               "run it first") from None
-        if not isinstance(stored, dict) or finished(out_dir, {"experiment": name}) is None:
-            raise NotFinished(f"{out_dir} holds a damaged run of {name} (its files do not "
+        if not intact_numbers(out_dir, stored):
+            raise NotFinished(f"{out_dir} holds a damaged run of {name} (its numbers do not "
                               "match the digests of its record): run it again with --force")
         numbers = load_numbers(out_dir / NUMBERS)
         module = registry.load(name)
@@ -229,7 +244,7 @@ def replot(name: str, out: Path, wait: float | None = None) -> list[Path]:
             if plot_error is not None:
                 raise PlotFailed(f"{name}: the figures could not be drawn from "
                                  f"{out_dir / NUMBERS}: {plot_error}")
-            kept = [f for f in stored["files"] if f.endswith(NUMBER_SUFFIXES)]
+            kept = [f for f in stored["digests"] if f.endswith(NUMBER_SUFFIXES)]
             for name_kept in kept:
                 shutil.copy2(out_dir / name_kept, stage / name_kept)
             files = kept + [Path(p).name for p in figures]
