@@ -76,7 +76,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="redraw figures from stored numbers without recomputing")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="set a Config field of the named experiments (repeatable; "
-                             "NAME --help lists the fields)")
+                             "NAME --help lists the fields); a comma list given to a "
+                             "one-value field sweeps it, each point into OUT/NAME@KEY=VALUE")
     parser.add_argument("--wait", type=wait_seconds, default=None, metavar="SECONDS",
                         help="how long to wait for another run that is writing an "
                              "experiment's folder (default: as long as it takes; 0: refuse "
