@@ -1,6 +1,7 @@
 """``python -m tabular.experiments [NAME ...] [--quick] [--out DIR] [--runs N] [--set KEY=VALUE]
 [--backend local|ray] [--force] [--replot] [--wait SECONDS] [--list]``; ``NAME --help`` lists
-its settings."""
+its settings; ``--set alpha=0.1,0.5`` sweeps a setting, one folder ``NAME@alpha=...`` per
+point."""
 
 import sys
 

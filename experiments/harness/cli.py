@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import itertools
 import os
 import shutil
 import sys
@@ -18,8 +19,15 @@ from tqdm.auto import tqdm
 from tabular.experiments.harness import gallery, registry
 from tabular.experiments.harness.executor import BACKENDS, RAY_MISSING, make_executor
 from tabular.experiments.harness.registry import EXPERIMENTS
-from tabular.experiments.harness.runner import NotFinished, replot, run_experiment
-from tabular.experiments.harness.settings import shown, type_name
+from tabular.experiments.harness.runner import (
+    NotFinished,
+    Outcome,
+    PlotFailed,
+    SettingRefused,
+    replot,
+    run_experiment,
+)
+from tabular.experiments.harness.settings import sequence_type, shown, type_name
 from tabular.experiments.harness.storage import Busy, WriteError
 
 PROG = "python -m tabular.experiments"
@@ -68,7 +76,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="redraw figures from stored numbers without recomputing")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="set a Config field of the named experiments (repeatable; "
-                             "NAME --help lists the fields)")
+                             "NAME --help lists the fields); a comma list given to a "
+                             "one-value field sweeps it, each point into OUT/NAME@KEY=VALUE")
     parser.add_argument("--wait", type=wait_seconds, default=None, metavar="SECONDS",
                         help="how long to wait for another run that is writing an "
                              "experiment's folder (default: as long as it takes; 0: refuse "
@@ -105,17 +114,45 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.settings and not args.names:
         parser.error("--set needs the experiment(s) it applies to: python -m tabular.experiments "
                      "NAME --set KEY=VALUE")
+    args.points = {}
     for name in args.names:
+        module = registry.load(name)
         try:
-            registry.make_config(registry.load(name), args.quick, args.runs, args.settings)
-        except ValueError as err:
-            parser.error(str(err))
+            args.points[name] = sweep(module, args.settings)
+            for _, point in args.points[name]:
+                registry.make_config(module, args.quick, args.runs, point)
+        except ValueError as err:  # one line, no usage: the setting is named
+            parser.exit(2, f"{parser.prog}: error: {err}\n")
     if args.replot and not args.out.is_dir():
         parser.error(f"--out {args.out} is not a directory: nothing to replot")
     problem = "" if args.list or args.replot else unwritable(args.out)
     if problem:  # last: the probe creates OUT, which only a run that will start should do
         parser.error(f"--out {args.out}: {problem}")
     return args
+
+
+def sweep(module, settings: dict[str, str]) -> list[tuple[str | None, dict[str, str]]]:
+    """The runs that ``--set`` asks of experiment ``module``: ``[(folder, settings)]``.
+
+    A comma-separated list given to a setting that holds one value (``--set
+    alpha=0.1,0.5``) is a sweep: one run per value (per combination, when several
+    settings list values), each into its own folder ``NAME@alpha=0.1`` (``NAME@alpha=0.1
+    @epsilon=0.2`` for two; the folder names the swept settings only). A setting that
+    holds a sequence takes its list as one value (``--set td_alphas=0.05,0.1``). Without
+    a sweep there is one run, into ``NAME`` (folder ``None``)."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    fields = registry.config_fields(module)
+    swept = {key: [part.strip() for part in text.split(",")] for key, text in settings.items()
+             if key in fields and sequence_type(fields[key][0])[0] is None
+             and fields[key][0] is not str and "," in text}
+    if not swept:
+        return [(None, dict(settings))]
+    points = []
+    for values in itertools.product(*swept.values()):
+        point = dict(zip(swept, values, strict=True))
+        folder = "@".join([name, *(f"{key}={value}" for key, value in point.items())])
+        points.append((folder, {**settings, **point}))
+    return points
 
 
 def unwritable(out: Path) -> str:
@@ -178,18 +215,20 @@ PIPE_CLOSED = 141
 
 
 def main(argv=None) -> int:
-    """Command line entry point; returns 1 if a check that applied failed. A closed
-    output pipe (``--list | head -1``) ends it quietly, with :data:`PIPE_CLOSED`; a
-    folder another run held past ``--wait``, a file that could not be written, or a
-    ``--replot`` of a run that is not there, with one line on stderr and :data:`BUSY`,
-    :data:`WRITE_FAILED` or 2."""
+    """Command line entry point; returns 1 if a check that applied failed or a figure
+    could not be drawn (its numbers are kept). A closed output pipe (``--list | head
+    -1``) ends it quietly, with :data:`PIPE_CLOSED`; a folder another run held past
+    ``--wait``, a file that could not be written, a setting the library refused, or a
+    ``--replot`` of a run that is not there or is damaged, with one line on stderr and
+    :data:`BUSY`, :data:`WRITE_FAILED` or 2."""
     try:
         status = command(argv)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
-    except (Busy, WriteError, NotFinished) as err:
+    except (Busy, WriteError, NotFinished, SettingRefused, PlotFailed) as err:
         tqdm.write(f"{PROG}: error: {err}", file=sys.stderr)
-        return {Busy: BUSY, WriteError: WRITE_FAILED, NotFinished: 2}[type(err)]
+        return {Busy: BUSY, WriteError: WRITE_FAILED, NotFinished: 2, SettingRefused: 2,
+                PlotFailed: 1}[type(err)]
     except BrokenPipeError:
         # what is left to print goes nowhere, so that exiting does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -211,32 +250,43 @@ def command(argv=None) -> int:
                 print(path)
         gallery.write(args.out, EXPERIMENTS)
         return 0
+    runs = [(name, folder, point) for name in names
+            for folder, point in args.points.get(name, [(None, {})])]
     executor = make_executor(args.backend)
     outcomes = []
     try:
-        bar = tqdm(names, desc="experiments", unit="exp")
-        for name in bar:
-            bar.set_postfix_str(name)
+        bar = tqdm(runs, desc="experiments", unit="exp")
+        for name, folder, point in bar:
+            bar.set_postfix_str(folder or name)
             outcome = run_experiment(name, args.out, executor, quick=args.quick,
                                      runs=args.runs, force=args.force,
-                                     settings=args.settings, wait=args.wait)
+                                     settings=point, wait=args.wait, folder=folder)
             outcomes.append(outcome)
-            state = "skipped (finished before)" if outcome.skipped else f"{outcome.seconds:.1f} s"
-            verdict = "checks failed" if outcome.failures else "checks passed"
-            skipped = outcome.not_applicable
-            if skipped:
-                verdict += f" ({len(skipped)} not applicable)"
-            tqdm.write(f"{name}: {state}, {verdict}")
-            for failure in outcome.failures:
-                tqdm.write(f"  FAILED: {failure}")
-            for v in skipped:
-                tqdm.write(f"  {v.describe()}")
+            report(outcome, args.out / (folder or name))
     finally:
         executor.close()
     index, _ = gallery.write(args.out, EXPERIMENTS)
     print(f"results in {args.out.resolve()}; gallery {index.resolve()}")
-    return 1 if any(o.failures for o in outcomes) else 0
+    return 1 if any(o.failures or o.plot_error for o in outcomes) else 0
 
+
+def report(outcome: Outcome, folder: Path) -> None:
+    """What the command line says about one run, below the progress bar."""
+    state = "skipped (finished before)" if outcome.skipped else f"{outcome.seconds:.1f} s"
+    verdict = "checks failed" if outcome.failures else "checks passed"
+    skipped = outcome.not_applicable
+    if skipped:
+        verdict += f" ({len(skipped)} not applicable)"
+    tqdm.write(f"{folder.name}: {state}, {verdict}")
+    if outcome.plot_error:
+        again = (f": {PROG} --replot {outcome.name} draws them again"
+                 if folder.name == outcome.name else "")
+        tqdm.write(f"  FIGURES NOT DRAWN ({outcome.plot_error}); the numbers are kept in "
+                   f"{folder}{again}")
+    for failure in outcome.failures:
+        tqdm.write(f"  FAILED: {failure}")
+    for v in skipped:
+        tqdm.write(f"  {v.describe()}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ escaped: a record is data, never markup.
 
 from __future__ import annotations
 
+import glob
 import html
 import json
 import os
@@ -32,26 +33,28 @@ from urllib.parse import quote
 
 from tabular.experiments.harness.checks import FAILED, NOT_APPLICABLE, PASSED, Verdict
 from tabular.experiments.harness.registry import EXPERIMENTS, MODULES
-from tabular.experiments.harness.storage import CONFIG, atomic_write, lock
+from tabular.experiments.harness.storage import CONFIG, NUMBER_SUFFIXES, atomic_write, lock
 
 INDEX, CHECKS = "index.html", "checks.md"
-#: The files of an experiment's folder that hold numbers (the rest are figures).
-NUMBER_SUFFIXES = (".npz", ".csv", ".json")
 #: The folder of the package's modules (the repository's ``experiments/``).
 SOURCE_DIR = Path(__file__).resolve().parent.parent
 
 
 def records(out: Path, names) -> list[dict]:
     """The published record of each experiment in ``names`` that ``out`` holds a finished
-    run of, in the order of ``names`` (a missing or unreadable record: no card)."""
+    run of, in the order of ``names``, each followed by its sweep points' (the folders
+    ``NAME@...``, by name); a missing or unreadable record: no card. Each record gets
+    ``folder``, the folder it was read from."""
     found = []
     for name in names:
-        try:
-            stored = json.loads((Path(out) / name / CONFIG).read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(stored, dict) and stored.get("experiment") == name:
-            found.append(stored)
+        sweep = sorted(Path(out).glob(f"{glob.escape(name)}@*"))
+        for folder in [Path(out) / name, *sweep]:
+            try:
+                stored = json.loads((folder / CONFIG).read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(stored, dict) and stored.get("experiment") == name:
+                found.append({**stored, "folder": folder.name})
     return found
 
 
@@ -150,8 +153,9 @@ def check_rows(verdict: Verdict) -> list[tuple[str, str, str, str, str]]:
 
 def settings_rows(record: dict) -> list[tuple[str, str, str]]:
     """``(setting, value, default if the run overrode it else "")``."""
-    overrides = record.get("overrides", {})
-    return [(key, shown(value), shown(overrides[key]) if key in overrides else "")
+    # a record written before "defaults" existed kept the defaults under "overrides"
+    defaults = record.get("defaults", record.get("overrides", {}))
+    return [(key, shown(value), shown(defaults[key]) if key in defaults else "")
             for key, value in record.get("config", {}).items()]
 
 
@@ -243,17 +247,17 @@ def html_checks(record: dict) -> str:
 
 
 def html_card(record: dict, out: Path) -> str:
-    name = record["experiment"]
+    name, folder = record["experiment"], record["folder"]
     status = status_of(record)
     figs = "".join(
-        f'<a class="zoom" href="{href(f"{name}/{png}")}">'
-        f'<img src="{href(f"{name}/{png}")}" alt="{esc(name)}: {esc(png)}"></a>'
+        f'<a class="zoom" href="{href(f"{folder}/{png}")}">'
+        f'<img src="{href(f"{folder}/{png}")}" alt="{esc(folder)}: {esc(png)}"></a>'
         for png in figures(record))
     docs = "".join(f"<li><code>{esc(v.name)}</code>: {esc(v.doc)}</li>" for v in verdicts(record))
     settings = html_table(
         ("setting", "value", "default"), settings_rows(record),
         lambda i, row: "override" if row[2] else "")
-    links = ", ".join(f'<a href="{href(f"{name}/{f}")}">{esc(f)}</a>'
+    links = ", ".join(f'<a href="{href(f"{folder}/{f}")}">{esc(f)}</a>'
                       for f in number_files(record))
     meta = (f"seed {esc(seed(record))} · run time "
             f"{esc(seconds(float(record.get('seconds', 0.0))))} · "
@@ -261,14 +265,17 @@ def html_card(record: dict, out: Path) -> str:
             f"tabular {esc(record.get('version', '?'))} · commit "
             f"{esc(record.get('commit') or 'unknown')} · finished "
             f"{esc(record.get('finished') or 'unknown')}")
+    not_drawn = (f'\n<p class="meta"><b>Figures not drawn:</b> {esc(record["plot_error"])} '
+                 "(the numbers are kept; --replot draws them again)</p>"
+                 if record.get("plot_error") else "")
     overridden = sorted(record.get("overrides", {}))
     marked = (f" Overridden with <code>--set</code>: {esc(', '.join(overridden))}."
               if overridden else "")
-    return f"""<section class="card" id="{esc(name)}">
-<h2>{esc(name)}<span class="badge {status}">{esc(status)}</span></h2>
+    return f"""<section class="card" id="{esc(folder)}">
+<h2>{esc(folder)}<span class="badge {status}">{esc(status)}</span></h2>
 <p>{esc(record.get("description", ""))}</p>
 <p><b>Reproduces:</b> {esc(record.get("reproduces") or "unknown")}</p>
-<div class="figures">{figs}</div>
+<div class="figures">{figs}</div>{not_drawn}
 <h3>Checks</h3>
 {html_checks(record)}
 <details><summary>what each check expects</summary><ul>{docs}</ul></details>
@@ -324,11 +331,13 @@ def markdown(found: list[dict], out: Path) -> str:
     lines = ["# tabular-zoo experiments", ""]
     lines += md_table(("", ""), summary_items(found)) + [""]
     for record in found:
-        name = record["experiment"]
-        lines += [f"## {name}: {status_of(record)}", "",
+        name, folder = record["experiment"], record["folder"]
+        lines += [f"## {folder}: {status_of(record)}", "",
                   md(record.get("description", "")), "",
                   f"Reproduces: {md(record.get('reproduces') or 'unknown')}", ""]
-        lines += [f"![{name}: {png}]({quote(f'{name}/{png}')})" for png in figures(record)]
+        lines += [f"![{folder}: {png}]({quote(f'{folder}/{png}')})" for png in figures(record)]
+        if record.get("plot_error"):
+            lines += ["", f"Figures not drawn: {md(record['plot_error'])} (the numbers are kept)"]
         lines += [""]
         rows = [(v.name if i == 0 else "", *row) for v in verdicts(record)
                 for i, row in enumerate(check_rows(v))]
@@ -343,7 +352,7 @@ def markdown(found: list[dict], out: Path) -> str:
                   f"{record.get('commit') or 'unknown'}. Source: "
                   f"[experiments/{source_file(name)}]({quote(source_link(name, out))}); "
                   "numbers: "
-                  + ", ".join(f"[{f}]({quote(f'{name}/{f}')})" for f in number_files(record)),
+                  + ", ".join(f"[{f}]({quote(f'{folder}/{f}')})" for f in number_files(record)),
                   ""]
     return "\n".join(lines)
 

@@ -30,16 +30,17 @@ def metadata(name: str, config, quick: bool) -> dict:
 def provenance(module: ModuleType, config, quick: bool) -> dict:
     """What the gallery shows beside a run, recorded with it but not part of what makes
     two runs the same (:func:`metadata`): what the experiment reproduces, the settings
-    the run changed from the mode's defaults (with the defaults), the commit and the
-    date."""
+    the run changed from the mode's defaults (``overrides``, the values it used) and
+    those defaults (``defaults``), the commit and the date."""
     name = module.__name__.rsplit(".", 1)[-1]
-    base = module.Config.quick() if quick else module.Config()
-    changed = {f.name: getattr(base, f.name) for f in dataclasses.fields(config)
-               if getattr(config, f.name) != getattr(base, f.name)}
+    changed = registry.overrides(module, config, quick)
     return {
         "description": registry.summary(name),
         "reproduces": module.REPRODUCES,
-        "overrides": json.loads(json.dumps(changed, default=jsonable)),
+        "overrides": json.loads(json.dumps({k: v for k, (v, _) in changed.items()},
+                                           default=jsonable)),
+        "defaults": json.loads(json.dumps({k: d for k, (_, d) in changed.items()},
+                                          default=jsonable)),
         "commit": commit(),
         "finished": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
     }

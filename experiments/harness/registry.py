@@ -35,7 +35,7 @@ import textwrap
 import typing
 from types import ModuleType
 
-from tabular.experiments.harness.settings import check_value, parse_value
+from tabular.experiments.harness.settings import check_value, limits_error, parse_value
 
 #: Every experiment's module under ``tabular.experiments``, in the order ``make
 #: experiments`` runs them: the book's figures by chapter folder, then the labs.
@@ -129,13 +129,13 @@ def make_config(module: ModuleType, quick: bool = False, runs: int | None = None
                 settings: dict | None = None):
     """The experiment's config: full or quick, with ``runs`` and ``settings`` (field ->
     value; a string is parsed as the field's type, anything else must have it) applied.
-    Unknown fields are an error that lists the valid ones."""
+    Unknown fields are an error that lists the valid ones; a value outside the limits
+    every setting keeps (:func:`~tabular.experiments.harness.settings.limits_error`) is an
+    error naming the setting."""
     config = module.Config.quick() if quick else module.Config()
     fields = config_fields(module)
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
-    if runs is not None and "runs" in fields:
-        config = dataclasses.replace(config, runs=runs)
     settings = dict(settings or {})
     unknown = sorted(set(settings) - set(fields))
     if unknown:
@@ -144,5 +144,19 @@ def make_config(module: ModuleType, quick: bool = False, runs: int | None = None
     values = {key: parse_value(key, fields[key][0], value)
               if isinstance(value, str) and fields[key][0] is not str
               else check_value(key, fields[key][0], value) for key, value in settings.items()}
+    if runs is not None and "runs" in fields:
+        values.setdefault("runs", runs)
+    for key, value in values.items():
+        problem = limits_error(module.Config, key, value, getattr(config, key))
+        if problem:
+            raise ValueError(f"{module.__name__.rsplit('.', 1)[-1]}: {problem}")
     return dataclasses.replace(config, **values)
 
+
+def overrides(module: ModuleType, config, quick: bool = False) -> dict:
+    """The settings of ``config`` that differ from the defaults of its mode (full or
+    ``quick``), ``{setting: (value, default)}`` in field order."""
+    base = module.Config.quick() if quick else module.Config()
+    return {f.name: (getattr(config, f.name), getattr(base, f.name))
+            for f in dataclasses.fields(config)
+            if getattr(config, f.name) != getattr(base, f.name)}

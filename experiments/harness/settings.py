@@ -39,6 +39,9 @@ class Settings:
     REFERENCE: ClassVar[str] = "the book"
     """Whose settings the defaults are, as a check that no longer applies names them
     ("gamma = 0.95, the book uses 0.9")."""
+    MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ()
+    """The sequence settings that may be set empty (that part of the experiment is then
+    left out); any other sequence setting needs a value."""
 
     @classmethod
     def quick(cls):
@@ -156,6 +159,46 @@ def check_value(name: str, kind, value):
     if any(v != v for v in values):
         raise ValueError(f"{name} is NaN; a setting must be a number")
     return kind(value) if container is None else container(item(v) for v in value)
+
+
+#: The largest magnitude of an integer setting: what a NumPy int64 holds.
+INT_LIMIT = 2 ** 63 - 1
+
+
+def limits_error(cls, name: str, value, default) -> str:
+    """Why ``value`` breaks the limits that setting ``name`` of the config class ``cls``
+    keeps in every experiment (``""``: it keeps them). They come from the setting's type
+    and its default, so that no run starts on a value no experiment can mean:
+
+    - a sequence setting is not empty (unless :attr:`Settings.MAY_BE_EMPTY` names it or
+      its default is empty);
+    - a float is finite;
+    - an integer fits in int64, and is a count ``>= 1`` where the default's are, ``>= 0``
+      where they are ``>= 0`` (a seed, a number of planning steps).
+
+    Ranges that depend on the algorithm (a step size in (0, 1], an epsilon) are the
+    library's to check: a run that the library refuses ends in one line naming the
+    settings the run changed (:class:`~tabular.experiments.harness.runner.SettingRefused`).
+    """
+    kind = typing.get_type_hints(cls)[name]
+    container, item = sequence_type(kind)
+    values, defaults = (value, default) if container is not None else ((value,), (default,))
+    item = item if container is not None else kind
+    if container is not None and not values:
+        if defaults and name not in cls.MAY_BE_EMPTY:
+            return f"{name} is empty; it takes {type_name(kind)} (default {shown(default)})"
+        return ""
+    if item is float and not all(np.isfinite(values)):
+        return f"{name} must be finite, got {shown(value)}"
+    if item is int:
+        if any(abs(v) > INT_LIMIT for v in values):
+            return f"{name} must fit in int64 (at most {INT_LIMIT}), got {shown(value)}"
+        low = next((low for low in (1, 0) if defaults and min(defaults) >= low), None)
+        if low is not None and min(values) < low:
+            what = "a count" if low == 1 else "a number"
+            return (f"{name} must be {'integers' if container else 'an integer'} >= {low} "
+                    f"({what}, as its default {shown(default)}), got {shown(value)}")
+    return ""
 
 
 def shown(value) -> str:

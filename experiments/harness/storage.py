@@ -6,26 +6,37 @@ directory's lock (:func:`lock`, an ``flock`` on ``OUT/.NAME.lock``), so a second
 the same directory waits for it or, with a timeout, gives up with :class:`Busy` naming the
 process that holds it. Under the lock the run writes every file into a staging directory
 of its own beside the target (``OUT/.NAME.staging-XXXXXXXX``, :func:`staging`), the record
-``config.json`` last, then swaps it in: the old directory is renamed aside
-(``OUT/.NAME.replaced``), the staging directory takes its name, and the old one is
-deleted. An interruption at any point leaves either the old directory or the new one
-under ``OUT/NAME`` (:func:`recover` puts the old one back if the process died between
-the two renames), never a mix of the two; a run that fails removes its staging directory,
-and the next run under the lock removes any that a killed process left.
+``config.json`` last, then publishes it (:func:`publish`): the old directory is marked
+superseded, the two are swapped in one step by Linux's ``renameat2(RENAME_EXCHANGE)``
+(:func:`exchange`), and the old one is renamed to a trash name and deleted. A reader of
+``OUT/NAME`` sees the old directory or the new one, never nothing and never a mix. Where
+there is no exchange (another system, a file system without it) the old directory is
+renamed aside (``OUT/.NAME.replaced``) and the staging directory renamed in its place:
+between those two renames ``OUT/NAME`` is absent for a moment.
+
+A kill at any point leaves ``OUT/NAME`` whole (the old run or the new one) and loses no
+finished computation: the next run's :func:`recover` publishes a finished staging
+directory that was not published (its record and files agree and it is not marked
+superseded), then deletes what is superseded, unfinished or half deleted. A run that
+fails removes its staging directory unless it is finished (:func:`discard`).
 
 The record names the SHA-256 of every file it lists, so :func:`finished` trusts a
 directory only when each file is there with the bytes the record describes: a
 truncated ``numbers.npz``, a corrupt or foreign ``config.json`` mean "not finished".
 
 A file that cannot be written (a full disk, a read-only directory) raises
-:class:`WriteError`, an ``OSError`` whose message names the path.
+:class:`WriteError`, an ``OSError`` whose message names the path; so does a directory that
+cannot be published.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import ctypes
+import errno
 import fcntl
+import functools
 import glob
 import hashlib
 import io
@@ -41,6 +52,8 @@ import numpy as np
 
 NUMBERS = "numbers.npz"
 CONFIG = "config.json"
+#: The files of an experiment's folder that hold numbers (the rest are figures).
+NUMBER_SUFFIXES = (".npz", ".csv", ".json")
 
 
 class WriteError(OSError):
@@ -245,12 +258,58 @@ def _staged(out_dir: Path) -> str:
 
 
 def _replaced(out_dir: Path) -> Path:
+    """Where the fallback of :func:`publish` moves the old directory aside."""
     return out_dir.with_name(f".{out_dir.name}.replaced")
+
+
+def _trash(out_dir: Path) -> str:
+    """How the names of the directories that are being deleted begin."""
+    return f".{out_dir.name}.trash"
+
+
+#: The file that marks a directory as superseded: written into ``OUT/NAME`` just before
+#: a new one takes its place, so that wherever the old one is left by a kill it is
+#: never taken for a finished run that still waits to be published.
+SUPERSEDED = ".superseded"
+
+#: ``renameat2``'s flag that swaps two paths in one step (``linux/fs.h``), and the
+#: directory descriptor that means "relative to the working directory".
+RENAME_EXCHANGE, AT_FDCWD = 2, -100
+#: What ``renameat2`` answers where the system or the file system has no exchange.
+NO_EXCHANGE = {errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP}
+
+
+@functools.cache
+def _renameat2():
+    """libc's ``renameat2`` (Linux, glibc >= 2.28), or ``None`` where there is none."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                         ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap the directories ``a`` and ``b`` in one step (``renameat2(RENAME_EXCHANGE)``):
+    a reader of either path sees the one or the other, never nothing. ``False`` where
+    the platform or the file system cannot (nothing is changed then)."""
+    function = _renameat2()
+    if function is None:
+        return False
+    if function(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in NO_EXCHANGE:
+        return False
+    raise OSError(code, os.strerror(code), str(b))
 
 
 def staging(out_dir: Path) -> Path:
     """A new, empty staging directory of this run beside ``out_dir``, so that
-    :func:`publish` is one rename on the same file system (mode 0755, as ``mkdir``
+    :func:`publish` is one exchange on the same file system (mode 0755, as ``mkdir``
     gives; mkdtemp's is 0700)."""
     out_dir = Path(out_dir)
     try:
@@ -262,26 +321,82 @@ def staging(out_dir: Path) -> Path:
     return stage
 
 
-def recover(out_dir: Path) -> None:
-    """Clean up after an interrupted or killed run: put the old directory back if the
-    swap was cut between its two renames, and drop unfinished staging directories.
-    Call it holding ``out_dir``'s :func:`lock`: a staging directory is then never a
-    live run's."""
-    out_dir = Path(out_dir)
-    old = _replaced(out_dir)
-    if old.exists() and not out_dir.exists():
-        os.rename(old, out_dir)
-    shutil.rmtree(old, ignore_errors=True)
-    for stage in out_dir.parent.glob(f"{glob.escape(_staged(out_dir))}*"):
-        shutil.rmtree(stage, ignore_errors=True)
+def _delete(path: Path, out_dir: Path) -> None:
+    """Delete a superseded or unfinished directory: first renamed to a trash name (one
+    step), so that a kill while it is half deleted leaves nothing that looks like a
+    run."""
+    trash = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f"{_trash(out_dir)}-"))
+    os.rename(path, trash / "old")
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def _mark_superseded(out_dir: Path) -> None:
+    (out_dir / SUPERSEDED).touch()
 
 
 def publish(stage: Path, out_dir: Path) -> None:
-    """Make the finished staging directory ``out_dir`` (see the module docstring)."""
+    """Make the finished staging directory ``out_dir`` (the module docstring says how).
+
+    The old ``out_dir`` is marked superseded, then swapped with ``stage`` in one step
+    (:func:`exchange`), then deleted. Where the system has no exchange, the old directory
+    is renamed aside and ``stage`` renamed in its place: two steps, between which
+    ``out_dir`` is absent for a moment. A failure is a :class:`WriteError` naming both
+    paths; the finished ``stage`` is left for the next run's :func:`recover` to
+    publish."""
+    stage, out_dir = Path(stage), Path(out_dir)
+    try:
+        if not out_dir.exists():
+            os.rename(stage, out_dir)
+            return
+        _mark_superseded(out_dir)
+        if exchange(stage, out_dir):
+            old = stage
+        else:
+            old = _replaced(out_dir)
+            os.rename(out_dir, old)
+            os.rename(stage, out_dir)
+        _delete(old, out_dir)
+    except OSError as err:
+        error = WriteError(f"could not publish {stage} as {out_dir}: "
+                           f"{err.strerror or err} (the finished run stays in {stage}; "
+                           "the next run publishes it)")
+        error.errno = err.errno
+        raise error from err
+
+
+def pending(out_dir: Path) -> list[Path]:
+    """The finished runs of ``out_dir`` that a killed or failed run did not publish:
+    staging directories whose record and files agree and which are not marked
+    superseded, oldest record first."""
+    found = []
+    for stage in Path(out_dir).parent.glob(f"{glob.escape(_staged(out_dir))}-*"):
+        if not (stage / SUPERSEDED).exists() and finished(stage, {}) is not None:
+            found.append(stage)
+    return sorted(found, key=lambda stage: (stage / CONFIG).stat().st_mtime_ns)
+
+
+def recover(out_dir: Path) -> None:
+    """Finish what an interrupted or killed run left, so that no finished computation is
+    lost: publish each finished run still in a staging directory (:func:`pending`,
+    oldest first, so the newest ends in ``out_dir``), then delete every superseded,
+    unfinished or half-deleted directory and an unused mark. Call it holding
+    ``out_dir``'s :func:`lock`: a staging directory is then never a live run's."""
     out_dir = Path(out_dir)
-    old = _replaced(out_dir)
-    shutil.rmtree(old, ignore_errors=True)  # left by a run cut after its swap
-    if out_dir.exists():
-        os.rename(out_dir, old)
-    os.rename(stage, out_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    for stage in pending(out_dir):
+        publish(stage, out_dir)
+    leftovers = (f"{glob.escape(_staged(out_dir))}-*", f"{glob.escape(_trash(out_dir))}-*",
+                 glob.escape(_replaced(out_dir).name))
+    for pattern in leftovers:
+        for path in out_dir.parent.glob(pattern):
+            shutil.rmtree(path, ignore_errors=True)
+    (out_dir / SUPERSEDED).unlink(missing_ok=True)
+
+
+def discard(stage: Path, out_dir: Path) -> None:
+    """After a run failed: delete its staging directory unless it holds a finished run
+    that was not published (the next run's :func:`recover` publishes it), and the mark
+    of a swap that did not happen."""
+    stage = Path(stage)
+    if stage.exists() and ((stage / SUPERSEDED).exists() or finished(stage, {}) is None):
+        shutil.rmtree(stage, ignore_errors=True)
+    (Path(out_dir) / SUPERSEDED).unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 
@@ -54,6 +55,13 @@ ALGORITHM_COLORS = {
 def color(name: str, index: int = 0) -> str:
     """An algorithm's colour, or the ``index``-th palette colour for anything else."""
     return ALGORITHM_COLORS.get(name, PALETTE[index % len(PALETTE)])
+
+
+def window(smooth: int, curves) -> int:
+    """A figure's smoothing window (in episodes) for ``curves`` (``[..., episodes]``): at
+    most their length, so that a run shorter than the window (``--set episodes=5``) is
+    averaged over all its episodes rather than refused by :func:`mean_band`."""
+    return max(1, min(smooth, np.shape(curves)[-1]))
 
 
 def save(fig, path: Path) -> Path:

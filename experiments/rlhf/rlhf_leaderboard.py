@@ -100,6 +100,7 @@ class Config(Settings):
 
     QUICK = {"budgets": (64, 256, 1024), "runs": 8, "grammar_budgets": ()}
     REFERENCE = "the calibration"
+    MAY_BE_EMPTY = ("grammar_budgets",)
 
 
 # ----------------------------------------------------------------- the ground truth

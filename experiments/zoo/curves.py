@@ -155,7 +155,8 @@ def plot_online(ax, results: dict, smooth: int) -> None:
         name = str(name)
         returns, lengths = results[f"returns_{i}"], results[f"lengths_{i}"]
         x = np.cumsum(lengths, axis=1).mean(axis=0)
-        line = style.mean_band(ax, x, returns, name, style.color(name, i), smooth=smooth)
+        line = style.mean_band(ax, x, returns, name, style.color(name, i),
+                               smooth=style.window(smooth, returns))
         line.set_linestyle("--" if i % 2 else "-")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(style.matplotlib.ticker.NullFormatter())

@@ -139,31 +139,51 @@ def interrupt_after(monkeypatch, point: str):
         monkeypatch.setattr(runner, "save_csv", after(storage.save_csv))
     elif point == "record":
         monkeypatch.setattr(runner, "save_json", after(storage.save_json))
-    elif point in ("old moved aside", "new moved in"):
+    elif point == "marked superseded":
+        monkeypatch.setattr(storage, "_mark_superseded", after(storage._mark_superseded))
+    elif point == "exchanged":
+        monkeypatch.setattr(storage, "exchange", after(storage.exchange))
+    elif point in ("moved to trash", "fallback: old moved aside", "fallback: new moved in"):
         real_rename = os.rename
-        moving_in = point == "new moved in"
+        if point.startswith("fallback"):  # a system without renameat2's exchange
+            monkeypatch.setattr(storage, "exchange", lambda a, b: False)
+        target = {"moved to trash": ".trash-", "fallback: old moved aside": ".replaced",
+                  "fallback: new moved in": NAME}[point]
 
         def rename(src, dst):
             real_rename(src, dst)
-            if (".staging-" in Path(src).name) == moving_in:
+            if target in str(dst) and (target != NAME or Path(dst).name == NAME):
                 raise Interrupt(point)
         monkeypatch.setattr(storage.os, "rename", rename)
     else:
         raise ValueError(point)
 
 
-WRITE_POINTS = ("numbers", "figure 1", "figure 2", "table", "record", "old moved aside",
-                "new moved in")
+PUBLISH_POINTS = ("marked superseded", "exchanged", "moved to trash",
+                  "fallback: old moved aside", "fallback: new moved in")
+WRITE_POINTS = ("numbers", "figure 1", "figure 2", "table", "record", *PUBLISH_POINTS)
 #: (what the directory held before, where the run was interrupted); with nothing
-#: before there is no old directory to move aside.
+#: before there is no old directory to mark or move aside.
 MATRIX = [(before, point) for before in ("nothing", "finished seed 0") for point in WRITE_POINTS
-          if (before, point) != ("nothing", "old moved aside")]
+          if before == "finished seed 0" or point not in PUBLISH_POINTS[:-1]]
+
+
+def whole(directory: Path) -> dict[str, bytes]:
+    """A directory's files as :func:`snapshot` gives them, without the mark of a swap
+    that is under way (a reader may see it beside the old run's files)."""
+    files = snapshot(directory)
+    files.pop(storage.SUPERSEDED, None)
+    return files
 
 
 @pytest.mark.parametrize("before, point", MATRIX)
 @pytest.mark.parametrize("rerun_seed", [0, 1])
 def test_an_interrupted_run_never_lets_a_rerun_skip_over_foreign_numbers(
         tmp_path, monkeypatch, clean, before, point, rerun_seed):
+    """Interrupted at each write and at each step of publishing, LOOKED AT BEFORE any
+    recovery: ``NAME`` is a whole run (never absent where the exchange is used, never a
+    mix), and a finished computation is there or waits, whole, to be published; the next
+    run publishes it and deletes nothing finished."""
     if before == "finished seed 0":
         run(tmp_path, seed=0)
     with monkeypatch.context() as mp:
@@ -171,12 +191,21 @@ def test_an_interrupted_run_never_lets_a_rerun_skip_over_foreign_numbers(
         with pytest.raises(Interrupt):
             runner.run_experiment(NAME, tmp_path, settings={"seed": 1}, force=True)
     out_dir = tmp_path / NAME
-    # Whatever is under NAME is a whole directory: the old one or the new one.
-    storage.recover(out_dir)
+    # before any recovery
     if out_dir.exists():
-        assert snapshot(out_dir) in (clean[0], clean[1]), point
+        assert whole(out_dir) in (clean[0], clean[1]), point
+    else:
+        assert before == "nothing" or point == "fallback: old moved aside", point
+    finished_new = WRITE_POINTS.index(point) >= WRITE_POINTS.index("record")
+    waiting = storage.pending(out_dir)
+    assert [whole(stage) for stage in waiting] == (
+        [clean[1]] if finished_new and not (out_dir.exists() and whole(out_dir) == clean[1])
+        else []), point
+    storage.recover(out_dir)
+    if finished_new:  # the finished computation of seed 1 is published, not deleted
+        assert whole(out_dir) == clean[1] and storage.SUPERSEDED not in snapshot(out_dir)
     elif before == "finished seed 0":
-        pytest.fail(f"the finished run of seed 0 was lost when interrupted at {point}")
+        assert snapshot(out_dir) == clean[0], point
     fake.computed = 0
     outcome = run(tmp_path, seed=rerun_seed)
     assert snapshot(out_dir) == clean[rerun_seed]

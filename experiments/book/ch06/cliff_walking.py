@@ -82,7 +82,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
         runs = results[f"returns_{str(name).replace('-', '_').lower()}"]
         episodes = np.arange(1, runs.shape[1] + 1)
         style.mean_band(ax, episodes, runs, f"{name} ({runs.shape[0]} runs)",
-                        style.color(str(name)), smooth=10)
+                        style.color(str(name)), smooth=style.window(10, runs))
     ax.set(ylim=(-100, 0), xlabel="episode", title="online performance",
            ylabel="sum of rewards during episode\n(mean over runs, 10-episode average)")
     ax.legend(loc="lower right")

@@ -227,10 +227,11 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.legend(fontsize=9)
     ax = fig.add_subplot(grid[1, 2])
     style.mean_band(ax, episodes, results["episode_lengths"][-1], color=style.PALETTE[2],
-                    label=f"n = 1, alpha = {max(config.alphas):g}/{config.tilings}", smooth=10)
+                    label=f"n = 1, alpha = {max(config.alphas):g}/{config.tilings}",
+                    smooth=style.window(10, episodes))
     style.mean_band(ax, episodes, results["n_step_lengths"], color=style.PALETTE[3],
                     label=f"n = {config.n_step}, alpha = {config.n_step_alpha:g}/{config.tilings}",
-                    smooth=10)
+                    smooth=style.window(10, episodes))
     ax.axhline(optimal, color="black", ls="--", lw=1.0, label="exact optimum")
     ax.set_yscale("log")
     ax.set_xlabel("episode")

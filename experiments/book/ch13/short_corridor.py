@@ -72,7 +72,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
         stuck = curve[:, -100:].mean(axis=1) < STUCK
         note = f" ({stuck.sum()} of {runs} runs stuck, not averaged)" if stuck.any() else ""
         style.mean_band(ax, x, curve[~stuck], f"$\\alpha = 2^{{{np.log2(alpha):.0f}}}${note}",
-                        style.PALETTE[i], smooth=10)
+                        style.PALETTE[i], smooth=style.window(10, curve))
     v_star = float(results["v_star"])
     ax.axhline(v_star, color="black", linestyle="--", label=f"$v_*(s_0)$ = {v_star:.1f}")
     ax.set_ylim(-90, -5)

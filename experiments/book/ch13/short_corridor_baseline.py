@@ -106,7 +106,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
         stuck = _stuck(curve)
         note = f", {stuck.sum()} of {runs} runs stuck, not averaged" if stuck.any() else ""
         label = f"{name} ($\\alpha^\\theta = 2^{{{np.log2(steps[i]):.0f}}}${note})"
-        style.mean_band(ax, x, curve[~stuck], label, style.PALETTE[i], smooth=10)
+        style.mean_band(ax, x, curve[~stuck], label, style.PALETTE[i],
+                        smooth=style.window(10, curve))
     v_star = float(results["v_star"])
     ax.axhline(v_star, color="black", linestyle="--", label=f"$v_*(s_0)$ = {v_star:.2f}")
     ax.set_ylim(-90, -5)
