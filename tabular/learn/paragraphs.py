@@ -72,6 +72,23 @@ PARAGRAPHS = {
     "as_sarsa": (
         "gamma, episodes (default 500), initial_Q, seed, runs, max_steps :\n"
         "    as for :func:`~tabular.sarsa`."),
+    "mdp_continuing": (
+        "mdp : a continuing :class:`~tabular.TabularMDP` (no outcome ends the episode; finite\n"
+        "    rewards), or a Gymnasium env with a transition table."),
+    "steps": "steps : time steps per run, default 100,000.",
+    "alpha_differential": (
+        "alpha : the step size of ``Q`` in (0, 1], or a :mod:`tabular.schedules` schedule over\n"
+        "    the visits of each pair, default {default}."),
+    "alpha_average": (
+        "alpha_average : the step size of ``Rbar`` (the book's beta), a number in (0, 1] or a\n"
+        "    schedule over time steps, default {default}."),
+    "epsilon_blocks": (
+        "epsilon : exploration in [0, 1], or a schedule over blocks of ``epsilon_block``\n"
+        "    time steps, default {default}."),
+    "epsilon_block": (
+        "epsilon_block : the time steps per unit of the epsilon schedule, default {default}."),
+    "seed_plain": "seed : seed of the runs' random streams, default {default}.",
+    "runs_plain": "runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.",
     "history_V": "history : also return ``V`` after every episode, default False.",
     "history_w": "history : also return ``w`` after every episode, default False.",
     "control_result": (
