@@ -25,6 +25,7 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int
 from tabular.learn.arguments import initial_values, per_run
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import DifferentialResult
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
@@ -142,6 +143,7 @@ def _learn(driver, name, mdp, *, steps, alpha, alpha_average, epsilon, epsilon_b
     return DifferentialResult(*(with_run_axis(x, runs) for x in out))
 
 
+@shares_paragraphs
 def differential_sarsa(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 0.1,
                        alpha_average: StepSize = 0.01, epsilon: StepSize = 0.1,
                        epsilon_block: int = 1, initial_Q: npt.ArrayLike = 0.0,
@@ -153,19 +155,8 @@ def differential_sarsa(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 
 
     Parameters
     ----------
-    mdp : a continuing :class:`~tabular.TabularMDP` (no outcome ends the episode; finite
-        rewards), or a Gymnasium env with a transition table.
-    steps : time steps per run, default 100,000.
-    alpha : the step size of ``Q`` in (0, 1], or a :mod:`tabular.schedules` schedule over
-        the visits of each pair, default 0.1.
-    alpha_average : the step size of ``Rbar`` (the book's beta), a number in (0, 1] or a
-        schedule over time steps, default 0.01.
-    epsilon : exploration in [0, 1], or a schedule over blocks of ``epsilon_block``
-        time steps, default 0.1.
-    epsilon_block : the time steps per unit of the epsilon schedule, default 1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {mdp_continuing steps alpha_differential alpha_average epsilon_blocks epsilon_block}
+    {initial_Q seed_plain runs_plain}
 
     Returns a :class:`DifferentialResult`.
     """
@@ -174,6 +165,7 @@ def differential_sarsa(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 
                   initial_Q=initial_Q, seed=seed, runs=runs)
 
 
+@shares_paragraphs
 def r_learning(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 0.1,
                alpha_average: StepSize = 0.01, epsilon: StepSize = 0.1, epsilon_block: int = 1,
                initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None
@@ -186,19 +178,8 @@ def r_learning(mdp: MDPLike, *, steps: int = 100_000, alpha: StepSize = 0.1,
 
     Parameters
     ----------
-    mdp : a continuing :class:`~tabular.TabularMDP` (no outcome ends the episode; finite
-        rewards), or a Gymnasium env with a transition table.
-    steps : time steps per run, default 100,000.
-    alpha : the step size of ``Q`` in (0, 1], or a :mod:`tabular.schedules` schedule over
-        the visits of each pair, default 0.1.
-    alpha_average : the step size of ``Rbar`` (the book's beta), a number in (0, 1] or a
-        schedule over time steps, default 0.01.
-    epsilon : exploration in [0, 1], or a schedule over blocks of ``epsilon_block``
-        time steps, default 0.1.
-    epsilon_block : the time steps per unit of the epsilon schedule, default 1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {mdp_continuing steps alpha_differential alpha_average epsilon_blocks epsilon_block}
+    {initial_Q seed_plain runs_plain}
 
     Returns a :class:`DifferentialResult`.
     """

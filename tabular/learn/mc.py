@@ -39,6 +39,7 @@ from tabular.learn.outputs import (
     prediction_result,
     record_history,
 )
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return, importance_weighted_return
@@ -135,6 +136,7 @@ def _mc_prediction_run(model, params, rng, out, run):
 _mc_prediction = runs_driver(_mc_prediction_run)
 
 
+@shares_paragraphs
 def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int = 100,
                   alpha: StepSize | None = None, first_visit: bool = True,
                   initial_V: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
@@ -143,11 +145,7 @@ def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episo
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic
-        ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    {mdp policy gamma episodes}
     alpha : default ``None``: average the returns of each state (step size
         ``1/N(s)``, eq. 2.3: the classical MC estimate); a number in (0, 1] or a
         :mod:`tabular.schedules` schedule over the visits of each state gives
@@ -155,14 +153,7 @@ def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episo
         in Example 6.2.
     first_visit : update only at the first visit of a state in an episode (else at
         every visit), default True.
-    initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode's return bootstraps from
-        ``V(S_T)``), default ``None``: the env's time limit (``mdp.max_episode_steps``),
-        else 10,000.
-    history : also return ``V`` after every episode, default False.
+    {initial_V seed runs max_steps_V history_V}
 
     Returns a :class:`~tabular.learn.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
     ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
@@ -275,6 +266,7 @@ def exploring_start_states(mdp) -> np.ndarray:
     return np.flatnonzero(reached | (mdp.start > 0.0)).astype(np.int64)
 
 
+@shares_paragraphs
 def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, episodes: int = 500,
                epsilon: StepSize | None = None, alpha: StepSize | None = None,
                importance_sampling: str = "weighted", first_visit: bool = True,
@@ -284,7 +276,7 @@ def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, e
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     method : default ``"on_policy"``: first-visit MC control for epsilon-soft policies
         (section 5.4): act epsilon-greedily on ``Q``, average the returns of each pair;
         ``"exploring_starts"``: Monte Carlo ES (section 5.3): each episode starts in a
@@ -292,8 +284,7 @@ def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, e
         random action, then follows the greedy policy; ``"off_policy"``: off-policy MC
         control (section 5.7): learn the greedy policy (ties split uniformly) from an
         epsilon-greedy behaviour policy on ``Q``.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
+    {gamma episodes}
     epsilon : exploration, a number or a :mod:`tabular.schedules` schedule over
         episodes; default ``None``: 0.1, or 0 for exploring starts. Off-policy needs
         ``epsilon > 0`` for coverage (1 is the uniform random behaviour).
@@ -304,10 +295,7 @@ def mc_control(mdp: MDPLike, *, method: str = "on_policy", gamma: float = 1.0, e
         ``W / C(s, a)``) or ``"ordinary"`` (eq. 5.5, averaging ``rho G``).
     first_visit : on-policy and exploring starts: update only at the first visit of a
         pair in an episode (else at every visit), default True.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
+    {initial_Q seed runs}
     max_steps : the step limit per episode (a cut episode's return bootstraps from the
         target policy's expectation of ``Q(S_T, .)``), default ``None``: the env's time
         limit (``mdp.max_episode_steps``), else 10,000.

@@ -40,6 +40,7 @@ from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import mark_first_visits, record_episode
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
 from tabular.learn.outputs import prediction_outputs, prediction_result, record_history
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import PredictionResult
 from tabular.rules.returns import discounted_return, importance_weighted_return
 from tabular.rules.values import update_toward
@@ -106,6 +107,7 @@ def _off_policy_mc_run(model, params, rng, out, run):
 _off_policy_mc = runs_driver(_off_policy_mc_run)
 
 
+@shares_paragraphs
 def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
                              *, importance_sampling: str = "weighted", gamma: float = 1.0,
                              episodes: int = 100, first_visit: bool = True,
@@ -117,7 +119,7 @@ def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     target_policy : ``pi``, the policy evaluated, any form: greedy ``int [S]``,
         stochastic ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`.
     behaviour_policy : ``b``, the policy that acts, in any of those forms; it must
@@ -125,20 +127,13 @@ def off_policy_mc_prediction(mdp: MDPLike, target_policy: PolicyLike, behaviour_
     importance_sampling : ``"weighted"`` (default; eq. 5.6, incrementally eqs.
         5.7-5.8: step ``W / C(s)``) or ``"ordinary"`` (eq. 5.5: the average of
         ``rho G``).
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    {gamma episodes}
     first_visit : update only at the first visit of a state in an episode (else at
         every visit, as the box of section 5.6), default True.
     initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0;
         a state keeps it until a visit of nonzero ratio (weighted) or any visit
         (ordinary).
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode's return bootstraps from
-        ``V(S_T)``), default ``None``: the env's time limit (``mdp.max_episode_steps``),
-        else 10,000.
-    history : also return ``V`` after every episode, default False.
+    {seed runs max_steps_V history_V}
 
     Returns a :class:`~tabular.learn.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
     ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``

@@ -48,6 +48,7 @@ from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import ring_mask
 from tabular.learn.outputs import control_outputs, control_result
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.nstep import (
@@ -221,6 +222,7 @@ def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, ini
     return control_result(out, runs, ep.mdp)
 
 
+@shares_paragraphs
 def n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
                  alpha: StepSize = 0.5, epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0,
                  seed: int | None = 0, runs: int | None = None, max_steps: int | None = None
@@ -232,33 +234,16 @@ def n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes:
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
-        when it decays to 0), default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from
-        ``Q(S_T, A_T)``), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
+    {mdp n_step gamma episodes alpha epsilon_behaviour initial_Q seed runs max_steps_Q}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
-    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
-    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
-    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
-    ``runs=n``.
+    {control_result}
     """
     return _n_step_control(SARSA, mdp, n_step=n_step, gamma=gamma, episodes=episodes,
                            alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed,
                            runs=runs, max_steps=max_steps)
 
 
+@shares_paragraphs
 def n_step_expected_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0,
                           episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
                           initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -269,33 +254,16 @@ def n_step_expected_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0,
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
-        when it decays to 0), default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from
-        ``Q(S_T, A_T)``), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
+    {mdp n_step gamma episodes alpha epsilon_behaviour initial_Q seed runs max_steps_Q}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
-    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
-    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
-    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
-    ``runs=n``.
+    {control_result}
     """
     return _n_step_control(EXPECTED_SARSA, mdp, n_step=n_step, gamma=gamma,
                            episodes=episodes, alpha=alpha, epsilon=epsilon,
                            initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
 
 
+@shares_paragraphs
 def off_policy_n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0,
                             episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
                             target_epsilon: StepSize = 0.0, initial_Q: npt.ArrayLike = 0.0,
@@ -309,30 +277,13 @@ def off_policy_n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
-        when it decays to 0), default 0.1.
+    {mdp n_step gamma episodes alpha epsilon_behaviour}
     target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
         in [0, 1] (or a schedule over episodes); default 0.0: greedy, ties split
         uniformly; ``None``: the behaviour itself (then this is n-step SARSA).
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from
-        ``Q(S_T, A_T)``), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
+    {initial_Q seed runs max_steps_Q}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
-    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
-    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
-    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
-    ``runs=n``.
+    {control_result}
     """
     return _n_step_control(OFF_POLICY_SARSA, mdp, n_step=n_step, gamma=gamma,
                            episodes=episodes, alpha=alpha, epsilon=epsilon,
@@ -340,6 +291,7 @@ def off_policy_n_step_sarsa(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0
                            target_epsilon=target_epsilon)
 
 
+@shares_paragraphs
 def tree_backup(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: int = 500,
                 alpha: StepSize = 0.5, epsilon: StepSize = 0.1, target_epsilon: StepSize = 0.0,
                 initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
@@ -352,30 +304,13 @@ def tree_backup(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: 
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
-        when it decays to 0), default 0.1.
+    {mdp n_step gamma episodes alpha epsilon_behaviour}
     target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
         in [0, 1] (or a schedule over episodes); default 0.0: greedy, ties split
         uniformly; ``None``: the behaviour's epsilon-greedy policy.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from
-        ``Q(S_T, A_T)``), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
+    {initial_Q seed runs max_steps_Q}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
-    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
-    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
-    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
-    ``runs=n``.
+    {control_result}
     """
     return _n_step_control(TREE_BACKUP, mdp, n_step=n_step, gamma=gamma, episodes=episodes,
                            alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed,
@@ -383,6 +318,7 @@ def tree_backup(mdp: MDPLike, *, n_step: int = 4, gamma: float = 1.0, episodes: 
                            sigma=0.0)
 
 
+@shares_paragraphs
 def q_sigma(mdp: MDPLike, *, n_step: int = 4, sigma: float = 0.5, gamma: float = 1.0,
             episodes: int = 500, alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
             target_epsilon: StepSize | None = None, initial_Q: npt.ArrayLike = 0.0,
@@ -399,33 +335,17 @@ def q_sigma(mdp: MDPLike, *, n_step: int = 4, sigma: float = 0.5, gamma: float =
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
+    {mdp n_step}
     sigma : the degree of sampling in [0, 1], the same at every step, default 0.5:
         1 is n-step SARSA, 0 is tree backup.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : the behaviour's exploration in [0, 1], or a schedule over episodes (GLIE
-        when it decays to 0), default 0.1.
+    {gamma episodes alpha epsilon_behaviour}
     target_epsilon : the target policy pi, epsilon-greedy on ``Q`` with this exploration
         in [0, 1] (or a schedule over episodes); default ``None``: the behaviour's
         epsilon-greedy policy (on-policy); a number learns off-policy (0: greedy,
         ``Q*``), importance-sampling the sampled steps.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from
-        ``Q(S_T, A_T)``), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
+    {initial_Q seed runs max_steps_Q}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``,
-    its greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns``
-    (undiscounted sum of rewards) and ``episode_lengths`` (steps) of the
-    epsilon-greedy behaviour, ``[episodes]``; each with a leading run axis when
-    ``runs=n``.
+    {control_result}
     """
     return _n_step_control(Q_SIGMA, mdp, n_step=n_step, gamma=gamma, episodes=episodes,
                            alpha=alpha, epsilon=epsilon, initial_Q=initial_Q, seed=seed,

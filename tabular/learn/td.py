@@ -45,6 +45,7 @@ from tabular.learn.outputs import (
     prediction_result,
     record_history,
 )
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return
@@ -196,6 +197,7 @@ def _td0_run(model, params, rng, out, run):
 _td0 = runs_driver(_td0_run)
 
 
+@shares_paragraphs
 def td0(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int = 100,
         alpha: StepSize = 0.1, n_step: int = 1, initial_V: npt.ArrayLike = 0.0,
         seed: int | None = 0, runs: int | None = None, max_steps: int | None = None,
@@ -205,23 +207,12 @@ def td0(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int =
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic
-        ``[S, A]`` or a :class:`~tabular.SoftmaxPolicy`.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    {mdp policy gamma episodes}
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
         visits of each state, default 0.1.
     n_step : ``n > 1`` (at most ``max_steps``) updates towards the n-step return
         ``G_{t:t+n}`` (eq. 7.1, the update of eq. 7.2), default 1 (TD(0)).
-    initial_V : the initial estimate, a finite number or ``[S]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
-    history : also return ``V`` after every episode, default False.
+    {initial_V seed runs max_steps history_V}
 
     Returns a :class:`~tabular.learn.results.PredictionResult`: ``V`` ``[S]``; ``V_history``
     ``[episodes, S]`` when ``history=True``, else ``None``; ``episode_returns``
@@ -354,6 +345,7 @@ def _td_control(driver, mdp, *, seed, runs, **args) -> ControlResult:
     return control_result(out, runs, ep.mdp, action_mask=params.action_mask)
 
 
+@shares_paragraphs
 def sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
           epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
           runs: int | None = None, max_steps: int | None = None,
@@ -365,35 +357,16 @@ def sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepS
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
-        to 0), default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
-    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
-        ``action_mask``; at least one per state), default ``None``: all of them. The
-        learner never takes, explores or bootstraps from an unavailable action, and its
-        ``Q`` is ``-inf``.
+    {mdp gamma episodes alpha epsilon initial_Q seed runs max_steps action_mask}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
-    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
-    sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
-    ``[episodes]``; each with a leading run axis when ``runs=n``.
+    {control_result}
     """
     return _td_control(_sarsa, mdp, gamma=gamma, episodes=episodes, alpha=alpha,
                        epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
                        max_steps=max_steps, action_mask=action_mask)
 
 
+@shares_paragraphs
 def expected_sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
                    epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
                    runs: int | None = None, max_steps: int | None = None,
@@ -405,35 +378,16 @@ def expected_sarsa(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alp
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
-        to 0), default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
-    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
-        ``action_mask``; at least one per state), default ``None``: all of them. The
-        learner never takes, explores or bootstraps from an unavailable action, and its
-        ``Q`` is ``-inf``.
+    {mdp gamma episodes alpha epsilon initial_Q seed runs max_steps action_mask}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
-    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
-    sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
-    ``[episodes]``; each with a leading run axis when ``runs=n``.
+    {control_result}
     """
     return _td_control(_expected_sarsa, mdp, gamma=gamma, episodes=episodes, alpha=alpha,
                        epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
                        max_steps=max_steps, action_mask=action_mask)
 
 
+@shares_paragraphs
 def q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.5,
                epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
                runs: int | None = None, max_steps: int | None = None,
@@ -445,35 +399,16 @@ def q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500, alpha: 
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
-        visits of each pair ``(s, a)``, default 0.5.
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
-        to 0), default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
-    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
-        ``action_mask``; at least one per state), default ``None``: all of them. The
-        learner never takes, explores or bootstraps from an unavailable action, and its
-        ``Q`` is ``-inf``.
+    {mdp gamma episodes alpha epsilon initial_Q seed runs max_steps action_mask}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``; ``policy``, its
-    greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted
-    sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,
-    ``[episodes]``; each with a leading run axis when ``runs=n``.
+    {control_result}
     """
     return _td_control(_q_learning, mdp, gamma=gamma, episodes=episodes, alpha=alpha,
                        epsilon=epsilon, initial_Q=initial_Q, seed=seed, runs=runs,
                        max_steps=max_steps, action_mask=action_mask)
 
 
+@shares_paragraphs
 def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
                       alpha: StepSize = 0.5, epsilon: StepSize = 0.1,
                       initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -487,25 +422,13 @@ def double_q_learning(mdp: MDPLike, *, gamma: float = 1.0, episodes: int = 500,
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
+    {mdp gamma episodes}
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
         visits of each pair ``(s, a)`` (counted over both tables), default 0.5.
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays
-        to 0), default 0.1.
+    {epsilon}
     initial_Q : the initial estimate of both tables, a finite number or ``[S, A]``
         array, default 0.0.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
-    action_mask : bool ``[S, A]``, the actions available in each state (Gymnasium's
-        ``action_mask``; at least one per state), default ``None``: all of them. The
-        learner never takes, explores or bootstraps from an unavailable action, and its
-        ``Q`` is ``-inf``.
+    {seed runs max_steps action_mask}
 
     Returns a :class:`~tabular.learn.results.ControlResult`: ``Q`` ``[S, A]``, the mean
     ``(Q1 + Q2) / 2`` of the two tables; ``policy``, its greedy policy (int64 ``[S]``);

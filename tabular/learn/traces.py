@@ -45,6 +45,7 @@ from tabular.learn.outputs import (
     prediction_result,
     record_history,
 )
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.learn.td import control_inputs
 from tabular.model.sampling import sample_start, sample_step
@@ -285,6 +286,7 @@ def offline_lambda_return(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
                     max_steps=max_steps, history=history, sweep=_check_targets(targets))
 
 
+@shares_paragraphs
 def td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9, trace: str = "accumulating",
               gamma: float = 1.0, episodes: int = 100, alpha: StepSize = 0.1,
               initial_V: npt.ArrayLike = 0.0, seed: int | None = 0, runs: int | None = None,
@@ -297,10 +299,7 @@ def td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9, trace: str 
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
-        a :class:`~tabular.SoftmaxPolicy`.
-    lam : trace decay in [0, 1], default 0.9.
+    {mdp policy lam}
     trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12) or
         ``"dutch"`` (eq. 12.11).
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
@@ -315,6 +314,7 @@ def td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9, trace: str 
                     max_steps=max_steps, history=history)
 
 
+@shares_paragraphs
 def true_online_td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
                           gamma: float = 1.0, episodes: int = 100, alpha: StepSize = 0.1,
                           initial_V: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -328,10 +328,7 @@ def true_online_td_lambda(mdp: MDPLike, policy: PolicyLike, *, lam: float = 0.9,
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]`` or
-        a :class:`~tabular.SoftmaxPolicy`.
-    lam : trace decay in [0, 1], default 0.9.
+    {mdp policy lam}
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
         each state, default 0.1 (a trace spreads a TD error over earlier steps).
     gamma, episodes (default 100), initial_V, seed, runs, max_steps, history :
@@ -420,6 +417,7 @@ def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:
     return control_result(out, runs, ep.mdp, value_limit(ep.mdp, ep.gamma, Q0, out.lengths))
 
 
+@shares_paragraphs
 def sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
                  gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.1,
                  epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -430,26 +428,16 @@ def sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    lam : trace decay in [0, 1], default 0.9.
-    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12),
-        ``"dutch"`` (eq. 12.11) or ``"clearing"``: replacing, and the traces of the
-        other actions of the state, ``z(S, a)`` for ``a != A``, set to 0 (section 12.7,
-        Figure 12.11; Singh and Sutton 1996).
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
-        each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
-        0), default 0.1.
-    gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
-        as for :func:`~tabular.sarsa`.
+    {mdp lam trace alpha_trace epsilon as_sarsa}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    {control_result_as_sarsa}
     """
     return _control(SARSA_LAMBDA, mdp, lam=lam, trace=check_trace(trace, _CONTROL_TRACES),
                     gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon,
                     initial_Q=initial_Q, seed=seed, runs=runs, max_steps=max_steps)
 
 
+@shares_paragraphs
 def true_online_sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, gamma: float = 1.0,
                              episodes: int = 500, alpha: StepSize = 0.1, epsilon: StepSize = 0.1,
                              initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -461,22 +449,16 @@ def true_online_sarsa_lambda(mdp: MDPLike, *, lam: float = 0.9, gamma: float = 1
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    lam : trace decay in [0, 1], default 0.9.
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
-        each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
-        0), default 0.1.
-    gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
-        as for :func:`~tabular.sarsa`.
+    {mdp lam alpha_trace epsilon as_sarsa}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    {control_result_as_sarsa}
     """
     return _control(TRUE_ONLINE_SARSA, mdp, lam=lam, trace=DUTCH, gamma=gamma,
                     episodes=episodes, alpha=alpha, epsilon=epsilon, initial_Q=initial_Q,
                     seed=seed, runs=runs, max_steps=max_steps)
 
 
+@shares_paragraphs
 def watkins_q_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulating",
                      gamma: float = 1.0, episodes: int = 500, alpha: StepSize = 0.1,
                      epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -488,20 +470,9 @@ def watkins_q_lambda(mdp: MDPLike, *, lam: float = 0.9, trace: str = "accumulati
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    lam : trace decay in [0, 1], default 0.9.
-    trace : ``"accumulating"`` (default, eq. 12.5), ``"replacing"`` (eq. 12.12),
-        ``"dutch"`` (eq. 12.11) or ``"clearing"``: replacing, and the traces of the
-        other actions of the state, ``z(S, a)`` for ``a != A``, set to 0 (section 12.7,
-        Figure 12.11; Singh and Sutton 1996).
-    alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the visits of
-        each pair ``(s, a)``, default 0.1 (a trace spreads a TD error over earlier steps).
-    epsilon : exploration in [0, 1], or a schedule over episodes (GLIE when it decays to
-        0), default 0.1.
-    gamma, episodes (default 500), initial_Q, seed, runs, max_steps :
-        as for :func:`~tabular.sarsa`.
+    {mdp lam trace alpha_trace epsilon as_sarsa}
 
-    Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does.
+    {control_result_as_sarsa}
     """
     return _control(WATKINS, mdp, lam=lam, trace=check_trace(trace, _CONTROL_TRACES),
                     gamma=gamma, episodes=episodes, alpha=alpha, epsilon=epsilon,

@@ -48,6 +48,7 @@ from tabular.learn.differential import (
     differential_td_error,
 )
 from tabular.learn.episodes import ring_mask
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
 from tabular.linear.learners import check_finite_rewards, check_weights
@@ -388,6 +389,7 @@ def _episodic(driver, name, mdp, features, *, gamma, episodes, alpha, epsilon, n
                                w=with_run_axis(out.w, runs), features=X)
 
 
+@shares_paragraphs
 def semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, gamma: float = 1.0,
                         episodes: int = 500, alpha: float = 0.1, epsilon: float = 0.1,
                         initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -400,14 +402,13 @@ def semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, gamma: float =
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     features : ``x(s, a)``, ``[S, A, d]``
         (:func:`~tabular.linear.features.state_action_features`, or your own).
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
+    {gamma episodes}
     alpha : the constant step size, a number > 0, default 0.1.
     epsilon : the constant exploration in [0, 1], default 0.1.
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    {initial_w}
     seed, runs, max_steps : as for every learner (:func:`~tabular.sarsa`): the seed of
         the runs' streams (default 0), ``None`` for one run without a run axis or ``n``
         runs, and the step limit per episode (default: the env's time limit, else
@@ -421,6 +422,7 @@ def semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, gamma: float =
                      initial_w=initial_w, seed=seed, runs=runs, max_steps=max_steps)
 
 
+@shares_paragraphs
 def n_step_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, n_step: int = 4,
                                gamma: float = 1.0, episodes: int = 500, alpha: float = 0.1,
                                epsilon: float = 0.1, initial_w: npt.ArrayLike = 0.0,
@@ -434,14 +436,12 @@ def n_step_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, n_step:
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     features : ``x(s, a)``, ``[S, A, d]`` (as for :func:`semi_gradient_sarsa`).
-    n_step : the n of the return, an integer in ``[1, max_steps]``, default 4.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
+    {n_step gamma episodes}
     alpha : the constant step size, a number > 0, default 0.1.
     epsilon : the constant exploration in [0, 1], default 0.1.
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    {initial_w}
     seed, runs, max_steps : as for every learner (:func:`~tabular.sarsa`).
 
     Returns a :class:`LinearControlResult` (see :func:`semi_gradient_sarsa`).
@@ -451,6 +451,7 @@ def n_step_semi_gradient_sarsa(mdp: MDPLike, features: npt.ArrayLike, *, n_step:
                      initial_w=initial_w, seed=seed, runs=runs, max_steps=max_steps)
 
 
+@shares_paragraphs
 def semi_gradient_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *, lam: float = 0.9,
                                trace: str = "accumulating", gamma: float = 1.0,
                                episodes: int = 500, alpha: float = 0.1, epsilon: float = 0.1,
@@ -468,7 +469,7 @@ def semi_gradient_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *, lam: fl
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     features : ``x(s, a)``, ``[S, A, d]`` (as for :func:`semi_gradient_sarsa`); binary
         (every entry 0 or 1) for ``trace="replacing"`` and ``"clearing"``.
     lam : the trace decay in [0, 1], default 0.9.
@@ -481,13 +482,12 @@ def semi_gradient_sarsa_lambda(mdp: MDPLike, features: npt.ArrayLike, *, lam: fl
         A)`` -- "Sarsa(lambda) with replacing traces and clearing the traces of other
         actions" of Figure 12.11 (section 12.7; Singh and Sutton 1996). With one-hot
         features it clears the row ``z(S, .)`` of the tabular trace.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
+    {gamma episodes}
     alpha : the constant step size, a number > 0, default 0.1; an accumulating trace sums
         up to ``1 / (1 - gamma lam)`` feature vectors, so ``alpha ||x||^2 / (1 - gamma
         lam)`` must stay well below 1.
     epsilon : the constant exploration in [0, 1], default 0.1.
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    {initial_w}
     seed, runs, max_steps : as for every learner (:func:`~tabular.sarsa`).
 
     Returns a :class:`LinearControlResult` (see :func:`semi_gradient_sarsa`).

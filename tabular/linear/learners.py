@@ -56,6 +56,7 @@ from tabular.checks import (
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import record_episode, ring_mask
 from tabular.learn.outputs import history_outputs, history_result, record_history
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.linear.features import check_features
 from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step
@@ -469,6 +470,7 @@ def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
                                   secondary_weights=secondary)
 
 
+@shares_paragraphs
 def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
                 gamma: float = 1.0, episodes: int = 100, alpha: float = 2e-5,
                 initial_w: npt.ArrayLike = 0.0, seed: int | None = 0,
@@ -481,14 +483,11 @@ def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
-    policy : the policy evaluated, any form: greedy ``int [S]``, stochastic ``[S, A]``
-        or a :class:`~tabular.SoftmaxPolicy`.
+    {mdp policy}
     features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    {gamma episodes}
     alpha : the constant step size, default 2e-5 (Figure 9.1's).
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    {initial_w}
     seed, runs, max_steps : as for every learner (:func:`~tabular.td0`): the seed of
         the runs' streams (default 0), ``None`` for one run without a run axis or ``n``
         runs, and the step limit per episode (default: the env's time limit, else
@@ -534,6 +533,7 @@ def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, 
     return _result("semi_gradient_td", out, params.features, runs)
 
 
+@shares_paragraphs
 def off_policy_semi_gradient_td(mdp: MDPLike, target_policy: PolicyLike,
                                 behaviour_policy: PolicyLike, features: npt.ArrayLike, *,
                                 gamma: float = 1.0, episodes: int = 100, alpha: float = 0.01,
@@ -550,16 +550,15 @@ def off_policy_semi_gradient_td(mdp: MDPLike, target_policy: PolicyLike,
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     target_policy, behaviour_policy : ``pi`` and ``b``, any form of policy; ``b`` must
         take every action ``pi`` takes.
     features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    {gamma episodes}
     alpha : the constant step size, default 0.01.
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
+    {initial_w}
     seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
-    history : also return ``w`` after every episode, default False.
+    {history_w}
 
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
     diverges past float64 raises ``FloatingPointError``.
@@ -581,6 +580,7 @@ def _run_gradient_td(name: str, correction: bool, mdp, target_policy, behaviour_
     return _result(name, out, params.features, options["runs"], steps="alpha or beta")
 
 
+@shares_paragraphs
 def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
         features: npt.ArrayLike, *, gamma: float = 1.0, episodes: int = 100,
         alpha: float = 0.005, beta: float = 0.05, initial_w: npt.ArrayLike = 0.0,
@@ -598,19 +598,18 @@ def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     target_policy, behaviour_policy : ``pi`` and ``b``, any form of policy; ``b`` must
         take every action ``pi`` takes.
     features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 100.
+    {gamma episodes}
     alpha : the constant step size of ``w``, default 0.005 (Figure 11.5's).
     beta : the constant step size of ``v``, default 0.05 (Figure 11.5's); the theory
         wants it the larger, so that ``v`` tracks ``w``.
     initial_w, initial_v : the initial weights, each a finite number or ``[d]`` array,
         default 0.0.
     seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
-    history : also return ``w`` after every episode, default False.
+    {history_w}
 
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`) with
     ``secondary_weights`` ``v``. A run that diverges past float64 raises

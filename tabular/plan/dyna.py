@@ -46,6 +46,7 @@ from tabular._numba.frame import borrowed
 from tabular._numba.rng import randint
 from tabular._numba.runs import runs_driver
 from tabular.checks import check_nonnegative
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.sampling import sample_start, sample_step
 from tabular.plan.model import (
@@ -226,6 +227,7 @@ _planning_runs = runs_driver(_planning_run, simplifying=False)
 # --------------------------------------------------------------------- public functions
 
 
+@shares_paragraphs
 def dyna_q(mdp: MDPLike, *, planning_steps: int = 5, gamma: float = 1.0, episodes: int = 500,
            alpha: StepSize = 0.5, epsilon: StepSize = 0.1, initial_Q: npt.ArrayLike = 0.0,
            model: str = "auto", switch: tuple[int, MDPLike] | None = None, seed: int | None = 0,
@@ -238,15 +240,14 @@ def dyna_q(mdp: MDPLike, *, planning_steps: int = 5, gamma: float = 1.0, episode
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     planning_steps : updates planned per real step (the box's ``n``), an integer >= 0,
         default 5.
-    gamma : discount in [0, 1], default 1.0.
-    episodes : episodes per run, default 500.
+    {gamma episodes}
     alpha : step size in (0, 1], or a :mod:`tabular.schedules` schedule over the
         updates of each pair ``(s, a)``, real and planned, default 0.5.
     epsilon : exploration in [0, 1], or a schedule over episodes, default 0.1.
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    {initial_Q}
     model : the model learned: ``"last"``, the last outcome of each pair (the box's
         deterministic model, which follows a changing environment); ``"counts"``, every
         outcome seen with its count, planning drawing them in proportion (a stochastic
@@ -256,12 +257,7 @@ def dyna_q(mdp: MDPLike, *, planning_steps: int = 5, gamma: float = 1.0, episode
         steps over the run's episodes) the environment becomes ``other_mdp``, a model
         with the same states and actions (the changing mazes of Figures 8.4 and 8.5,
         :func:`tabular.envs.mazes.changing_maze`).
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    max_steps : the step limit per episode (a cut episode still bootstraps from the
-        state reached), default ``None``: the env's time limit
-        (``mdp.max_episode_steps``), else 10,000.
+    {seed runs max_steps}
 
     Returns a :class:`~tabular.PlanningResult`: ``Q`` ``[S, A]``; ``policy``,
     its greedy policy; ``V = max_a Q``; ``episode_returns`` (undiscounted sum of

@@ -40,6 +40,7 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_gamma, check_positive_int, check_unit_interval
 from tabular.learn.arguments import initial_values, per_run
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.model.sampling import sample_start, sample_step
 from tabular.plan.results import ExpectedUpdatesResult
@@ -220,6 +221,7 @@ def uniform_expected_updates(mdp: MDPLike, *, updates: int, gamma: float = 1.0, 
     return _result(out, evaluate_at, gamma, None)
 
 
+@shares_paragraphs
 def trajectory_sampling(mdp: MDPLike, *, updates: int, gamma: float = 1.0, epsilon: StepSize = 0.1,
                         evaluate_every: int, seed: int | None = 0, runs: int | None = None,
                         initial_Q: npt.ArrayLike = 0.0) -> ExpectedUpdatesResult:
@@ -231,7 +233,7 @@ def trajectory_sampling(mdp: MDPLike, *, updates: int, gamma: float = 1.0, epsil
 
     Parameters
     ----------
-    mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
+    {mdp}
     updates : the number of expected updates per run, an integer >= 1.
     gamma : discount in [0, 1], default 1.0 (then the greedy policies met must end
         their episodes, as in the tasks of :func:`branching_task`).
@@ -239,10 +241,7 @@ def trajectory_sampling(mdp: MDPLike, *, updates: int, gamma: float = 1.0, epsil
         default 0.1 (the book's).
     evaluate_every : evaluate the greedy policy after every this many updates (and
         before the first and after the last), an integer >= 1.
-    seed : seed of the runs' random streams (same seed, same numbers), default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs, a
-        leading run axis of length ``n`` (also for ``n = 1``).
-    initial_Q : the initial estimate, a finite number or ``[S, A]`` array, default 0.0.
+    {seed runs initial_Q}
 
     Returns an :class:`ExpectedUpdatesResult`: ``updates`` ``[E]``, ``start_values``
     ``[E]`` (the greedy policy's value of the start distribution at each), ``Q``
