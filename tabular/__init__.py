@@ -26,7 +26,11 @@ Average reward and finite horizons
 
 Bandits (:mod:`tabular.learn.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
-    :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
+    :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`;
+    (:mod:`tabular.learn.bandit_regret`) :func:`thompson_sampling`, :func:`kl_ucb`,
+    :func:`moss`, :func:`ucb_v`, :func:`explore_then_commit`, :func:`exp3` on
+    :class:`BanditArms` of known means, returning a :class:`RegretResult` (regret,
+    pseudo-regret, pulls); :func:`lai_robbins_constant` of an instance.
 
 Learning from samples
     Every learner takes ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one
@@ -80,19 +84,26 @@ from tabular._numba import inliner as _inliner
 from tabular._numba import notice as _notice
 from tabular._numba.rng import seed_states
 from tabular.learn import (
+    BanditArms,
     BanditResult,
     BanditTestbed,
     ControlResult,
     DifferentialResult,
     PredictionResult,
+    RegretResult,
     batch_prediction,
     differential_sarsa,
     double_q_learning,
     epsilon_greedy_bandit,
+    exp3,
     expected_sarsa,
+    explore_then_commit,
     gradient_bandit,
+    kl_ucb,
+    lai_robbins_constant,
     mc_control,
     mc_prediction,
+    moss,
     n_step_expected_sarsa,
     n_step_sarsa,
     off_policy_mc_prediction,
@@ -105,10 +116,12 @@ from tabular.learn import (
     sarsa_lambda,
     td0,
     td_lambda,
+    thompson_sampling,
     tree_backup,
     true_online_sarsa_lambda,
     true_online_td_lambda,
     ucb_bandit,
+    ucb_v,
     watkins_q_lambda,
 )
 from tabular.model import MDPError, SoftmaxPolicy, TabularMDP
@@ -179,6 +192,8 @@ __all__ = [
     "soft_policy", "soft_value_iteration", "td0", "td_lambda", "terminating_greedy_policy",
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
+    "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v",
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 

@@ -1,6 +1,8 @@
 """Learning values from samples (Sutton & Barto, chapters 2, 5-7, 10.3 and 12).
 
 - :mod:`~tabular.learn.bandits` -- the k-armed testbed and its learners (chapter 2);
+- :mod:`~tabular.learn.bandit_arms` and :mod:`~tabular.learn.bandit_regret` -- bandits of
+  known means and the regret literature's algorithms (Thompson sampling, KL-UCB, ...);
 - :mod:`~tabular.learn.mc` and :mod:`~tabular.learn.mc_off_policy` -- Monte Carlo
   prediction and control, off-policy prediction by importance sampling (chapter 5);
 - :mod:`~tabular.learn.td` -- TD(0), SARSA, expected SARSA, Q-learning and double
@@ -13,6 +15,16 @@
   argument checks, the kernels' output records and the results.
 """
 
+from tabular.learn.bandit_arms import BanditArms, lai_robbins_constant
+from tabular.learn.bandit_regret import (
+    RegretResult,
+    exp3,
+    explore_then_commit,
+    kl_ucb,
+    moss,
+    thompson_sampling,
+    ucb_v,
+)
 from tabular.learn.bandits import (
     BanditResult,
     BanditTestbed,
@@ -50,4 +62,6 @@ __all__ = [
     "off_policy_n_step_sarsa", "offline_lambda_return", "q_learning", "q_sigma",
     "r_learning", "sarsa", "sarsa_lambda", "td0", "td_lambda", "tree_backup",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "watkins_q_lambda",
+    "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
+    "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v",
 ]

@@ -1,0 +1,108 @@
+"""The indices and posterior draws of the bandit algorithms beyond chapter 2.
+
+Each is the number an algorithm ranks an arm by, from the arm's statistics alone (its
+pulls ``n``, the sum of its rewards, ...); :mod:`tabular.learn.bandit_regret` composes
+them in one loop. Arms never pulled are ranked first by the loop, not here. Rewards in
+``[0, 1]`` (Bernoulli arms) unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tabular._numba.rng import beta, normal
+
+#: Where the Bernoulli KL clips its arguments away from 0 and 1 (SMPyBandits' ``eps``):
+#: ``kl(p, q)`` stays finite for ``q`` in ``{0, 1}``.
+KL_CLIP = 1e-15
+
+
+@njit(cache=True, inline="always")
+def bernoulli_kl(p, q):
+    """``KL(Bernoulli(p) || Bernoulli(q)) = p log(p / q) + (1 - p) log((1 - p) / (1 - q))``,
+    both clipped to ``[KL_CLIP, 1 - KL_CLIP]``."""
+    p = min(max(p, KL_CLIP), 1.0 - KL_CLIP)
+    q = min(max(q, KL_CLIP), 1.0 - KL_CLIP)
+    return p * np.log(p / q) + (1.0 - p) * np.log((1.0 - p) / (1.0 - q))
+
+
+@njit(cache=True, inline="always")
+def gaussian_kl(p, q, sd):
+    """``KL(N(p, sd^2) || N(q, sd^2)) = (p - q)^2 / (2 sd^2)``."""
+    return (p - q) * (p - q) / (2.0 * sd * sd)
+
+
+@njit(cache=True, inline="always")
+def kl_ucb_index(mean, level, tol):
+    """The Bernoulli KL-UCB index (Garivier and Cappé, 2011, eq. 3):
+    ``max {q in [mean, 1] : kl(mean, q) <= level}``, by bisection until the bracket is at
+    most ``tol`` wide; returns its upper end, so the index is never below the exact one
+    and exceeds it by at most ``tol``. ``kl(mean, .)`` increases on ``[mean, 1]``, and
+    Pinsker's inequality ``kl(p, q) >= 2 (p - q)^2`` puts the index at most
+    ``sqrt(level / 2)`` above the mean: the bracket starts as ``[mean, min(1, mean +
+    sqrt(level / 2))]``."""
+    low, high = mean, min(1.0, mean + np.sqrt(0.5 * level))
+    if bernoulli_kl(mean, high) <= level:
+        return high
+    while high - low > tol:
+        middle = 0.5 * (low + high)
+        if bernoulli_kl(mean, middle) > level:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+@njit(cache=True, inline="always")
+def gaussian_kl_ucb_index(mean, level, sd):
+    """The Gaussian KL-UCB index, in closed form: ``max {q : (q - mean)^2 / (2 sd^2) <= level}
+    = mean + sd sqrt(2 level)``."""
+    return mean + sd * np.sqrt(2.0 * level)
+
+
+@njit(cache=True, inline="always")
+def moss_index(mean, n, horizon, k):
+    """MOSS (Audibert and Bubeck, 2009, eq. 4): ``mean + sqrt(max(0, log(T / (k n))) / n)``
+    with the horizon ``T`` and ``k`` arms."""
+    return mean + np.sqrt(max(0.0, np.log(horizon / (k * n))) / n)
+
+
+@njit(cache=True, inline="always")
+def ucb_v_index(mean, variance, n, t):
+    """UCB-V (Audibert, Munos and Szepesvári, 2009, eq. 1 with ``b = 1``, ``c = 1`` and
+    the exploration function ``E_t = log t``): ``mean + sqrt(2 V log t / n) + 3 log t / n``,
+    ``V`` the empirical (biased) variance of the arm's rewards."""
+    log_t = np.log(t)
+    return mean + np.sqrt(2.0 * variance * log_t / n) + 3.0 * log_t / n
+
+
+@njit(cache=True, inline="always")
+def beta_posterior_draw(successes, failures, rng):
+    """Thompson sampling's draw for a Bernoulli arm (Agrawal and Goyal, 2012, Algorithm 1):
+    ``theta ~ Beta(successes + 1, failures + 1)``, the posterior of a uniform prior."""
+    return beta(rng, successes + 1.0, failures + 1.0)
+
+
+@njit(cache=True, inline="always")
+def gaussian_posterior_draw(total, n, sd, rng):
+    """Thompson sampling's draw for a Gaussian arm of known ``sd`` (Agrawal and Goyal,
+    2013, section 2.2): ``theta ~ N(total / (n + 1), sd^2 / (n + 1))``, the posterior of a
+    ``N(0, sd^2)`` prior after ``n`` rewards summing to ``total``."""
+    return total / (n + 1.0) + sd / np.sqrt(n + 1.0) * normal(rng)
+
+
+@njit(cache=True, inline="always")
+def exp3_step(scores, a, reward, probs, eta):
+    """EXP3's update in the reward form of Lattimore and Szepesvári (2020, Algorithm 9,
+    eq. 11.6): every arm's importance-weighted reward estimate
+    ``S(b) += 1 - 1[b = a] (1 - reward) / P(a)``, held as ``scores = eta S`` so that the
+    next policy is ``softmax(scores)``. The ``+1`` of every arm and any common shift leave
+    the softmax unchanged: ``scores`` is kept with its largest entry at 0 instead, so that
+    it stays within ``eta`` times the importance weights however long the run."""
+    scores[a] -= eta * (1.0 - reward) / probs[a]
+    top = scores[0]
+    for b in range(1, scores.shape[0]):
+        top = max(top, scores[b])
+    for b in range(scores.shape[0]):
+        scores[b] -= top

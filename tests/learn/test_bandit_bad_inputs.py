@@ -1,0 +1,82 @@
+"""The bad-input rows of the regret-measured bandits (:mod:`tabular.learn.bandit_regret`,
+:mod:`tabular.learn.bandit_arms`), in the catalogue's format ``(name, call, exception
+type, fragment of the message)``; the catalogue's coverage test
+(``tests/bad_inputs/test_bad_inputs.py``) reads their names from this file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tabular
+from tabular import BanditArms
+
+NAN, INF = float("nan"), float("inf")
+ARMS = BanditArms((0.5, 0.4))
+GAUSS = BanditArms((0.5, 0.4), law="gaussian")
+
+ROWS = [
+    ("thompson_sampling arms", lambda: tabular.thompson_sampling((0.5, 0.4)), TypeError,
+     "arms must be a tabular.learn.bandit_arms.BanditArms"),
+    ("thompson_sampling law", lambda: tabular.thompson_sampling(BanditArms((0.5,), law="beta")),
+     ValueError, "arms.law must be one of"),
+    ("thompson_sampling means above 1", lambda: tabular.thompson_sampling(
+        BanditArms((0.5, 1.5))), ValueError, "arms.means[1] must be in [0, 1]"),
+    ("thompson_sampling means NaN", lambda: tabular.thompson_sampling(
+        BanditArms((NAN, 0.5), law="gaussian")), ValueError, "arms.means[0] must be in"),
+    ("thompson_sampling means text", lambda: tabular.thompson_sampling(BanditArms("ab")),
+     ValueError, "arms.means must hold real numbers"),
+    ("thompson_sampling means bool", lambda: tabular.thompson_sampling(
+        BanditArms((True, False))), ValueError, "arms.means must hold real numbers"),
+    ("thompson_sampling means empty", lambda: tabular.thompson_sampling(BanditArms(())),
+     ValueError, "arms.means must be a non-empty 1-d array"),
+    ("thompson_sampling means 2-d", lambda: tabular.thompson_sampling(
+        BanditArms(np.full((2, 2), 0.5))), ValueError, "arms.means must be a non-empty 1-d"),
+    ("thompson_sampling sd", lambda: tabular.thompson_sampling(
+        BanditArms((0.0, 1.0), law="gaussian", sd=0.0)), ValueError, "arms.sd must be"),
+    ("thompson_sampling sd inf", lambda: tabular.thompson_sampling(
+        BanditArms((0.0, 1.0), law="gaussian", sd=INF)), ValueError, "arms.sd must be"),
+    ("thompson_sampling steps", lambda: tabular.thompson_sampling(ARMS, steps=0), ValueError,
+     "steps must be an integer >= 1"),
+    ("thompson_sampling steps float", lambda: tabular.thompson_sampling(ARMS, steps=10.5),
+     ValueError, "steps"),
+    ("thompson_sampling runs", lambda: tabular.thompson_sampling(ARMS, runs=0), ValueError,
+     "runs"),
+    ("thompson_sampling seed", lambda: tabular.thompson_sampling(ARMS, seed=-1), ValueError,
+     "seed"),
+    ("thompson_sampling too large", lambda: tabular.thompson_sampling(
+        ARMS, steps=10**6, runs=10**3), ValueError, "runs=1000 x steps=1000000 makes"),
+    ("kl_ucb tol", lambda: tabular.kl_ucb(ARMS, tol=0.0), ValueError, "tol must be"),
+    ("kl_ucb tol large", lambda: tabular.kl_ucb(ARMS, tol=0.5), ValueError,
+     "tol must be in (0, 0.1]"),
+    ("kl_ucb tol NaN", lambda: tabular.kl_ucb(ARMS, tol=NAN), ValueError, "tol"),
+    ("kl_ucb arms", lambda: tabular.kl_ucb(None), TypeError, "arms must be"),
+    ("moss gaussian", lambda: tabular.moss(GAUSS), ValueError,
+     "moss needs rewards in [0, 1]: arms.law must be 'bernoulli'"),
+    ("moss steps", lambda: tabular.moss(ARMS, steps=-5), ValueError, "steps"),
+    ("ucb_v gaussian", lambda: tabular.ucb_v(GAUSS), ValueError,
+     "ucb_v needs rewards in [0, 1]"),
+    ("ucb_v runs", lambda: tabular.ucb_v(ARMS, runs=True), ValueError, "runs"),
+    ("explore_then_commit explore", lambda: tabular.explore_then_commit(ARMS, explore=0),
+     ValueError, "explore must be an integer >= 1"),
+    ("explore_then_commit explore float", lambda: tabular.explore_then_commit(
+        ARMS, explore=2.5), ValueError, "explore"),
+    ("explore_then_commit law", lambda: tabular.explore_then_commit(
+        BanditArms((0.5,), law=None)), ValueError, "arms.law"),
+    ("exp3 eta", lambda: tabular.exp3(ARMS, eta=-1.0), ValueError, "eta must be"),
+    ("exp3 eta inf", lambda: tabular.exp3(ARMS, eta=INF), ValueError, "eta must be"),
+    ("exp3 gaussian", lambda: tabular.exp3(GAUSS), ValueError, "exp3 needs rewards in [0, 1]"),
+    ("exp3 steps", lambda: tabular.exp3(ARMS, steps=0), ValueError, "steps"),
+    ("lai_robbins_constant arms", lambda: tabular.lai_robbins_constant([0.5, 0.4]),
+     TypeError, "arms must be"),
+    ("lai_robbins_constant means", lambda: tabular.lai_robbins_constant(
+        BanditArms((0.5, -0.1))), ValueError, "arms.means[1] must be in [0, 1]"),
+]
+
+
+@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],
+                         ids=[row[0] for row in ROWS])
+def test_bad_input_is_a_clear_error(call, error, fragment):
+    with pytest.raises(error) as info:
+        call()
+    assert fragment in str(info.value), str(info.value)
