@@ -30,7 +30,9 @@ Bandits (:mod:`tabular.learn.bandits`)
     (:mod:`tabular.learn.bandit_regret`) :func:`thompson_sampling`, :func:`kl_ucb`,
     :func:`moss`, :func:`ucb_v`, :func:`explore_then_commit`, :func:`exp3` on
     :class:`BanditArms` of known means, returning a :class:`RegretResult` (regret,
-    pseudo-regret, pulls); :func:`lai_robbins_constant` of an instance.
+    pseudo-regret, pulls); :func:`lai_robbins_constant` of an instance; for means that
+    change, :func:`discounted_ucb`, :func:`sliding_window_ucb`,
+    :func:`discounted_thompson_sampling`.
 
 Learning from samples
     Every learner takes ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one
@@ -93,6 +95,8 @@ from tabular.learn import (
     RegretResult,
     batch_prediction,
     differential_sarsa,
+    discounted_thompson_sampling,
+    discounted_ucb,
     double_q_learning,
     epsilon_greedy_bandit,
     exp3,
@@ -114,6 +118,7 @@ from tabular.learn import (
     r_learning,
     sarsa,
     sarsa_lambda,
+    sliding_window_ucb,
     td0,
     td_lambda,
     thompson_sampling,
@@ -193,7 +198,8 @@ __all__ = [
     "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
     "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
-    "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v",
+    "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v", "discounted_ucb",
+    "discounted_thompson_sampling", "sliding_window_ucb",
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 

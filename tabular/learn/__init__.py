@@ -18,10 +18,13 @@
 from tabular.learn.bandit_arms import BanditArms, lai_robbins_constant
 from tabular.learn.bandit_regret import (
     RegretResult,
+    discounted_thompson_sampling,
+    discounted_ucb,
     exp3,
     explore_then_commit,
     kl_ucb,
     moss,
+    sliding_window_ucb,
     thompson_sampling,
     ucb_v,
 )
@@ -63,5 +66,6 @@ __all__ = [
     "r_learning", "sarsa", "sarsa_lambda", "td0", "td_lambda", "tree_backup",
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "watkins_q_lambda",
     "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
-    "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v",
+    "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v", "discounted_ucb",
+    "discounted_thompson_sampling", "sliding_window_ucb",
 ]

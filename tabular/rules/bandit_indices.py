@@ -106,3 +106,22 @@ def exp3_step(scores, a, reward, probs, eta):
         top = max(top, scores[b])
     for b in range(scores.shape[0]):
         scores[b] -= top
+
+
+@njit(cache=True, inline="always")
+def discounted_ucb_index(total, weight, all_weights, xi):
+    """Discounted UCB (Garivier and Moulines, 2011, section 3, rewards bounded by
+    ``B = 1``): ``total / weight + 2 sqrt(xi log n / weight)``, from the arm's discounted
+    reward sum ``total = sum_s gamma^(t-s) X_s 1[A_s = a]``, its discounted pulls
+    ``weight`` and every arm's ``n = all_weights``; ``log n`` is taken as 0 while ``n < 1``
+    (a discount so strong that the whole memory weighs less than one pull), where the
+    paper's bonus is undefined."""
+    return total / weight + 2.0 * np.sqrt(xi * np.log(max(all_weights, 1.0)) / weight)
+
+
+@njit(cache=True, inline="always")
+def sliding_window_ucb_index(total, n, t, window, xi):
+    """Sliding-window UCB (Garivier and Moulines, 2011, section 4, ``B = 1``):
+    ``total / n + sqrt(xi log min(t, window) / n)`` from the arm's reward sum and pulls
+    over the last ``window`` steps."""
+    return total / n + np.sqrt(xi * np.log(min(t, window)) / n)

@@ -29,9 +29,9 @@ ROWS = [
     ("thompson_sampling means bool", lambda: tabular.thompson_sampling(
         BanditArms((True, False))), ValueError, "arms.means must hold real numbers"),
     ("thompson_sampling means empty", lambda: tabular.thompson_sampling(BanditArms(())),
-     ValueError, "arms.means must be a non-empty 1-d array"),
+     ValueError, "arms.means must be a non-empty array of shape [k]"),
     ("thompson_sampling means 2-d", lambda: tabular.thompson_sampling(
-        BanditArms(np.full((2, 2), 0.5))), ValueError, "arms.means must be a non-empty 1-d"),
+        BanditArms(np.full((2, 2), 0.5))), ValueError, "arms.means must be a non-empty array"),
     ("thompson_sampling sd", lambda: tabular.thompson_sampling(
         BanditArms((0.0, 1.0), law="gaussian", sd=0.0)), ValueError, "arms.sd must be"),
     ("thompson_sampling sd inf", lambda: tabular.thompson_sampling(
@@ -67,6 +67,42 @@ ROWS = [
     ("exp3 eta inf", lambda: tabular.exp3(ARMS, eta=INF), ValueError, "eta must be"),
     ("exp3 gaussian", lambda: tabular.exp3(GAUSS), ValueError, "exp3 needs rewards in [0, 1]"),
     ("exp3 steps", lambda: tabular.exp3(ARMS, steps=0), ValueError, "steps"),
+    ("discounted_ucb discount", lambda: tabular.discounted_ucb(ARMS, discount=0.0),
+     ValueError, "discount must be in (0, 1]"),
+    ("discounted_ucb discount above 1", lambda: tabular.discounted_ucb(ARMS, discount=1.5),
+     ValueError, "discount must be in [0, 1]"),
+    ("discounted_ucb xi", lambda: tabular.discounted_ucb(ARMS, xi=NAN), ValueError, "xi"),
+    ("discounted_ucb xi large", lambda: tabular.discounted_ucb(ARMS, xi=1e9), ValueError,
+     "xi must be in (0, 100]"),
+    ("discounted_ucb gaussian", lambda: tabular.discounted_ucb(GAUSS), ValueError,
+     "discounted_ucb needs rewards in [0, 1]"),
+    ("sliding_window_ucb window", lambda: tabular.sliding_window_ucb(ARMS, window=0),
+     ValueError, "window must be an integer >= 1"),
+    ("sliding_window_ucb window long", lambda: tabular.sliding_window_ucb(
+        ARMS, window=2000, steps=1000), ValueError, "window must be at most 1,000"),
+    ("sliding_window_ucb xi", lambda: tabular.sliding_window_ucb(ARMS, xi=-1.0), ValueError,
+     "xi must be"),
+    ("discounted_thompson_sampling discount", lambda: tabular.discounted_thompson_sampling(
+        ARMS, discount=NAN), ValueError, "discount"),
+    ("discounted_thompson_sampling gaussian", lambda: tabular.discounted_thompson_sampling(
+        GAUSS), ValueError, "discounted_thompson_sampling needs rewards in [0, 1]"),
+    ("thompson_sampling changes", lambda: tabular.thompson_sampling(
+        BanditArms(((0.5, 0.4), (0.4, 0.5)), changes=(0,))), ValueError,
+     "arms.changes[0] must be an integer >= 1"),
+    ("thompson_sampling changes order", lambda: tabular.thompson_sampling(
+        BanditArms(((0.5, 0.4), (0.4, 0.5), (0.1, 0.2)), changes=(5, 3))), ValueError,
+     "arms.changes must increase"),
+    ("thompson_sampling changes rows", lambda: tabular.thompson_sampling(
+        BanditArms((0.5, 0.4), changes=(5,))), ValueError,
+     "arms.means must be a non-empty array of shape [2, k]"),
+    ("thompson_sampling changes type", lambda: tabular.thompson_sampling(
+        BanditArms((0.5, 0.4), changes=5)), TypeError, "arms.changes must be a tuple"),
+    ("thompson_sampling changes means", lambda: tabular.thompson_sampling(
+        BanditArms(((0.5, 0.4), (0.4, 1.5)), changes=(5,))), ValueError,
+     "arms.means[1, 1] must be in [0, 1]"),
+    ("lai_robbins_constant changes", lambda: tabular.lai_robbins_constant(
+        BanditArms(((0.5, 0.4), (0.4, 0.5)), changes=(5,))), ValueError,
+     "lai_robbins_constant needs stationary arms"),
     ("lai_robbins_constant arms", lambda: tabular.lai_robbins_constant([0.5, 0.4]),
      TypeError, "arms must be"),
     ("lai_robbins_constant means", lambda: tabular.lai_robbins_constant(

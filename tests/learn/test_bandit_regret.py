@@ -16,11 +16,14 @@ from scipy import integrate, optimize, stats
 
 from tabular import (
     BanditArms,
+    discounted_thompson_sampling,
+    discounted_ucb,
     exp3,
     explore_then_commit,
     kl_ucb,
     lai_robbins_constant,
     moss,
+    sliding_window_ucb,
     thompson_sampling,
     ucb_v,
 )
@@ -29,10 +32,12 @@ from tabular.rules.bandit_indices import (
     KL_CLIP,
     bernoulli_kl,
     beta_posterior_draw,
+    discounted_ucb_index,
     gaussian_kl_ucb_index,
     gaussian_posterior_draw,
     kl_ucb_index,
     moss_index,
+    sliding_window_ucb_index,
     ucb_v_index,
 )
 
@@ -226,3 +231,59 @@ def test_same_seed_same_numbers_and_runs_are_independent_of_their_count(method):
     assert single.regret.shape == (200,) and single.runs is None
     np.testing.assert_array_equal(a.run(0).pseudo_regret, single.pseudo_regret)
     assert a.pulls.shape == (5, 4) and a.means.shape == (4,)
+
+
+#: Two Bernoulli arms that swap at step 1000 (Garivier and Moulines' abrupt change).
+SWAP = BanditArms(((0.8, 0.3), (0.3, 0.8)), changes=(1000,))
+NONSTATIONARY = [discounted_ucb, sliding_window_ucb, discounted_thompson_sampling]
+
+
+@pytest.mark.parametrize("method", NONSTATIONARY + [thompson_sampling, kl_ucb])
+def test_pseudo_regret_of_changing_arms_is_the_gaps_of_each_segments_pulls(method):
+    res = method(SWAP, steps=2000, runs=4, seed=12)
+    assert res.pulls.shape == (4, 2, 2) and res.means.shape == (2, 2)
+    np.testing.assert_array_equal(res.pulls.sum(axis=2), [[1000, 1000]] * 4)
+    gaps = res.means.max(axis=1, keepdims=True) - res.means
+    np.testing.assert_allclose(res.pseudo_regret[:, -1], (res.pulls * gaps).sum(axis=(1, 2)),
+                               rtol=0, atol=1e-12)
+
+
+def test_discounted_thompson_without_discount_is_thompson_sampling_draw_for_draw():
+    a = discounted_thompson_sampling(ARMS, discount=1.0, steps=300, runs=3, seed=13)
+    b = thompson_sampling(ARMS, steps=300, runs=3, seed=13)
+    np.testing.assert_array_equal(a.regret, b.regret)
+    np.testing.assert_array_equal(a.pulls, b.pulls)
+
+
+def test_the_forgetting_methods_track_a_change_the_stationary_ones_miss():
+    """After 4000 steps on the arm of mean 0.8, it drops to 0.3 and the other rises to 0.8.
+    Thompson sampling's posterior of the old best arm holds ~3200 successes in ~4000
+    pulls: its mean falls below the other arm's only after thousands of pulls at 0.3;
+    KL-UCB's index likewise. A method that forgets (memory ~300 steps for discounted UCB's
+    default gamma, a window of ~460 steps, gamma = 0.95) switches within its memory: mean
+    pseudo-regret over the last 2000 steps lower for each (100 runs each)."""
+    arms = BanditArms(((0.8, 0.3), (0.3, 0.8)), changes=(4000,))
+
+    def after_change(method):
+        res = method(arms, steps=6000, runs=100, seed=14)
+        return (res.pseudo_regret[:, -1] - res.pseudo_regret[:, 3999]).mean()
+
+    stationary = min(after_change(thompson_sampling), after_change(kl_ucb))
+    for method in NONSTATIONARY:
+        assert after_change(method) < stationary, method.__name__
+
+
+def test_sliding_window_sees_only_the_window():
+    """A window of 1: the statistics hold one pull, so every arm but the last pulled is
+    unseen and pulled next: the arms alternate exactly."""
+    res = sliding_window_ucb(BanditArms((0.9, 0.1)), window=1, steps=10, seed=15)
+    np.testing.assert_array_equal(res.pulls, [5, 5])
+
+
+def test_non_stationary_indices_by_hand():
+    # 2 sqrt(0.6 log 4 / 2) above the mean 1.5 / 2
+    assert discounted_ucb_index(1.5, 2.0, 4.0, 0.6) == pytest.approx(
+        0.75 + 2 * math.sqrt(0.6 * math.log(4) / 2), rel=1e-14)
+    assert discounted_ucb_index(1.0, 0.5, 0.8, 0.6) == 2.0  # n < 1: no bonus
+    assert sliding_window_ucb_index(2.0, 4.0, 100, 10, 0.6) == pytest.approx(
+        0.5 + math.sqrt(0.6 * math.log(10) / 4), rel=1e-14)
