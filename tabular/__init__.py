@@ -32,7 +32,8 @@ Bandits (:mod:`tabular.learn.bandits`)
     :class:`BanditArms` of known means, returning a :class:`RegretResult` (regret,
     pseudo-regret, pulls); :func:`lai_robbins_constant` of an instance; for means that
     change, :func:`discounted_ucb`, :func:`sliding_window_ucb`,
-    :func:`discounted_thompson_sampling`.
+    :func:`discounted_thompson_sampling`; (:mod:`tabular.learn.contextual_bandits`)
+    :func:`lin_ucb`, :func:`linear_thompson_sampling` on :class:`ContextualArms`.
 
 Learning from samples
     Every learner takes ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one
@@ -89,6 +90,7 @@ from tabular.learn import (
     BanditArms,
     BanditResult,
     BanditTestbed,
+    ContextualArms,
     ControlResult,
     DifferentialResult,
     PredictionResult,
@@ -105,6 +107,8 @@ from tabular.learn import (
     gradient_bandit,
     kl_ucb,
     lai_robbins_constant,
+    lin_ucb,
+    linear_thompson_sampling,
     mc_control,
     mc_prediction,
     moss,
@@ -199,7 +203,8 @@ __all__ = [
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
     "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
     "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v", "discounted_ucb",
-    "discounted_thompson_sampling", "sliding_window_ucb",
+    "discounted_thompson_sampling", "sliding_window_ucb", "ContextualArms", "lin_ucb",
+    "linear_thompson_sampling",
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 

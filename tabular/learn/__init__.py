@@ -3,6 +3,7 @@
 - :mod:`~tabular.learn.bandits` -- the k-armed testbed and its learners (chapter 2);
 - :mod:`~tabular.learn.bandit_arms` and :mod:`~tabular.learn.bandit_regret` -- bandits of
   known means and the regret literature's algorithms (Thompson sampling, KL-UCB, ...);
+- :mod:`~tabular.learn.contextual_bandits` -- LinUCB and linear Thompson sampling;
 - :mod:`~tabular.learn.mc` and :mod:`~tabular.learn.mc_off_policy` -- Monte Carlo
   prediction and control, off-policy prediction by importance sampling (chapter 5);
 - :mod:`~tabular.learn.td` -- TD(0), SARSA, expected SARSA, Q-learning and double
@@ -36,6 +37,7 @@ from tabular.learn.bandits import (
     ucb_bandit,
 )
 from tabular.learn.batch_updating import batch_prediction
+from tabular.learn.contextual_bandits import ContextualArms, lin_ucb, linear_thompson_sampling
 from tabular.learn.differential import DifferentialResult, differential_sarsa, r_learning
 from tabular.learn.mc import mc_control, mc_prediction
 from tabular.learn.mc_off_policy import off_policy_mc_prediction
@@ -67,5 +69,6 @@ __all__ = [
     "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "watkins_q_lambda",
     "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
     "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v", "discounted_ucb",
-    "discounted_thompson_sampling", "sliding_window_ucb",
+    "discounted_thompson_sampling", "sliding_window_ucb", "ContextualArms", "lin_ucb",
+    "linear_thompson_sampling",
 ]

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import tabular
-from tabular import BanditArms
+from tabular import BanditArms, ContextualArms
 
 NAN, INF = float("nan"), float("inf")
 ARMS = BanditArms((0.5, 0.4))
+CONTEXTS = ContextualArms(np.ones((2, 3, 4)), np.zeros(4))
 GAUSS = BanditArms((0.5, 0.4), law="gaussian")
 
 ROWS = [
@@ -103,6 +104,41 @@ ROWS = [
     ("lai_robbins_constant changes", lambda: tabular.lai_robbins_constant(
         BanditArms(((0.5, 0.4), (0.4, 0.5)), changes=(5,))), ValueError,
      "lai_robbins_constant needs stationary arms"),
+    ("lin_ucb arms", lambda: tabular.lin_ucb(ARMS), TypeError,
+     "arms must be a tabular.learn.contextual_bandits.ContextualArms"),
+    ("lin_ucb features shape", lambda: tabular.lin_ucb(ContextualArms(np.ones((3, 4)),
+                                                                      np.zeros(4))),
+     ValueError, "arms.features must have shape [contexts, k, d]"),
+    ("lin_ucb theta shape", lambda: tabular.lin_ucb(ContextualArms(np.ones((2, 3, 4)),
+                                                                   np.zeros(3))),
+     ValueError, "arms.theta must have shape [4]"),
+    ("lin_ucb features NaN", lambda: tabular.lin_ucb(ContextualArms(np.full((1, 2, 2), NAN),
+                                                                    np.zeros(2))),
+     ValueError, "arms.features must hold finite numbers"),
+    ("lin_ucb theta huge", lambda: tabular.lin_ucb(ContextualArms(np.ones((1, 2, 2)),
+                                                                  np.full(2, 1e300))),
+     ValueError, "arms.theta must hold finite numbers"),
+    ("lin_ucb dimension", lambda: tabular.lin_ucb(ContextualArms(np.ones((1, 2, 300)),
+                                                                 np.zeros(300))),
+     ValueError, "dimension d must be at most 256"),
+    ("lin_ucb sd", lambda: tabular.lin_ucb(CONTEXTS._replace(sd=0.0)), ValueError,
+     "arms.sd must be"),
+    ("lin_ucb alpha", lambda: tabular.lin_ucb(CONTEXTS, alpha=-1.0), ValueError,
+     "alpha must be"),
+    ("lin_ucb alpha huge", lambda: tabular.lin_ucb(CONTEXTS, alpha=1e9), ValueError,
+     "alpha must be at most 1e6"),
+    ("lin_ucb regularization", lambda: tabular.lin_ucb(CONTEXTS, regularization=0.0),
+     ValueError, "regularization must be"),
+    ("lin_ucb regularization huge", lambda: tabular.lin_ucb(CONTEXTS, regularization=1e9),
+     ValueError, "regularization must be at most 1e6"),
+    ("lin_ucb steps", lambda: tabular.lin_ucb(CONTEXTS, steps=0), ValueError, "steps"),
+    ("lin_ucb runs", lambda: tabular.lin_ucb(CONTEXTS, runs=-1), ValueError, "runs"),
+    ("linear_thompson_sampling v", lambda: tabular.linear_thompson_sampling(CONTEXTS, v=NAN),
+     ValueError, "v must be a finite number"),
+    ("linear_thompson_sampling v negative", lambda: tabular.linear_thompson_sampling(
+        CONTEXTS, v=-1.0), ValueError, "v must be in [0, 1e6]"),
+    ("linear_thompson_sampling features text", lambda: tabular.linear_thompson_sampling(
+        ContextualArms("abc", np.zeros(1))), ValueError, "arms.features must hold real"),
     ("lai_robbins_constant arms", lambda: tabular.lai_robbins_constant([0.5, 0.4]),
      TypeError, "arms must be"),
     ("lai_robbins_constant means", lambda: tabular.lai_robbins_constant(
