@@ -28,7 +28,7 @@ Bandits (:mod:`tabular.learn.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
     :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`;
     (:mod:`tabular.learn.bandit_regret`) :func:`thompson_sampling`, :func:`kl_ucb`,
-    :func:`moss`, :func:`ucb_v`, :func:`explore_then_commit`, :func:`exp3` on
+    :func:`bayes_ucb`, :func:`moss`, :func:`ucb_v`, :func:`explore_then_commit`, :func:`exp3` on
     :class:`BanditArms` of known means, returning a :class:`RegretResult` (regret,
     pseudo-regret, pulls); :func:`lai_robbins_constant` of an instance; for means that
     change, :func:`discounted_ucb`, :func:`sliding_window_ucb`,
@@ -96,6 +96,7 @@ from tabular.learn import (
     PredictionResult,
     RegretResult,
     batch_prediction,
+    bayes_ucb,
     differential_sarsa,
     discounted_thompson_sampling,
     discounted_ucb,
@@ -204,7 +205,7 @@ __all__ = [
     "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
     "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v", "discounted_ucb",
     "discounted_thompson_sampling", "sliding_window_ucb", "ContextualArms", "lin_ucb",
-    "linear_thompson_sampling",
+    "linear_thompson_sampling", "bayes_ucb",
     "uniform_expected_updates", "value_iteration", "watkins_q_lambda",
 ]
 

@@ -19,6 +19,7 @@
 from tabular.learn.bandit_arms import BanditArms, lai_robbins_constant
 from tabular.learn.bandit_regret import (
     RegretResult,
+    bayes_ucb,
     discounted_thompson_sampling,
     discounted_ucb,
     exp3,
@@ -70,5 +71,5 @@ __all__ = [
     "BanditArms", "RegretResult", "exp3", "explore_then_commit", "kl_ucb",
     "lai_robbins_constant", "moss", "thompson_sampling", "ucb_v", "discounted_ucb",
     "discounted_thompson_sampling", "sliding_window_ucb", "ContextualArms", "lin_ucb",
-    "linear_thompson_sampling",
+    "linear_thompson_sampling", "bayes_ucb",
 ]

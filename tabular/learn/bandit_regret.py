@@ -7,6 +7,7 @@ expectation is the expected regret), and the pulls of each arm.
 
 - :func:`thompson_sampling` -- Beta-Bernoulli or Gaussian posterior sampling;
 - :func:`kl_ucb` -- the KL upper confidence bound (Garivier and Cappé, 2011);
+- :func:`bayes_ucb` -- the posterior quantile index (Kaufmann, Cappé and Garivier, 2012);
 - :func:`moss` -- MOSS (Audibert and Bubeck, 2009);
 - :func:`ucb_v` -- the empirical-Bernstein bound UCB-V (Audibert, Munos and Szepesvári, 2009);
 - :func:`explore_then_commit` -- ``m`` pulls of each arm, then the empirical best;
@@ -36,19 +37,21 @@ from tabular.learn.bandit_arms import BERNOULLI, BanditArms, check_arms
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
     beta_posterior_draw,
+    beta_quantile,
     discounted_ucb_index,
     exp3_step,
     gaussian_kl_ucb_index,
     gaussian_posterior_draw,
     kl_ucb_index,
     moss_index,
+    normal_quantile,
     sliding_window_ucb_index,
     ucb_v_index,
 )
 from tabular.rules.policy_gradient import sample_softmax
 from tabular.rules.values import greedy_action
 
-THOMPSON, KL_UCB, MOSS, UCB_V, ETC, EXP3, D_UCB, SW_UCB = range(8)
+THOMPSON, KL_UCB, MOSS, UCB_V, ETC, EXP3, D_UCB, SW_UCB, BAYES_UCB = range(9)
 #: The most entries of one recorded regret curve (``runs x steps``): 0.8 GB of float64.
 MAX_OUTPUT_ENTRIES = 10**8
 #: KL-UCB's default bisection tolerance: the index exceeds the exact one by at most this.
@@ -109,6 +112,11 @@ def _index(method, arms, params, counts, sums, squares, a, t):
         return discounted_ucb_index(sums[a], n, counts.sum(), params.xi)
     if method == SW_UCB:
         return sliding_window_ucb_index(sums[a], n, t, params.window, params.xi)
+    if method == BAYES_UCB:  # the 1 - 1/t quantile of the posterior of Thompson sampling
+        if arms.law == BERNOULLI:
+            return beta_quantile(1.0 - 1.0 / t, sums[a] + 1.0, n - sums[a] + 1.0, params.tol)
+        return (sums[a] / (n + 1.0)
+                + arms.sd / np.sqrt(n + 1.0) * normal_quantile(1.0 - 1.0 / t, params.tol))
     if method == KL_UCB:
         level = np.log(t) / n
         if arms.law == BERNOULLI:
@@ -201,7 +209,7 @@ def _regret_run(method, arms, params, rng, out, run):
 
 
 _DRIVERS = {method: runs_driver(_regret_run, method)
-            for method in (THOMPSON, KL_UCB, MOSS, UCB_V, ETC, EXP3, D_UCB, SW_UCB)}
+            for method in (THOMPSON, KL_UCB, MOSS, UCB_V, ETC, EXP3, D_UCB, SW_UCB, BAYES_UCB)}
 
 
 def _regret(method: int, name: str, arms, *, steps, seed, runs, explore=1, tol=KL_UCB_TOL,
@@ -273,10 +281,39 @@ def kl_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
 
     Returns a :class:`RegretResult`.
     """
+    return _regret(KL_UCB, "kl_ucb", arms, steps=steps, seed=seed, runs=runs,
+                   tol=_check_tol(tol))
+
+
+def bayes_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
+              seed: int | None = 0, runs: int | None = None) -> RegretResult:
+    """Bayes-UCB (Kaufmann, Cappé and Garivier, 2012, Algorithm 1): pull the arm whose
+    posterior has the largest ``1 - 1 / (t (log T)^c)`` quantile, with ``c = 0`` (the
+    setting of their experiments; their theorem takes ``c >= 5``). The posteriors are
+    Thompson sampling's (:func:`thompson_sampling`): ``Beta(1 + successes, 1 + failures)``
+    for Bernoulli arms, ``N(sum / (n + 1), sd^2 / (n + 1))`` for Gaussian ones; each
+    quantile by bisection to ``tol`` (the regularised incomplete beta function by its
+    continued fraction; the normal CDF by ``erfc``). Untried arms are pulled first.
+
+    Parameters
+    ----------
+    tol : the bisection's tolerance, in (0, 0.1], default 1e-6.
+    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
+    steps : the horizon ``T``, pulls per run, default 1000.
+    seed : seed of the runs' random streams, default 0.
+    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+
+    Returns a :class:`RegretResult`.
+    """
+    return _regret(BAYES_UCB, "bayes_ucb", arms, steps=steps, seed=seed, runs=runs,
+                   tol=_check_tol(tol))
+
+
+def _check_tol(tol: float) -> float:
     tol = check_positive("tol", tol)
     if tol > 0.1:
         raise ValueError(f"tol must be in (0, 0.1], got {tol:g}")
-    return _regret(KL_UCB, "kl_ucb", arms, steps=steps, seed=seed, runs=runs, tol=tol)
+    return tol
 
 
 def moss(arms: BanditArms, *, steps: int = 1000, seed: int | None = 0,

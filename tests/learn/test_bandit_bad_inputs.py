@@ -52,6 +52,8 @@ ROWS = [
      "tol must be in (0, 0.1]"),
     ("kl_ucb tol NaN", lambda: tabular.kl_ucb(ARMS, tol=NAN), ValueError, "tol"),
     ("kl_ucb arms", lambda: tabular.kl_ucb(None), TypeError, "arms must be"),
+    ("bayes_ucb tol", lambda: tabular.bayes_ucb(ARMS, tol=-1.0), ValueError, "tol must be"),
+    ("bayes_ucb arms", lambda: tabular.bayes_ucb("arms"), TypeError, "arms must be"),
     ("moss gaussian", lambda: tabular.moss(GAUSS), ValueError,
      "moss needs rewards in [0, 1]: arms.law must be 'bernoulli'"),
     ("moss steps", lambda: tabular.moss(ARMS, steps=-5), ValueError, "steps"),

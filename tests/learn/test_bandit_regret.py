@@ -16,6 +16,7 @@ from scipy import integrate, optimize, stats
 
 from tabular import (
     BanditArms,
+    bayes_ucb,
     discounted_thompson_sampling,
     discounted_ucb,
     exp3,
@@ -31,18 +32,22 @@ from tabular._numba.rng import beta, gamma, seed_states
 from tabular.rules.bandit_indices import (
     KL_CLIP,
     bernoulli_kl,
+    beta_cdf,
     beta_posterior_draw,
+    beta_quantile,
     discounted_ucb_index,
     gaussian_kl_ucb_index,
     gaussian_posterior_draw,
     kl_ucb_index,
     moss_index,
+    normal_quantile,
     sliding_window_ucb_index,
     ucb_v_index,
 )
 
-BERNOULLI_METHODS = [thompson_sampling, kl_ucb, moss, ucb_v, explore_then_commit, exp3]
-GAUSSIAN_METHODS = [thompson_sampling, kl_ucb, explore_then_commit]
+BERNOULLI_METHODS = [thompson_sampling, kl_ucb, bayes_ucb, moss, ucb_v, explore_then_commit,
+                     exp3]
+GAUSSIAN_METHODS = [thompson_sampling, kl_ucb, bayes_ucb, explore_then_commit]
 ARMS = BanditArms((0.3, 0.5, 0.45, 0.1))
 
 
@@ -287,3 +292,34 @@ def test_non_stationary_indices_by_hand():
     assert discounted_ucb_index(1.0, 0.5, 0.8, 0.6) == 2.0  # n < 1: no bonus
     assert sliding_window_ucb_index(2.0, 4.0, 100, 10, 0.6) == pytest.approx(
         0.5 + math.sqrt(0.6 * math.log(10) / 4), rel=1e-14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.001, 0.999), st.floats(0.5, 200.0), st.floats(0.5, 200.0))
+def test_beta_cdf_and_quantile_against_scipy(x, a, b):
+    assert beta_cdf(x, a, b) == pytest.approx(stats.beta.cdf(x, a, b), abs=1e-12)
+    p = stats.beta.cdf(x, a, b)
+    if 1e-9 < p < 1 - 1e-9:
+        q = beta_quantile(p, a, b, 1e-10)
+        exact = stats.beta.ppf(p, a, b)
+        # the bisection brackets the root of cdf(q) = p, itself known to ~1e-12 in p
+        slack = 1e-12 / max(stats.beta.pdf(exact, a, b), 1e-3)
+        assert exact - slack <= q <= exact + 1e-10 + slack
+
+
+@pytest.mark.parametrize("p", [1e-6, 0.01, 0.5, 0.9, 1 - 1e-9])
+def test_normal_quantile_against_scipy(p):
+    """Within the bisection's 1e-12 plus the CDF's rounding (one ulp of p, ~1.1e-16)
+    divided by the density there."""
+    exact = stats.norm.ppf(p)
+    slack = 1e-12 + 4 * np.spacing(p) / stats.norm.pdf(exact)
+    assert abs(normal_quantile(p, 1e-12) - exact) <= slack
+
+
+def test_bayes_ucb_index_is_the_posterior_quantile():
+    """Two Bernoulli arms, three steps: after one pull each (a success on arm 0, a
+    failure on arm 1, made certain by means 1 and 0), step 3 compares the 2/3-quantiles of
+    Beta(2, 1) and Beta(1, 2): sqrt(2/3) against 1 - sqrt(1/3); arm 0 is pulled."""
+    res = bayes_ucb(BanditArms((1.0, 0.0)), steps=3, seed=0)
+    np.testing.assert_array_equal(res.pulls, [2, 1])
+    assert beta_quantile(2 / 3, 2.0, 1.0, 1e-12) == pytest.approx(math.sqrt(2 / 3), abs=1e-11)
