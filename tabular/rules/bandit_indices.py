@@ -153,30 +153,36 @@ def _beta_continued_fraction(a, b, x):
     return h
 
 
+@njit(cache=True, inline="always")
+def _beta_cdf(x, a, b, log_norm):
+    """:func:`beta_cdf` given ``log_norm = log(1 / B(a, b))``, computed once per quantile."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = log_norm + a * np.log(x) + b * np.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return np.exp(log_front) * _beta_continued_fraction(a, b, x) / a
+    return 1.0 - np.exp(log_front) * _beta_continued_fraction(b, a, 1.0 - x) / b
+
+
 @njit(cache=True)
 def beta_cdf(x, a, b):
     """The regularised incomplete beta function ``I_x(a, b)``, the CDF of ``Beta(a, b)``:
     its continued fraction where it converges fast (``x < (a + 1) / (a + b + 2)``),
     else ``1 - I_{1-x}(b, a)``."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * np.log(x) + b * np.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return np.exp(log_front) * _beta_continued_fraction(a, b, x) / a
-    return 1.0 - np.exp(log_front) * _beta_continued_fraction(b, a, 1.0 - x) / b
+    return _beta_cdf(x, a, b, math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b))
 
 
 @njit(cache=True, inline="always")
 def beta_quantile(p, a, b, tol):
     """The ``p``-quantile of ``Beta(a, b)`` by bisection on :func:`beta_cdf` until the
     bracket is at most ``tol`` wide; returns its upper end."""
+    log_norm = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
     low, high = 0.0, 1.0
     while high - low > tol:
         middle = 0.5 * (low + high)
-        if beta_cdf(middle, a, b) < p:
+        if _beta_cdf(middle, a, b, log_norm) < p:
             low = middle
         else:
             high = middle
