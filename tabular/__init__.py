@@ -31,7 +31,14 @@ Average reward and finite horizons
 
 Bandits (:mod:`tabular.learn.bandits`)
     :func:`epsilon_greedy_bandit`, :func:`ucb_bandit`, :func:`gradient_bandit` on a
-    :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`.
+    :class:`BanditTestbed` (chapter 2), each returning a :class:`BanditResult`;
+    (:mod:`tabular.learn.bandit_regret`) :func:`thompson_sampling`, :func:`kl_ucb`,
+    :func:`bayes_ucb`, :func:`moss`, :func:`ucb_v`, :func:`explore_then_commit`, :func:`exp3` on
+    :class:`BanditArms` of known means, returning a :class:`RegretResult` (regret,
+    pseudo-regret, pulls); :func:`lai_robbins_constant` of an instance; for means that
+    change, :func:`discounted_ucb`, :func:`sliding_window_ucb`,
+    :func:`discounted_thompson_sampling`; (:mod:`tabular.learn.contextual_bandits`)
+    :func:`lin_ucb`, :func:`linear_thompson_sampling` on :class:`ContextualArms`.
 
 Learning from samples
     Every learner takes ``seed=`` (same seed, same numbers) and ``runs=`` (``None``: one
@@ -122,21 +129,34 @@ from tabular.explore import (
     ucrl2,
 )
 from tabular.learn import (
+    BanditArms,
+    BanditRegretResult,
     BanditResult,
     BanditTestbed,
+    ContextualArms,
     ControlResult,
     DifferentialResult,
     PredictionResult,
     afterstate_greedy,
     afterstate_td,
     batch_prediction,
+    bayes_ucb,
     differential_sarsa,
+    discounted_thompson_sampling,
+    discounted_ucb,
     double_q_learning,
     epsilon_greedy_bandit,
+    exp3,
     expected_sarsa,
+    explore_then_commit,
     gradient_bandit,
+    kl_ucb,
+    lai_robbins_constant,
+    lin_ucb,
+    linear_thompson_sampling,
     mc_control,
     mc_prediction,
+    moss,
     n_step_expected_sarsa,
     n_step_sarsa,
     off_policy_mc_prediction,
@@ -147,13 +167,16 @@ from tabular.learn import (
     r_learning,
     sarsa,
     sarsa_lambda,
+    sliding_window_ucb,
     td0,
     td_control,
     td_lambda,
+    thompson_sampling,
     tree_backup,
     true_online_sarsa_lambda,
     true_online_td_lambda,
     ucb_bandit,
+    ucb_v,
     watkins_q_lambda,
 )
 from tabular.model import MDPError, SoftmaxPolicy, TabularMDP
@@ -233,34 +256,38 @@ from tabular.solve import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "AverageRegretResult", "BanditResult", "BanditTestbed", "ControlResult",
-    "ConvergenceError", "DifferentialResult", "DiscountedResult", "ExpectedUpdatesResult",
-    "ExplorationResult", "GameTree", "GameValues", "Hardness", "MDPError", "NGramLM",
-    "PlanningResult", "PolicyGradientResult", "PredictionResult", "RLHFPipeline",
-    "RegretResult", "RewardModel", "SampleComplexityResult", "SoftmaxPolicy", "TabularMDP",
-    "TrustRegionResult", "UCRL2Result", "actor_critic", "afterstate_greedy", "afterstate_td",
-    "average_regret", "average_reward_solve", "batch_prediction", "bellman_expectation",
+    "AverageRegretResult", "BanditArms", "BanditRegretResult", "BanditResult", "BanditTestbed",
+    "ContextualArms", "ControlResult", "ConvergenceError", "DifferentialResult",
+    "DiscountedResult", "ExpectedUpdatesResult", "ExplorationResult", "GameTree", "GameValues",
+    "Hardness", "MDPError", "NGramLM", "PlanningResult", "PolicyGradientResult",
+    "PredictionResult", "RLHFPipeline", "RegretResult", "RewardModel",
+    "SampleComplexityResult", "SoftmaxPolicy", "TabularMDP", "TrustRegionResult",
+    "UCRL2Result", "actor_critic", "afterstate_greedy", "afterstate_td", "average_regret",
+    "average_reward_solve", "batch_prediction", "bayes_ucb", "bellman_expectation",
     "bellman_optimality", "best_of_n", "bradley_terry_loss", "bradley_terry_preference",
-    "branching_task", "delayed_q_learning", "differential_sarsa", "distill",
-    "double_q_learning", "dpo", "dyna_q", "dyna_q_plus", "ending_probabilities",
-    "epsilon_greedy_bandit", "epsilon_greedy_q_learning", "expected_fixed_point",
-    "expected_return", "expected_sarsa", "expected_update", "expectimax", "finite_horizon",
+    "branching_task", "delayed_q_learning", "differential_sarsa",
+    "discounted_thompson_sampling", "discounted_ucb", "distill", "double_q_learning", "dpo",
+    "dyna_q", "dyna_q_plus", "ending_probabilities", "epsilon_greedy_bandit",
+    "epsilon_greedy_q_learning", "exp3", "expected_fixed_point", "expected_return",
+    "expected_sarsa", "expected_update", "expectimax", "explore_then_commit", "finite_horizon",
     "fit_process_reward_model", "gradient_bandit", "greedy_policy",
     "group_relative_advantages", "grpo", "hardness", "iterated_dpo", "kl_objective",
-    "kl_optimum", "kto", "kto_optimum", "loss_optimum", "mbie_eb", "mc_control",
-    "mc_prediction", "minimax", "n_step_expected_sarsa", "n_step_sarsa", "nash_equilibrium",
-    "nash_md", "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
+    "kl_optimum", "kl_ucb", "kto", "kto_optimum", "lai_robbins_constant", "lin_ucb",
+    "linear_thompson_sampling", "loss_optimum", "mbie_eb", "mc_control", "mc_prediction",
+    "minimax", "moss", "n_step_expected_sarsa", "n_step_sarsa", "nash_equilibrium", "nash_md",
+    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
     "optimal_actions", "optimistic_q_learning", "path_returns", "policy_evaluation",
     "policy_iteration", "ppo", "preference_gap", "preference_table", "prefix_values",
     "pretrain", "prioritized_sweeping", "process_rewards", "psrl", "q_from_v", "q_learning",
     "q_sigma", "r_learning", "regret", "reinforce", "relative_value_iteration",
     "response_distribution", "response_path", "rlsvi", "rmax", "sample_complexity",
     "sample_preferences", "sarsa", "sarsa_lambda", "seed_states", "sequence_kl", "sft",
-    "soft_bellman_optimality", "soft_policy", "soft_value_iteration", "td0", "td_control",
-    "td_lambda", "terminating_greedy_policy", "train_pipeline", "train_reward_model",
-    "trajectory_sampling", "tree_backup", "trpo", "true_online_sarsa_lambda",
-    "true_online_td_lambda", "ucb_bandit", "ucbvi", "ucrl2", "uniform_expected_updates",
-    "value_iteration", "visit_probabilities", "watkins_q_lambda",
+    "sliding_window_ucb", "soft_bellman_optimality", "soft_policy", "soft_value_iteration",
+    "td0", "td_control", "td_lambda", "terminating_greedy_policy", "thompson_sampling",
+    "train_pipeline", "train_reward_model", "trajectory_sampling", "tree_backup", "trpo",
+    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "ucb_v", "ucbvi",
+    "ucrl2", "uniform_expected_updates", "value_iteration", "visit_probabilities",
+    "watkins_q_lambda",
 ]
 
 from tabular import linear  # noqa: E402  (after the API it builds on; not re-exported)

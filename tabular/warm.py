@@ -82,6 +82,11 @@ def _also_wide(call: Callable[[TabularMDP], object]) -> Callable[[], object]:
     return both
 
 
+def contexts() -> tabular.ContextualArms:
+    """Two contexts of two arms with one-hot features."""
+    return tabular.ContextualArms(np.eye(4).reshape(2, 2, 4), np.array([0.1, 0.2, 0.3, 0.4]))
+
+
 @cache
 def continuing() -> TabularMDP:
     """A two-state continuing MDP: every transition may reach either state."""
@@ -197,6 +202,13 @@ CALLS: dict[str, Callable[[], object]] = {
     "epsilon_greedy_bandit": lambda: tabular.epsilon_greedy_bandit(steps=2),
     "ucb_bandit": lambda: tabular.ucb_bandit(steps=2),
     "gradient_bandit": lambda: tabular.gradient_bandit(steps=2),
+    # bandits by regret (one kernel family; Gaussian arms for the methods that take them)
+    **{name: (lambda name=name: getattr(tabular, name)(tabular.BanditArms((0.5, 0.4)), steps=4))
+       for name in ("thompson_sampling", "kl_ucb", "bayes_ucb", "moss", "ucb_v",
+                    "explore_then_commit", "exp3", "discounted_ucb", "sliding_window_ucb",
+                    "discounted_thompson_sampling")},
+    "lin_ucb": lambda: tabular.lin_ucb(contexts(), steps=4),
+    "linear_thompson_sampling": lambda: tabular.linear_thompson_sampling(contexts(), steps=4),
     # prediction
     "td0": lambda: [tabular.td0(chain(), uniform(chain()), episodes=2, n_step=n)
                     for n in (1, 2)],  # TD(0)'s own loop, and the n-step loop
@@ -363,6 +375,9 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("pretrain", "sft", "NGramLM.generate", "NGramLM.log_prob", "NGramLM.next_token_probs",
      "NGramLM.policy"),
     ("sample_preferences", "train_reward_model", "bradley_terry_loss"),
+    ("thompson_sampling", "kl_ucb", "bayes_ucb", "moss", "ucb_v", "explore_then_commit",
+     "exp3", "discounted_ucb", "sliding_window_ucb", "discounted_thompson_sampling"),
+    ("lin_ucb", "linear_thompson_sampling"),
 )
 
 #: Entry points made of the others' kernels, warmed once all the rest are, so that they
@@ -395,7 +410,8 @@ NO_KERNEL: dict[str, str] = {
          "ExplorationResult", "RegretResult", "AverageRegretResult", "UCRL2Result", "Hardness",
          "DiscountedResult", "SampleComplexityResult", "GRPOResult", "GRPOConfig",
          "GRPOConfig.folds_k1", "GRPOConfig.loss", "ExpectedUpdate", "FixedPoint",
-         "PreferenceModel", "LossOptimum", "NashEquilibrium", "NashMDResult"], _RECORD),
+         "PreferenceModel", "LossOptimum", "NashEquilibrium", "NashMDResult", "BanditArms",
+         "BanditRegretResult", "ContextualArms"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",
@@ -413,7 +429,8 @@ NO_KERNEL: dict[str, str] = {
          "ve_minimiser", "td_fixed_point", "expected_td_update", "expected_tdc_update",
          "expected_gtd2_update", "expected_emphasis", "expected_emphatic_td_update",
          "emphatic_fixed_point", "one_hot", "state_aggregation", "polynomial", "fourier",
-         "tile_coding", "state_coordinates", "state_action_features", "afterstate_greedy"],
+         "tile_coding", "state_coordinates", "state_action_features", "afterstate_greedy",
+         "lai_robbins_constant"],
         _NUMPY),
     **dict.fromkeys(["regret", "average_regret", "hardness", "sample_complexity"],
                     "NumPy, and the kernels of finite_horizon, value_iteration and "

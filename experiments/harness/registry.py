@@ -73,6 +73,7 @@ MODULES: tuple[str, ...] = (
     "book.ch13.short_corridor_baseline",
     "zoo.trap_treasure",
     "zoo.frozenlake",
+    "explore.bandit_lai_robbins",
     "rlhf.token_rlhf",
     "rlhf.process_rewards",
     "rlhf.rlhf_leaderboard",

@@ -232,3 +232,31 @@ def categorical(state, p):
             if u < acc:
                 return i
     return last  # u fell in the rounding gap above sum(p)
+
+
+@njit(cache=True)
+def gamma(state, shape):
+    """A draw from ``Gamma(shape, 1)``, ``shape > 0`` (Marsaglia and Tsang, 2000: a
+    squeezed rejection from a cubed normal; for ``shape < 1`` the draw of ``shape + 1``
+    times ``U^(1 / shape)``, their section 6)."""
+    if shape < 1.0:
+        return gamma(state, shape + 1.0) * (1.0 - uniform(state)) ** (1.0 / shape)
+    d = shape - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    while True:
+        x = normal(state)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = 1.0 - uniform(state)  # in (0, 1]: its log is finite
+        if u < 1.0 - 0.0331 * x * x * x * x or np.log(u) < 0.5 * x * x + d * (1.0 - v + np.log(v)):
+            return d * v
+
+
+@njit(cache=True)
+def beta(state, a, b):
+    """A draw from ``Beta(a, b)``, ``a, b > 0``: ``X / (X + Y)`` of independent
+    ``X ~ Gamma(a, 1)``, ``Y ~ Gamma(b, 1)``."""
+    x = gamma(state, a)
+    return x / (x + gamma(state, b))

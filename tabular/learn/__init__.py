@@ -3,6 +3,9 @@
 - :mod:`~tabular.learn.afterstates` -- the learning player of a two-player game
   (section 1.5's tic-tac-toe player, :func:`afterstate_td`);
 - :mod:`~tabular.learn.bandits` -- the k-armed testbed and its learners (chapter 2);
+- :mod:`~tabular.learn.bandit_arms` and :mod:`~tabular.learn.bandit_regret` -- bandits of
+  known means and the regret literature's algorithms (Thompson sampling, KL-UCB, ...);
+- :mod:`~tabular.learn.contextual_bandits` -- LinUCB and linear Thompson sampling;
 - :mod:`~tabular.learn.mc` and :mod:`~tabular.learn.mc_off_policy` -- Monte Carlo
   prediction and control, off-policy prediction by importance sampling (chapter 5);
 - :mod:`~tabular.learn.td` -- TD(0), SARSA, expected SARSA, Q-learning and double
@@ -37,8 +40,23 @@ are compiled on their own.
 """
 
 from tabular.learn.afterstates import afterstate_greedy, afterstate_td
+from tabular.learn.bandit_arms import BanditArms, lai_robbins_constant
+from tabular.learn.bandit_regret import (
+    BanditRegretResult,
+    bayes_ucb,
+    discounted_thompson_sampling,
+    discounted_ucb,
+    exp3,
+    explore_then_commit,
+    kl_ucb,
+    moss,
+    sliding_window_ucb,
+    thompson_sampling,
+    ucb_v,
+)
 from tabular.learn.bandits import BanditTestbed, epsilon_greedy_bandit, gradient_bandit, ucb_bandit
 from tabular.learn.batch_updating import batch_prediction
+from tabular.learn.contextual_bandits import ContextualArms, lin_ucb, linear_thompson_sampling
 from tabular.learn.custom import td_control
 from tabular.learn.differential import differential_sarsa, r_learning
 from tabular.learn.mc import mc_control, mc_prediction
@@ -67,12 +85,16 @@ from tabular.learn.traces import (
 )
 
 __all__ = [
-    "BanditResult", "BanditTestbed", "ControlResult", "DifferentialResult", "PredictionResult",
-    "afterstate_greedy", "afterstate_td", "batch_prediction", "differential_sarsa",
-    "double_q_learning", "epsilon_greedy_bandit", "expected_sarsa", "gradient_bandit",
-    "mc_control", "mc_prediction", "n_step_expected_sarsa", "n_step_sarsa",
-    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return", "q_learning",
-    "q_sigma", "r_learning", "sarsa", "sarsa_lambda", "td0", "td_control", "td_lambda",
-    "tree_backup", "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit",
+    "BanditArms", "BanditRegretResult", "BanditResult", "BanditTestbed", "ContextualArms",
+    "ControlResult", "DifferentialResult", "PredictionResult", "afterstate_greedy",
+    "afterstate_td", "batch_prediction", "bayes_ucb", "differential_sarsa",
+    "discounted_thompson_sampling", "discounted_ucb", "double_q_learning",
+    "epsilon_greedy_bandit", "exp3", "expected_sarsa", "explore_then_commit",
+    "gradient_bandit", "kl_ucb", "lai_robbins_constant", "lin_ucb", "linear_thompson_sampling",
+    "mc_control", "mc_prediction", "moss", "n_step_expected_sarsa", "n_step_sarsa",
+    "off_policy_mc_prediction", "off_policy_n_step_sarsa", "offline_lambda_return",
+    "q_learning", "q_sigma", "r_learning", "sarsa", "sarsa_lambda", "sliding_window_ucb",
+    "td0", "td_control", "td_lambda", "thompson_sampling", "tree_backup",
+    "true_online_sarsa_lambda", "true_online_td_lambda", "ucb_bandit", "ucb_v",
     "watkins_q_lambda",
 ]
