@@ -20,6 +20,10 @@ def trained_policy(result) -> SoftmaxPolicy:
     return SoftmaxPolicy(result.logits.copy(), result.row_of_state.copy())
 
 
+#: How many metrics a history's repr names before it counts the rest.
+_SHOWN_METRICS = 6
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class PolicyGradientResult(LearningResult):
     """A trained softmax policy.
@@ -108,5 +112,9 @@ class TrainingHistory(RunsResult):
         return TrainingHistory(self.iteration, {k: v[i] for k, v in self.metrics.items()})
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k!r}: {_brief(v)}" for k, v in self.metrics.items())
-        return f"TrainingHistory(iteration={_brief(self.iteration)}, metrics={{{shown}}})"
+        # the first few metrics by name and shape; a learner logging TRL's names has 20+
+        items = list(self.metrics.items())
+        shown = ", ".join(f"{k!r}: {_brief(v)}" for k, v in items[:_SHOWN_METRICS])
+        more = f", ... {len(items) - _SHOWN_METRICS} more" if len(items) > _SHOWN_METRICS else ""
+        return (f"TrainingHistory(iteration={_brief(self.iteration)}, "
+                f"metrics={{{shown}{more}}})")

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -435,7 +435,7 @@ def expected_update(mdp: MDPLike, policy: PolicyLike, *, ref_policy: PolicyLike 
                     beta: float = 0.0, reward_floor: float | None = None,
                     max_steps: int | None = None, config: GRPOConfig | None = None,
                     max_groups: int = 200_000, samples: int = 4096, seed: int | None = 0,
-                    **options) -> ExpectedUpdate:
+                    **options: Any) -> ExpectedUpdate:
     """The exact expected update of :func:`~tabular.rlhf.grpo` at ``policy``, the exact
     gradient of the KL-regularised objective there, and the bias between them.
 
@@ -554,7 +554,7 @@ class FixedPoint:
 def expected_fixed_point(mdp: MDPLike, policy: PolicyLike, *, ref_policy: PolicyLike,
                          beta: float, alpha: float = 1.0, iterations: int = 20_000,
                          tol: float = 1e-9, config: GRPOConfig | None = None,
-                         **options) -> FixedPoint:
+                         **options: Any) -> FixedPoint:
     """The fixed point of an estimator's expected update (:func:`expected_update`, where
     :func:`~tabular.rlhf.grpo` settles as its step size falls): from ``policy``,
     ``theta_r <- theta_r + alpha E[d]_r / mu(r)`` until ``|E[d]| < tol`` or

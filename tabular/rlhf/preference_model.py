@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.checks import check_nonnegative, check_positive, check_positive_int
+from tabular.checks import check_nonnegative, check_positive, check_positive_int, policy_matrix
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
 from tabular.results import short_repr
 from tabular.rlhf.preference import response_path
@@ -304,7 +304,8 @@ def preference_gap(mdp: TokenEnv, policy: PolicyLike, ref_policy: PolicyLike,
     model = env.to_mdp()
 
     def conditional(p, name):
-        p = as_softmax_policy(model, p, name) if isinstance(p, SoftmaxPolicy) else p
+        p = (as_softmax_policy(model, p, name) if isinstance(p, SoftmaxPolicy)
+             else policy_matrix(model, p, name))
         return preference.conditional(ending_probabilities(model, p), name)
 
     pi = conditional(policy, "policy")

@@ -35,6 +35,8 @@ UNIFORM = np.full((S, A), 1.0 / A)
 LM = rlhf.NGramLM.create([t for t in TOKENS.vocab if t != TOKENS.eos], 2)
 PREFS = [("Say hello.", "hello", "Say")]
 FEEDBACK = [("Say hello.", "hello", True), ("Say hello.", "Say", False)]
+PREFERENCE = rlhf.bradley_terry_preference(TOKENS, UNIFORM)
+TABLE = {"Say hello.": (["hello", "Say"], [[0.5, 0.6], [0.4, 0.5]])}
 
 #: Wrong values by the kind of parameter they are wrong for.
 NUMBERS = [NAN, INF, -INF, -1.0, True, NP_TRUE, "1", 1j, C128, None]
@@ -50,7 +52,7 @@ BAD = {
     "seed": [-1, 1.5, True, NP_TRUE, "1", NAN, C128],
     "floor": [NAN, INF, 1e300, -1e300, True, NP_TRUE, "1", 1j, C128],  # None is valid
     "flag": ["yes", 1, 0, None, 1.0, C128],
-    "choice": ["hinge", 1, None, True],
+    "choice": ["no_such_option", 1, None, True],
     "callback": [5, "f", True],
     "vector": ["abc", ["1", "2"], [True, False], [1j, 2j], np.array([C128, C128]),
                [NAN, 0.0], [INF, 0.0], [[0.0, 1.0]], None],
@@ -154,6 +156,27 @@ CALLS = [
      {"preferences": "preference"}),
     (rlhf.visit_probabilities, {"mdp": MDP, "policy": POLICY},
      {"mdp": "model", "policy": "policy"}),
+    (rlhf.bradley_terry_preference, {"mdp": TOKENS, "policy": UNIFORM},
+     {"mdp": "token_env", "policy": "policy"}),
+    (rlhf.preference_table, {"mdp": TOKENS, "table": TABLE}, {"mdp": "token_env"}),
+    (rlhf.nash_equilibrium, {"mdp": TOKENS, "ref_policy": UNIFORM, "preference": PREFERENCE,
+                             "beta": 1.0},
+     {"mdp": "token_env", "ref_policy": "policy", "beta": "positive"}),
+    (rlhf.preference_gap, {"mdp": TOKENS, "policy": UNIFORM, "ref_policy": UNIFORM,
+                           "preference": PREFERENCE, "beta": 1.0},
+     {"mdp": "token_env", "policy": "policy", "ref_policy": "policy", "beta": "nonnegative"}),
+    (rlhf.nash_md, {"mdp": TOKENS, "ref_policy": UNIFORM, "preference": PREFERENCE,
+                    "beta": 1.0, "iterations": 2},
+     {"mdp": "token_env", "ref_policy": "policy", "beta": "positive", "iterations": "count"}),
+    (rlhf.loss_optimum, {"mdp": TOKENS, "ref_policy": UNIFORM, "preference": PREFERENCE,
+                         "beta": 1.0},
+     {"mdp": "token_env", "ref_policy": "policy", "beta": "positive", "loss": "choice"}),
+    (rlhf.expected_update, {"mdp": MDP, "policy": POLICY, "group_size": 2},
+     {"mdp": "model", "policy": "policy", "group_size": "count"}),
+    (rlhf.expected_fixed_point, {"mdp": MDP, "policy": POLICY, "ref_policy": UNIFORM,
+                                 "beta": 1.0, "iterations": 2, "group_size": 2},
+     {"mdp": "model", "policy": "policy", "iterations": "count"}),
+    (rlhf.GRPOConfig, {"group_size": 2}, {"group_size": "count"}),
     (rlhf.NGramLM.create, {"vocab": ["a", "b"], "n": 2},
      {"vocab": "tokens", "n": "optional_count"}),
 ]
@@ -162,7 +185,9 @@ CALLS = [
 #: (frozen dataclasses of arrays), the pipeline's records and the scenario protocol.
 RESULT_TYPES = {"BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDPOResult",
                 "KLOptimum", "KTOOptimum", "KTOResult", "ProcessRewardModel", "RLHFPipeline",
-                "RewardModel", "ScenarioData", "TrainingHistory"}
+                "RewardModel", "ScenarioData", "TrainingHistory", "ExpectedUpdate", "FixedPoint",
+                "GRPOResult", "LossOptimum", "NashEquilibrium", "NashMDResult",
+                "PreferenceModel"}
 
 CASES = [(function, kwargs, name, kind, (words[0] if words else {}).get(name, name))
          for function, kwargs, params, *words in CALLS for name, kind in params.items()]
