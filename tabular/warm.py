@@ -410,8 +410,8 @@ NO_KERNEL: dict[str, str] = {
          "ExplorationResult", "RegretResult", "AverageRegretResult", "UCRL2Result", "Hardness",
          "DiscountedResult", "SampleComplexityResult", "GRPOResult", "GRPOConfig",
          "GRPOConfig.folds_k1", "GRPOConfig.loss", "ExpectedUpdate", "FixedPoint",
-         "PreferenceModel", "LossOptimum", "NashEquilibrium", "NashMDResult", "BanditArms",
-         "BanditRegretResult", "ContextualArms"], _RECORD),
+         "PreferenceModel", "PreferenceModel.conditional", "LossOptimum", "NashEquilibrium",
+         "NashMDResult", "BanditRegretResult"], _RECORD),
     **dict.fromkeys(
         ["TabularMDP", "TabularMDP.n_states", "TabularMDP.n_actions", "TabularMDP.n_outcomes",
          "TabularMDP.arrays", "TabularMDP.start_cdf", "TabularMDP.expected_reward",
