@@ -252,12 +252,13 @@ def token_mdps(max_prompts: int = 2, max_words: int = 2, max_len: int = 3
     1 to ``max_len`` tokens, every response's reward drawn from a seed (from a few values
     half of the time, so that groups of equal rewards occur). Defaults 2, 2, 3: at most
     30 prefixes per prompt."""
+    _need_hypothesis("token_mdps")
     return _token_mdps(_check_size("max_prompts", max_prompts, 10),
                        _check_size("max_words", max_words, 10),
                        _check_size("max_len", max_len, 6))
 
 
-@st.composite
+@_composite
 def _token_mdps(draw, max_prompts, max_words, max_len):
     from tabular.envs import TokenMDP
 
