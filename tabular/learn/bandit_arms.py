@@ -41,7 +41,7 @@ class BanditArms(NamedTuple):
 class ArmsArrays(NamedTuple):
     """What the kernels read of a :class:`BanditArms`: ``means`` float64 ``[segments, k]``
     (one row for stationary arms), ``starts`` int64 ``[segments]`` (the first step of
-    each row; ``starts[0] = 0``), ``law`` (:data:`BERNOULLI` or :data:`GAUSSIAN`), ``sd``."""
+    each row; ``starts[0] = 0``), ``law`` (``BERNOULLI`` or ``GAUSSIAN``), ``sd``."""
 
     means: np.ndarray
     starts: np.ndarray

@@ -12,8 +12,10 @@ bootstrap a cut episode from ``Q(S_T, A_T)``.
 import inspect
 import re
 
-#: The shared paragraphs by key; each begins ``parameter : ``, continuation lines are
-#: indented by four spaces.
+#: The shared paragraphs by key; each begins with the parameter's name and a colon,
+#: continuation lines are indented by four spaces.
+#:
+#: :meta hide-value:
 PARAGRAPHS = {
     "mdp": "mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.",
     "policy": (

@@ -60,7 +60,7 @@ from tabular.schedules import schedule_value
 from tabular.types import FloatArray, MDPLike, PolicyLike, StepSize
 
 #: re-exported: the sampled learner's names of :mod:`tabular.rlhf.group_loss`
-__all__ = ["GRPOConfig", "group_relative_advantages", "grpo", "leave_one_out_advantages"]
+__all__ = ["group_relative_advantages", "grpo", "leave_one_out_advantages"]
 
 
 class GRPOParams(NamedTuple):
@@ -404,12 +404,14 @@ def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 50
     policy : the starting policy, a :class:`~tabular.SoftmaxPolicy` or an ``[S, A]``
         matrix of probabilities; default ``None``: the uniform tabular softmax.
     iterations : number of batches, default 500.
-    group_size, groups, advantage, scale_rewards, loss_type, num_iterations, epsilon,
-    epsilon_high, importance_sampling_level, dynamic_sampling, mask_truncated_completions,
-    truncation_penalty, kl_estimator, kl_placement, entropy_coef : the loss, as
-        :class:`~tabular.rlhf.GRPOConfig` documents them (defaults: 8 responses to 1
-        prompt, ``"grpo"``, ``scale_rewards="group"`` for ``"grpo"`` and ``"none"``
-        otherwise, ``loss_type="sum"``, 1 epoch, ``epsilon=0.2``, ``k1`` in the reward).
+    group_size, groups, advantage, scale_rewards, loss_type : the loss, as
+        :class:`~tabular.rlhf.group_config.GRPOConfig` documents them (defaults: 8
+        responses to 1 prompt, ``"grpo"``, ``scale_rewards="group"`` for ``"grpo"`` and
+        ``"none"`` otherwise, ``loss_type="sum"``).
+    num_iterations, epsilon, epsilon_high, importance_sampling_level : likewise (1
+        epoch, ``epsilon=0.2``, token-level ratios).
+    dynamic_sampling, mask_truncated_completions, truncation_penalty : likewise.
+    kl_estimator, kl_placement, entropy_coef : likewise (``k1`` in the reward, 0).
     normalise : the older spelling of ``scale_rewards`` (``True``: ``"group"``,
         ``False``: ``"none"``); a bool, exclusive with ``scale_rewards``.
     aggregation : the older spelling of ``loss_type``: ``"sum"``, ``"sequence"``

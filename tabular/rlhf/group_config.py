@@ -234,7 +234,7 @@ def legacy_options(normalise: object, aggregation: object, scale_rewards: object
 def truncating_actions(mdp) -> np.ndarray:
     """``[S, A]`` bool: taking ``a`` in ``s`` ends a response without its ``eos`` (a token
     MDP's ``max_len`` reached): an ending that is neither the ``eos`` action (named
-    :data:`tabular.rlhf.lm.EOS` in ``mdp.action_names``) nor a forbidden token (which
+    ``tabular.rlhf.lm.EOS`` in ``mdp.action_names``) nor a forbidden token (which
     stays in ``s``). All False for an MDP without an ``eos`` action."""
     from tabular.rlhf.lm import EOS
 

@@ -76,7 +76,7 @@ class Tree(NamedTuple):
     start: np.ndarray
 
 
-class Flow(NamedTuple):
+class _Flow(NamedTuple):
     """What the forward pass writes: per state the visit probability ``mu``, the return
     so far ``acc``, the ``depth`` and the prompt (``root``); per pair ``pi``, ``log pi``,
     and for an ending its probability ``ends``, return ``R``, length ``T`` and whether
@@ -98,7 +98,7 @@ class Flow(NamedTuple):
 def learner_reward(tree, rollout, lp, s, a, log_pi):
     """The reward of ``(s, a)`` as :func:`~tabular.rlhf.grpo` learns from it: floored,
     with the KL of the reward placement (``k1`` folded in by the rollout, ``k2``/``k3``
-    by :func:`~tabular.rlhf.group.reward_kl`)."""
+    by ``tabular.rlhf.group.reward_kl``)."""
     r = kl_penalised(max(tree.reward[s, a], rollout.reward_floor), log_pi, rollout, s, a)
     return r - reward_kl(lp, rollout, s, a, log_pi)
 
@@ -158,7 +158,7 @@ def position_zero(lp, R, T, trunc, baseline, adv, kept):
     return a, token_weight(1.0, lp.loss_type, T[0], n, tokens, lp.max_steps)
 
 
-class Atoms(NamedTuple):
+class _Atoms(NamedTuple):
     """The distinct ``(return, length, truncated)`` of each prompt's responses, prompt
     after prompt (``offsets [P + 1]``), with their probability ``q`` given the prompt;
     the prompts' probabilities ``prompt_p`` and ReMax's greedy return ``baseline``."""
@@ -358,7 +358,7 @@ def _config(config: GRPOConfig | None, options: dict) -> GRPOConfig:
     return config
 
 
-def _atoms(f: Flow, tree: Tree, baseline: np.ndarray) -> tuple[Atoms, np.ndarray]:
+def _atoms(f: _Flow, tree: Tree, baseline: np.ndarray) -> tuple[_Atoms, np.ndarray]:
     """The atoms of every prompt and the atom of each ending (``-1`` elsewhere)."""
     s, a = np.nonzero(f.ends)
     roots = np.flatnonzero(tree.start > 0.0)
@@ -377,7 +377,7 @@ def _atoms(f: Flow, tree: Tree, baseline: np.ndarray) -> tuple[Atoms, np.ndarray
     offsets = np.searchsorted(x[new], np.arange(roots.shape[0] + 1))
     atom_of = np.full(f.ends.shape, -1, dtype=np.int64)
     atom_of[s, a] = inverse
-    atoms = Atoms(R[new], T[new], trunc[new], q, offsets.astype(np.int64), px / px.sum(),
+    atoms = _Atoms(R[new], T[new], trunc[new], q, offsets.astype(np.int64), px / px.sum(),
                   baseline)
     return atoms, atom_of
 
@@ -501,7 +501,7 @@ def _forward(su, cfg: GRPOConfig):
     lp = cfg.loss(su.rollout.beta, su.rollout.max_steps)
     rollout = su.rollout if cfg.folds_k1 else su.rollout._replace(beta=0.0)
     S, A = mdp.n_states, mdp.n_actions
-    flow = Flow(np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int64),
+    flow = _Flow(np.zeros(S), np.zeros(S), np.zeros(S, dtype=np.int64),
                 np.zeros(S, dtype=np.int64), np.zeros((S, A)), np.zeros((S, A)),
                 np.zeros((S, A)), np.zeros((S, A)), np.zeros((S, A), dtype=np.int64),
                 np.zeros((S, A), dtype=np.bool_))
@@ -515,7 +515,7 @@ def _forward(su, cfg: GRPOConfig):
                      f"{mdp.state_name(-2 - where)}: pass max_steps at least the tree's depth")
 
 
-def _greedy_baselines(su, tree: Tree, rollout, lp, flow: Flow) -> np.ndarray:
+def _greedy_baselines(su, tree: Tree, rollout, lp, flow: _Flow) -> np.ndarray:
     """ReMax's greedy return of every prompt (zeros for the other advantages)."""
     roots = np.flatnonzero(tree.start > 0.0)
     out = np.zeros(roots.shape[0])

@@ -213,7 +213,7 @@ def epsilon_greedy_expectation(q_row, epsilon, legal=None):
     :func:`epsilon_greedy_probs`, as ``epsilon / A sum_a q_row[a] + (1 - epsilon) max_a
     q_row[a]`` (the greedy actions share ``1 - epsilon`` and all have the max): one
     pass over the row, no buffer of probabilities. A weight of 0 hides a ``-inf``, as
-    :func:`expectation` does (:func:`discounted`)."""
+    :func:`expectation` does (:func:`~tabular.rules.values.discounted`)."""
     first = first_legal(legal)
     best = q_row[first]
     total = best
