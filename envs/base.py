@@ -22,7 +22,7 @@ def constant(values, dtype: type = np.float64) -> np.ndarray:
     """``values`` as a read-only array, for a module's or a class's constant: shared by
     every user of the module, so one user's in-place edit must fail rather than change
     it for every later one (copy it to change it)."""
-    array = np.array(values, dtype=dtype)
+    array: np.ndarray = np.array(values, dtype=dtype)
     array.flags.writeable = False
     return array
 

@@ -37,7 +37,8 @@ def _positions() -> tuple[np.ndarray, np.ndarray]:
     ``(boards int8 [N, 9], children int64 [N, 9])`` (-1: the cell is taken or the game
     is over)."""
     start = (EMPTY,) * 9
-    order, index = [start], {start: 0}
+    order: list[tuple[int, ...]] = [start]
+    index: dict[tuple[int, ...], int] = {start: 0}
     children: list[list[int]] = []
     i = 0
     while i < len(order):
@@ -133,7 +134,7 @@ class TicTacToe(ModelEnv):
         return _positions()[0]
 
     @staticmethod
-    def game(payoffs: tuple[float, float, float] = (1.0, 0.0, -1.0)) -> GameTree:
+    def game(payoffs: tuple[float, ...] = (1.0, 0.0, -1.0)) -> GameTree:
         """The game tree (:class:`~tabular.solve.games.GameTree`) of every position
         reachable from the empty board, X the maximiser; ``payoffs`` = (X wins, draw, O
         wins), default ``(1, 0, -1)``."""
@@ -216,9 +217,9 @@ class TicTacToe(ModelEnv):
 
 
 @cache
-def _game(payoffs: tuple[float, float, float]) -> GameTree:
+def _game(payoffs: tuple[float, ...]) -> GameTree:
     boards, children = _positions()
-    terminal = (children < 0).all(axis=1)
+    terminal: np.ndarray = (children < 0).all(axis=1)  # type: ignore[assignment]  # .all(axis=) of an array is an array
     x_count, o_count = (boards == X).sum(axis=1), (boards == O).sum(axis=1)
     payoff = np.zeros(len(boards))
     for s in np.flatnonzero(terminal):

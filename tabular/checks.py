@@ -53,7 +53,7 @@ def check_number(name: str, value: object) -> float:
     if not is_real(value):
         raise ValueError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     try:
-        return float(value)
+        return float(value)  # type: ignore[arg-type]  # is_real: a real number
     except OverflowError:  # an int beyond the float range
         raise ValueError(f"{name} must be a number within the float range, "
                          f"got {value!r:.40}") from None

@@ -49,7 +49,7 @@ try:
     from hypothesis import HealthCheck, settings
     from hypothesis import strategies as st
 except ImportError:  # an optional part: random_mdp and random_policy work without it
-    HealthCheck = settings = st = None
+    HealthCheck = settings = st = None  # type: ignore[misc, assignment]
 
 from tabular import TabularMDP
 from tabular.checks import (

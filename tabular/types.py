@@ -73,6 +73,9 @@ class TokenEnv(Protocol):
     def n_states(self) -> int: ...
 
     @property
+    def state_response(self) -> tuple[tuple[int, ...], ...]: ...
+
+    @property
     def state_prompt(self) -> npt.NDArray[np.integer[Any]]: ...
 
     @property

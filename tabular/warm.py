@@ -203,7 +203,7 @@ CALLS: dict[str, Callable[[], object]] = {
     "ucb_bandit": lambda: tabular.ucb_bandit(steps=2),
     "gradient_bandit": lambda: tabular.gradient_bandit(steps=2),
     # bandits by regret (one kernel family; Gaussian arms for the methods that take them)
-    **{name: (lambda name=name: getattr(tabular, name)(tabular.BanditArms((0.5, 0.4)), steps=4))
+    **{name: (lambda name=name: getattr(tabular, name)(tabular.BanditArms((0.5, 0.4)), steps=4))  # type: ignore[misc]  # default-bound lambda
        for name in ("thompson_sampling", "kl_ucb", "bayes_ucb", "moss", "ucb_v",
                     "explore_then_commit", "exp3", "discounted_ucb", "sliding_window_ucb",
                     "discounted_thompson_sampling")},

@@ -55,7 +55,7 @@ def end_components(support: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     every policy); ``allowed`` the actions that keep each component closed.
     """
     S, A, _ = support.shape
-    allowed = support.any(axis=2)
+    allowed: np.ndarray = support.any(axis=2)  # type: ignore[assignment]  # .any(axis=) of an array is an array
     alive = np.ones(S, dtype=bool)
     while True:
         graph = (support & allowed[:, :, None]).any(axis=1) & alive[None, :] & alive[:, None]
@@ -112,7 +112,7 @@ def hitting_times(P: np.ndarray, target: int) -> np.ndarray:
     support = P > 0.0
     reach = np.ones(P.shape[0], dtype=bool)
     while True:  # the states that reach the target surely: shrink until stable
-        usable = ~(support & ~reach[None, None, :]).any(axis=2)
+        usable: np.ndarray = ~(support & ~reach[None, None, :]).any(axis=2)  # type: ignore[assignment]  # .any(axis=) of an array is an array
         policy, found = _moves_closer(support, usable, target)
         if (found == reach).all():
             break

@@ -12,7 +12,7 @@ run)``, in the shape of :mod:`tabular.learn`: the model is reached only through
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from tabular.checks import check_positive_int, check_size, check_unit_interval
 from tabular.explore.results import ExplorationResult
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import check_runs, with_run_axis
+
+if TYPE_CHECKING:
+    from tabular.explore.rlsvi import RLSVIParams
 
 #: The most recorded policy entries ``runs x episodes x H x S`` (int16: 0.2 GB).
 MAX_POLICY_ENTRIES = 10**8
@@ -68,12 +71,12 @@ class ExploreOutputs(NamedTuple):
 
 def check_horizon(horizon: object) -> int:
     """``horizon`` (``H``) as an int in ``[1, MAX_HORIZON]``."""
-    return check_positive_int("horizon", horizon, high=MAX_HORIZON)
+    return check_positive_int("horizon", cast(int, horizon), high=MAX_HORIZON)
 
 
 def check_delta(delta: object) -> float:
     """The confidence level ``delta`` as a float in ``(0, 1)``."""
-    delta = check_unit_interval("delta", delta)
+    delta = check_unit_interval("delta", cast(float, delta))
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return delta
@@ -95,7 +98,8 @@ def reward_range(mdp: TabularMDP, name: str) -> tuple[float, float]:
     return float(rewards.min()), float(rewards.max())
 
 
-def learner_setup(mdp, horizon, episodes, runs, name: str):
+def learner_setup(mdp, horizon, episodes, runs,
+                  name: str) -> tuple[TabularMDP, int, int, int, float, float]:
     """``(mdp, H, K, n_runs, r_min, r_max)`` checked: ``mdp`` a model (or an env with a
     transition table), ``H`` and ``K`` integers >= 1, the recorded policies within
     :data:`MAX_POLICY_ENTRIES`."""
@@ -119,7 +123,7 @@ def confidence_log(mdp: TabularMDP, horizon: int, episodes: int, delta: float,
     return math.log(factor * mdp.n_states * mdp.n_actions * horizon * episodes / delta)
 
 
-def run_learner(driver, mdp: TabularMDP, params: ExploreParams, seed, runs,
+def run_learner(driver, mdp: TabularMDP, params: ExploreParams | RLSVIParams, seed, runs,
                 n: int) -> ExplorationResult:
     """Run ``driver`` over ``n`` runs of ``seed`` and shape its outputs."""
     K, H, S = params.episodes, params.horizon, params.n_states

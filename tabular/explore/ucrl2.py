@@ -217,5 +217,6 @@ def ucrl2(mdp: MDPLike, *, steps: int = 10_000, delta: float = 0.1, scale: float
     out = UCRL2Outputs(np.zeros((n, steps), dtype=np.int32), np.zeros((n, steps), dtype=np.int32),
                        np.zeros((n, steps)), np.zeros(n, dtype=np.int64))
     over_runs(_ucrl2, mdp.arrays, params, seed_states(seed, n), out)
-    return UCRL2Result(*(with_run_axis(x, runs) for x in out[:3]),
+    states, actions, rewards = (with_run_axis(x, runs) for x in out[:3])
+    return UCRL2Result(states, actions, rewards,
                        episodes=out.episodes if runs is not None else int(out.episodes[0]))

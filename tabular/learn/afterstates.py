@@ -20,7 +20,7 @@ which policy evaluation scores exactly.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -169,7 +169,7 @@ def afterstate_td(game: GameTree, opponent: npt.ArrayLike, *, games: int = 20_00
 
 
 def _check_step(alpha: object) -> float:
-    alpha = check_unit_interval("alpha", alpha)
+    alpha = check_unit_interval("alpha", cast(float, alpha))
     if alpha == 0.0:
         raise ValueError("alpha must be in (0, 1], got 0.0")
     return alpha

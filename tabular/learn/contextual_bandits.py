@@ -163,8 +163,9 @@ def _linear(method, arms, *, width, regularization, steps, seed, runs) -> Bandit
     out = RegretOutputs(np.zeros((n, steps)), np.zeros((n, steps)),
                         np.zeros((n, contexts, k), dtype=np.int64))
     over_runs(_DRIVERS[method], checked, params, seed_states(seed, n), out)
-    return BanditRegretResult(*(with_run_axis(x, runs) for x in out),
-                        means=checked.features @ checked.theta)
+    regret, pseudo_regret, pulls = (with_run_axis(x, runs) for x in out)
+    return BanditRegretResult(regret, pseudo_regret, pulls,
+                              means=checked.features @ checked.theta)
 
 
 def lin_ucb(arms: ContextualArms, *, alpha: float = 1.0, regularization: float = 1.0,

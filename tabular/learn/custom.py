@@ -143,7 +143,7 @@ def _driver(target: Dispatcher, on_policy: bool) -> Dispatcher:
         template = _rule_control_run.__code__.replace(
             co_filename=code.co_filename, co_name=name, co_qualname=name,
             co_firstlineno=code.co_firstlineno)
-        run = type(_rule_control_run)(
+        run = type(_rule_control_run)(  # type: ignore[misc]  # a FunctionType built from a code object
             template, {**globals(), "target": target, "ON_POLICY": on_policy}, name)
         run.__module__ = target.py_func.__module__
         _DRIVERS[key] = runs_driver(njit(inline="always")(run), cache=cache)
@@ -206,7 +206,7 @@ def td_control(target: Callable | None = None, *, on_policy: bool = False) -> Ca
                        f":func:`tabular.learn.custom.td_control`; its arguments and result "
                        f"are :func:`tabular.q_learning`'s.\n\n"
                        f"The target: {inspect.getdoc(target.py_func) or '(undocumented)'}")
-    learner.target = target
+    learner.target = target  # type: ignore[attr-defined]  # the rule kept on the learner
     return learner
 
 

@@ -89,7 +89,7 @@ class RewardProcess:
         if bad.any():
             raise ValueError(f"P[{int(np.argmax(bad))}] is not a row of probabilities summing "
                              "to at most 1 (NaN, negative or above 1)")
-        fields = {"P": P, "mu": _distribution(self.mu, S)}
+        fields: dict[str, object] = {"P": P, "mu": _distribution(self.mu, S)}
         for name in ("r", "v"):
             arr = _real_vector(name, self.__dict__[name], S)
             if not np.isfinite(arr).all():

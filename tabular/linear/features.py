@@ -44,7 +44,7 @@ def check_integer_count(name: str, value: object, high: int | None = None) -> in
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise ValueError(f"{name} must be an integer >= 1, got {value!r} "
                          f"({type(value).__name__})")
-    return check_positive_int(name, value, high)
+    return check_positive_int(name, value, high)  # type: ignore[arg-type]  # a numpy int passes too
 
 
 def check_features(X: npt.ArrayLike, n_states: int, name: str = "features") -> np.ndarray:

@@ -668,13 +668,13 @@ def _model_array(name: str, value, kind: str) -> np.ndarray:
     if kind == "index" and raw.dtype.kind == "f":
         bad = ~(raw == np.round(raw))  # NaN and +-inf fail too
         if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise MDPError(f"{name}{list(where)} = {raw[where].item()!r} is not a state index")
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise MDPError(f"{name}{list(at)} = {raw[at].item()!r} is not a state index")
     if kind == "flag" and raw.dtype.kind != "b":
         bad = ~((raw == 0) | (raw == 1))
         if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise MDPError(f"{name}{list(where)} = {raw[where].item()!r} is not a flag "
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise MDPError(f"{name}{list(at)} = {raw[at].item()!r} is not a flag "
                            "(True/False or 0/1)")
     dtype = {"index": np.int64, "real": np.float64, "flag": np.bool_}[kind]
     return np.array(raw, dtype=dtype, order="C")
@@ -708,6 +708,7 @@ def toy_text_grid(env: Any, n_states: int) -> dict[str, Any]:
     of 5 x 5 maps, passenger location down and destination across, so each state has
     a cell of its own."""
     kind = type(env).__name__
+    shape: tuple[int, ...]
     if kind == "FrozenLakeEnv":
         shape = (int(env.nrow), int(env.ncol))
     elif kind == "CliffWalkingEnv":

@@ -627,7 +627,8 @@ def ppo(mdp: MDPLike, policy: PolicyLike | None = None, *, gamma: float = 1.0,
                          "on its own with alpha_value, or with the policy's alpha on "
                          "value_coef times its squared error")
     joint = value_coef is not None
-    value_coef = check_positive("value_coef", value_coef, MAX_WEIGHT) if joint else 0.0
+    value_coef = (check_positive("value_coef", value_coef, MAX_WEIGHT)
+                  if value_coef is not None else 0.0)
     params = PPOParams(gamma=args.gamma, iterations=int(iterations),
                        episodes_per_batch=int(episodes_per_batch),
                        epochs=check_positive_int("epochs", epochs, high=MAX_EPOCHS), clip=clip,

@@ -439,10 +439,10 @@ def grpo(mdp: MDPLike, policy: PolicyLike | None = None, *, iterations: int = 50
     ``dropped_groups``, ``clip_ratio_low`` and ``clip_ratio_high``; ``.policy`` the
     trained ``SoftmaxPolicy``.
     """
-    scale_rewards, loss_type = legacy_options(normalise, aggregation, scale_rewards,
+    scale_rewards, loss_type = legacy_options(normalise, aggregation, scale_rewards,  # type: ignore[assignment]  # legacy_options checks the values
                                               loss_type)
     config = GRPOConfig(group_size=group_size, groups=groups, advantage=advantage,
-                        scale_rewards=scale_rewards, loss_type=loss_type,
+                        scale_rewards=scale_rewards, loss_type=loss_type,  # type: ignore[arg-type]  # GRPOConfig checks loss_type itself
                         num_iterations=num_iterations, epsilon=epsilon,
                         epsilon_high=epsilon_high,
                         importance_sampling_level=importance_sampling_level,

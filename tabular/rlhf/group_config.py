@@ -185,7 +185,7 @@ class GRPOConfig:
         """The record the kernels read (every choice as its constant)."""
         return LossParams(self.group_size, self.groups, ADVANTAGES[self.advantage],
                           SCALINGS[str(self.scale_rewards)], LOSS_TYPES[self.loss_type],
-                          self.num_iterations, self.epsilon, float(self.epsilon_high),
+                          self.num_iterations, self.epsilon, float(self.epsilon_high),  # type: ignore[arg-type]  # never None after __post_init__
                           LEVELS[self.importance_sampling_level], self.dynamic_sampling,
                           self.mask_truncated_completions, self.truncation_penalty,
                           KL_ESTIMATORS[self.kl_estimator], PLACEMENTS[self.kl_placement],

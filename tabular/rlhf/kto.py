@@ -247,7 +247,7 @@ def kto(mdp: TokenEnv, policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], 
     alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     kl_samples = check_positive_int("kl_samples", kl_samples, high=MAX_COUNT // steps)
     env = as_token_env(mdp, "mdp")
-    mdp = env.to_mdp()
+    mdp = env.to_mdp()  # type: ignore[assignment]  # the TokenEnv's model from here on
     start = as_softmax_policy(mdp, policy, greedy=False)
     ref_policy = start if ref_policy is None else ref_policy
     # the rewards are never read: the floor only keeps a -inf reward from being refused
@@ -435,8 +435,8 @@ def kto_optimum(mdp: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[
     lambda_d = check_positive("lambda_d", lambda_d, MAX_WEIGHT)
     lambda_u = check_positive("lambda_u", lambda_u, MAX_WEIGHT)
     env = as_token_env(mdp, "mdp")
-    mdp = env.to_mdp()
-    ref_lp = as_softmax_policy(mdp, ref_policy, "ref_policy").log_probs()
+    model = env.to_mdp()
+    ref_lp = as_softmax_policy(model, ref_policy, "ref_policy").log_probs()
     gaps: dict = {}  # (prompt, response) -> lambda_D n_D - lambda_U n_U
     for count, x, y, good in feedback_records(feedback):
         gaps[(x, y)] = gaps.get((x, y), 0.0) + (lambda_d if good else -lambda_u) * count
@@ -452,12 +452,12 @@ def kto_optimum(mdp: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[
     log_ref = np.array([ref_lp[paths[k]].sum() for k in keys])
     log_gap = np.log(np.abs([gaps[k] for k in keys]))
     bounds = np.cumsum([0] + [len(ks) for ks in kept])
-    start = mdp.start[[env.state_of(p) for p in prompts]]
+    start = model.start[[env.state_of(p) for p in prompts]]
     u = np.zeros(len(keys))
     z0 = _kto_fixed_point(KeptResponses(log_ref, log_gap, bounds, start), beta, u)
-    endings = np.zeros((mdp.n_states, mdp.n_actions))
+    endings = np.zeros((model.n_states, model.n_actions))
     for j, (x, y) in enumerate(keys):
         s, a = paths[(x, y)]
-        endings[s[-1], a[-1]] = (mdp.start[env.state_of(x)]
+        endings[s[-1], a[-1]] = (model.start[env.state_of(x)]
                                  * np.exp(z0 + log_ref[j] + u[j] / beta))
     return KTOOptimum(endings, float(z0))

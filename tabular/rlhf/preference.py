@@ -436,7 +436,7 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
     steps = check_positive_int("steps", steps, high=MAX_COUNT)
     alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
     env = as_token_env(mdp, "mdp")
-    mdp = env.to_mdp()
+    mdp = env.to_mdp()  # type: ignore[assignment]  # the TokenEnv's model from here on
     policy = as_softmax_policy(mdp, policy, greedy=False)
     ref = policy if ref_policy is None else as_softmax_policy(mdp, ref_policy, "ref_policy")
     row_of_state = policy.row_of_state
@@ -525,7 +525,7 @@ class Judge(NamedTuple):
     ``prob[i, j] = P(y_i > y_j)`` (``[N, N]``). Empty (``[0, 0]``): no judge, Bradley-Terry
     on the returns."""
 
-    index: np.ndarray
+    index: np.ndarray  # type: ignore[assignment]  # field named index shadows tuple.index
     prob: np.ndarray
 
 
@@ -663,7 +663,7 @@ def online_dpo_metrics(batch: tuple, rollout, judge: Judge, beta: float) -> dict
         return {k: nan for k in ("rewards/chosen", "rewards/rejected", "rewards/margins",
                                  "rewards/accuracies", "logps/chosen", "logps/rejected")} | {
                                      "beta": beta}
-    w, lo = np.array(chosen), np.array(rejected)
+    w, lo = np.array(chosen), np.array(rejected)  # type: ignore[assignment]  # an index array, no longer one index
     rc, rr = beta * (log_pi[w] - log_ref[w]), beta * (log_pi[lo] - log_ref[lo])
     return {"rewards/chosen": float(rc.mean()), "rewards/rejected": float(rr.mean()),
             "rewards/margins": float((rc - rr).mean()),
@@ -747,7 +747,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     n = args.rng_states.shape[0]
     out = IteratedDPOOutputs(args.outputs(value=False).logits, np.zeros((n, rounds, steps)),
                              np.zeros((n, rounds)))
-    ref_rollout = args.rollout._replace(row_of_state=args.rollout.ref_row)
+    ref_rollout = args.rollout._replace(row_of_state=args.rollout.ref_row)  # type: ignore[arg-type]  # ref_row is set when a reference is
     params = IteratedDPOParams(spec, steps, alpha, rounds, pairs, tables, xpo_alpha,
                                ref_rollout)
 
