@@ -12,7 +12,7 @@ run)``, in the shape of :mod:`tabular.learn`: the model is reached only through
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -22,9 +22,6 @@ from tabular.checks import check_positive_int, check_size, check_unit_interval
 from tabular.explore.results import ExplorationResult
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.results import check_runs, with_run_axis
-
-if TYPE_CHECKING:
-    from tabular.explore.rlsvi import RLSVIParams
 
 #: The most recorded policy entries ``runs x episodes x H x S`` (int16: 0.2 GB).
 MAX_POLICY_ENTRIES = 10**8
@@ -123,9 +120,10 @@ def confidence_log(mdp: TabularMDP, horizon: int, episodes: int, delta: float,
     return math.log(factor * mdp.n_states * mdp.n_actions * horizon * episodes / delta)
 
 
-def run_learner(driver, mdp: TabularMDP, params: ExploreParams | RLSVIParams, seed, runs,
+def run_learner(driver, mdp: TabularMDP, params: Any, seed, runs,
                 n: int) -> ExplorationResult:
-    """Run ``driver`` over ``n`` runs of ``seed`` and shape its outputs."""
+    """Run ``driver`` over ``n`` runs of ``seed`` and shape its outputs (``params``: the
+    driver's record, :class:`ExploreParams` or a learner's own, such as RLSVI's)."""
     K, H, S = params.episodes, params.horizon, params.n_states
     out = ExploreOutputs(np.zeros((n, K)), np.zeros((n, K), dtype=np.int64),
                          np.zeros((n, K, H, S), dtype=np.int16))
