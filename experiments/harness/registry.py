@@ -87,6 +87,7 @@ MODULES: tuple[str, ...] = (
     "rlhf.xpo_coverage",
     "rlhf.rl_razor",
     "explore.exploration_regret",
+    "explore.pac_exploration",
     "rlhf.grpo_stationary",
     "rlhf.grpo_kl_estimators",
     "rlhf.grpo_length_bias",

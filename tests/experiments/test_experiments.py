@@ -496,6 +496,12 @@ BROKEN = [
      "not nearer its exact floor"),
     ("exploration_regret", lambda n: {"RiverSwim_ucrl2_paper": n["RiverSwim_ucrl2_bound"] * 1.01},
      "exceeds Jaksch et al.'s Theorem 2 bound"),  # a regret above the published bound
+    ("pac_exploration", lambda n: {"Garnet_changes": n["Garnet_changes"] + n["Garnet_pairs"]},
+     "more often than it has pairs"),  # R-max re-planning without a newly known pair
+    ("pac_exploration", lambda n: {"RiverSwim_gap_low": n["RiverSwim_gap_low"] - 1e-6},
+     "a policy beats V\\*"),  # a gap below 0: V* not optimal
+    ("pac_exploration", lambda n: {"RiverSwim_audit": n["RiverSwim_audit"] + 1e-6},
+     "independent evaluation"),  # the linear solve and the iteration disagree
 ]
 
 
