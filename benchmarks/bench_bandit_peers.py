@@ -2,10 +2,9 @@
 
 SMPyBandits' ``Thompson`` (Beta posterior) and ``klUCB`` (Bernoulli KL, ``c = 1``, its
 bisection to 1e-4) on the same Bernoulli instance, run in a virtual environment of its
-own that this bench builds once under ``.peers/smpybandits`` (SMPyBandits imports
-``scipy.special.btdtri``, removed from SciPy 1.12+, and is never installed into the
-project's environment); the bench calls that environment's interpreter with a script
-and reads JSON back. Reported:
+own that this bench builds once under ``.peers/smpybandits`` (:mod:`benchmarks.peers`;
+SMPyBandits imports ``scipy.special.btdtri``, removed from SciPy 1.12+, and is never
+installed into the project's environment). Reported:
 
 - the mean final pseudo-regret of each side with its standard error, and whether they
   agree within 4 standard errors of the difference (independent random streams: the
@@ -18,9 +17,6 @@ No network, or a failed build: the bench says why and reports nothing for the pe
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -28,11 +24,10 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from benchmarks.peers import call_peer, peer_python
 from benchmarks.timing import Headline, alternated, ratios, spread
 from tabular import BanditArms, kl_ucb, thompson_sampling
 
-ROOT = Path(__file__).resolve().parent.parent
-PEER = ROOT / ".peers" / "smpybandits"
 REQUIREMENTS = ("smpybandits==0.9.7", "scipy<1.12", "pandas<2.2")
 MEANS = (0.9, 0.8, 0.7, 0.5)
 STEPS, RUNS, PEER_RUNS, ROUNDS = 2000, 400, 40, 3
@@ -61,34 +56,13 @@ print(json.dumps({"regret": regrets, "seconds": time.perf_counter() - start}))
 """
 
 
-def peer_python() -> Path | None:
-    """The peer environment's interpreter, built on first use; ``None`` (and why, printed)
-    if it cannot be built."""
-    python = PEER / "bin" / "python"
-    stamp = PEER / ".installed"
-    if stamp.exists():
-        return python
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(PEER)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *REQUIREMENTS],
-                       check=True, capture_output=True, text=True)
-    except subprocess.CalledProcessError as error:
-        print(f"SMPyBandits peer: could not build {PEER}: {(error.stderr or '')[-300:]}")
-        return None
-    stamp.touch()
-    return python
-
-
 def run_peer(python: Path, policy: str, runs: int, seed: int) -> dict:
-    job = json.dumps({"means": MEANS, "steps": STEPS, "runs": runs, "policy": policy,
-                      "seed": seed})
-    done = subprocess.run([str(python), "-c", PEER_SCRIPT], input=job, capture_output=True,
-                          text=True, check=True)
-    return json.loads(done.stdout.splitlines()[-1])
+    return call_peer(python, PEER_SCRIPT, {"means": MEANS, "steps": STEPS, "runs": runs,
+                                           "policy": policy, "seed": seed})
 
 
 def main() -> list[Headline]:
-    python = peer_python()
+    python = peer_python("smpybandits", REQUIREMENTS)
     if python is None:
         return []
     arms = BanditArms(MEANS)
