@@ -6,8 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from tabular import TabularMDP, average_regret, ucrl2
+from tabular import TabularMDP, average_regret, hardness, ucrl2
 from tabular.envs import RiverSwim
+from tabular.experiments.explore.regret_bounds import ucrl2_bound
 from tabular.explore import UCRL2Result
 
 RIVER = RiverSwim().to_mdp()
@@ -27,6 +28,21 @@ def test_episode_count_is_within_jaksch_proposition_18():
     result = ucrl2(RIVER, steps=T, runs=3, scale=0.1)
     assert (result.episodes <= S * A * math.log2(8 * T / (S * A))).all()
     assert (result.episodes >= 1).all()
+
+
+def test_regret_is_within_jaksch_theorem_2_at_every_step():
+    # with the paper's widths, w.p. 1 - delta, regret(T) <= 34 D S sqrt(A T ln(T / delta))
+    # for every T > 1 (rewards in [0, 1]: span 1 on RiverSwim); D from hardness
+    T, delta = 5_000, 0.1
+    result = average_regret(RIVER, ucrl2(RIVER, steps=T, delta=delta, runs=4))
+    steps = np.arange(2, T + 1)
+    bound = ucrl2_bound(diameter=hardness(RIVER).diameter, n_states=RIVER.n_states,
+                        n_actions=RIVER.n_actions, steps=steps, delta=delta, reward_span=1.0)
+    assert (result.cumulative[:, 1:] <= bound).all()
+    # the bound by hand at T = delta e, where ln(T / delta) = 1
+    at = ucrl2_bound(diameter=2.0, n_states=3, n_actions=4, steps=delta * math.e,
+                     delta=delta, reward_span=0.5)
+    assert at == pytest.approx(34 * 0.5 * 2 * 3 * math.sqrt(4 * delta * math.e), rel=1e-15)
 
 
 def test_first_policy_ties_to_action_0_and_rewards_are_the_models():
