@@ -139,18 +139,14 @@ def plot(results: dict, out_dir, config: Config) -> list:
                              title="Sample complexity of exploration, counted exactly")
     for ax, env in zip(axes[0], ENVS, strict=True):
         cumulative = results[f"{env}_cumulative"]
-        t = np.arange(1, cumulative.shape[-1] + 1)
         for i, label in enumerate(results["learners"]):
-            color = style.PALETTE[i % len(style.PALETTE)]
-            low, high = np.percentile(cumulative[i], [25, 75], axis=0)
-            ax.plot(t, np.median(cumulative[i], axis=0), color=color,
-                    label=f"{label}: {results[f'{env}_mistakes'][i].mean():.0f} mistakes")
-            ax.fill_between(t, low, high, color=color, alpha=0.2, linewidth=0)
+            style.mean_band(ax, None, cumulative[i], color=style.PALETTE[i % len(style.PALETTE)],
+                            label=f"{label}: {results[f'{env}_mistakes'][i].mean():.0f} mistakes")
         gap, span, D = results[f"{env}_hardness"]
         ax.set_title(f"{env}: epsilon = {float(results[f'{env}_epsilon']):.3g}, min gap "
                      f"{gap:.3g}, sp(V*) = {span:.3g}, D = {D:.3g}", fontsize=9)
         ax.set_xlabel("step t")
-        ax.set_ylabel("mistakes so far: V*(s_t) - V^pi_t(s_t) > epsilon\n(median; band: quartiles)")
+        ax.set_ylabel("mistakes so far: V*(s_t) - V^pi_t(s_t) > epsilon\n(mean of runs, 95% band)")
         ax.legend(fontsize=7)
     return [style.save(fig, out_dir / "pac_exploration.png")]
 
