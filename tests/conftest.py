@@ -4,10 +4,10 @@ examples (and keeps failures in the local database) for hunting new counterexamp
 
 Also what the tests of several modules share (``from conftest import ...``; no test module
 imports another): :func:`slow_examples`, :func:`on_one_and_two_threads`, the browser
-helpers, and the models and by-definition references of the traces and linear tests.
-This is the suite's one ``conftest.py``: a second one in a subfolder would be imported
-under the same module name, and ``from conftest import`` would then depend on the order
-of collection."""
+helpers, :func:`clear_error_test` (the bad-input catalogue's test), and the models and
+by-definition references of the traces and linear tests. This is the suite's one
+``conftest.py``: a second one in a subfolder would be imported under the same module name,
+and ``from conftest import`` would then depend on the order of collection."""
 
 import os
 import shutil
@@ -86,6 +86,23 @@ def headless_chromium(window: str, capabilities: dict | None = None):
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(120)
     return driver
+
+
+# ------------------------------------------------------------- the bad-input catalogue
+def clear_error_test(rows, after=None):
+    """The test of a block of the bad-input catalogue: for each row ``(id, call, exception
+    type, fragment of the message)``, ``call()`` raises that type with the fragment in its
+    message (one test per row, named by its id). ``after()``, if given, runs once the
+    call has raised (the plot rows close their figures)."""
+    @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in rows],
+                             ids=[row[0] for row in rows])
+    def test(call, error, fragment):
+        with pytest.raises(error) as info:
+            call()
+        if after is not None:
+            after()
+        assert fragment in str(info.value), str(info.value)
+    return test
 
 
 # ------------------------------------------------- the traces tests' walk and references

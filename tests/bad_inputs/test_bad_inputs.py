@@ -17,6 +17,7 @@ import gymnasium as gym
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from conftest import clear_error_test
 from rows_linear import bad_rows as linear_rows
 
 import tabular
@@ -1312,13 +1313,8 @@ CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLIC
              + PLOT_ROWS + TESTING_ROWS + EDGE_ROWS + LINEAR_ROWS)
 
 
-@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],
-                         ids=[row[0] for row in CATALOGUE])
-def test_bad_input_is_a_clear_error(call, error, fragment):
-    with pytest.raises(error) as info:
-        call()
-    plt.close("all")  # the plot rows' axes
-    assert fragment in str(info.value), str(info.value)
+#: after each call, the plot rows' figures are closed
+test_bad_input_is_a_clear_error = clear_error_test(CATALOGUE, after=lambda: plt.close("all"))
 
 
 #: The public modules whose every function the catalogue calls, and the prefix of a row's

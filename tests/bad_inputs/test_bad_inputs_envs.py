@@ -14,7 +14,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import pytest
+from conftest import clear_error_test
 
 import tabular
 from tabular import MDPError, TabularMDP, envs
@@ -701,12 +701,7 @@ ROWS = (GRIDWORLD_ROWS + PICKUP_ROWS + TRAP_TREASURE_ROWS + RACETRACK_ROWS + CAR
         + BANDIT_ROWS + EXPLORATION_ROWS + STEP_ROWS + EDGE_ROWS)
 
 
-@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],
-                         ids=[row[0] for row in ROWS])
-def test_bad_input_is_a_clear_error(call, error, fragment):
-    with pytest.raises(error) as info:
-        call()
-    assert fragment in str(info.value), str(info.value)
+test_bad_input_is_a_clear_error = clear_error_test(ROWS)
 
 
 def covered():
