@@ -142,6 +142,32 @@ def truncated_lambda_return(keys, rewards, terminated, t, h, gamma, lam, value_a
     return G
 
 
+def linear_online_lambda_return(w0, X, episode, gamma, lam, alpha):
+    """The online lambda-return algorithm (section 12.4) with linear features, written
+    out: at every horizon h redo the episode's updates from its start, ``w <- w + alpha
+    [G^lam_{t:h} - w . x_t] x_t``, ``G_{t:t+n}`` bootstrapping from ``w_{t+n-1}``, the
+    weights at the end of horizon ``t + n - 1``. Returns the weights after the episode."""
+    states, rewards, terminated = episode
+    w = [w0.copy()]  # w[h]: the weights at the end of horizon h
+    for h in range(1, len(rewards) + 1):
+        v = w[0].copy()
+        for t in range(h):
+            G = truncated_lambda_return(states, rewards, terminated, t, h, gamma, lam,
+                                        lambda k: w[k - 1] @ X[states[k]])
+            v += alpha * (G - v @ X[states[t]]) * X[states[t]]
+        w.append(v)
+    return w[-1]
+
+
+def online_lambda_return(table, episode, gamma, lam, alpha):
+    """The tabular online lambda-return algorithm: :func:`linear_online_lambda_return`
+    with one-hot features (the episode's ``keys`` index ``table``), ``table`` updated in
+    place. A one-hot dot product and update touch one entry and add exact zeros to the
+    others, so this is the tabular algorithm's arithmetic (estimates finite)."""
+    table[:] = linear_online_lambda_return(table, np.eye(table.size), episode, gamma, lam,
+                                           alpha)
+
+
 # ----------------------------------------------------- the linear tests' models and helpers
 WALK = RandomWalk(100, jump=10, left_reward=-1.0).model()  # Example 9.1, scaled down 10x
 WALK_POLICY = np.zeros(WALK.n_states, dtype=np.int64)
