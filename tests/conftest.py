@@ -4,10 +4,10 @@ examples (and keeps failures in the local database) for hunting new counterexamp
 
 Also what the tests of several modules share (``from conftest import ...``; no test module
 imports another): :func:`slow_examples`, :func:`on_one_and_two_threads`, the browser
-helpers, :func:`clear_error_test` (the bad-input catalogue's test), and the models and
-by-definition references of the traces and linear tests. This is the suite's one
-``conftest.py``: a second one in a subfolder would be imported under the same module name,
-and ``from conftest import`` would then depend on the order of collection."""
+helpers, :func:`clear_error_test` and :func:`option_rows` (the bad-input catalogue's), and
+the models and by-definition references of the traces and linear tests. This is the suite's
+one ``conftest.py``: a second one in a subfolder would be imported under the same module
+name, and ``from conftest import`` would then depend on the order of collection."""
 
 import os
 import shutil
@@ -103,6 +103,15 @@ def clear_error_test(rows, after=None):
             after()
         assert fragment in str(info.value), str(info.value)
     return test
+
+
+def option_rows(table, callable_named):
+    """The catalogue rows of a table of options, each wrong in one way: ``(id, the options,
+    fragment)``, calling ``callable_named(first word of the id)(**options)``, a
+    ValueError with the fragment in its message."""
+    for row_id, options, fragment in table:
+        call = callable_named(row_id.split()[0])
+        yield (row_id, lambda call=call, kw=options: call(**kw), ValueError, fragment)
 
 
 # ------------------------------------------------- the traces tests' walk and references

@@ -2,11 +2,14 @@
 ``test_bad_inputs.py``): one row per parameter a user can get wrong, each
 ``(name, call, exception type, fragment of the message)``."""
 
+from functools import partial
+
 import gymnasium as gym
 import numpy as np
-from conftest import WALK, WALK_GROUPS, WALK_POLICY, pairs
+from conftest import WALK, WALK_GROUPS, WALK_POLICY, option_rows, pairs
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
+import tabular.linear
 from tabular import (
     TabularMDP,
 )
@@ -54,6 +57,36 @@ LOOP = (TabularMDP.from_dense(np.array([[[0.0, 1.0]], [[1.0, 0.0]]]), np.zeros((
                               start=np.array([1.0, 0.0])), np.zeros(2, dtype=np.int64))
 
 
+def on_the_walk(name):
+    """``tabular.linear``'s prediction learner ``name`` (``"linear.<learner>"``) on the
+    walk, with its policy and the aggregated features."""
+    return partial(getattr(tabular.linear, name.removeprefix("linear.")), WALK, WALK_POLICY,
+                   WALK_GROUPS)
+
+
+#: The prediction learners' options, each wrong in one way (rows of conftest's option_rows,
+#: on the walk): ``(id, the options, fragment of the ValueError)``.
+WALK_OPTION_BAD = [
+    ("linear.semi_gradient_td alpha 0", {"alpha": 0.0}, "alpha"),
+    ("linear.gradient_mc alpha text", {"alpha": "0.1"}, "alpha"),
+    ("linear.semi_gradient_td n_step 0", {"n_step": 0}, "n_step"),
+    ("linear.gradient_mc history text", {"history": "yes"}, "history must be True or False"),
+    ("linear.semi_gradient_td history 1", {"history": 1}, "history must be True or False"),
+    ("linear.gradient_mc initial_w shape", {"initial_w": np.zeros(3)}, "initial_w"),
+    ("linear.lstd epsilon 0", {"epsilon": 0.0}, "epsilon"),
+    ("linear.semi_gradient_td_lambda lam 2", {"lam": 2.0}, "lam"),
+    ("linear.semi_gradient_td_lambda lam NaN", {"lam": NAN}, "lam"),
+    ("linear.semi_gradient_td_lambda alpha 0", {"alpha": 0.0}, "alpha"),
+    ("linear.semi_gradient_td_lambda history text", {"history": "yes"},
+     "history must be True or False"),
+    ("linear.true_online_linear_td_lambda lam -0.1", {"lam": -0.1}, "lam"),
+    ("linear.true_online_linear_td_lambda initial_w shape", {"initial_w": np.zeros(3)},
+     "initial_w"),
+    ("linear.true_online_linear_td_lambda alpha text", {"alpha": "0.1"}, "alpha"),
+    ("linear.true_online_linear_td_lambda runs 0", {"runs": 0}, "runs"),
+]
+
+
 def bad_rows():
     p = reward_process(WALK, WALK_POLICY, gamma=1.0)
     X = WALK_GROUPS
@@ -66,26 +99,6 @@ def bad_rows():
          ValueError, "features[0]"),
         ("linear.lstd features bool", lambda: lstd(WALK, WALK_POLICY, X.astype(bool)), ValueError,
          "real numbers"),
-        ("linear.semi_gradient_td alpha 0",
-         lambda: semi_gradient_td(WALK, WALK_POLICY, X, alpha=0.0), ValueError,
-         "alpha"),
-        ("linear.gradient_mc alpha text",
-         lambda: gradient_mc(WALK, WALK_POLICY, X, alpha="0.1"), ValueError,
-         "alpha"),
-        ("linear.semi_gradient_td n_step 0",
-         lambda: semi_gradient_td(WALK, WALK_POLICY, X, n_step=0), ValueError,
-         "n_step"),
-        ("linear.gradient_mc history text",
-         lambda: gradient_mc(WALK, WALK_POLICY, X, history="yes"), ValueError,
-         "history must be True or False"),
-        ("linear.semi_gradient_td history 1",
-         lambda: semi_gradient_td(WALK, WALK_POLICY, X, history=1), ValueError,
-         "history must be True or False"),
-        ("linear.gradient_mc initial_w shape",
-         lambda: gradient_mc(WALK, WALK_POLICY, X, initial_w=np.zeros(3)),
-         ValueError, "initial_w"),
-        ("linear.lstd epsilon 0", lambda: lstd(WALK, WALK_POLICY, X, epsilon=0.0), ValueError,
-         "epsilon"),
         ("linear.semi_gradient_td diverging alpha",
          lambda: semi_gradient_td(WALK, WALK_POLICY, 1e3 * X, alpha=1.0,
                                                      episodes=20), FloatingPointError,
@@ -177,39 +190,19 @@ def bad_rows():
             p, X, mu=np.r_[-1.0, np.full(101, 2.0 / 101)]), ValueError, "mu"),
         ("linear.state_coordinates on a string", lambda: state_coordinates("walk"), TypeError,
          "mdp"),
-        ("linear.semi_gradient_td_lambda lam 2",
-         lambda: semi_gradient_td_lambda(WALK, WALK_POLICY, X, lam=2.0), ValueError, "lam"),
-        ("linear.semi_gradient_td_lambda lam NaN",
-         lambda: semi_gradient_td_lambda(WALK, WALK_POLICY, X, lam=NAN), ValueError, "lam"),
         ("linear.semi_gradient_td_lambda features shape",
          lambda: semi_gradient_td_lambda(WALK, WALK_POLICY, X[:-1]), ValueError,
          "shape [102, d]"),
-        ("linear.semi_gradient_td_lambda alpha 0",
-         lambda: semi_gradient_td_lambda(WALK, WALK_POLICY, X, alpha=0.0), ValueError, "alpha"),
-        ("linear.semi_gradient_td_lambda history text",
-         lambda: semi_gradient_td_lambda(WALK, WALK_POLICY, X, history="yes"), ValueError,
-         "history must be True or False"),
         ("linear.semi_gradient_td_lambda diverging alpha",
          lambda: semi_gradient_td_lambda(WALK, WALK_POLICY, 1e3 * X, alpha=1.0, episodes=20),
          FloatingPointError, "lower alpha"),
-        ("linear.true_online_linear_td_lambda lam -0.1",
-         lambda: true_online_linear_td_lambda(WALK, WALK_POLICY, X, lam=-0.1), ValueError,
-         "lam"),
         ("linear.true_online_linear_td_lambda policy shape",
          lambda: true_online_linear_td_lambda(WALK, np.ones((5, 1)), X), ValueError, "policy"),
-        ("linear.true_online_linear_td_lambda initial_w shape",
-         lambda: true_online_linear_td_lambda(WALK, WALK_POLICY, X, initial_w=np.zeros(3)),
-         ValueError, "initial_w"),
-        ("linear.true_online_linear_td_lambda alpha text",
-         lambda: true_online_linear_td_lambda(WALK, WALK_POLICY, X, alpha="0.1"), ValueError,
-         "alpha"),
-        ("linear.true_online_linear_td_lambda runs 0",
-         lambda: true_online_linear_td_lambda(WALK, WALK_POLICY, X, runs=0), ValueError, "runs"),
         ("linear.true_online_linear_td_lambda diverging alpha",
          lambda: true_online_linear_td_lambda(WALK, WALK_POLICY, 1e3 * X, alpha=1.0,
                                               episodes=20), FloatingPointError, "lower alpha"),
         *control_bad_rows(),
-    ]
+    ] + list(option_rows(WALK_OPTION_BAD, on_the_walk))
 
 
 def control_bad_rows():
