@@ -21,11 +21,10 @@ import time
 from functools import partial
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from benchmarks.peers import call_peer, peer_python
-from benchmarks.timing import Headline, alternated, ratios, spread
+from benchmarks.timing import Headline, numba_threads, spread, versus
 from tabular import BanditArms, kl_ucb, thompson_sampling
 
 REQUIREMENTS = ("smpybandits==0.9.7", "scipy<1.12", "pandas<2.2")
@@ -66,10 +65,8 @@ def main() -> list[Headline]:
     if python is None:
         return []
     arms = BanditArms(MEANS)
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
     headlines = []
-    try:
+    with numba_threads(1):
         for name, ours in (("thompson_sampling", thompson_sampling),
                            ("kl_ucb", partial(kl_ucb, tol=1e-4))):  # SMPyBandits' tolerance
             ours(arms, steps=10, runs=2)  # compile
@@ -91,17 +88,14 @@ def main() -> list[Headline]:
                 out = run_peer(python, name, 2, 1)
                 return 2 * STEPS / out["seconds"]
 
-            figures = alternated({"zoo": zoo, "peer": peer}, ROUNDS)
-            ratio = ratios(figures["zoo"], figures["peer"])
-            print(f"{name:>18}: zoo {spread(figures['zoo'], '{:,.0f}')} pulls/s, SMPyBandits "
-                  f"{spread(figures['peer'], '{:,.0f}')}: {spread(ratio, '{:.0f}')}x "
+            zoo_rates, peer_rates, ratio = versus(zoo, peer, ROUNDS)
+            print(f"{name:>18}: zoo {spread(zoo_rates, '{:,.0f}')} pulls/s, SMPyBandits "
+                  f"{spread(peer_rates, '{:,.0f}')}: {spread(ratio, '{:.0f}')}x "
                   f"({ROUNDS} alternated rounds)")
             headlines.append(Headline(f"{name} vs SMPyBandits, 4 Bernoulli arms",
-                                      f"{np.median(figures['zoo']) / 1e6:.2f}M pulls/s",
-                                      f"SMPyBandits {np.median(figures['peer']) / 1e3:.1f}k "
+                                      f"{np.median(zoo_rates) / 1e6:.2f}M pulls/s",
+                                      f"SMPyBandits {np.median(peer_rates) / 1e3:.1f}k "
                                       f"pulls/s", f"{np.median(ratio):.0f}x"))
-    finally:
-        numba.set_num_threads(threads)
     return headlines
 
 

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from scipy import stats
 
-from benchmarks.timing import Headline, alternated, compile_seconds, ratios, spread
+from benchmarks.timing import Headline, compile_seconds, numba_threads, spread, versus
 from tabular import (
     BanditArms,
     ContextualArms,
@@ -46,34 +46,35 @@ from tabular import (
 RUNS, STEPS = 2000, 1000
 
 
-def python_epsilon_greedy(runs: int, steps: int, epsilon: float = 0.1, seed: int = 0) -> int:
-    """Section 2.4's simple bandit algorithm as a Python loop; returns the pulls made."""
-    rng = np.random.default_rng(seed)
-    for _ in range(runs):
-        means = rng.normal(size=10)
-        Q, N = np.zeros(10), np.zeros(10)
-        for _ in range(steps):
-            a = int(rng.integers(10)) if rng.random() < epsilon else int(np.argmax(Q))
-            reward = means[a] + rng.normal()
-            N[a] += 1
-            Q[a] += (reward - Q[a]) / N[a]
-    return runs * steps
-
-
-def python_ucb(runs: int, steps: int, c: float = 2.0, seed: int = 0) -> int:
-    """UCB selection (eq. 2.10) with sample averages as a Python loop."""
+def python_sample_average(select, runs: int, steps: int, seed: int = 0) -> int:
+    """A sample-average bandit on the 10-armed testbed as a Python loop: ``select(Q, N, t,
+    rng)`` picks the arm of step ``t`` (from 1), then ``Q(a) <- Q(a) + (R - Q(a)) / N(a)``
+    (section 2.4); returns the pulls made."""
     rng = np.random.default_rng(seed)
     for _ in range(runs):
         means = rng.normal(size=10)
         Q, N = np.zeros(10), np.zeros(10)
         for t in range(1, steps + 1):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                bounds = np.where(N == 0, np.inf, Q + c * np.sqrt(np.log(t) / N))
-            a = int(np.argmax(bounds))
+            a = select(Q, N, t, rng)
             reward = means[a] + rng.normal()
             N[a] += 1
             Q[a] += (reward - Q[a]) / N[a]
     return runs * steps
+
+
+def python_epsilon_greedy(runs: int, steps: int, epsilon: float = 0.1, seed: int = 0) -> int:
+    """Section 2.4's simple bandit algorithm as a Python loop; returns the pulls made."""
+    def select(Q, N, t, rng) -> int:
+        return int(rng.integers(10)) if rng.random() < epsilon else int(np.argmax(Q))
+    return python_sample_average(select, runs, steps, seed)
+
+
+def python_ucb(runs: int, steps: int, c: float = 2.0, seed: int = 0) -> int:
+    """UCB selection (eq. 2.10) with sample averages as a Python loop."""
+    def select(Q, N, t, rng) -> int:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return int(np.argmax(np.where(N == 0, np.inf, Q + c * np.sqrt(np.log(t) / N))))
+    return python_sample_average(select, runs, steps, seed)
 
 
 def python_gradient(runs: int, steps: int, alpha: float = 0.1, seed: int = 0) -> int:
@@ -227,34 +228,32 @@ LINEAR_METHODS = {"lin_ucb": lin_ucb, "linear_thompson_sampling": linear_thompso
 
 def regret_headlines() -> list[Headline]:
     """Each regret-measured method against its Python loop, alternated rounds, 1 thread."""
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
     headlines = []
-    for name, method in {**REGRET_METHODS, **LINEAR_METHODS}.items():
-        instance = CONTEXTS if name in LINEAR_METHODS else ARMS
-        python_loop = python_linear if name in LINEAR_METHODS else python_regret
-        method(instance, steps=10, runs=2)  # compile
+    with numba_threads(1):
+        for name, method in {**REGRET_METHODS, **LINEAR_METHODS}.items():
+            instance = CONTEXTS if name in LINEAR_METHODS else ARMS
+            python_loop = python_linear if name in LINEAR_METHODS else python_regret
+            method(instance, steps=10, runs=2)  # compile
 
-        def kernel(method=method, instance=instance) -> float:
-            t = time.perf_counter()
-            method(instance, steps=REGRET_STEPS, runs=REGRET_RUNS)
-            return REGRET_RUNS * REGRET_STEPS / (time.perf_counter() - t)
+            def kernel(method=method, instance=instance) -> float:
+                t = time.perf_counter()
+                method(instance, steps=REGRET_STEPS, runs=REGRET_RUNS)
+                return REGRET_RUNS * REGRET_STEPS / (time.perf_counter() - t)
 
-        def loop(name=name, python_loop=python_loop) -> float:
-            t = time.perf_counter()
-            return python_loop(name, PYTHON_RUNS, REGRET_STEPS) / (time.perf_counter() - t)
+            def loop(name=name, python_loop=python_loop) -> float:
+                t = time.perf_counter()
+                return python_loop(name, PYTHON_RUNS, REGRET_STEPS) / (time.perf_counter() - t)
 
-        figures = alternated({"kernel": kernel, "python": loop}, ROUNDS)
-        ratio = ratios(figures["kernel"], figures["python"])
-        print(f"{name:>22}: {spread(figures['kernel'], '{:,.0f}')} pulls/s, Python loop "
-              f"{spread(figures['python'], '{:,.0f}')}: {spread(ratio, '{:.0f}')}x "
-              f"({ROUNDS} alternated rounds)")
-        where = "8 contexts x 10 arms, d = 8" if name in LINEAR_METHODS else "10 Bernoulli arms"
-        headlines.append(Headline(f"{name}, {where}, 1 thread",
-                                  f"{np.median(figures['kernel']) / 1e6:.2f}M pulls/s",
-                                  f"Python loop {np.median(figures['python']) / 1e3:.1f}k pulls/s",
-                                  f"{np.median(ratio):.0f}x"))
-    numba.set_num_threads(threads)
+            kernel_rates, loop_rates, ratio = versus(kernel, loop, ROUNDS)
+            print(f"{name:>22}: {spread(kernel_rates, '{:,.0f}')} pulls/s, Python loop "
+                  f"{spread(loop_rates, '{:,.0f}')}: {spread(ratio, '{:.0f}')}x "
+                  f"({ROUNDS} alternated rounds)")
+            where = ("8 contexts x 10 arms, d = 8" if name in LINEAR_METHODS
+                     else "10 Bernoulli arms")
+            headlines.append(Headline(f"{name}, {where}, 1 thread",
+                                      f"{np.median(kernel_rates) / 1e6:.2f}M pulls/s",
+                                      f"Python loop {np.median(loop_rates) / 1e3:.1f}k pulls/s",
+                                      f"{np.median(ratio):.0f}x"))
     return headlines
 
 

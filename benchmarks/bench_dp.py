@@ -59,7 +59,15 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from benchmarks.timing import Headline, alternated, compile_seconds, ratios, spread
+from benchmarks.timing import (
+    Headline,
+    alternated,
+    best_seconds,
+    compile_seconds,
+    numba_threads,
+    ratios,
+    spread,
+)
 from tabular import TabularMDP, bellman_optimality, value_iteration
 from tabular.solve import sweeps as kernels
 
@@ -198,21 +206,11 @@ def toolbox_model(mdp: TabularMDP):
     return P, mdp.expected_reward()
 
 
-def best_seconds(fn, repeats: int) -> float:
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 def copy_bandwidth(nbytes: int = COPY_BYTES) -> float:
     """Bytes/s of ``np.copyto`` on a large array (read + write counted)."""
     src = np.ones(nbytes // 8)
     dst = np.empty_like(src)
-    return 2 * nbytes / best_seconds(lambda: np.copyto(dst, src), 5)
+    return 2 * nbytes / best_seconds(lambda: np.copyto(dst, src), 5, warm_up=True)
 
 
 COMPILE_SETUP = """
@@ -233,12 +231,8 @@ def sweep_bytes(arrays) -> int:
 
 def sweep_ms(sweep, model, V, out, threads: int) -> float:
     """Best ms per sweep of ``sweep(model, V, GAMMA, out)`` on ``threads`` threads."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        return 1e3 * best_seconds(lambda: sweep(model, V, GAMMA, out), 10)
-    finally:
-        numba.set_num_threads(before)
+    with numba_threads(threads):
+        return 1e3 * best_seconds(lambda: sweep(model, V, GAMMA, out), 10, warm_up=True)
 
 
 def bench_model(mdp: TabularMDP, jax_modules) -> dict:
@@ -276,9 +270,10 @@ def bench_model(mdp: TabularMDP, jax_modules) -> dict:
         "wide_2t": lambda: sweep_ms(wide_sweep, wide, V, other, 2),
         "ours_2t": lambda: sweep_ms(kernels.optimality_sweep, model, V, other, 2),
         "gs": lambda: 1e3 * best_seconds(
-            lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3),
+            lambda: kernels.optimality_sweep_inplace(model, W, GAMMA), 3, warm_up=True),
         "blocked": lambda: sweep_ms(kernels.optimality_sweep_blocks, model, V, other, 2),
-        "toolbox": lambda: 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5),
+        "toolbox": lambda: 1e3 * best_seconds(lambda: vi._bellmanOperator(V[:-1]), 5,
+                                              warm_up=True),
         "copy": copy_bandwidth,
     }
     row["jax_compile"] = None
@@ -291,7 +286,7 @@ def bench_model(mdp: TabularMDP, jax_modules) -> dict:
         row["jax_compile"] = time.perf_counter() - t
         row["jax_diff"] = float(np.max(np.abs(np.asarray(new) - out[:-1])))
         measures["jax"] = lambda: 1e3 * best_seconds(
-            lambda: sweep(V_jax, *arrays)[0].block_until_ready(), 10)
+            lambda: sweep(V_jax, *arrays)[0].block_until_ready(), 10, warm_up=True)
     row["rounds"] = alternated(measures, REPEATS)
     S = mdp.n_states
     row["bytes_wide"], row["bytes_ours"] = sweep_bytes(wide) / S, sweep_bytes(model) / S
@@ -457,14 +452,10 @@ def bench_mdpsolver(mdp: TabularMDP, openmp) -> dict:
                  "sweeps": set()}
 
     def ours(threads):
-        before = numba.get_num_threads()
-        numba.set_num_threads(threads)
-        try:
+        with numba_threads(threads):
             t = time.perf_counter()
             result = value_iteration(mdp, GAMMA, tol=VI_TOL)
             seconds = time.perf_counter() - t
-        finally:
-            numba.set_num_threads(before)
         row[f"ours_V_{threads}t"] = result
         return 1e3 * seconds / (result.iterations + 1)
 

@@ -62,6 +62,20 @@ class PythonModel:
         return s_next, r
 
 
+def play_greedy(model: PythonModel, greedy, counts, visits, rsum, rng) -> None:
+    """One episode of ``H`` steps, action ``greedy[h][s]`` at step ``h``, counted into the
+    statistics of the model-based loops: ``counts[s][a][s']``, ``visits[s][a]``, and the
+    summed rewards ``rsum[s][a]``."""
+    s = model.reset()
+    for h in range(H):
+        a = greedy[h][s]
+        s2, r = model.step(s, a, rng)
+        counts[s][a][s2] += 1
+        visits[s][a] += 1
+        rsum[s][a] += r
+        s = s2
+
+
 def python_ucbvi(model: PythonModel, episodes: int, seed: int = 0) -> int:
     """UCBVI with the Bernstein bonus of :func:`tabular.explore.ucbvi`, as Python loops."""
     rng = random.Random(seed)
@@ -92,14 +106,7 @@ def python_ucbvi(model: PythonModel, episodes: int, seed: int = 0) -> int:
                         best, best_a = q, a
                 new[s], greedy[h][s] = best, best_a
             V = new
-        s = model.reset()
-        for h in range(H):
-            a = greedy[h][s]
-            s2, r = model.step(s, a, rng)
-            counts[s][a][s2] += 1
-            visits[s][a] += 1
-            rsum[s][a] += r
-            s = s2
+        play_greedy(model, greedy, counts, visits, rsum, rng)
     return episodes * H
 
 
@@ -133,14 +140,7 @@ def python_psrl(model: PythonModel, episodes: int, seed: int = 0) -> int:
                 greedy[h][s] = max(range(A), key=qs.__getitem__)
                 new[s] = qs[greedy[h][s]]
             V = new
-        s = model.reset()
-        for h in range(H):
-            a = greedy[h][s]
-            s2, r = model.step(s, a, rng)
-            counts[s][a][s2] += 1
-            visits[s][a] += 1
-            rsum[s][a] += r
-            s = s2
+        play_greedy(model, greedy, counts, visits, rsum, rng)
     return episodes * H
 
 

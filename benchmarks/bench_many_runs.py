@@ -28,11 +28,10 @@ from __future__ import annotations
 import time
 
 import gymnasium as gym
-import numba
 import numpy as np
 
 from benchmarks.bench_dp import import_jax
-from benchmarks.timing import Headline, alternated, ratios, spread
+from benchmarks.timing import Headline, alternated, best_seconds, numba_threads, ratios, spread
 from tabular import TabularMDP, q_learning
 
 RUNS = 256
@@ -82,23 +81,10 @@ def jax_q_learning(mdp: TabularMDP, jax_modules, steps: int, max_steps: int):
     return jax.jit(jax.vmap(one_run))
 
 
-def best_seconds(call, repeats: int = 2) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def ours_seconds(mdp: TabularMDP, threads: int) -> float:
-    before = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
+    with numba_threads(threads):
         return best_seconds(lambda: q_learning(mdp, gamma=GAMMA, episodes=EPISODES,
-                                               alpha=ALPHA, epsilon=EPSILON, runs=RUNS))
-    finally:
-        numba.set_num_threads(before)
+                                               alpha=ALPHA, epsilon=EPSILON, runs=RUNS), 2)
 
 
 def main() -> list[Headline]:
@@ -117,7 +103,7 @@ def main() -> list[Headline]:
         Q, episodes = jax.block_until_ready(run(keys))
         compile_s = time.perf_counter() - t
         greedy_ok = _learned_the_cliff(mdp, np.asarray(Q))
-        measures["jax"] = lambda: best_seconds(lambda: jax.block_until_ready(run(keys)))
+        measures["jax"] = lambda: best_seconds(lambda: jax.block_until_ready(run(keys)), 2)
     rounds = alternated(measures, ROUNDS)
     print(f"Q-learning, CliffWalking-v1, {RUNS} runs x {EPISODES} episodes "
           f"({total:,} steps; JAX: {per_run:,} steps per run), best of 2 calls per round, "

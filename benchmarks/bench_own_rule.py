@@ -10,13 +10,10 @@ episodes) and FrozenLake 8x8 slippery (20,000 episodes), one run, one thread.
 
 from __future__ import annotations
 
-import time
-
 import gymnasium as gym
-import numba
 from numba import njit
 
-from benchmarks.timing import Headline, alternated, ratios, spread
+from benchmarks.timing import Headline, best_seconds, numba_threads, spread, versus
 from tabular import TabularMDP, q_learning
 from tabular.learn.custom import max_value, td_control
 
@@ -32,20 +29,9 @@ def own_q_learning(reward, gamma, q_next, done, next_action, epsilon, legal):
     return reward + gamma * max_value(q_next, legal)
 
 
-def best_seconds(call, repeats: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def main() -> list[Headline]:
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
     headlines = []
-    try:
+    with numba_threads(1):
         for what, env, episodes in (
                 ("CliffWalking-v1", gym.make("CliffWalking-v1"), 20_000),
                 ("FrozenLake 8x8 slippery", gym.make("FrozenLake-v1", map_name="8x8"), 20_000)):
@@ -53,22 +39,17 @@ def main() -> list[Headline]:
             args = dict(episodes=episodes, alpha=0.5, epsilon=0.1, seed=0)
             steps = q_learning(mdp, **args).episode_lengths.sum()
             assert steps == own_q_learning(mdp, **args).episode_lengths.sum()
-            figures = alternated({
-                "q_learning": lambda mdp=mdp, args=args: best_seconds(
-                    lambda: q_learning(mdp, **args)),
-                "own rule": lambda mdp=mdp, args=args: best_seconds(
-                    lambda: own_q_learning(mdp, **args)),
-            }, ROUNDS)
-            ratio = ratios(figures["own rule"], figures["q_learning"])
-            print(f"{what:>24}: q_learning {spread(figures['q_learning'], '{:.4f}')} s, "
-                  f"own rule {spread(figures['own rule'], '{:.4f}')} s for {steps:,} steps; "
+            own, library, ratio = versus(
+                lambda mdp=mdp, args=args: best_seconds(lambda: own_q_learning(mdp, **args), 5),
+                lambda mdp=mdp, args=args: best_seconds(lambda: q_learning(mdp, **args), 5),
+                ROUNDS)
+            print(f"{what:>24}: q_learning {spread(library, '{:.4f}')} s, "
+                  f"own rule {spread(own, '{:.4f}')} s for {steps:,} steps; "
                   f"own / library {spread(ratio)} ({ROUNDS} alternated rounds)")
-            headlines.append(Headline(f"own Q-learning rule (td_control), {what}",
-                                      f"{min(figures['own rule']) * 1e3:.2f} ms",
-                                      f"q_learning {min(figures['q_learning']) * 1e3:.2f} ms",
-                                      f"{spread(ratio)}"))
-    finally:
-        numba.set_num_threads(threads)
+            headlines.append(Headline(what=f"own Q-learning rule (td_control), {what}",
+                                      ours=f"{min(own) * 1e3:.2f} ms",
+                                      reference=f"q_learning {min(library) * 1e3:.2f} ms",
+                                      ratio=spread(ratio)))
     return headlines
 
 

@@ -38,7 +38,7 @@ import json
 import sys
 import time
 import types
-from functools import cache
+from functools import cache, partial
 
 import gymnasium as gym
 import numpy as np
@@ -187,29 +187,16 @@ def digest(x, path: str = "", out: dict | None = None, *, properties: bool = Fal
 
 
 # ------------------------------------------------------------------ models
-def _model(env_id: str, **kwargs) -> TabularMDP:
-    return TabularMDP.from_gymnasium(gym.make(env_id, **kwargs))
-
-
 @cache
-def cliff() -> TabularMDP:
-    return _model("tabzoo/CliffWalking-v0")
+def _model(env_id: str) -> TabularMDP:
+    """The model of a gymnasium environment id, made once per process."""
+    return TabularMDP.from_gymnasium(gym.make(env_id))
 
 
-@cache
-def frozen() -> TabularMDP:
-    """Gymnasium's slippery FrozenLake 4x4 (three outcomes per move)."""
-    return _model("FrozenLake-v1")
-
-
-@cache
-def walk() -> TabularMDP:
-    return _model("tabzoo/RandomWalk-v0")
-
-
-@cache
-def grid() -> TabularMDP:
-    return _model("tabzoo/Gridworld4x4-v0")
+cliff = partial(_model, "tabzoo/CliffWalking-v0")
+frozen = partial(_model, "FrozenLake-v1")  # slippery 4x4: three outcomes per move
+walk = partial(_model, "tabzoo/RandomWalk-v0")
+grid = partial(_model, "tabzoo/Gridworld4x4-v0")
 
 
 @cache

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
+
+import numba
 
 
 def compile_seconds(setup: str, call: str) -> tuple[float, float]:
@@ -23,6 +27,32 @@ def compile_seconds(setup: str, call: str) -> tuple[float, float]:
                                            capture_output=True, text=True).stdout.split()[-1])
                       for _ in range(2))
     return cold, warm
+
+
+def best_seconds(call: Callable[[], object], repeats: int, warm_up: bool = False) -> float:
+    """The least wall-clock seconds of ``repeats`` calls of ``call()``: the best time is
+    the one least disturbed by the machine's other load. ``warm_up``: one call first,
+    not timed (compilation, caches)."""
+    if warm_up:
+        call()
+    best = math.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+@contextmanager
+def numba_threads(threads: int) -> Iterator[None]:
+    """numba's parallel kernels run on ``threads`` threads inside the block, and on as
+    many as before after it (also when the block raises)."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def steps_per_second(run) -> float:
@@ -67,3 +97,12 @@ def alternated(measures: dict[str, Callable[[], float]], rounds: int) -> dict[st
 def ratios(numerator: list[float], denominator: list[float]) -> list[float]:
     """The ratio of two measures of :func:`alternated`, round by round."""
     return [n / d for n, d in zip(numerator, denominator, strict=True)]
+
+
+def versus(ours: Callable[[], float], theirs: Callable[[], float],
+           rounds: int) -> tuple[list[float], list[float], list[float]]:
+    """Our figure, the reference's, and ours over theirs, each round by round: the two
+    measures taken in ``rounds`` :func:`alternated` rounds, so that each ratio compares
+    figures taken under the same load."""
+    figures = alternated({"ours": ours, "theirs": theirs}, rounds)
+    return figures["ours"], figures["theirs"], ratios(figures["ours"], figures["theirs"])

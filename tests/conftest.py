@@ -4,10 +4,10 @@ examples (and keeps failures in the local database) for hunting new counterexamp
 
 Also what the tests of several modules share (``from conftest import ...``; no test module
 imports another): :func:`slow_examples`, :func:`on_one_and_two_threads`, the browser
-helpers, and the models and by-definition references of the traces and linear tests.
-This is the suite's one ``conftest.py``: a second one in a subfolder would be imported
-under the same module name, and ``from conftest import`` would then depend on the order
-of collection."""
+helpers, :func:`clear_error_test` and :func:`option_rows` (the bad-input catalogue's), and
+the models and by-definition references of the traces and linear tests. This is the suite's
+one ``conftest.py``: a second one in a subfolder would be imported under the same module
+name, and ``from conftest import`` would then depend on the order of collection."""
 
 import os
 import shutil
@@ -88,6 +88,32 @@ def headless_chromium(window: str, capabilities: dict | None = None):
     return driver
 
 
+# ------------------------------------------------------------- the bad-input catalogue
+def clear_error_test(rows, after=None):
+    """The test of a block of the bad-input catalogue: for each row ``(id, call, exception
+    type, fragment of the message)``, ``call()`` raises that type with the fragment in its
+    message (one test per row, named by its id). ``after()``, if given, runs once the
+    call has raised (the plot rows close their figures)."""
+    @pytest.mark.parametrize("call, error, fragment", [row[1:] for row in rows],
+                             ids=[row[0] for row in rows])
+    def test(call, error, fragment):
+        with pytest.raises(error) as info:
+            call()
+        if after is not None:
+            after()
+        assert fragment in str(info.value), str(info.value)
+    return test
+
+
+def option_rows(table, callable_named):
+    """The catalogue rows of a table of options, each wrong in one way: ``(id, the options,
+    fragment)``, calling ``callable_named(first word of the id)(**options)``, a
+    ValueError with the fragment in its message."""
+    for row_id, options, fragment in table:
+        call = callable_named(row_id.split()[0])
+        yield (row_id, lambda call=call, kw=options: call(**kw), ValueError, fragment)
+
+
 # ------------------------------------------------- the traces tests' walk and references
 def random_walk(n_states=19):
     """Example 7.1's walk (rewards -1 / +1), the task of Figures 12.3, 12.6 and 12.8."""
@@ -123,6 +149,32 @@ def truncated_lambda_return(keys, rewards, terminated, t, h, gamma, lam, value_a
         weight = (1 - lam) * lam ** (n - 1) if n < h - t else lam ** (h - t - 1)
         G += weight * (rewards_so_far + tail)
     return G
+
+
+def linear_online_lambda_return(w0, X, episode, gamma, lam, alpha):
+    """The online lambda-return algorithm (section 12.4) with linear features, written
+    out: at every horizon h redo the episode's updates from its start, ``w <- w + alpha
+    [G^lam_{t:h} - w . x_t] x_t``, ``G_{t:t+n}`` bootstrapping from ``w_{t+n-1}``, the
+    weights at the end of horizon ``t + n - 1``. Returns the weights after the episode."""
+    states, rewards, terminated = episode
+    w = [w0.copy()]  # w[h]: the weights at the end of horizon h
+    for h in range(1, len(rewards) + 1):
+        v = w[0].copy()
+        for t in range(h):
+            G = truncated_lambda_return(states, rewards, terminated, t, h, gamma, lam,
+                                        lambda k: w[k - 1] @ X[states[k]])
+            v += alpha * (G - v @ X[states[t]]) * X[states[t]]
+        w.append(v)
+    return w[-1]
+
+
+def online_lambda_return(table, episode, gamma, lam, alpha):
+    """The tabular online lambda-return algorithm: :func:`linear_online_lambda_return`
+    with one-hot features (the episode's ``keys`` index ``table``), ``table`` updated in
+    place. A one-hot dot product and update touch one entry and add exact zeros to the
+    others, so this is the tabular algorithm's arithmetic (estimates finite)."""
+    table[:] = linear_online_lambda_return(table, np.eye(table.size), episode, gamma, lam,
+                                           alpha)
 
 
 # ----------------------------------------------------- the linear tests' models and helpers

@@ -17,6 +17,7 @@ import gymnasium as gym
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from conftest import clear_error_test, option_rows
 from rows_linear import bad_rows as linear_rows
 
 import tabular
@@ -51,6 +52,15 @@ UNIFORM = np.full((2, 1), 1.0)
 FROZEN = TabularMDP.from_gymnasium(gym.make("FrozenLake-v1"))
 TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2)
 TOKEN_POLICY = SoftmaxPolicy.tabular(TOKENS.to_mdp().n_states, TOKENS.to_mdp().n_actions)
+
+
+def labelled(method, desirable=True, **options):
+    """A call of ``method`` (:func:`tabular.kto` or :func:`tabular.kto_optimum`) on
+    ``TOKENS`` with one labelled response, "hello" to "Say hello.", desirable or not."""
+    return lambda: method(TOKENS, TOKEN_POLICY, [("Say hello.", "hello", desirable)],
+                          **options)
+
+
 LM = tabular.NGramLM.create([t for t in TOKENS.vocab if t != TOKENS.eos], 2)
 
 
@@ -297,6 +307,66 @@ MASKED = {"sarsa", "expected_sarsa", "q_learning", "double_q_learning",  # take 
           "td_control"}
 
 
+# A learner's own options, each wrong in one way (rows of conftest's option_rows, on CHAIN):
+# ``(id, the options, fragment of the ValueError)``, the id starting with a key of LEARNERS.
+#: of the prediction learners
+PREDICTION_OPTION_BAD = [
+    ("off_policy_mc_prediction importance sampling", {"importance_sampling": "biased"},
+     "importance_sampling"),
+    ("td0 n_step 0", {"n_step": 0}, "n_step must be an integer >= 1"),
+    ("td0 n_step > max_steps", {"n_step": 10**11}, "n_step must be at most 10,000"),
+]
+#: of the control learners
+CONTROL_OPTION_BAD = [
+    ("q_sigma sigma 1.5", {"sigma": 1.5}, "sigma must be in [0, 1]"),
+    ("q_sigma sigma NaN", {"sigma": NAN}, "sigma must be in [0, 1]"),
+    ("q_sigma sigma text", {"sigma": "0.5"}, "sigma must be a number"),
+    ("mc_control method", {"method": "sideways"}, "method"),
+    ("mc_control importance sampling", {"method": "off_policy", "importance_sampling": "biased"},
+     "importance_sampling"),
+    ("dyna_q_plus kappa -1", {"kappa": -1.0}, "kappa must be a finite number >= 0"),
+    ("dyna_q_plus kappa NaN", {"kappa": NAN}, "kappa must be a finite number >= 0"),
+    ("prioritized_sweeping theta NaN", {"theta": NAN}, "theta must be a finite number >= 0"),
+    ("prioritized_sweeping theta -1", {"theta": -1.0}, "theta must be a finite number >= 0"),
+    ("prioritized_sweeping planning_steps 0", {"planning_steps": 0},
+     "planning_steps must be an integer in [1, 100,000,000]"),
+]
+#: of the policy-gradient learners
+PG_OPTION_BAD = [
+    ("ppo clip", {"clip": NAN}, "clip"),
+    ("ppo lam", {"lam": 2.0}, "lam"),
+    ("ppo epochs", {"epochs": 0}, "epochs"),
+    ("ppo entropy_coef", {"entropy_coef": NAN}, "entropy_coef"),
+    ("ppo minibatches", {"minibatches": 0}, "minibatches must be an integer >= 1"),
+    ("ppo objective", {"objective": "kl"}, "objective must be one of ['adaptive_kl', 'clip']"),
+    ("ppo kl_target", {"kl_target": NAN}, "kl_target must be a finite number > 0"),
+    ("ppo kl_penalty_init", {"kl_penalty_init": 0.0},
+     "kl_penalty_init must be a finite number > 0"),
+    ("ppo normalise", {"normalise": "yes"}, "normalise must be True or False"),
+    ("ppo value_coef", {"value_coef": NAN}, "value_coef must be a finite number > 0"),
+    ("ppo value_coef and alpha_value", {"value_coef": 0.5, "alpha_value": 0.1},
+     "alpha_value and value_coef exclude each other"),
+    ("ppo clip text", {"clip": "0.2"}, "clip must be a number"),
+    ("trpo max_kl 0", {"max_kl": 0.0}, "max_kl must stay in (0.0, 1000000.0]"),
+    ("trpo max_kl NaN", {"max_kl": NAN}, "max_kl must be a finite number"),
+    ("trpo max_kl text", {"max_kl": "0.01"},
+     "max_kl must be a number or a tabular.schedules.Schedule"),
+    ("trpo cg_iterations", {"cg_iterations": 0}, "cg_iterations must be an integer >= 1"),
+    ("trpo cg_iterations huge", {"cg_iterations": 10**9}, "cg_iterations must be at most 10,000"),
+    ("trpo line_search_steps", {"line_search_steps": 2.5},
+     "line_search_steps must be an integer >= 1"),
+    ("trpo line_search_steps huge", {"line_search_steps": 2000},
+     "line_search_steps must be at most 1,075"),
+    ("trpo lam", {"lam": NAN}, "lam must be in [0, 1]"),
+    ("trpo iterations", {"iterations": 0}, "iterations must be an integer >= 1"),
+    ("trpo episodes_per_batch", {"episodes_per_batch": 0},
+     "episodes_per_batch must be an integer >= 1"),
+    ("grpo group_size", {"group_size": 1}, "group_size"),
+    ("grpo advantage", {"advantage": "ppo"}, "advantage must be one of"),
+    ("grpo aggregation", {"aggregation": "mean"}, "aggregation must be one of"),
+]
+
+
 def learner_rows():
     for name, call in LEARNERS.items():
         bad = SHARED_BAD + (PG_BAD if name in PG else PREDICTION_BAD if name in PREDICTION
@@ -351,10 +421,7 @@ def learner_rows():
         yield (f"offline_lambda_return targets {targets!r}",
                lambda targets=targets: LEARNERS["offline_lambda_return"](targets=targets),
                ValueError, f"targets must be one of 'frozen', 'sweep', got {targets!r}")
-    yield ("off_policy_mc_prediction importance sampling",
-           lambda: tabular.off_policy_mc_prediction(CHAIN, UNIFORM, UNIFORM,
-                                                    importance_sampling="biased"),
-           ValueError, "importance_sampling")
+    yield from option_rows(PREDICTION_OPTION_BAD, LEARNERS.get)
     yield ("off_policy_mc_prediction behaviour NaN", lambda: tabular.off_policy_mc_prediction(
         CHAIN, UNIFORM, np.full((2, 1), NAN)), ValueError, "behaviour_policy")
     yield ("off_policy_mc_prediction behaviour shape",
@@ -365,10 +432,6 @@ def learner_rows():
         "behaviour_policy must cover target_policy")
     yield ("off_policy_mc_prediction on a string", lambda: tabular.off_policy_mc_prediction(
         "Blackjack", UNIFORM, UNIFORM), TypeError, "mdp")
-    yield ("td0 n_step 0", lambda: tabular.td0(CHAIN, UNIFORM, n_step=0), ValueError,
-           "n_step must be an integer >= 1")
-    yield ("td0 n_step > max_steps", lambda: tabular.td0(CHAIN, UNIFORM, n_step=10**11),
-           ValueError, "n_step must be at most 10,000")
     for name in ("n_step_sarsa", "n_step_expected_sarsa", "off_policy_n_step_sarsa",
                  "tree_backup", "q_sigma"):
         call = LEARNERS[name]
@@ -382,69 +445,12 @@ def learner_rows():
                ValueError, "target_epsilon must stay in [0.0, 1.0]")
         yield (f"{name} target_epsilon NaN", lambda call=call: call(target_epsilon=NAN),
                ValueError, "target_epsilon must be a finite number")
-    yield ("q_sigma sigma 1.5", lambda: tabular.q_sigma(CHAIN, sigma=1.5), ValueError,
-           "sigma must be in [0, 1]")
-    yield ("q_sigma sigma NaN", lambda: tabular.q_sigma(CHAIN, sigma=NAN), ValueError,
-           "sigma must be in [0, 1]")
-    yield ("q_sigma sigma text", lambda: tabular.q_sigma(CHAIN, sigma="0.5"), ValueError,
-           "sigma must be a number")
-    yield ("mc_control method", lambda: tabular.mc_control(CHAIN, method="sideways"),
-           ValueError, "method")
-    yield ("mc_control importance sampling", lambda: tabular.mc_control(
-        CHAIN, method="off_policy", importance_sampling="biased"), ValueError,
-        "importance_sampling")
+    yield from option_rows(CONTROL_OPTION_BAD, LEARNERS.get)
     yield ("reinforce -inf reward without floor", lambda: tabular.reinforce(TRAP), ValueError,
            "pass reward_floor")
-    yield ("ppo clip", lambda: tabular.ppo(CHAIN, clip=NAN), ValueError, "clip")
-    yield ("ppo lam", lambda: tabular.ppo(CHAIN, lam=2.0), ValueError, "lam")
-    yield ("ppo epochs", lambda: tabular.ppo(CHAIN, epochs=0), ValueError, "epochs")
-    yield ("ppo entropy_coef", lambda: tabular.ppo(CHAIN, entropy_coef=NAN), ValueError,
-           "entropy_coef")
-    yield ("ppo minibatches", lambda: tabular.ppo(CHAIN, minibatches=0), ValueError,
-           "minibatches must be an integer >= 1")
-    yield ("ppo objective", lambda: tabular.ppo(CHAIN, objective="kl"), ValueError,
-           "objective must be one of ['adaptive_kl', 'clip']")
-    yield ("ppo kl_target", lambda: tabular.ppo(CHAIN, kl_target=NAN), ValueError,
-           "kl_target must be a finite number > 0")
-    yield ("ppo kl_penalty_init", lambda: tabular.ppo(CHAIN, kl_penalty_init=0.0), ValueError,
-           "kl_penalty_init must be a finite number > 0")
-    yield ("ppo normalise", lambda: tabular.ppo(CHAIN, normalise="yes"), ValueError,
-           "normalise must be True or False")
-    yield ("ppo value_coef", lambda: tabular.ppo(CHAIN, value_coef=NAN), ValueError,
-           "value_coef must be a finite number > 0")
-    yield ("ppo value_coef and alpha_value", lambda: tabular.ppo(
-        CHAIN, value_coef=0.5, alpha_value=0.1), ValueError,
-        "alpha_value and value_coef exclude each other")
-    yield ("ppo clip text", lambda: tabular.ppo(CHAIN, clip="0.2"), ValueError,
-           "clip must be a number")
-    yield ("trpo max_kl 0", lambda: tabular.trpo(CHAIN, max_kl=0.0), ValueError,
-           "max_kl must stay in (0.0, 1000000.0]")
-    yield ("trpo max_kl NaN", lambda: tabular.trpo(CHAIN, max_kl=NAN), ValueError,
-           "max_kl must be a finite number")
-    yield ("trpo max_kl text", lambda: tabular.trpo(CHAIN, max_kl="0.01"), ValueError,
-           "max_kl must be a number or a tabular.schedules.Schedule")
-    yield ("trpo cg_iterations", lambda: tabular.trpo(CHAIN, cg_iterations=0), ValueError,
-           "cg_iterations must be an integer >= 1")
-    yield ("trpo cg_iterations huge", lambda: tabular.trpo(CHAIN, cg_iterations=10**9),
-           ValueError, "cg_iterations must be at most 10,000")
-    yield ("trpo line_search_steps", lambda: tabular.trpo(CHAIN, line_search_steps=2.5),
-           ValueError, "line_search_steps must be an integer >= 1")
-    yield ("trpo line_search_steps huge", lambda: tabular.trpo(CHAIN, line_search_steps=2000),
-           ValueError, "line_search_steps must be at most 1,075")
-    yield ("trpo lam", lambda: tabular.trpo(CHAIN, lam=NAN), ValueError,
-           "lam must be in [0, 1]")
-    yield ("trpo iterations", lambda: tabular.trpo(CHAIN, iterations=0), ValueError,
-           "iterations must be an integer >= 1")
-    yield ("trpo episodes_per_batch", lambda: tabular.trpo(CHAIN, episodes_per_batch=0),
-           ValueError, "episodes_per_batch must be an integer >= 1")
+    yield from option_rows(PG_OPTION_BAD, LEARNERS.get)
     yield ("trpo -inf reward without floor", lambda: tabular.trpo(TRAP), ValueError,
            "pass reward_floor")
-    yield ("grpo group_size", lambda: tabular.grpo(CHAIN, group_size=1), ValueError,
-           "group_size")
-    yield ("grpo advantage", lambda: tabular.grpo(CHAIN, advantage="ppo"), ValueError,
-           "advantage must be one of")
-    yield ("grpo aggregation", lambda: tabular.grpo(CHAIN, aggregation="mean"), ValueError,
-           "aggregation must be one of")
     for name in ("dyna_q", "dyna_q_plus"):
         call = LEARNERS[name]
         yield (f"{name} planning_steps -1", lambda call=call: call(planning_steps=-1),
@@ -463,17 +469,6 @@ def learner_rows():
                "switch mdp has 16 states and 4 actions, mdp has 2 and 1")
         yield (f"{name} switch on a string", lambda call=call: call(switch=(5, "maze")),
                TypeError, "switch mdp must be a tabular.TabularMDP")
-    yield ("dyna_q_plus kappa -1", lambda: tabular.dyna_q_plus(CHAIN, kappa=-1.0), ValueError,
-           "kappa must be a finite number >= 0")
-    yield ("dyna_q_plus kappa NaN", lambda: tabular.dyna_q_plus(CHAIN, kappa=NAN), ValueError,
-           "kappa must be a finite number >= 0")
-    yield ("prioritized_sweeping theta NaN", lambda: tabular.prioritized_sweeping(
-        CHAIN, theta=NAN), ValueError, "theta must be a finite number >= 0")
-    yield ("prioritized_sweeping theta -1", lambda: tabular.prioritized_sweeping(
-        CHAIN, theta=-1.0), ValueError, "theta must be a finite number >= 0")
-    yield ("prioritized_sweeping planning_steps 0", lambda: tabular.prioritized_sweeping(
-        CHAIN, planning_steps=0), ValueError,
-        "planning_steps must be an integer in [1, 100,000,000]")
     yield ("learner on a string", lambda: tabular.q_learning("CliffWalking"), TypeError, "mdp")
 
 
@@ -594,24 +589,14 @@ RLHF_ROWS = [
     ("kto unknown prompt", lambda: tabular.kto(
         TOKENS, TOKEN_POLICY, [("Say bye.", "hello", True)], beta=0.1), ValueError,
      "prompt 'Say bye.' is not"),
-    ("kto kl_samples 0", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, kl_samples=0),
-     ValueError, "kl_samples"),
-    ("kto lambda_u NaN", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, lambda_u=NAN),
-     ValueError, "lambda_u"),
-    ("kto steps 0", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, steps=0),
-     ValueError, "steps"),
-    ("kto runs 0", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, runs=0),
-     ValueError, "runs"),
-    ("kto_optimum beta 1", lambda: tabular.kto_optimum(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=1.0), ValueError,
-     "beta must be in (0, 1)"),
-    ("kto_optimum only undesirable", lambda: tabular.kto_optimum(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", False)], beta=0.5), ValueError,
-     "no response to prompt 'Say hello.'"),
+    ("kto kl_samples 0", labelled(tabular.kto, beta=0.1, kl_samples=0), ValueError, "kl_samples"),
+    ("kto lambda_u NaN", labelled(tabular.kto, beta=0.1, lambda_u=NAN), ValueError, "lambda_u"),
+    ("kto steps 0", labelled(tabular.kto, beta=0.1, steps=0), ValueError, "steps"),
+    ("kto runs 0", labelled(tabular.kto, beta=0.1, runs=0), ValueError, "runs"),
+    ("kto_optimum beta 1", labelled(tabular.kto_optimum, beta=1.0),
+     ValueError, "beta must be in (0, 1)"),
+    ("kto_optimum only undesirable", labelled(tabular.kto_optimum, desirable=False, beta=0.5),
+     ValueError, "no response to prompt 'Say hello.'"),
     ("iterated_dpo rounds 0", lambda: tabular.iterated_dpo(
         TOKENS, TOKEN_POLICY, beta=0.5, rounds=0), ValueError, "rounds"),
     ("iterated_dpo pairs 1.5", lambda: tabular.iterated_dpo(
@@ -956,8 +941,7 @@ RLHF_EDGE_ROWS = [
     ("dpo steps huge", lambda: tabular.dpo(
         TOKENS, TOKEN_POLICY, [("Say hello.", "hello", "Say")], beta=0.1, steps=10**12),
      ValueError, "steps must be at most 100,000,000"),
-    ("kto kl_samples 10**9", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1, kl_samples=10**9),
+    ("kto kl_samples 10**9", labelled(tabular.kto, beta=0.1, kl_samples=10**9),
      ValueError, "kl_samples must be at most 50,000"),
     ("kto_optimum on a string", lambda: tabular.kto_optimum(
         "tokens", TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.1), TypeError,
@@ -1243,14 +1227,11 @@ EDGE_ROWS = [
      "value_coef must be at most 1e+06"),
     ("ppo value_coef overflowing", lambda: tabular.ppo(CHAIN, value_coef=1e6, iterations=20),
      FloatingPointError, "ppo: the updates overflowed the float range"),
-    ("kto lambda_u 1e300", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", False)], beta=0.1, lambda_u=1e300),
+    ("kto lambda_u 1e300", labelled(tabular.kto, desirable=False, beta=0.1, lambda_u=1e300),
      ValueError, "lambda_u must be at most 1e+06"),
-    ("kto alpha 1e300", lambda: tabular.kto(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", False)], beta=0.1, alpha=1e300),
+    ("kto alpha 1e300", labelled(tabular.kto, desirable=False, beta=0.1, alpha=1e300),
      ValueError, "alpha must be at most 1e+06"),
-    ("kto_optimum lambda_d 1e300", lambda: tabular.kto_optimum(
-        TOKENS, TOKEN_POLICY, [("Say hello.", "hello", True)], beta=0.5, lambda_d=1e300),
+    ("kto_optimum lambda_d 1e300", labelled(tabular.kto_optimum, beta=0.5, lambda_d=1e300),
      ValueError, "lambda_d must be at most 1e+06"),
     ("train_reward_model alpha 1e300", lambda: tabular.train_reward_model(
         [("x", "a", "b")], alpha=1e300), ValueError, "alpha must be at most 1e+06"),
@@ -1312,13 +1293,8 @@ CATALOGUE = (MODEL_ROWS + DP_ROWS + list(learner_rows()) + SCHEDULE_ROWS + POLIC
              + PLOT_ROWS + TESTING_ROWS + EDGE_ROWS + LINEAR_ROWS)
 
 
-@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in CATALOGUE],
-                         ids=[row[0] for row in CATALOGUE])
-def test_bad_input_is_a_clear_error(call, error, fragment):
-    with pytest.raises(error) as info:
-        call()
-    plt.close("all")  # the plot rows' axes
-    assert fragment in str(info.value), str(info.value)
+#: after each call, the plot rows' figures are closed
+test_bad_input_is_a_clear_error = clear_error_test(CATALOGUE, after=lambda: plt.close("all"))
 
 
 #: The public modules whose every function the catalogue calls, and the prefix of a row's

@@ -14,36 +14,28 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import pytest
+from conftest import clear_error_test, option_rows
 
 import tabular
 from tabular import MDPError, TabularMDP, envs
 from tabular.envs import (
     AccessControl,
     BairdCounterexample,
-    Blackjack,
     CarRental,
     Chain,
-    CliffWalking,
     DeepSea,
     FourRoom,
-    Gambler,
     GridWorld,
-    Gridworld4x4,
-    Gridworld5x5,
     MaximizationBias,
     ModelEnv,
-    MountainCar,
     NRoom,
     PickupGridWorld,
     Racetrack,
     RandomMDP,
     RandomWalk,
     RiverSwim,
-    ShortCorridor,
     TokenMDP,
     TrapTreasure,
-    WindyGridworld,
     blackjack,
     gridworld,
     racetrack,
@@ -290,83 +282,74 @@ CAR_RENTAL_ROWS = [
      ValueError, "policy[0] = 99 is not an action in [0, 11) (state 0 (0 at first, 0 at second))"),
 ]
 
-SUTTON_BARTO_ROWS = [
-    ("TicTacToe opponent text", lambda: envs.TicTacToe(opponent="clever"), ValueError,
+#: The options of the book's environments, each wrong in one way (rows of conftest's
+#: option_rows): ``(id, the options, fragment of the ValueError)``, the id starting with
+#: the class's name in tabular.envs.
+SUTTON_BARTO_OPTION_BAD = [
+    ("TicTacToe opponent text", {"opponent": "clever"},
      "opponent must be 'random', 'minimax' or a [5478, 9] array"),
-    ("TicTacToe player Z", lambda: envs.TicTacToe(player="Z"), ValueError,
-     "player must be 'X' or 'O', got 'Z'"),
-    ("TicTacToe rewards NaN", lambda: envs.TicTacToe(rewards=(1.0, NAN, -1.0)), ValueError,
-     "rewards[1]"),
-    ("TicTacToe opponent on a taken cell", lambda: envs.TicTacToe(
-        opponent=np.full((5478, 9), 1 / 9)), ValueError, "TicTacToe: opponent[1] = "),
-    ("Gambler p_h text", lambda: Gambler(p_h="0.4"), ValueError, "p_h must be a number"),
-    ("Gambler goal True", lambda: Gambler(goal=True), ValueError,
-     "goal must be an integer >= 1, got True"),
-    ("Gambler goal huge", lambda: Gambler(goal=10**5), ValueError,
+    ("TicTacToe player Z", {"player": "Z"}, "player must be 'X' or 'O', got 'Z'"),
+    ("TicTacToe rewards NaN", {"rewards": (1.0, NAN, -1.0)}, "rewards[1]"),
+    ("TicTacToe opponent on a taken cell", {"opponent": np.full((5478, 9), 1 / 9)},
+     "TicTacToe: opponent[1] = "),
+    ("Gambler p_h text", {"p_h": "0.4"}, "p_h must be a number"),
+    ("Gambler goal True", {"goal": True}, "goal must be an integer >= 1, got True"),
+    ("Gambler goal huge", {"goal": 10**5},
      "goal=100000 makes 10,000,300,002 outcome slots (232.8 GiB)"),
-    ("RandomWalk left_reward text", lambda: RandomWalk(left_reward="0"), ValueError,
-     "left_reward must be a number, got '0'"),
-    ("RandomWalk right_reward True", lambda: RandomWalk(right_reward=True), ValueError,
+    ("RandomWalk left_reward text", {"left_reward": "0"}, "left_reward must be a number, got '0'"),
+    ("RandomWalk right_reward True", {"right_reward": True},
      "right_reward must be a number, got True"),
+    ("MaximizationBias rewards normal", {"rewards": "normal"},
+     "rewards must be one of 'two_point', 'gaussian', got 'normal'"),
+    ("MaximizationBias rewards None", {"rewards": None},
+     "rewards must be one of 'two_point', 'gaussian', got None"),
+    ("Blackjack render_mode rgb_array", {"render_mode": "rgb_array"},
+     "render_mode must be one of ['ansi'] or None"),
+    ("ShortCorridor render_mode True", {"render_mode": True},
+     "render_mode must be one of ['ansi'] or None, got True"),
+    ("BairdCounterexample render_mode human", {"render_mode": "human"},
+     "render_mode must be one of"),
+    ("AccessControl n_servers 0", {"n_servers": 0}, "n_servers must be an integer >= 1, got 0"),
+    ("AccessControl n_servers True", {"n_servers": True},
+     "n_servers must be an integer >= 1, got True"),
+    ("AccessControl n_servers huge", {"n_servers": 10**4}, "n_servers=10000 makes"),
+    ("AccessControl free_prob 2", {"free_prob": 2.0}, "free_prob must be in [0, 1], got 2.0"),
+    ("AccessControl free_prob text", {"free_prob": "0.06"}, "free_prob"),
+    ("AccessControl render_mode human", {"render_mode": "human"}, "render_mode must be one of"),
+    ("MountainCar positions 1", {"positions": 1},
+     "positions must be an integer in [2, 1,000], got 1"),
+    ("MountainCar positions True", {"positions": True},
+     "positions must be an integer in [2, 1,000], got True"),
+    ("MountainCar positions huge", {"positions": 10**4},
+     "positions must be an integer in [2, 1,000], got 10000"),
+    ("MountainCar positions 2.5", {"positions": 2.5},
+     "positions must be an integer in [2, 1,000], got 2.5"),
+    ("MountainCar velocities even", {"velocities": 50},
+     "velocities must be odd, so that velocity 0 is a grid point, got 50"),
+    ("MountainCar velocities 1", {"velocities": 1},
+     "velocities must be an integer in [3, 1,001], got 1"),
+    ("MountainCar velocities text", {"velocities": "51"},
+     "velocities must be an integer in [3, 1,001], got '51'"),
+    ("MountainCar velocities huge", {"velocities": 10**6 + 1},
+     "velocities must be an integer in [3, 1,001], got 1000001"),
+    ("MountainCar render_mode human", {"render_mode": "human"}, "render_mode must be one of"),
+    ("Gridworld5x5 render_mode human", {"render_mode": "human"}, "render_mode must be one of"),
+    ("Gridworld4x4 render_mode human", {"render_mode": "human"}, "render_mode must be one of"),
+    ("WindyGridworld render_mode human", {"render_mode": "human"}, "render_mode must be one of"),
+    ("CliffWalking render_mode human", {"render_mode": "human"}, "render_mode must be one of"),
+]
+SUTTON_BARTO_ROWS = [
     ("RandomWalk n_states huge", lambda: RandomWalk(10**9), ValueError,
      "n_states must be at most 10,000,000"),
     ("RandomWalk jump huge", lambda: RandomWalk(10**6, jump=10**5), ValueError,
      "n_states=1000000 with jump=100000 makes 200,000,400,000 outcome slots"),
-    ("MaximizationBias rewards normal", lambda: MaximizationBias(rewards="normal"),
-     ValueError, "rewards must be one of 'two_point', 'gaussian', got 'normal'"),
-    ("MaximizationBias rewards None", lambda: MaximizationBias(rewards=None), ValueError,
-     "rewards must be one of 'two_point', 'gaussian', got None"),
     ("MaximizationBias n_b_actions huge", lambda: MaximizationBias(10**7), ValueError,
      "n_b_actions=10000000 makes 40,000,000 outcome slots"),
     ("MaximizationBias n_b_actions True", lambda: MaximizationBias(True), ValueError,
      "n_b_actions must be an integer >= 1, got True"),
-    ("Blackjack render_mode rgb_array", lambda: Blackjack(render_mode="rgb_array"), ValueError,
-     "render_mode must be one of ['ansi'] or None"),
-    ("ShortCorridor render_mode True", lambda: ShortCorridor(render_mode=True), ValueError,
-     "render_mode must be one of ['ansi'] or None, got True"),
-    ("BairdCounterexample render_mode human", lambda: BairdCounterexample(render_mode="human"),
-     ValueError, "render_mode must be one of"),
-    ("AccessControl n_servers 0", lambda: AccessControl(n_servers=0), ValueError,
-     "n_servers must be an integer >= 1, got 0"),
-    ("AccessControl n_servers True", lambda: AccessControl(n_servers=True), ValueError,
-     "n_servers must be an integer >= 1, got True"),
-    ("AccessControl n_servers huge", lambda: AccessControl(n_servers=10**4), ValueError,
-     "n_servers=10000 makes"),
-    ("AccessControl free_prob 2", lambda: AccessControl(free_prob=2.0), ValueError,
-     "free_prob must be in [0, 1], got 2.0"),
-    ("AccessControl free_prob text", lambda: AccessControl(free_prob="0.06"), ValueError,
-     "free_prob"),
-    ("AccessControl render_mode human", lambda: AccessControl(render_mode="human"),
-     ValueError, "render_mode must be one of"),
-    ("MountainCar positions 1", lambda: MountainCar(positions=1), ValueError,
-     "positions must be an integer in [2, 1,000], got 1"),
-    ("MountainCar positions True", lambda: MountainCar(positions=True), ValueError,
-     "positions must be an integer in [2, 1,000], got True"),
-    ("MountainCar positions huge", lambda: MountainCar(positions=10**4), ValueError,
-     "positions must be an integer in [2, 1,000], got 10000"),
-    ("MountainCar positions 2.5", lambda: MountainCar(positions=2.5), ValueError,
-     "positions must be an integer in [2, 1,000], got 2.5"),
-    ("MountainCar velocities even", lambda: MountainCar(velocities=50), ValueError,
-     "velocities must be odd, so that velocity 0 is a grid point, got 50"),
-    ("MountainCar velocities 1", lambda: MountainCar(velocities=1), ValueError,
-     "velocities must be an integer in [3, 1,001], got 1"),
-    ("MountainCar velocities text", lambda: MountainCar(velocities="51"), ValueError,
-     "velocities must be an integer in [3, 1,001], got '51'"),
-    ("MountainCar velocities huge", lambda: MountainCar(velocities=10**6 + 1), ValueError,
-     "velocities must be an integer in [3, 1,001], got 1000001"),
-    ("MountainCar render_mode human", lambda: MountainCar(render_mode="human"),
-     ValueError, "render_mode must be one of"),
-    ("Gridworld5x5 render_mode human", lambda: Gridworld5x5(render_mode="human"), ValueError,
-     "render_mode must be one of"),
-    ("Gridworld4x4 render_mode human", lambda: Gridworld4x4(render_mode="human"), ValueError,
-     "render_mode must be one of"),
-    ("WindyGridworld render_mode human", lambda: WindyGridworld(render_mode="human"),
-     ValueError, "render_mode must be one of"),
-    ("CliffWalking render_mode human", lambda: CliffWalking(render_mode="human"), ValueError,
-     "render_mode must be one of"),
     ("ModelEnv not a model", lambda: ModelEnv("CliffWalking"), TypeError,
      "mdp must be a tabular.TabularMDP, got str"),
-]
+] + list(option_rows(SUTTON_BARTO_OPTION_BAD, lambda name: getattr(envs, name)))
 
 TOKEN_ROWS = [
     ("TokenMDP prompts a number", lambda: TokenMDP(5), ValueError,
@@ -701,12 +684,7 @@ ROWS = (GRIDWORLD_ROWS + PICKUP_ROWS + TRAP_TREASURE_ROWS + RACETRACK_ROWS + CAR
         + BANDIT_ROWS + EXPLORATION_ROWS + STEP_ROWS + EDGE_ROWS)
 
 
-@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],
-                         ids=[row[0] for row in ROWS])
-def test_bad_input_is_a_clear_error(call, error, fragment):
-    with pytest.raises(error) as info:
-        call()
-    assert fragment in str(info.value), str(info.value)
+test_bad_input_is_a_clear_error = clear_error_test(ROWS)
 
 
 def covered():

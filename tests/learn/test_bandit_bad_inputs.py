@@ -6,7 +6,7 @@ type, fragment of the message)``; the catalogue's coverage test
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from conftest import clear_error_test
 
 import tabular
 from tabular import BanditArms, ContextualArms
@@ -148,9 +148,4 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize("call, error, fragment", [row[1:] for row in ROWS],
-                         ids=[row[0] for row in ROWS])
-def test_bad_input_is_a_clear_error(call, error, fragment):
-    with pytest.raises(error) as info:
-        call()
-    assert fragment in str(info.value), str(info.value)
+test_bad_input_is_a_clear_error = clear_error_test(ROWS)

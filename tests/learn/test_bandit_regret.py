@@ -14,40 +14,15 @@ from hypothesis import strategies as st
 from numba import njit
 from scipy import integrate, optimize, stats
 
-from tabular import (
-    BanditArms,
-    bayes_ucb,
-    discounted_thompson_sampling,
-    discounted_ucb,
-    exp3,
-    explore_then_commit,
-    kl_ucb,
-    lai_robbins_constant,
-    moss,
-    sliding_window_ucb,
-    thompson_sampling,
-    ucb_v,
-)
+import tabular
+from tabular import BanditArms, lai_robbins_constant
 from tabular._numba.rng import beta, gamma, seed_states
-from tabular.rules.bandit_indices import (
-    KL_CLIP,
-    bernoulli_kl,
-    beta_cdf,
-    beta_posterior_draw,
-    beta_quantile,
-    discounted_ucb_index,
-    gaussian_kl_ucb_index,
-    gaussian_posterior_draw,
-    kl_ucb_index,
-    moss_index,
-    normal_quantile,
-    sliding_window_ucb_index,
-    ucb_v_index,
-)
+from tabular.rules import bandit_indices
 
-BERNOULLI_METHODS = [thompson_sampling, kl_ucb, bayes_ucb, moss, ucb_v, explore_then_commit,
-                     exp3]
-GAUSSIAN_METHODS = [thompson_sampling, kl_ucb, bayes_ucb, explore_then_commit]
+BERNOULLI_METHODS = [getattr(tabular, name) for name in (
+    "thompson_sampling", "kl_ucb", "bayes_ucb", "moss", "ucb_v", "explore_then_commit", "exp3")]
+GAUSSIAN_METHODS = [getattr(tabular, name) for name in (
+    "thompson_sampling", "kl_ucb", "bayes_ucb", "explore_then_commit")]
 ARMS = BanditArms((0.3, 0.5, 0.45, 0.1))
 
 
@@ -100,7 +75,7 @@ def test_a_single_arm_has_no_regret(method):
 
 def test_explore_then_commit_commits_to_the_sure_arm_by_hand():
     """Arms of means 1 and 0, one pull each: pulls 0, 1, then arm 0 forever."""
-    res = explore_then_commit(BanditArms((1.0, 0.0)), explore=1, steps=10, seed=3)
+    res = tabular.explore_then_commit(BanditArms((1.0, 0.0)), explore=1, steps=10, seed=3)
     np.testing.assert_array_equal(res.pseudo_regret, [0.0] + [1.0] * 9)
     np.testing.assert_array_equal(res.regret, res.pseudo_regret)
     np.testing.assert_array_equal(res.pulls, [9, 1])
@@ -110,7 +85,7 @@ def test_explore_then_commit_errs_with_the_exact_probability():
     """One pull of Bernoulli(0.7) and Bernoulli(0.4): the wrong commit has probability
     P(X0 < X1) + P(X0 = X1) / 2 = 0.3 * 0.4 + (0.7 * 0.4 + 0.3 * 0.6) / 2 = 0.35."""
     runs = 4000
-    res = explore_then_commit(BanditArms((0.7, 0.4)), explore=1, steps=6, runs=runs, seed=4)
+    res = tabular.explore_then_commit(BanditArms((0.7, 0.4)), explore=1, steps=6, runs=runs, seed=4)
     wrong = (res.pulls[:, 1] == 5).mean()
     assert ((res.pulls[:, 1] == 5) | (res.pulls[:, 1] == 1)).all()
     assert abs(wrong - 0.35) < 5 * math.sqrt(0.35 * 0.65 / runs)
@@ -120,9 +95,9 @@ def test_explore_then_commit_errs_with_the_exact_probability():
 @given(st.floats(0.0, 1.0), st.floats(1e-4, 5.0))
 def test_kl_ucb_index_against_a_reference_root(mean, level):
     tol = 1e-9
-    index = kl_ucb_index(mean, level, tol)
-    clipped = min(max(mean, KL_CLIP), 1 - KL_CLIP)
-    top = 1 - KL_CLIP
+    index = bandit_indices.kl_ucb_index(mean, level, tol)
+    clipped = min(max(mean, bandit_indices.KL_CLIP), 1 - bandit_indices.KL_CLIP)
+    top = 1 - bandit_indices.KL_CLIP
     if _kl(clipped, top) <= level:
         assert index == 1.0
         return
@@ -133,27 +108,30 @@ def test_kl_ucb_index_against_a_reference_root(mean, level):
 def test_kl_ucb_index_by_hand():
     """KL(0.5, q) = log(1 / (4 q (1 - q))) / 2 = log 2 at q (1 - q) = 1/16, q = (2 + sqrt 3)/4;
     KL(0, q) = -log(1 - q); a mean of 1 has index 1."""
-    q = kl_ucb_index(0.5, math.log(2.0), 1e-12)
+    q = bandit_indices.kl_ucb_index(0.5, math.log(2.0), 1e-12)
     assert (2 + math.sqrt(3)) / 4 - 1e-15 <= q <= (2 + math.sqrt(3)) / 4 + 1e-12
-    assert kl_ucb_index(1.0, 0.1, 1e-9) == 1.0
-    q = kl_ucb_index(0.0, 0.5, 1e-12)
+    assert bandit_indices.kl_ucb_index(1.0, 0.1, 1e-9) == 1.0
+    q = bandit_indices.kl_ucb_index(0.0, 0.5, 1e-12)
     assert q == pytest.approx(1 - math.exp(-0.5), abs=1e-11)
-    assert bernoulli_kl(0.3, 0.6) == pytest.approx(_kl(0.3, 0.6), rel=1e-14)
-    assert gaussian_kl_ucb_index(0.2, 0.5, 2.0) == pytest.approx(0.2 + 2.0, rel=1e-15)
+    assert bandit_indices.bernoulli_kl(0.3, 0.6) == pytest.approx(_kl(0.3, 0.6), rel=1e-14)
+    assert bandit_indices.gaussian_kl_ucb_index(0.2, 0.5, 2.0) == pytest.approx(0.2 + 2.0,
+                                                                                rel=1e-15)
 
 
 def test_moss_and_ucb_v_indices_by_hand():
-    assert moss_index(0.5, 4, 100, 5) == pytest.approx(0.5 + math.sqrt(math.log(5) / 4))
-    assert moss_index(0.5, 40, 100, 5) == 0.5  # log(T / (k n)) < 0: no bonus
+    assert bandit_indices.moss_index(0.5, 4, 100, 5) == pytest.approx(
+        0.5 + math.sqrt(math.log(5) / 4))
+    assert bandit_indices.moss_index(0.5, 40, 100, 5) == 0.5  # log(T / (k n)) < 0: no bonus
     expected = 0.25 + math.sqrt(2 * 0.1 * math.log(9) / 3) + 3 * math.log(9) / 3
-    assert ucb_v_index(0.25, 0.1, 3, 9) == pytest.approx(expected, rel=1e-14)
+    assert bandit_indices.ucb_v_index(0.25, 0.1, 3, 9) == pytest.approx(expected, rel=1e-14)
 
 
 @njit(cache=True)
 def _first_wins(s0, f0, s1, f1, draws, rng):
     wins = 0
     for _ in range(draws):
-        if beta_posterior_draw(s0, f0, rng) > beta_posterior_draw(s1, f1, rng):
+        first = bandit_indices.beta_posterior_draw(s0, f0, rng)
+        if first > bandit_indices.beta_posterior_draw(s1, f1, rng):
             wins += 1
     return wins
 
@@ -172,7 +150,7 @@ def test_thompson_picks_an_arm_with_its_posterior_probability_of_being_best(coun
 def test_thompson_first_pull_is_uniform():
     """Under uniform priors every arm is the posterior's best with probability 1/k."""
     runs = 4000
-    res = thompson_sampling(ARMS, steps=1, runs=runs, seed=6)
+    res = tabular.thompson_sampling(ARMS, steps=1, runs=runs, seed=6)
     share = res.pulls.mean(axis=0)
     assert np.abs(share - 0.25).max() < 5 * math.sqrt(0.25 * 0.75 / runs)
 
@@ -186,7 +164,7 @@ def _draws(kind, a, b, n, rng):
         elif kind == 1:
             out[i] = beta(rng, a, b)
         else:
-            out[i] = gaussian_posterior_draw(a, 3, b, rng)  # a: the total, b: sd
+            out[i] = bandit_indices.gaussian_posterior_draw(a, 3, b, rng)  # a: the total, b: sd
     return out
 
 
@@ -210,7 +188,7 @@ def test_gaussian_posterior_draws_have_the_posterior_moments():
 
 def test_exp3_stays_under_its_adversarial_bound():
     """Lattimore and Szepesvári's Theorem 11.2: E[regret_T] <= sqrt(2 T k log k)."""
-    res = exp3(ARMS, steps=2000, runs=200, seed=10)
+    res = tabular.exp3(ARMS, steps=2000, runs=200, seed=10)
     bound = math.sqrt(2 * 2000 * 4 * math.log(4))
     assert res.pseudo_regret[:, -1].mean() < bound
 
@@ -219,8 +197,8 @@ def test_the_asymptotic_algorithms_beat_explore_then_commit_on_average():
     """Thompson sampling and KL-UCB's regret grows like log T; explore-then-commit's with a
     fixed m = 10 is linear in the runs that committed wrongly."""
     arms = BanditArms((0.5, 0.4))
-    etc = explore_then_commit(arms, explore=10, steps=5000, runs=200, seed=11)
-    for method in (thompson_sampling, kl_ucb):
+    etc = tabular.explore_then_commit(arms, explore=10, steps=5000, runs=200, seed=11)
+    for method in (tabular.thompson_sampling, tabular.kl_ucb):
         res = method(arms, steps=5000, runs=200, seed=11)
         assert res.pseudo_regret[:, -1].mean() < etc.pseudo_regret[:, -1].mean()
 
@@ -240,10 +218,11 @@ def test_same_seed_same_numbers_and_runs_are_independent_of_their_count(method):
 
 #: Two Bernoulli arms that swap at step 1000 (Garivier and Moulines' abrupt change).
 SWAP = BanditArms(((0.8, 0.3), (0.3, 0.8)), changes=(1000,))
-NONSTATIONARY = [discounted_ucb, sliding_window_ucb, discounted_thompson_sampling]
+NONSTATIONARY = [tabular.discounted_ucb, tabular.sliding_window_ucb,
+                 tabular.discounted_thompson_sampling]
 
 
-@pytest.mark.parametrize("method", NONSTATIONARY + [thompson_sampling, kl_ucb])
+@pytest.mark.parametrize("method", NONSTATIONARY + [tabular.thompson_sampling, tabular.kl_ucb])
 def test_pseudo_regret_of_changing_arms_is_the_gaps_of_each_segments_pulls(method):
     res = method(SWAP, steps=2000, runs=4, seed=12)
     assert res.pulls.shape == (4, 2, 2) and res.means.shape == (2, 2)
@@ -254,8 +233,8 @@ def test_pseudo_regret_of_changing_arms_is_the_gaps_of_each_segments_pulls(metho
 
 
 def test_discounted_thompson_without_discount_is_thompson_sampling_draw_for_draw():
-    a = discounted_thompson_sampling(ARMS, discount=1.0, steps=300, runs=3, seed=13)
-    b = thompson_sampling(ARMS, steps=300, runs=3, seed=13)
+    a = tabular.discounted_thompson_sampling(ARMS, discount=1.0, steps=300, runs=3, seed=13)
+    b = tabular.thompson_sampling(ARMS, steps=300, runs=3, seed=13)
     np.testing.assert_array_equal(a.regret, b.regret)
     np.testing.assert_array_equal(a.pulls, b.pulls)
 
@@ -273,7 +252,7 @@ def test_the_forgetting_methods_track_a_change_the_stationary_ones_miss():
         res = method(arms, steps=6000, runs=100, seed=14)
         return (res.pseudo_regret[:, -1] - res.pseudo_regret[:, 3999]).mean()
 
-    stationary = min(after_change(thompson_sampling), after_change(kl_ucb))
+    stationary = min(after_change(tabular.thompson_sampling), after_change(tabular.kl_ucb))
     for method in NONSTATIONARY:
         assert after_change(method) < stationary, method.__name__
 
@@ -281,26 +260,26 @@ def test_the_forgetting_methods_track_a_change_the_stationary_ones_miss():
 def test_sliding_window_sees_only_the_window():
     """A window of 1: the statistics hold one pull, so every arm but the last pulled is
     unseen and pulled next: the arms alternate exactly."""
-    res = sliding_window_ucb(BanditArms((0.9, 0.1)), window=1, steps=10, seed=15)
+    res = tabular.sliding_window_ucb(BanditArms((0.9, 0.1)), window=1, steps=10, seed=15)
     np.testing.assert_array_equal(res.pulls, [5, 5])
 
 
 def test_non_stationary_indices_by_hand():
     # 2 sqrt(0.6 log 4 / 2) above the mean 1.5 / 2
-    assert discounted_ucb_index(1.5, 2.0, 4.0, 0.6) == pytest.approx(
+    assert bandit_indices.discounted_ucb_index(1.5, 2.0, 4.0, 0.6) == pytest.approx(
         0.75 + 2 * math.sqrt(0.6 * math.log(4) / 2), rel=1e-14)
-    assert discounted_ucb_index(1.0, 0.5, 0.8, 0.6) == 2.0  # n < 1: no bonus
-    assert sliding_window_ucb_index(2.0, 4.0, 100, 10, 0.6) == pytest.approx(
+    assert bandit_indices.discounted_ucb_index(1.0, 0.5, 0.8, 0.6) == 2.0  # n < 1: no bonus
+    assert bandit_indices.sliding_window_ucb_index(2.0, 4.0, 100, 10, 0.6) == pytest.approx(
         0.5 + math.sqrt(0.6 * math.log(10) / 4), rel=1e-14)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.floats(0.001, 0.999), st.floats(0.5, 200.0), st.floats(0.5, 200.0))
 def test_beta_cdf_and_quantile_against_scipy(x, a, b):
-    assert beta_cdf(x, a, b) == pytest.approx(stats.beta.cdf(x, a, b), abs=1e-12)
+    assert bandit_indices.beta_cdf(x, a, b) == pytest.approx(stats.beta.cdf(x, a, b), abs=1e-12)
     p = stats.beta.cdf(x, a, b)
     if 1e-9 < p < 1 - 1e-9:
-        q = beta_quantile(p, a, b, 1e-10)
+        q = bandit_indices.beta_quantile(p, a, b, 1e-10)
         exact = stats.beta.ppf(p, a, b)
         # the bisection brackets the root of cdf(q) = p, itself known to ~1e-12 in p
         slack = 1e-12 / max(stats.beta.pdf(exact, a, b), 1e-3)
@@ -313,13 +292,14 @@ def test_normal_quantile_against_scipy(p):
     divided by the density there."""
     exact = stats.norm.ppf(p)
     slack = 1e-12 + 4 * np.spacing(p) / stats.norm.pdf(exact)
-    assert abs(normal_quantile(p, 1e-12) - exact) <= slack
+    assert abs(bandit_indices.normal_quantile(p, 1e-12) - exact) <= slack
 
 
 def test_bayes_ucb_index_is_the_posterior_quantile():
     """Two Bernoulli arms, three steps: after one pull each (a success on arm 0, a
     failure on arm 1, made certain by means 1 and 0), step 3 compares the 2/3-quantiles of
     Beta(2, 1) and Beta(1, 2): sqrt(2/3) against 1 - sqrt(1/3); arm 0 is pulled."""
-    res = bayes_ucb(BanditArms((1.0, 0.0)), steps=3, seed=0)
+    res = tabular.bayes_ucb(BanditArms((1.0, 0.0)), steps=3, seed=0)
     np.testing.assert_array_equal(res.pulls, [2, 1])
-    assert beta_quantile(2 / 3, 2.0, 1.0, 1e-12) == pytest.approx(math.sqrt(2 / 3), abs=1e-11)
+    assert bandit_indices.beta_quantile(2 / 3, 2.0, 1.0, 1e-12) == pytest.approx(
+        math.sqrt(2 / 3), abs=1e-11)

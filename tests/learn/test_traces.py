@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from conftest import (
     on_one_and_two_threads,
+    online_lambda_return,
     random_walk,
     replay_episodes,
     slow_examples,
@@ -152,22 +153,6 @@ def sweep_by_definition(table, episode, gamma, lam, alpha):
         G = truncated_lambda_return(keys, rewards, terminated, t, len(rewards), gamma, lam,
                                     lambda k: table[keys[k]])
         table[keys[t]] += alpha * (G - table[keys[t]])
-
-
-def online_by_definition(table, episode, gamma, lam, alpha):
-    """The online lambda-return algorithm (section 12.4): at every horizon h redo the
-    updates of the episode from its start, towards ``G^lam_{t:h}``; ``G_{t:t+n}``
-    bootstraps from ``w_{t+n-1}``, the estimate of horizon ``t + n - 1``."""
-    keys, rewards, terminated = episode
-    w = [table.copy()]  # w[h]: the estimate at the end of horizon h
-    for h in range(1, len(rewards) + 1):
-        v = w[0].copy()
-        for t in range(h):
-            G = truncated_lambda_return(keys, rewards, terminated, t, h, gamma, lam,
-                                        lambda k: w[k - 1][keys[k]])
-            v[keys[t]] += alpha * (G - v[keys[t]])
-        w.append(v)
-    table[:] = w[-1]
 
 
 # --------------------------------------------------------------------- rules
@@ -301,7 +286,7 @@ def test_offline_targets_differ_by_alpha_squared_on_the_walk():
     (offline_lambda_return, offline_by_definition, 0.5, 5),
     (lambda *a, **k: offline_lambda_return(*a, targets="sweep", **k), sweep_by_definition,
      0.5, 5),
-    (true_online_td_lambda, online_by_definition, -0.3, 4),
+    (true_online_td_lambda, online_lambda_return, -0.3, 4),
 ])
 @IDENTITY
 @given(case=cases())
@@ -330,7 +315,7 @@ def test_true_online_sarsa_lambda_is_the_online_lambda_return(case):
                                    episodes=episodes, max_steps=15, seed=seed)
     Q = np.zeros(mdp.n_states * mdp.n_actions)
     for episode in replay_uniform_pairs(mdp, seed, episodes, 15):
-        online_by_definition(Q, episode, gamma, lam, alpha)
+        online_lambda_return(Q, episode, gamma, lam, alpha)
     np.testing.assert_allclose(got.Q.ravel(), Q, rtol=1e-10, atol=1e-10)
 
 

@@ -34,6 +34,7 @@ from conftest import (
     WALK,
     WALK_GROUPS,
     WALK_POLICY,
+    linear_online_lambda_return,
     mean_update_z,
     on_one_and_two_threads,
     random_walk,
@@ -126,23 +127,6 @@ def test_lambda_0_is_semi_gradient_td_bit_for_bit(case):
     np.testing.assert_array_equal(got.episode_lengths, expected.episode_lengths)
 
 
-def online_lambda_return(w0, X, episode, gamma, lam, alpha):
-    """The online lambda-return algorithm (section 12.4) with linear features, written
-    out: at every horizon h redo the episode's updates from its start, ``w <- w + alpha
-    [G^lam_{t:h} - w . x_t] x_t``, ``G_{t:t+n}`` bootstrapping from ``w_{t+n-1}``, the
-    weights at the end of horizon ``t + n - 1``."""
-    states, rewards, terminated = episode
-    w = [w0.copy()]  # w[h]: the weights at the end of horizon h
-    for h in range(1, len(rewards) + 1):
-        v = w[0].copy()
-        for t in range(h):
-            G = truncated_lambda_return(states, rewards, terminated, t, h, gamma, lam,
-                                        lambda k: w[k - 1] @ X[states[k]])
-            v += alpha * (G - v @ X[states[t]]) * X[states[t]]
-        w.append(v)
-    return w[-1]
-
-
 @slow_examples(25)
 @given(linear_cases())
 def test_true_online_is_the_online_lambda_return_for_any_features(case):
@@ -156,7 +140,7 @@ def test_true_online_is_the_online_lambda_return_for_any_features(case):
                                        initial_w=0.3, seed=seed, history=True)
     w = np.full(X.shape[1], 0.3)
     for i, episode in enumerate(replay_episodes(mdp, policy, seed, episodes, max_steps)):
-        w = online_lambda_return(w, X, episode, gamma, lam, alpha)
+        w = linear_online_lambda_return(w, X, episode, gamma, lam, alpha)
         np.testing.assert_allclose(got.w_history[i], w, rtol=1e-10, atol=1e-10)
 
 
