@@ -110,10 +110,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     for ax, label in zip(axes[0], ("share of pairs: reward order = average\nlikelihood order",
                                    "KL(pi || pi_SFT), exact", "expected length (tokens)"),
                          strict=True):
-        ax.set_xscale("log")
-        ax.set_xlabel("gradient steps")
-        ax.set_ylabel(label)
-        ax.legend(fontsize=8)
+        style.label(ax, "gradient steps", label, log="x", legend=8)
     return [style.save(fig, out_dir / "simpo_drift.png")]
 
 
