@@ -82,10 +82,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     axes[1].axhline(constant, color="k", ls="--", label="Lai-Robbins C")
     for ax, ylabel in zip(axes, ("mean pseudo-regret (band: 2 s.e.)", "pseudo-regret / log t"),
                           strict=True):
-        ax.set_xscale("log")
-        ax.set_xlabel("t")
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=9)
+        style.label(ax, "t", ylabel, log="x", legend=9)
     return [style.save(fig, out_dir / "bandit_lai_robbins.png")]
 
 

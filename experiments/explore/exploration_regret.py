@@ -183,14 +183,10 @@ def plot(results: dict, out_dir, config: Config) -> list:
         top = cumulative.mean(axis=1)[:, -1].max()
         ax.plot(T, top * np.sqrt(T / T[-1]), "k:", linewidth=1, label="sqrt(T)")
         ax.plot(T, top * T / T[-1], "k--", linewidth=1, label="T")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("T (steps)")
-        ax.set_ylabel("cumulative regret (exact, mean of runs)")
         D, gap, span = results[f"{env}_hardness"]
-        ax.set_title(f"{env}, H = {H}: D = {D:.1f}, min gap {gap:.3g}, sp(h*) = {span:.2f}",
-                     fontsize=9)
-        ax.legend(fontsize=6.5)
+        style.label(ax, "T (steps)", "cumulative regret (exact, mean of runs)", log="xy",
+                    title=f"{env}, H = {H}: D = {D:.1f}, min gap {gap:.3g}, sp(h*) = {span:.2f}",
+                    legend=6.5)
     ax = axes[0, 2]
     cumulative = results["RiverSwim_cumulative"]
     T = np.arange(1, cumulative.shape[-1] + 1) * 20
@@ -200,10 +196,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
             color = style.PALETTE[i % len(style.PALETTE)]
             ax.plot(T, np.median(cumulative[i], axis=0), color=color, label=label)
             ax.fill_between(T, low, high, color=color, alpha=0.2, linewidth=0)
-    ax.set_xlabel("T (steps)")
-    ax.set_ylabel("cumulative regret (median; band: quartiles)")
-    ax.set_title("PSRL against UCBVI on RiverSwim", fontsize=9)
-    ax.legend(fontsize=7)
+    style.label(ax, "T (steps)", "cumulative regret (median; band: quartiles)",
+                title="PSRL against UCBVI on RiverSwim", legend=7)
     ax = axes[0, 3]
     for i, env in enumerate(ENVS):
         cumulative = results[f"{env}_ucrl2"]
@@ -211,12 +205,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
         s = results[f"{env}_ucrl2_slopes"]
         ax.plot(T, np.maximum(cumulative.mean(axis=0), 1e-3), color=style.PALETTE[i],
                 label=f"{env}: slope {s.mean():.3f} ± {s.std(ddof=1) / np.sqrt(s.size):.3f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("T (steps)")
-    ax.set_ylabel("sum_t rho* - r(s_t, a_t) (mean of runs)")
-    ax.set_title(f"UCRL2 (widths x {UCRL2_SCALE:g}), average reward", fontsize=9)
-    ax.legend(fontsize=7)
+    style.label(ax, "T (steps)", "sum_t rho* - r(s_t, a_t) (mean of runs)", log="xy",
+                title=f"UCRL2 (widths x {UCRL2_SCALE:g}), average reward", legend=7)
     return [style.save(fig, out_dir / "exploration_regret.png")]
 
 

@@ -64,6 +64,21 @@ def window(smooth: int, curves) -> int:
     return max(1, min(smooth, np.shape(curves)[-1]))
 
 
+def label(ax, x: str, y: str, *, log: str = "", title: str | None = None,
+          legend: float | None = None) -> None:
+    """Name a panel the house way: log scales on the axes ``log`` names (``"x"``, ``"y"``
+    or ``"xy"``), the axes' labels ``x`` and ``y``, a ``title`` in small type (9 points,
+    under the figure's bold one) and a legend in ``legend`` points (``None``: none)."""
+    for axis in log:
+        getattr(ax, f"set_{axis}scale")("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    if title is not None:
+        ax.set_title(title, fontsize=9)
+    if legend is not None:
+        ax.legend(fontsize=legend)
+
+
 def save(fig, path: Path) -> Path:
     """Write ``fig`` as a PNG atomically (temp file + ``os.replace``) and close it."""
     path = Path(path)

@@ -20,18 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.envs import load_scenario
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, below, check, fact, number
 from tabular.experiments.harness.settings import Settings
-from tabular.rlhf import (
-    dpo,
-    ending_probabilities,
-    path_returns,
-    sample_preferences,
-    train_pipeline,
-    train_reward_model,
-)
+from tabular.experiments.rlhf.sft_responses import sft_responses
+from tabular.rlhf import dpo, ending_probabilities, train_reward_model
 from tabular.rlhf.reward_model import log_sigmoid
 
 #: What the experiment reproduces, as the gallery names it.
@@ -60,21 +53,14 @@ class Config(Settings):
 
 
 def run(config: Config, executor) -> dict:
-    ex = train_pipeline(load_scenario())
-    env, mdp, ref = ex.env, ex.mdp, ex.reference
-    prompt = env.prompts[0]
-    ends = ending_probabilities(mdp, ref)
-    s, a = np.nonzero(ends > 0)
-    order = np.argsort(-ends[s, a], kind="stable")
-    s, a = s[order], a[order]
-    texts = [env.text(int(mdp.next_state[i, j, 0])) for i, j in zip(s, a, strict=True)]
+    sft = sft_responses()
+    env, mdp, ref = sft.pipeline.env, sft.pipeline.mdp, sft.pipeline.reference
+    prompt, s, a, texts = sft.prompt, sft.states, sft.actions, sft.texts
     covered = [0, 1]  # the two likeliest responses
-    prefs = sample_preferences(prompt, [texts[i] for i in covered],
-                               path_returns(mdp)[s[covered], a[covered]], config.comparisons,
-                               seed=config.seed)
+    prefs = sft.comparisons(len(covered), config.comparisons, config.seed)
     rm = train_reward_model(prefs, reference=[(prompt, texts[i]) for i in covered])
     r_hat = np.array([rm.score(prompt, y) for y in texts])
-    q = ends[s, a]
+    q = sft.ends[s, a]
     w = q * np.exp(r_hat / config.beta)
     ppo = w / w.sum()
     n = sum(c for c, *_ in prefs)

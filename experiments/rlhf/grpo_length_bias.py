@@ -105,10 +105,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
     ax.plot(p, ratio / ratio[0], "o-", label="std / no std (exact)")
     predicted = 1 / np.sqrt(p * (1 - p))
     ax.plot(p, predicted / predicted[0], "k--", label="1 / sqrt(p (1 - p))")
-    ax.set_xlabel("P(correct) on the prompt")
-    ax.set_ylabel("update weight, relative")
-    ax.set_title("the std division reweights prompts", fontsize=9)
-    ax.legend(fontsize=8)
+    style.label(ax, "P(correct) on the prompt", "update weight, relative",
+                title="the std division reweights prompts", legend=8)
     return [style.save(fig, out_dir / "grpo_length_bias.png")]
 
 

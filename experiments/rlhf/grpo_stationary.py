@@ -84,12 +84,8 @@ def plot(results: dict, out_dir, config: Config) -> list:
         if results["converged"][i]:
             ax.axhline(max(results["fixed_gap"][i], 1e-17), color=c, linestyle="--",
                        linewidth=1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("step size alpha (iterations 400 / alpha)")
-    ax.set_ylabel("J(pi*) - J(pi), exact")
-    ax.set_title("dashed: the exact fixed point of the expected update", fontsize=9)
-    ax.legend(fontsize=7)
+    style.label(ax, "step size alpha (iterations 400 / alpha)", "J(pi*) - J(pi), exact",
+                log="xy", title="dashed: the exact fixed point of the expected update", legend=7)
     return [style.save(fig, out_dir / "grpo_stationary.png")]
 
 

@@ -19,17 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.envs import load_scenario
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, check, fact, number
 from tabular.experiments.harness.settings import Settings
-from tabular.rlhf import (
-    dpo,
-    ending_probabilities,
-    path_returns,
-    sample_preferences,
-    train_pipeline,
-)
+from tabular.experiments.rlhf.sft_responses import sft_responses
+from tabular.rlhf import dpo, ending_probabilities
 
 POLICIES = ("n-gram (shared rows)", "per-prefix")
 
@@ -63,17 +57,12 @@ class Config(Settings):
 
 
 def run(config: Config, executor) -> dict:
-    ex = train_pipeline(load_scenario())
-    env, mdp = ex.env, ex.mdp
-    prompt = env.prompts[0]
-    ends = ending_probabilities(mdp, ex.reference)
-    s, a = np.nonzero(ends > 0)
-    top = np.argsort(-ends[s, a], kind="stable")[: config.compared]
-    texts = [env.text(int(mdp.next_state[s[i], a[i], 0])) for i in top]
-    scores = path_returns(mdp)[s[top], a[top]]
-    prefs = sample_preferences(prompt, texts, scores, config.comparisons, seed=config.seed)
-    named = np.zeros(ends.shape, dtype=bool)
-    named[s[top], a[top]] = True
+    sft = sft_responses()
+    ex, top = sft.pipeline, slice(config.compared)
+    env, mdp, texts = ex.env, ex.mdp, sft.texts[top]
+    prefs = sft.comparisons(config.compared, config.comparisons, config.seed)
+    named = np.zeros(sft.ends.shape, dtype=bool)
+    named[sft.states[top], sft.actions[top]] = True
     curves = {}
     for name, policy in zip(POLICIES, (ex.sft.policy(env), ex.reference), strict=True):
 

@@ -106,11 +106,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
         ax.plot(np.arange(1, gap.size + 1), np.maximum(gap, 1e-17), color=style.PALETTE[i + 1],
                 label=f"Nash-MD, beta={beta:g}")
         ax.axhline(results["bradley_terry_gap"][i], color=style.PALETTE[i + 1], ls="--")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("iteration t + 1")
-    ax.set_ylabel("duality gap of the regularised game, exact\n(dashed: Bradley-Terry RLHF)")
-    ax.legend(fontsize=8)
+    style.label(ax, "iteration t + 1",
+                "duality gap of the regularised game, exact\n(dashed: Bradley-Terry RLHF)",
+                log="xy", legend=8)
     return [style.save(fig, out_dir / "nash_rps.png")]
 
 

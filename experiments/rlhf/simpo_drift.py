@@ -19,19 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tabular.envs import load_scenario
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, above, check, fact
 from tabular.experiments.harness.settings import Settings
-from tabular.rlhf import (
-    dpo,
-    ending_probabilities,
-    path_returns,
-    response_path,
-    sample_preferences,
-    sequence_kl,
-    train_pipeline,
-)
+from tabular.experiments.rlhf.sft_responses import sft_responses
+from tabular.rlhf import dpo, ending_probabilities, response_path, sequence_kl
 
 LEARNERS = ("DPO", "SimPO")
 
@@ -68,15 +60,10 @@ class Config(Settings):
 
 
 def run(config: Config, executor) -> dict:
-    ex = train_pipeline(load_scenario())
-    env, mdp, ref = ex.env, ex.mdp, ex.reference
-    prompt = env.prompts[0]
-    ends = ending_probabilities(mdp, ref)
-    s, a = np.nonzero(ends > 0)
-    top = np.argsort(-ends[s, a], kind="stable")[: config.compared]
-    texts = [env.text(int(mdp.next_state[s[i], a[i], 0])) for i in top]
-    prefs = sample_preferences(prompt, texts, path_returns(mdp)[s[top], a[top]],
-                               config.comparisons, seed=config.seed)
+    sft = sft_responses()
+    env, mdp, ref, ends = sft.pipeline.env, sft.pipeline.mdp, sft.pipeline.reference, sft.ends
+    prompt, texts = sft.prompt, sft.texts[: config.compared]
+    prefs = sft.comparisons(config.compared, config.comparisons, config.seed)
     paths = {y: response_path(env, prompt, y) for y in texts}
     lengths = np.array([len(paths[y][1]) for y in texts], dtype=float)
     counts = np.array([c for c, *_ in prefs], dtype=float)
@@ -123,10 +110,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
     for ax, label in zip(axes[0], ("share of pairs: reward order = average\nlikelihood order",
                                    "KL(pi || pi_SFT), exact", "expected length (tokens)"),
                          strict=True):
-        ax.set_xscale("log")
-        ax.set_xlabel("gradient steps")
-        ax.set_ylabel(label)
-        ax.legend(fontsize=8)
+        style.label(ax, "gradient steps", label, log="x", legend=8)
     return [style.save(fig, out_dir / "simpo_drift.png")]
 
 

@@ -91,11 +91,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
         ax.fill_between(cov, b.min(axis=1), b.max(axis=1), color=style.PALETTE[i + 1],
                         alpha=0.2, linewidth=0)
     ax.plot(cov, cov, ":", color="0.5", label="the reference")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("reference probability of the best response")
-    ax.set_ylabel("pi(best) after training, exact\n(median; band: min to max over runs)")
-    ax.legend(fontsize=8)
+    style.label(ax, "reference probability of the best response",
+                "pi(best) after training, exact\n(median; band: min to max over runs)",
+                log="xy", legend=8)
     return [style.save(fig, out_dir / "xpo_coverage.png")]
 
 

@@ -132,11 +132,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
                 label="off-policy MC (weighted IS), greedy")
         ax.axhline(-float(track["optimum"]), color="black", linestyle=":",
                    label="optimal (value iteration)")
-        ax.set_xscale("log")
-        ax.set_xlabel("episodes (log scale)")
-        ax.set_ylabel("expected steps to finish from the start line")
-        ax.set_title(f"epsilon = {config.epsilon}, Q0 = {config.initial_Q}", fontsize=9)
-        ax.legend(fontsize=8)
+        style.label(ax, "episodes (log scale)", "expected steps to finish from the start line",
+                    log="x", title=f"epsilon = {config.epsilon}, Q0 = {config.initial_Q}",
+                    legend=8)
     return [style.save(fig, out_dir / "racetrack.png")]
 
 

@@ -173,18 +173,26 @@ def _row(results: dict, name: str) -> int:
     return list(results["methods"]).index(name)
 
 
+def _settles_at(results: dict, method: str, limit: str, named: str) -> list[Measure]:
+    """At every step size, ``method``'s settled return is the exact value
+    ``results[limit]`` (which the failure names ``named``), within :data:`K_SE` standard
+    errors of the runs' mean."""
+    i, exact = _row(results, method), float(results[limit])
+    return [within(f"{method}'s settled return, alpha = {a:g}", measured=m, expected=exact,
+                   tolerance=K_SE * se,
+                   failure=f"{method} at alpha = {a:g} settles at {m:.3f}, not at {named} "
+                           f"{exact:.3f}", why=f"{K_SE:g} standard errors")
+            for a, m, se in zip(results["alphas"], results["settled"][i],
+                                results["settled_se"][i], strict=True)]
+
+
 @check("epsilon")
 def expected_sarsa_reaches_the_epsilon_soft_optimum(results: dict) -> list[Measure]:
     """At every step size, Expected SARSA's settled return is the exact value of the best
     epsilon-greedy policy: its target is exact on the cliff, so no step size is too
     large (the book: it "can safely set alpha = 1")."""
-    i, exact = _row(results, "Expected SARSA"), float(results["epsilon_soft_optimum"])
-    return [within(f"Expected SARSA's settled return, alpha = {a:g}", measured=m, expected=exact,
-                   tolerance=K_SE * se,
-                   failure=f"Expected SARSA at alpha = {a:g} settles at {m:.3f}, not at the "
-                           f"epsilon-soft optimum {exact:.3f}", why=f"{K_SE:g} standard errors")
-            for a, m, se in zip(results["alphas"], results["settled"][i],
-                                results["settled_se"][i], strict=True)]
+    return _settles_at(results, "Expected SARSA", "epsilon_soft_optimum",
+                       "the epsilon-soft optimum")
 
 
 @check("epsilon")
@@ -192,13 +200,7 @@ def q_learning_reaches_its_exact_limit(results: dict) -> list[Measure]:
     """At every step size, Q-learning's settled return is the exact value of acting
     epsilon-greedily on ``q*``: it learns the edge path and falls off it while
     exploring."""
-    i, exact = _row(results, "Q-learning"), float(results["q_learning_limit"])
-    return [within(f"Q-learning's settled return, alpha = {a:g}", measured=m, expected=exact,
-                   tolerance=K_SE * se,
-                   failure=f"Q-learning at alpha = {a:g} settles at {m:.3f}, not at the exact "
-                           f"{exact:.3f}", why=f"{K_SE:g} standard errors")
-            for a, m, se in zip(results["alphas"], results["settled"][i],
-                                results["settled_se"][i], strict=True)]
+    return _settles_at(results, "Q-learning", "q_learning_limit", "the exact")
 
 
 @check("epsilon")

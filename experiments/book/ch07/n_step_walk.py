@@ -14,6 +14,7 @@ from tabular.experiments.book.ch07.walk_errors import early_rms
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, check, fact, inside
 from tabular.experiments.harness.settings import Settings
+from tabular.experiments.harness.sweeps import best_step_sizes
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = "Sutton & Barto (2018), Example 7.1, Figure 7.2"
@@ -70,11 +71,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 def table(results: dict):
     """The best step size and error of each n."""
-    mean = results["errors"].mean(axis=2)
-    best = mean.argmin(axis=1)
-    return (["n", "best alpha", "RMS error"],
-            [[int(n), float(results["alphas"][b]), round(float(mean[i, b]), 4)]
-             for i, (n, b) in enumerate(zip(results["n_steps"], best, strict=True))])
+    return best_step_sizes(results)
 
 
 @check("n_steps", "alphas", "episodes")

@@ -224,22 +224,26 @@ def book_findings(results: dict) -> list[Measure]:
             continue
         small, large = mine[np.argmin(states[mine])], mine[np.argmax(states[mine])]
         measures += [
-            fact(f"b = {b}: mean lead over the first two sweeps, {states[large]:,} against "
-                 f"{states[small]:,} states", passed=head_start(results, large) > head_start(
-                     results, small), expected="larger with more states",
-                 measured=f"{head_start(results, large):.3f} vs {head_start(results, small):.3f}",
-                 failure=f"b = {b}: trajectory sampling's mean lead over the first two "
-                         f"sweeps is {head_start(results, large):.3f} with "
-                         f"{states[large]:,} states, not larger than the "
-                         f"{head_start(results, small):.3f} with {states[small]:,}",
-                 tolerance="ordering"),
-            fact(f"b = {b}: sweeps until uniform draws level, {states[large]:,} against "
-                 f"{states[small]:,} states", passed=catch_up(results, large) > catch_up(
-                     results, small), expected="later with more states",
-                 measured=f"{catch_up(results, large)} vs {catch_up(results, small)}",
-                 failure=f"b = {b}: uniform updates draw level after "
-                         f"{catch_up(results, large)} sweeps with {states[large]:,} states, "
-                         f"not later than the {catch_up(results, small)} with "
-                         f"{states[small]:,}", tolerance="ordering"),
+            _grows_with_states(b, states, (large, small), "mean lead over the first two sweeps",
+                               [head_start(results, c) for c in (large, small)], ".3f",
+                               "larger", "trajectory sampling's mean lead over the first two "
+                               "sweeps is {}"),
+            _grows_with_states(b, states, (large, small), "sweeps until uniform draws level",
+                               [catch_up(results, c) for c in (large, small)], "", "later",
+                               "uniform updates draw level after {} sweeps"),
         ]
     return measures
+
+
+def _grows_with_states(b, states, tasks, quantity: str, values, digits: str, more: str,
+                       said: str) -> Measure:
+    """Section 8.6's finding at branching ``b`` for one ``quantity``: its ``values`` on the
+    ``tasks`` (the one with the most states, the one with the fewest) are ``more`` (larger,
+    later) with more states. ``digits`` formats a value; ``said`` is the failure's
+    sentence about the larger task's value (``{}``)."""
+    (large, small), (high, low) = tasks, (format(v, digits) for v in values)
+    return fact(f"b = {b}: {quantity}, {states[large]:,} against {states[small]:,} states",
+                passed=values[0] > values[1], expected=f"{more} with more states",
+                measured=f"{high} vs {low}",
+                failure=f"b = {b}: {said.format(high)} with {states[large]:,} states, not "
+                        f"{more} than the {low} with {states[small]:,}", tolerance="ordering")

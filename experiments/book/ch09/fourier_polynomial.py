@@ -69,17 +69,13 @@ def run(config: Config, executor) -> dict:
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
-    fig, axes = style.figure(1, 1, width=7.4, height=4.6,
-                             title="Figure 9.5: Fourier basis against polynomials, "
-                                   "gradient MC on the 1000-state walk")
-    ax = axes[0, 0]
     n = len(results["orders"])
     colors = [style.PALETTE[i % len(style.PALETTE)] for i in range(n)] * 2
-    draw(ax, results, labels(results), colors, ["--"] * n + ["-"] * n)
-    ax.set_ylim(0.0, 0.45)
-    ax.set_title(f"{results['curves'].shape[1]} runs (band: 95% CI); alpha = "
-                 f"{config.alpha_polynomial:g} (polynomial), {config.alpha_fourier:g} (Fourier)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig = draw(results, labels(results), colors, ["--"] * n + ["-"] * n,
+               title="Figure 9.5: Fourier basis against polynomials, gradient MC on the "
+                     "1000-state walk",
+               settings=f"alpha = {config.alpha_polynomial:g} (polynomial), "
+                        f"{config.alpha_fourier:g} (Fourier)")
     return [style.save(fig, out_dir / "fourier_polynomial.png")]
 
 

@@ -26,6 +26,7 @@ from tabular.experiments.book.ch09.walk_setup import walk
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, above, check, fact, inside, standard_error
 from tabular.experiments.harness.settings import Settings
+from tabular.experiments.harness.sweeps import best_step_sizes
 from tabular.linear import (
     RewardProcess,
     reward_process,
@@ -142,11 +143,7 @@ def plot(results: dict, out_dir, config: Config) -> list:
 
 def table(results: dict):
     """The best step size and error of each n."""
-    mean = results["errors"].mean(axis=2)
-    best = mean.argmin(axis=1)
-    return (["n", "best alpha", "RMS error"],
-            [[int(n), float(results["alphas"][b]), round(float(mean[i, b]), 4)]
-             for i, (n, b) in enumerate(zip(results["n_steps"], best, strict=True))])
+    return best_step_sizes(results)
 
 
 def _best(results: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -113,15 +113,10 @@ def tile_widths(X: np.ndarray) -> np.ndarray:
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
-    fig, axes = style.figure(1, 1, width=7.4, height=4.6,
-                             title="Figure 9.10: one tiling against many, gradient MC "
-                                   "on the 1000-state walk")
-    ax = axes[0, 0]
-    draw(ax, results, labels(results), [style.PALETTE[0], style.PALETTE[1]], ["-", "-"])
-    ax.set_ylim(0.0, 0.45)
-    ax.set_title(f"{results['curves'].shape[1]} runs (band: 95% CI); tiles of 200 states; "
-                 f"alpha = {config.alpha:g} and {config.alpha:g} / {config.tilings}")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig = draw(results, labels(results), [style.PALETTE[0], style.PALETTE[1]], ["-", "-"],
+               title="Figure 9.10: one tiling against many, gradient MC on the 1000-state walk",
+               settings=f"tiles of 200 states; alpha = {config.alpha:g} and {config.alpha:g} / "
+                        f"{config.tilings}")
     return [style.save(fig, out_dir / "tile_coding_walk.png")]
 
 

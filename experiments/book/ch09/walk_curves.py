@@ -115,9 +115,13 @@ def learn(process: RewardProcess, specs: list[tuple[str, int, float]], episodes:
             "initial": np.array(initial)}
 
 
-def draw(ax, results: dict, labels: list[str], colors: list[str], styles: list[str]) -> None:
-    """Each set's mean curve with its band, from ``sqrt(VE(0))`` at episode 0, and its
-    exact floor dashed in the same colour."""
+def draw(results: dict, labels: list[str], colors: list[str], styles: list[str], *, title: str,
+         settings: str):
+    """The figure of ``results``, one panel titled ``title``: each set's mean curve with
+    its band, from ``sqrt(VE(0))`` at episode 0, and its exact floor dashed in the same
+    colour; the panel's own title names the runs and the ``settings``."""
+    fig, axes = style.figure(1, 1, width=7.4, height=4.6, title=title)
+    ax = axes[0, 0]
     x = np.r_[0, results["episodes_at"]]
     for i, (label, color, line) in enumerate(zip(labels, colors, styles, strict=True)):
         runs = results["curves"][i]
@@ -128,6 +132,10 @@ def draw(ax, results: dict, labels: list[str], colors: list[str], styles: list[s
             label="exact floor: sqrt(VE) of the VE minimiser")
     ax.set_xlabel("episodes")
     ax.set_ylabel(r"$\sqrt{\overline{VE}}$ averaged over runs")
+    ax.set_ylim(0.0, 0.45)
+    ax.set_title(f"{results['curves'].shape[1]} runs (band: 95% CI); {settings}")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
 
 
 def paired_se(a: np.ndarray, b: np.ndarray) -> float:

@@ -1,6 +1,7 @@
 """Example 13.1's short corridor as both chapter-13 figures use it: the model, the
 shared policies (one pair of logits for every state, since the states look alike) with
-their exact values, and the exact optimum as a check of both figures."""
+their exact values, the exact optimum as a check of both figures, and their panel of
+returns per episode with the stuck runs left out."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import SoftmaxPolicy, TabularMDP, policy_evaluation
+from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, check, standard_error, within
 
 ENV_ID = "tabzoo/ShortCorridor-v0"
@@ -29,6 +31,29 @@ MAX_STUCK = 0.15
 #: Standard errors a measured mean may lie from its reference (a normal mean falls
 #: outside 4 of them with probability 6e-5).
 K_SE = 4.0
+
+
+def stuck_runs(returns: np.ndarray) -> np.ndarray:
+    """The runs stuck near p(right) = 0 or 1, ``[runs]`` of ``returns [runs, episodes]``:
+    their last 100 episodes average below :data:`STUCK`."""
+    return returns[:, -100:].mean(axis=1) < STUCK
+
+
+def draw_returns(ax, returns: np.ndarray, labels: list[str], v_star: float) -> None:
+    """The return of each episode ``returns [curves, runs, episodes]``, each curve's runs
+    that are not :func:`stuck_runs` averaged over 10 episodes with the 95% band (its label
+    ``labels[i]`` then says how many runs it leaves out), against ``v_star`` dashed."""
+    runs, episodes = returns.shape[1:]
+    x = np.arange(1, episodes + 1)
+    for i, (label, curve) in enumerate(zip(labels, returns, strict=True)):
+        out = stuck_runs(curve)
+        note = f" ({out.sum()} of {runs} runs stuck, not averaged)" if out.any() else ""
+        style.mean_band(ax, x, curve[~out], label + note, style.PALETTE[i],
+                        smooth=style.window(10, curve))
+    ax.axhline(v_star, color="black", linestyle="--", label=f"$v_*(s_0)$ = {v_star:.2f}")
+    ax.set_ylim(-90, -5)
+    ax.set_xlabel("episode")
+    ax.set_ylabel(f"total reward on episode\n(mean of {runs} runs, 10-episode average)")
 
 
 def model() -> TabularMDP:

@@ -14,11 +14,13 @@ from tabular.experiments.book.ch13.corridor_setup import (
     K_SE,
     MAX_STUCK,
     STUCK,
+    draw_returns,
     exact_optimum,  # noqa: F401  (one of this figure's checks)
     mean_se,
     model,
     shared_policy,
     shared_policy_values,
+    stuck_runs,
 )
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, below, check, fact
@@ -66,18 +68,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(2, 1, width=5.4, height=4.0,
                              title="Example 13.1 short corridor with switched actions")
     ax = axes[0, 0]
-    runs, episodes = results["returns"].shape[1:]
-    x = np.arange(1, episodes + 1)
-    for i, (alpha, curve) in enumerate(zip(results["alphas"], results["returns"], strict=True)):
-        stuck = curve[:, -100:].mean(axis=1) < STUCK
-        note = f" ({stuck.sum()} of {runs} runs stuck, not averaged)" if stuck.any() else ""
-        style.mean_band(ax, x, curve[~stuck], f"$\\alpha = 2^{{{np.log2(alpha):.0f}}}${note}",
-                        style.PALETTE[i], smooth=style.window(10, curve))
-    v_star = float(results["v_star"])
-    ax.axhline(v_star, color="black", linestyle="--", label=f"$v_*(s_0)$ = {v_star:.1f}")
-    ax.set_ylim(-90, -5)
-    ax.set_xlabel("episode")
-    ax.set_ylabel(f"total reward on episode\n(mean of {runs} runs, 10-episode average)")
+    draw_returns(ax, results["returns"],
+                 [f"$\\alpha = 2^{{{np.log2(alpha):.0f}}}$" for alpha in results["alphas"]],
+                 float(results["v_star"]))
     ax.set_title("Figure 13.1: REINFORCE (no probability floor; bands: 95% CI)")
     ax.legend(loc="lower right")
     ax = axes[0, 1]
@@ -119,7 +112,7 @@ def reinforce_climbs(results: dict) -> list[Measure]:
     measures = []
     v_star = float(results["v_star"])
     for alpha, returns in zip(results["alphas"], results["returns"], strict=True):
-        stuck = returns[:, -100:].mean(axis=1) < STUCK
+        stuck = stuck_runs(returns)
         measures.append(below(f"alpha = {alpha:g}: fraction of runs stuck", measured=stuck.mean(),
                               bound=MAX_STUCK,
                               failure=f"alpha = {alpha:g}: {stuck.sum()} of {len(stuck)} "

@@ -18,12 +18,13 @@ from tabular import policy_evaluation, reinforce
 from tabular.experiments.book.ch13.corridor_setup import (
     K_SE,
     MAX_STUCK,
-    STUCK,
+    draw_returns,
     exact_optimum,  # noqa: F401  (a check of this experiment too: v* is the same)
     mean_se,
     model,
     shared_policy,
     shared_policy_values,
+    stuck_runs,
 )
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, above, below, check, within
@@ -89,30 +90,15 @@ def run(config: Config, executor) -> dict:
             "p_final": p_final, "v_final": exact, **shared_policy_values()}
 
 
-def _stuck(returns: np.ndarray) -> np.ndarray:
-    """The runs stuck near p(right) = 0 or 1, ``[runs]`` (see corridor_setup.STUCK)."""
-    return returns[:, -100:].mean(axis=1) < STUCK
-
-
 def plot(results: dict, out_dir, config: Config) -> list:
     fig, axes = style.figure(1, 1, width=6.0, height=4.2,
                              title="Figure 13.2: REINFORCE with a baseline, short corridor")
     ax = axes[0, 0]
-    runs, episodes = results["returns"].shape[1:]
-    x = np.arange(1, episodes + 1)
     steps = (config.alpha, config.alpha_baseline)
-    for i, (name, curve) in enumerate(zip(results["methods"], results["returns"],
-                                          strict=True)):
-        stuck = _stuck(curve)
-        note = f", {stuck.sum()} of {runs} runs stuck, not averaged" if stuck.any() else ""
-        label = f"{name} ($\\alpha^\\theta = 2^{{{np.log2(steps[i]):.0f}}}${note})"
-        style.mean_band(ax, x, curve[~stuck], label, style.PALETTE[i],
-                        smooth=style.window(10, curve))
-    v_star = float(results["v_star"])
-    ax.axhline(v_star, color="black", linestyle="--", label=f"$v_*(s_0)$ = {v_star:.2f}")
-    ax.set_ylim(-90, -5)
-    ax.set_xlabel("episode")
-    ax.set_ylabel(f"total reward on episode\n(mean of {runs} runs, 10-episode average)")
+    draw_returns(ax, results["returns"],
+                 [f"{name} ($\\alpha^\\theta = 2^{{{np.log2(a):.0f}}}$)"
+                  for name, a in zip(results["methods"], steps, strict=True)],
+                 float(results["v_star"]))
     ax.set_title(f"$\\alpha^w = 2^{{{np.log2(config.alpha_w):.0f}}}$, "
                  "one baseline weight; bands: 95% CI", fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
@@ -126,7 +112,7 @@ def nobody_beats_the_optimum(results: dict) -> list[Measure]:
     v_star = float(results["v_star"])
     measures = []
     for name, returns in zip(results["methods"], results["returns"], strict=True):
-        late, se = mean_se(returns[~_stuck(returns), -100:].mean(axis=1))
+        late, se = mean_se(returns[~stuck_runs(returns), -100:].mean(axis=1))
         measures.append(below(f"{name}: late return", measured=late, bound=v_star + K_SE * se,
                               failure=f"{name}'s late return {late:.2f} beats v* = {v_star:.2f}: "
                                       "the ground truth is wrong",
@@ -135,11 +121,12 @@ def nobody_beats_the_optimum(results: dict) -> list[Measure]:
 
 
 @check("alpha", "alpha_baseline", "alpha_w", "initial_right")
-def few_runs_get_stuck(results: dict) -> list[Measure]:
+def few_runs_getstuck(results: dict) -> list[Measure]:
     """Without the book's probability floor a run can get stuck near p(right) = 0; at
     the book's step sizes only a few percent do."""
-    return [below(f"{name}: fraction of runs stuck", measured=_stuck(r).mean(), bound=MAX_STUCK,
-                  failure=f"{name}: {_stuck(r).sum()} of {len(r)} runs stuck", why="a few percent")
+    return [below(f"{name}: fraction of runs stuck", measured=stuck_runs(r).mean(),
+                  bound=MAX_STUCK, failure=f"{name}: {stuck_runs(r).sum()} of {len(r)} runs stuck",
+                  why="a few percent")
             for name, r in zip(results["methods"], results["returns"], strict=True)]
 
 
@@ -156,7 +143,7 @@ def the_baseline_reaches_the_optimum(results: dict) -> list[Measure]:
     climbing at 2^-13, is 0.480, 27 standard errors below. The late returns are what
     exact evaluation says those policies earn, within K_SE standard errors."""
     i = METHODS.index("REINFORCE with baseline")
-    ok = ~_stuck(results["returns"][i])
+    ok = ~stuck_runs(results["returns"][i])
     p, p_se = mean_se(results["p_final"][i][ok])
     p_star = 2.0 - np.sqrt(2.0)
     exact, exact_se = mean_se(results["v_final"][i][ok])
@@ -178,7 +165,7 @@ def the_baseline_learns_faster(results: dict) -> list[Measure]:
     """Over the first 200 episodes REINFORCE with the baseline earns more than plain
     REINFORCE by more than the noise (the book: "adding a baseline to REINFORCE can make
     it learn much faster"); by episode 1000 both are near v*."""
-    early = [r[~_stuck(r), :EARLY].mean(axis=1) for r in results["returns"]]
+    early = [r[~stuck_runs(r), :EARLY].mean(axis=1) for r in results["returns"]]
     (m0, s0), (m1, s1) = (mean_se(early[METHODS.index(m)]) for m in METHODS)
     # as if independent: the runs of the two methods share seeds, not trajectories
     return [above(f"mean return, first {EARLY} episodes: with baseline - without", measured=m1 - m0,
