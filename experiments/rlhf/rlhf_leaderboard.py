@@ -68,7 +68,9 @@ from tabular.rlhf import (
     kl_optimum,
     kto,
     loss_optimum,
+    nash_equilibrium,
     path_returns,
+    sampled_nash_md,
     train_pipeline,
 )
 from tabular.rlhf.best_of_n import token_policy
@@ -192,6 +194,17 @@ def own_optimum(scenario: str, beta: float, loss: str) -> np.ndarray | None:
                             **LOSS_OPTIONS[loss]).endings
     except (RuntimeError, ValueError):  # hinge's set of optima; an infimum at the boundary
         return None
+
+
+@functools.cache
+def nash_point(scenario: str, beta: float) -> np.ndarray | None:
+    """``[S, A]``: the regularised Nash equilibrium of :func:`preference` against the SFT
+    model (:func:`~tabular.rlhf.nash_equilibrium`), Nash-MD's target, or ``None`` where
+    the preference's dense table does not fit (see :data:`MAX_RESPONSES`)."""
+    if not _small(scenario):
+        return None
+    ex = task(scenario).ex
+    return nash_equilibrium(ex.env, ex.reference, preference(scenario), beta=beta).endings
 
 
 def judge(scenario: str):
@@ -393,6 +406,19 @@ def train_remax(scenario, beta, iterations, runs, seed, every):
     return train_group(scenario, beta, iterations, runs, seed, every, advantage="remax")
 
 
+def train_nash_md(scenario, beta, iterations, runs, seed, every):
+    """Nash-MD sampled as TRL's ``NashMDTrainer`` (``mixture_coef`` 0.5, TRL's default),
+    the pairs judged by ``sigma(r_RM(y) - r_RM(y'))`` (TRL's reward-model judge); its
+    history also holds ``kl_own``, the KL to the regularised Nash equilibrium of that
+    preference where :func:`nash_point` has it."""
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    own = nash_point(scenario, beta)
+    extra = {} if own is None else {"callback": lambda it, policy, m: {
+        "kl_own": own_kl(scenario, own, policy)}}
+    return sampled_nash_md(mdp, start, iterations=iterations, pairs=NASH_PAIRS,
+                           alpha=ALPHA["Nash-MD"], **kw, **extra).history
+
+
 def train_distill(scenario, beta, iterations, runs, seed, every):
     """Distillation's own history measures it against the teacher (no reward, ``beta``
     1); its callback adds the leaderboard's measures against ``pi*_beta``."""
@@ -479,10 +505,12 @@ def train_kto(scenario, beta, budget, runs, seed):
 
 #: Step sizes (one per learner, the same on both scenarios and at both betas).
 ALPHA = {"REINFORCE": 0.05, "Actor-critic": 0.5, "PPO": 0.5, "GRPO": 0.5, "distill": 0.5,
-         "DPO": 2.0, "IPO": 0.2, "KTO": 2.0}
+         "DPO": 2.0, "IPO": 0.2, "KTO": 2.0, "Nash-MD": 0.5}
 #: XPO's exploration weight (TRL's ``XPOConfig.alpha`` is 1e-5; the xpo_coverage
 #: experiment's 0.1, at which the bonus moves the policy within the leaderboard's budgets).
 XPO_ALPHA = 0.1
+#: Nash-MD's pairs per update (each a response of the policy and one of the mixture).
+NASH_PAIRS = 8
 #: Full-batch gradient steps of DPO's loss family and of KTO.
 PREFERENCE_STEPS = 200
 #: Iterated DPO's rounds, and its steps in each (its kernel steps through every sampled
@@ -524,6 +552,8 @@ METHODS = {
        if name not in ("DPO", "IPO")},
     "online DPO (judge)": Method(train_online_dpo_judge, "2 per comparison (4 rounds)"),
     "XPO": Method(train_xpo, "2 per comparison (4 rounds; one from the reference)"),
+    "Nash-MD": Method(train_nash_md, "2 per pair (policy and mixture; 8 pairs)",
+                      2 * NASH_PAIRS),
 }
 """The learners: the on-policy ones, DPO, IPO, iterated DPO, KTO, distillation, then DPO's
 loss family as TRL names it (:data:`LOSS_OPTIONS`, the reference-free SimPO, CPO and
@@ -595,7 +625,8 @@ def plan(config: Config) -> dict:
 def own_gap(scenario: str, beta: float, method: str) -> float:
     """``J* - J`` of the learner ``method``'s own optimum (:func:`own_optimum`), exact; NaN
     where it has none computed."""
-    own = own_optimum(scenario, beta, method) if method in LOSS_OPTIONS else None
+    own = (own_optimum(scenario, beta, method) if method in LOSS_OPTIONS
+           else nash_point(scenario, beta) if method == "Nash-MD" else None)
     if own is None:
         return np.nan
     kl_ref, reward = standing(task(scenario), own)
