@@ -54,8 +54,8 @@ from tabular.experiments.harness.checks import (
     standard_error,
 )
 from tabular.experiments.harness.settings import Settings
-from tabular.experiments.rlhf.loss_optima import LOSSES as LOSS_OPTIONS
-from tabular.experiments.rlhf.loss_optima import QUADRATIC
+from tabular.experiments.rlhf.loss_family import LOSSES as LOSS_OPTIONS
+from tabular.experiments.rlhf.loss_family import QUADRATIC
 from tabular.rlhf import (
     RLHFPipeline,
     best_of_n,
