@@ -24,6 +24,7 @@ from tabular.envs import load_grammar_scenario, load_scenario
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, below, check, fact, number
 from tabular.experiments.harness.settings import Settings
+from tabular.experiments.rlhf.loss_family import LOSSES, QUADRATIC
 from tabular.rlhf import (
     bradley_terry_preference,
     dpo,
@@ -33,20 +34,6 @@ from tabular.rlhf import (
     path_returns,
     train_pipeline,
 )
-
-#: The losses, by the name the table gives them, and their options.
-LOSSES = {
-    "DPO": {"loss": "sigmoid"}, "cDPO (eps 0.1)": {"loss": "sigmoid", "label_smoothing": 0.1},
-    "rDPO (eps 0.1)": {"loss": "robust", "label_smoothing": 0.1}, "IPO": {"loss": "ipo"},
-    "IPO per token": {"loss": "ipo", "average_log_prob": True}, "hinge": {"loss": "hinge"},
-    "EXO": {"loss": "exo_pair"}, "NCA": {"loss": "nca_pair"}, "BCO": {"loss": "bco_pair"},
-    "SPPO": {"loss": "sppo_hard"}, "APO-zero": {"loss": "apo_zero"},
-    "APO-down": {"loss": "apo_down"}, "DiscoPOP": {"loss": "discopop"},
-    "sigmoid_norm": {"loss": "sigmoid_norm"}, "DPO + SFT": {"loss": ("sigmoid", "sft")},
-    "SimPO": {"loss": "simpo"}, "CPO": {"loss": "cpo"}, "ORPO": {"loss": "orpo"},
-}
-#: The quadratic losses take smaller steps (their curvature grows with the gap).
-QUADRATIC = ("IPO", "IPO per token", "SPPO")
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = ("no published figure: TRL's preference losses against pi* and against each "

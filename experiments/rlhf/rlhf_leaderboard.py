@@ -45,11 +45,21 @@ import numpy as np
 from tabular import actor_critic, ppo, reinforce, trpo
 from tabular.envs import load_grammar_scenario, load_scenario
 from tabular.experiments.harness import style
-from tabular.experiments.harness.checks import Measure, below, check, fact, standard_error
+from tabular.experiments.harness.checks import (
+    Measure,
+    below,
+    check,
+    fact,
+    number,
+    standard_error,
+)
 from tabular.experiments.harness.settings import Settings
+from tabular.experiments.rlhf.loss_family import LOSSES as LOSS_OPTIONS
+from tabular.experiments.rlhf.loss_family import QUADRATIC
 from tabular.rlhf import (
     RLHFPipeline,
     best_of_n,
+    bradley_terry_preference,
     distill,
     dpo,
     ending_probabilities,
@@ -57,7 +67,10 @@ from tabular.rlhf import (
     iterated_dpo,
     kl_optimum,
     kto,
+    loss_optimum,
+    nash_equilibrium,
     path_returns,
+    sampled_nash_md,
     train_pipeline,
 )
 from tabular.rlhf.best_of_n import token_policy
@@ -141,6 +154,76 @@ def teacher(scenario: str, beta: float) -> np.ndarray:
     distribution, as soft value iteration finds it): the distillation teacher."""
     ex = task(scenario).ex
     return token_policy(ex.mdp, optimum(scenario, beta).endings, ex.reference.probs())
+
+
+#: The largest number of responses for which the leaderboard computes a loss's own
+#: optimum: :func:`~tabular.rlhf.loss_optimum` forms a dense Hessian over the
+#: responses by central differences (``N`` gradient evaluations per Newton step, ``N^2``
+#: floats), which the capital of France's 6 responses allow and the grammar scenario's
+#: 59,808 (14,952 per prompt: 3.6e9 floats, 29 GB) do not; the judge's table of
+#: ``P(y > y')`` is as large.
+MAX_RESPONSES = 64
+
+
+def _small(scenario: str) -> bool:
+    """Whether the scenario's responses are few enough for dense tables (see
+    :data:`MAX_RESPONSES`)."""
+    return len(task(scenario).draws[0]) <= MAX_RESPONSES
+
+
+@functools.cache
+def preference(scenario: str):
+    """The Bradley-Terry preference of the reward model over the SFT model's responses:
+    the population every preference learner's labels are drawn from."""
+    ex = task(scenario).ex
+    return bradley_terry_preference(ex.env, ex.reference)
+
+
+@functools.cache
+def own_optimum(scenario: str, beta: float, loss: str) -> np.ndarray | None:
+    """``[S, A]``: the response distribution of the loss ``loss``'s own population optimum
+    (:func:`~tabular.rlhf.loss_optimum` on the comparisons of two SFT responses labelled
+    by :func:`preference`), or ``None``: on a scenario with too many responses (see
+    :data:`MAX_RESPONSES`), for ``hinge`` (a set of optima) and where the solver finds no
+    stationary point."""
+    if not _small(scenario):
+        return None
+    ex = task(scenario).ex
+    try:
+        return loss_optimum(ex.env, ex.reference, preference(scenario), beta=beta,
+                            **LOSS_OPTIONS[loss]).endings
+    except (RuntimeError, ValueError):  # hinge's set of optima; an infimum at the boundary
+        return None
+
+
+@functools.cache
+def nash_point(scenario: str, beta: float) -> np.ndarray | None:
+    """``[S, A]``: the regularised Nash equilibrium of :func:`preference` against the SFT
+    model (:func:`~tabular.rlhf.nash_equilibrium`), Nash-MD's target, or ``None`` where
+    the preference's dense table does not fit (see :data:`MAX_RESPONSES`)."""
+    if not _small(scenario):
+        return None
+    ex = task(scenario).ex
+    return nash_equilibrium(ex.env, ex.reference, preference(scenario), beta=beta).endings
+
+
+def judge(scenario: str):
+    """Online DPO's judge: :func:`preference` where its table fits (see
+    :data:`MAX_RESPONSES`), else ``None``, iterated DPO's Bradley-Terry on the returns
+    (the same preference, computed pair by pair)."""
+    return preference(scenario) if _small(scenario) else None
+
+
+def own_kl(scenario: str, own: np.ndarray, policy) -> float:
+    """``KL(pi || own optimum)`` over the SFT model's responses."""
+    s, a, _, _ = task(scenario).draws
+    return response_kl(ending_probabilities(task(scenario).ex.mdp, policy)[s, a], own[s, a])
+
+
+def own_is_optimum(measured: tuple) -> tuple:
+    """:func:`measure`'s numbers with ``kl_own`` = ``KL(pi || pi*)``: a learner whose own
+    optimum is ``pi*`` (distillation, whose teacher it is)."""
+    return (*measured, measured[1])
 
 
 def response_kl(p, q) -> float:
@@ -323,6 +406,19 @@ def train_remax(scenario, beta, iterations, runs, seed, every):
     return train_group(scenario, beta, iterations, runs, seed, every, advantage="remax")
 
 
+def train_nash_md(scenario, beta, iterations, runs, seed, every):
+    """Nash-MD sampled as TRL's ``NashMDTrainer`` (``mixture_coef`` 0.5, TRL's default),
+    the pairs judged by ``sigma(r_RM(y) - r_RM(y'))`` (TRL's reward-model judge); its
+    history also holds ``kl_own``, the KL to the regularised Nash equilibrium of that
+    preference where :func:`nash_point` has it."""
+    mdp, start, kw = _rl(scenario, beta, seed, runs, every)
+    own = nash_point(scenario, beta)
+    extra = {} if own is None else {"callback": lambda it, policy, m: {
+        "kl_own": own_kl(scenario, own, policy)}}
+    return sampled_nash_md(mdp, start, iterations=iterations, pairs=NASH_PAIRS,
+                           alpha=ALPHA["Nash-MD"], **kw, **extra).history
+
+
 def train_distill(scenario, beta, iterations, runs, seed, every):
     """Distillation's own history measures it against the teacher (no reward, ``beta``
     1); its callback adds the leaderboard's measures against ``pi*_beta``."""
@@ -331,7 +427,8 @@ def train_distill(scenario, beta, iterations, runs, seed, every):
                    alpha=ALPHA["distill"], seed=seed, runs=runs, history=True,
                    eval_every=every,
                    callback=lambda it, policy, m: dict(zip(
-                       MEASURES, measure(scenario, beta, policy), strict=True))).history
+                       MEASURES, own_is_optimum(measure(scenario, beta, policy)),
+                       strict=True))).history
 
 
 def _streams(seed, runs) -> list:
@@ -339,27 +436,53 @@ def _streams(seed, runs) -> list:
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(runs)]
 
 
-def train_dpo(scenario, beta, budget, runs, seed, loss="sigmoid"):
+def train_dpo(scenario, beta, budget, runs, seed, loss="DPO"):
+    """DPO, or the member ``loss`` of its family (a name of :data:`LOSS_OPTIONS`), on
+    ``budget // 2`` comparisons per run; the histories also hold ``kl_own``, the KL to
+    the loss's own optimum, where :func:`own_optimum` has one."""
     t = task(scenario)
     ex = t.ex
-    alpha = ALPHA["DPO" if loss == "sigmoid" else "IPO"]
+    options = LOSS_OPTIONS[loss]
+    alpha = ALPHA["IPO" if loss in QUADRATIC else "DPO"]
+    own = own_optimum(scenario, beta, loss)
+    extra = {} if own is None else {"callback": lambda it, policy, m: {
+        "kl_own": own_kl(scenario, own, policy)}}
     return [dpo(ex.env, ex.reference, comparisons(t, budget // 2, rng), beta=beta,
-                ref_policy=ex.reference, steps=PREFERENCE_STEPS, alpha=alpha, loss=loss,
-                history=True, eval_every=PREFERENCE_STEPS).history
+                ref_policy=ex.reference, steps=PREFERENCE_STEPS, alpha=alpha, **options,
+                history=True, eval_every=PREFERENCE_STEPS, **extra).history
             for rng in _streams(seed, runs)]
 
 
 def train_ipo(scenario, beta, budget, runs, seed):
-    return train_dpo(scenario, beta, budget, runs, seed, loss="ipo")
+    return train_dpo(scenario, beta, budget, runs, seed, loss="IPO")
 
 
-def train_iterated_dpo(scenario, beta, budget, runs, seed):
+def family_member(loss: str):
+    """The leaderboard's trainer of DPO's family member ``loss``."""
+    return functools.partial(train_dpo, loss=loss)
+
+
+def train_iterated_dpo(scenario, beta, budget, runs, seed, **options):
     ex = task(scenario).ex
     h = iterated_dpo(ex.mdp, ex.reference, beta=beta, rounds=ROUNDS,
                      pairs=max(1, budget // (2 * ROUNDS)), steps=ROUND_STEPS,
                      alpha=ALPHA["DPO"], ref_policy=ex.reference, seed=seed, runs=runs,
-                     history=True, eval_every=ROUNDS).history
+                     history=True, eval_every=ROUNDS, **options).history
     return [h.run(i) for i in range(runs)]
+
+
+def train_online_dpo_judge(scenario, beta, budget, runs, seed):
+    """Online DPO with a judge (TRL's ``OnlineDPOTrainer``): iterated DPO whose pairs the
+    Bradley-Terry preference of the reward model labels from its table
+    (:func:`judge`); on the grammar scenario, where that table does not fit, from the
+    returns pair by pair (the same preference: iterated DPO itself)."""
+    return train_iterated_dpo(scenario, beta, budget, runs, seed, judge=judge(scenario))
+
+
+def train_xpo(scenario, beta, budget, runs, seed):
+    """XPO (Xie et al., 2024): online DPO whose second response of each pair the
+    reference draws, with the exploration bonus ``xpo_alpha`` = :data:`XPO_ALPHA`."""
+    return train_iterated_dpo(scenario, beta, budget, runs, seed, xpo_alpha=XPO_ALPHA)
 
 
 def train_kto(scenario, beta, budget, runs, seed):
@@ -382,8 +505,13 @@ def train_kto(scenario, beta, budget, runs, seed):
 
 #: Step sizes (one per learner, the same on both scenarios and at both betas).
 ALPHA = {"REINFORCE": 0.05, "Actor-critic": 0.5, "PPO": 0.5, "GRPO": 0.5, "distill": 0.5,
-         "DPO": 2.0, "IPO": 0.2, "KTO": 2.0}
-#: Full-batch gradient steps of DPO, IPO and KTO.
+         "DPO": 2.0, "IPO": 0.2, "KTO": 2.0, "Nash-MD": 0.5}
+#: XPO's exploration weight (TRL's ``XPOConfig.alpha`` is 1e-5; the xpo_coverage
+#: experiment's 0.1, at which the bonus moves the policy within the leaderboard's budgets).
+XPO_ALPHA = 0.1
+#: Nash-MD's pairs per update (each a response of the policy and one of the mixture).
+NASH_PAIRS = 8
+#: Full-batch gradient steps of DPO's loss family and of KTO.
 PREFERENCE_STEPS = 200
 #: Iterated DPO's rounds, and its steps in each (its kernel steps through every sampled
 #: pair, repeats included, so its cost grows with the budget: 4 x 25 steps, where 4 x 50
@@ -420,10 +548,20 @@ METHODS = {
     "iterated DPO": Method(train_iterated_dpo, "2 per comparison (4 rounds)"),
     "KTO": Method(train_kto, "labelled response"),
     "distill (pi* teacher)": Method(train_distill, "episode", 1),
+    **{name: Method(family_member(name), "2 per comparison") for name in LOSS_OPTIONS
+       if name not in ("DPO", "IPO")},
+    "online DPO (judge)": Method(train_online_dpo_judge, "2 per comparison (4 rounds)"),
+    "XPO": Method(train_xpo, "2 per comparison (4 rounds; one from the reference)"),
+    "Nash-MD": Method(train_nash_md, "2 per pair (policy and mixture; 8 pairs)",
+                      2 * NASH_PAIRS),
 }
+"""The learners: the on-policy ones, DPO, IPO, iterated DPO, KTO, distillation, then DPO's
+loss family as TRL names it (:data:`LOSS_OPTIONS`, the reference-free SimPO, CPO and
+ORPO included) and the online preference learners with a judge."""
 
-#: The leaderboard's measures of a policy, as :func:`measure` returns them.
-MEASURES = ("gap", "kl_opt", "kl_ref", "reward")
+#: The leaderboard's measures of a policy, as :func:`measure` returns them, and the KL
+#: to the learner's own optimum (NaN where :func:`own_optimum` has none).
+MEASURES = ("gap", "kl_opt", "kl_ref", "reward", "kl_own")
 
 
 def measures_of(history, beta: float) -> dict:
@@ -432,12 +570,14 @@ def measures_of(history, beta: float) -> dict:
     against its teacher, the callback's."""
     if "gap" in history.names:
         return {name: history[name] for name in MEASURES}
+    own = (history["kl_own"] if "kl_own" in history.names
+           else np.full_like(history["exact/gap"], np.nan))
     kl_ref = history["exact/kl_to_ref"]
     with np.errstate(invalid="ignore"):  # inf - inf: a response the SFT model never gives
         reward = np.where(np.isfinite(kl_ref), history["exact/objective"] + beta * kl_ref,
                           np.nan)
     return {"gap": history["exact/gap"], "kl_opt": history["exact/kl_to_optimum"],
-            "kl_ref": kl_ref, "reward": reward}
+            "kl_ref": kl_ref, "reward": reward, "kl_own": own}
 
 
 # ------------------------------------------------------------------------ running
@@ -480,6 +620,17 @@ def plan(config: Config) -> dict:
     if config.grammar_budgets:
         out[grammar] = (config.grammar_budgets, config.grammar_runs)
     return out
+
+
+def own_gap(scenario: str, beta: float, method: str) -> float:
+    """``J* - J`` of the learner ``method``'s own optimum (:func:`own_optimum`), exact; NaN
+    where it has none computed."""
+    own = (own_optimum(scenario, beta, method) if method in LOSS_OPTIONS
+           else nash_point(scenario, beta) if method == "Nash-MD" else None)
+    if own is None:
+        return np.nan
+    kl_ref, reward = standing(task(scenario), own)
+    return float(optimum(scenario, beta).value - (reward - beta * kl_ref))
 
 
 def frontier(scenario: str, config: Config) -> dict:
@@ -527,6 +678,8 @@ def run(config: Config, executor) -> dict:
             results[f"{p}_curve_responses_{b}_{m}"] = o["curve_responses"]
             results[f"{p}_curve_gap_{b}_{m}"] = o["curve_gap"]
         results[f"{p}_budgets"] = np.array(budgets)
+        results[f"{p}_own_gap"] = np.array([[own_gap(sc, beta, m) for m in methods]
+                                            for beta in config.betas])
         results.update(frontier(sc, config))
     return results
 
@@ -640,12 +793,21 @@ def plot(results: dict, out_dir, config: Config) -> list:
     return [style.save(fig, out_dir / "rlhf_leaderboard.png")]
 
 
+def _shown(value) -> str:
+    """A table cell: the number, or empty where it is not computed (NaN)."""
+    return "" if np.isnan(value) else number(value)
+
+
 def table(results: dict):
-    """Every learner's gap at every budget: mean, 95% CI half-width and KL to pi*."""
+    """Every learner's gap at every budget: mean, 95% CI half-width and KL to pi*; and
+    where its own optimum is computed (DPO's loss family on the capital of France), that
+    optimum's gap and the learner's mean KL to it (empty elsewhere)."""
     rows = []
     for sc in (str(s) for s in results["scenarios"]):
         p = key(sc)
         gap, kl = results[f"{p}_gap"], results[f"{p}_kl_opt"]
+        kl_own = results.get(f"{p}_kl_own", np.full_like(gap, np.nan))
+        own = results.get(f"{p}_own_gap", np.full(gap.shape[:2], np.nan))
         n = gap.shape[-1]
         for b, beta in enumerate(results["betas"]):
             for m, name in enumerate(results["methods"]):
@@ -654,9 +816,11 @@ def table(results: dict):
                     half = style.Z95 * standard_error(g) if n > 1 else np.nan
                     rows.append([sc, float(beta), str(name), int(budget),
                                  float(f"{g.mean():.4g}"), float(f"{half:.3g}"),
-                                 float(f"{kl[b, m, j].mean():.4g}")])
+                                 float(f"{kl[b, m, j].mean():.4g}"), _shown(own[b, m]),
+                                 _shown(kl_own[b, m, j].mean())])
     return (["scenario", "beta", "method", "sampled responses", "gap J*-J mean",
-             "gap 95% CI half-width", "KL(pi||pi*) mean"], rows)
+             "gap 95% CI half-width", "KL(pi||pi*) mean", "own optimum's J*-J",
+             "KL(pi||own optimum) mean"], rows)
 
 
 # ------------------------------------------------------------------------ checking
@@ -741,6 +905,49 @@ def learners_reach_their_gaps(results: dict) -> list[Measure]:
                 f"{', '.join(f'{beta:g}' for beta in betas)}", passed=not outside,
                 expected=", ".join(ranges), measured=", ".join(f"{g:.3g}" for g in reached[:, m]),
                 failure="; ".join(outside), tolerance="the bounds, with margins"))
+    return measures
+
+
+@check()
+def judge_table_is_bradley_terry(results: dict) -> list[Measure]:
+    """Exactness, at any setting: online DPO whose judge is the Bradley-Terry preference's
+    table draws the labels iterated DPO draws from the returns (one uniform against the
+    same ``sigma(r - r')``), so its numbers are iterated DPO's."""
+    methods = [str(m) for m in results["methods"]]
+    i, j = methods.index("online DPO (judge)"), methods.index("iterated DPO")
+    out = []
+    for sc in (str(s) for s in results["scenarios"]):
+        gap = results[f"{key(sc)}_gap"]
+        off = np.abs(gap[:, i] - gap[:, j]).max()
+        out.append(below(f"{sc}: online DPO (judge) - iterated DPO, largest |gap difference|",
+                         measured=off, bound=1e-12,
+                         failure=f"{sc}: the judge's labels differ from Bradley-Terry's on the "
+                                 f"returns (gaps {off:.3g} apart)",
+                         why="the same draws; float rounding of sigma"))
+    return out
+
+
+@check()
+def own_optima(results: dict) -> list[Measure]:
+    """Exactness, at any setting, where the losses' own optima are computed: DPO's is
+    ``pi*`` (Bradley-Terry labels on every pair of the SFT model's responses: Rafailov et
+    al., 2023, proposition 1), and no loss's own optimum beats ``pi*``."""
+    measures = []
+    methods = [str(m) for m in results["methods"]]
+    for sc in (str(s) for s in results["scenarios"]):
+        own = results.get(f"{key(sc)}_own_gap")
+        if own is None or np.isnan(own).all():
+            continue
+        dpo_gap = np.abs(own[:, methods.index("DPO")]).max()
+        lowest = np.nanmin(own)
+        measures += [
+            below(f"{sc}: DPO's own optimum, largest |J* - J| over beta", measured=dpo_gap,
+                  bound=1e-9, failure=f"{sc}: DPO's own optimum is {dpo_gap:.3g} from pi*",
+                  why="float rounding and the solver's gradient tolerance 1e-12"),
+            below(f"{sc}: the losses' own optima, largest J - J*", measured=-lowest,
+                  bound=1e-9, failure=f"{sc}: a loss's own optimum beats pi* by {-lowest:.3g}",
+                  why="float rounding"),
+        ]
     return measures
 
 

@@ -12,7 +12,8 @@
 - :mod:`~tabular.rlhf.preference_model` -- a general preference ``P(y > y' | x)``
   (:func:`bradley_terry_preference`, :func:`preference_table`) and its regularised Nash
   equilibrium (:func:`nash_equilibrium`, :func:`preference_gap`), reached by exact Nash
-  mirror descent (:func:`nash_md`);
+  mirror descent (:func:`nash_md`), and :mod:`~tabular.rlhf.nash_md_sampled` -- Nash-MD
+  sampled token by token as TRL's ``NashMDTrainer`` runs it (:func:`sampled_nash_md`);
 - :mod:`~tabular.rlhf.kto` -- KTO on unpaired desirable/undesirable labels (:func:`kto`)
   and its optimum on the tree (:func:`kto_optimum`);
 - :mod:`~tabular.rlhf.group` -- group-relative on-policy methods (GRPO);
@@ -47,6 +48,7 @@ from tabular.rlhf.group_exact import (
 from tabular.rlhf.kto import KTOOptimum, kto, kto_optimum
 from tabular.rlhf.lm import NGramLM, pretrain, sft
 from tabular.rlhf.loss_optimum import LossOptimum, loss_optimum
+from tabular.rlhf.nash_md_sampled import sampled_nash_md
 from tabular.rlhf.pipeline import (
     Frontier,
     FrontierPoint,
@@ -71,7 +73,13 @@ from tabular.rlhf.process import (
     prefix_values,
     process_rewards,
 )
-from tabular.rlhf.results import DPOResult, GRPOResult, IteratedDPOResult, KTOResult
+from tabular.rlhf.results import (
+    DPOResult,
+    GRPOResult,
+    IteratedDPOResult,
+    KTOResult,
+    SampledNashMDResult,
+)
 from tabular.rlhf.reward_model import (
     RewardModel,
     bradley_terry_loss,
@@ -94,13 +102,14 @@ __all__ = [
     "BestOfN", "DPOResult", "ExpectedUpdate", "FixedPoint", "Frontier", "FrontierPoint",
     "GRPOConfig", "GRPOResult", "IteratedDPOResult", "KLOptimum", "KTOOptimum", "KTOResult",
     "LossOptimum", "NGramLM", "NashEquilibrium", "NashMDResult", "PreferenceModel",
-    "ProcessRewardModel", "RLHFPipeline", "RewardModel", "ScenarioData", "TrainingHistory",
+    "ProcessRewardModel", "RLHFPipeline", "RewardModel", "SampledNashMDResult", "ScenarioData",
+    "TrainingHistory",
     "best_of_n", "bradley_terry_loss", "bradley_terry_preference", "distill", "dpo",
     "ending_probabilities", "expected_fixed_point", "expected_return", "expected_update",
     "fit_process_reward_model", "group_relative_advantages", "grpo", "iterated_dpo",
     "kl_objective", "kl_optimum", "kto", "kto_optimum", "loss_optimum", "nash_equilibrium",
     "nash_md", "path_returns", "preference_gap", "preference_table", "prefix_values",
     "pretrain", "process_rewards", "response_distribution", "response_path",
-    "sample_preferences", "sequence_kl", "sft", "train_pipeline", "train_reward_model",
-    "visit_probabilities",
+    "sample_preferences", "sampled_nash_md", "sequence_kl", "sft", "train_pipeline",
+    "train_reward_model", "visit_probabilities",
 ]

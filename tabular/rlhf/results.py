@@ -91,3 +91,17 @@ class GRPOResult(PolicyGradientResult):
     dropped_groups: np.ndarray | None = None
     clip_ratio_low: np.ndarray | None = None
     clip_ratio_high: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SampledNashMDResult(SoftmaxRunsResult):
+    """What :func:`~tabular.rlhf.sampled_nash_md` returns: the trained ``logits`` and
+    ``row_of_state`` (see :class:`~tabular.rlhf.results.SoftmaxRunsResult`) and, per
+    iteration (``[iterations]``, or ``[runs, iterations]``), the mean judge probability
+    ``probability`` ``P(y > y')`` of the policy's response against the mixture's (TRL's
+    ``rewards/probabilities``) and the mean log-ratio ``kl`` ``log pi(y|x) / ref(y|x)``
+    of the policy's responses (TRL's ``loss/kl``)."""
+
+    probability: np.ndarray
+    kl: np.ndarray
+    history: TrainingHistory | None = None

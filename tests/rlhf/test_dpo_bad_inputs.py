@@ -16,6 +16,7 @@ from tabular.rlhf import (
     nash_md,
     preference_gap,
     preference_table,
+    sampled_nash_md,
 )
 
 TOKENS = TokenMDP(("Say hello.",), {"hello": 1.0}, max_len=2)
@@ -155,6 +156,32 @@ ROWS = [
         GAME, GAME_POLICY, beta=0.5, judge=preference_table(
             GAME, {"Play.": (MOVES[:2], [[0.5, 1.0], [0.0, 0.5]])})),
      ValueError, "judge does not compare the response"),
+    ("sampled_nash_md mixture_coef above 1", lambda: sampled_nash_md(
+        GAME, GAME_POLICY, mixture_coef=1.5), ValueError, "mixture_coef must be in [0, 1]"),
+    ("sampled_nash_md mixture_coef NaN", lambda: sampled_nash_md(
+        GAME, GAME_POLICY, mixture_coef=float("nan")), ValueError,
+     "mixture_coef must be a finite number"),
+    ("sampled_nash_md mixture_coef bool", lambda: sampled_nash_md(
+        GAME, GAME_POLICY, mixture_coef=True), ValueError, "mixture_coef must be a number"),
+    ("sampled_nash_md beta 0", lambda: sampled_nash_md(GAME, GAME_POLICY, beta=0.0),
+     ValueError, "beta must be a finite number > 0"),
+    ("sampled_nash_md pairs 0", lambda: sampled_nash_md(GAME, GAME_POLICY, pairs=0),
+     ValueError, "pairs must be an integer >= 1"),
+    ("sampled_nash_md iterations float", lambda: sampled_nash_md(GAME, GAME_POLICY,
+                                                                 iterations=2.5),
+     ValueError, "iterations must be an integer"),
+    ("sampled_nash_md alpha inf", lambda: sampled_nash_md(GAME, GAME_POLICY,
+                                                          alpha=float("inf")),
+     ValueError, "alpha must be a finite number"),
+    ("sampled_nash_md judge not a model", lambda: sampled_nash_md(GAME, GAME_POLICY,
+                                                                  judge=RPS),
+     TypeError, "judge must be a tabular.rlhf.PreferenceModel"),
+    ("sampled_nash_md judge misses a response", lambda: sampled_nash_md(
+        GAME, GAME_POLICY, judge=preference_table(
+            GAME, {"Play.": (MOVES[:2], [[0.5, 1.0], [0.0, 0.5]])})),
+     ValueError, "judge does not compare the response"),
+    ("sampled_nash_md eval_every without history", lambda: sampled_nash_md(
+        GAME, GAME_POLICY, eval_every=2), ValueError, "eval_every"),
     ("loss_optimum hinge", lambda: loss_optimum(GAME, GAME_POLICY, _game(), beta=0.5,
                                                 loss="hinge"),
      ValueError, "has a set of optima"),

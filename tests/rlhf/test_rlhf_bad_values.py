@@ -47,6 +47,7 @@ BAD = {
     # a step size or a weight: at most MAX_POLICY_STEP = 1e6, so 1e300 is wrong too
     "step": [*NUMBERS, 0.0, 1e300],
     "unit": [*NUMBERS, 0.0, 1.0, 1e300],  # in (0, 1)
+    "unit_closed": [*NUMBERS, 1.5, 1e300],  # in [0, 1]
     "count": [0, -1, 2.5, "3", True, NP_TRUE, None, NAN, INF, 1e300, 10**30, C128],
     "optional_count": [0, -1, 2.5, "3", True, NP_TRUE, NAN, 10**30, C128],  # None is valid
     "seed": [-1, 1.5, True, NP_TRUE, "1", NAN, C128],
@@ -168,6 +169,10 @@ CALLS = [
     (rlhf.nash_md, {"mdp": TOKENS, "ref_policy": UNIFORM, "preference": PREFERENCE,
                     "beta": 1.0, "iterations": 2},
      {"mdp": "token_env", "ref_policy": "policy", "beta": "positive", "iterations": "count"}),
+    (rlhf.sampled_nash_md, {"mdp": TOKENS, "policy": POLICY, "iterations": 2, "pairs": 2},
+     {"policy": "policy", "beta": "positive", "mixture_coef": "unit_closed",
+      "iterations": "count", "pairs": "count", "alpha": "step", "seed": "seed",
+      "runs": "optional_count", "history": "flag"}),
     (rlhf.loss_optimum, {"mdp": TOKENS, "ref_policy": UNIFORM, "preference": PREFERENCE,
                          "beta": 1.0},
      {"mdp": "token_env", "ref_policy": "policy", "beta": "positive", "loss": "choice"}),
@@ -187,7 +192,7 @@ RESULT_TYPES = {"BestOfN", "DPOResult", "Frontier", "FrontierPoint", "IteratedDP
                 "KLOptimum", "KTOOptimum", "KTOResult", "ProcessRewardModel", "RLHFPipeline",
                 "RewardModel", "ScenarioData", "TrainingHistory", "ExpectedUpdate", "FixedPoint",
                 "GRPOResult", "LossOptimum", "NashEquilibrium", "NashMDResult",
-                "PreferenceModel"}
+                "PreferenceModel", "SampledNashMDResult"}
 
 CASES = [(function, kwargs, name, kind, (words[0] if words else {}).get(name, name))
          for function, kwargs, params, *words in CALLS for name, kind in params.items()]
