@@ -31,7 +31,6 @@ are constants (chapter 10's setting); an estimate that leaves float64 raises
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -52,8 +51,9 @@ from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
 from tabular.linear.learners import check_finite_rewards, check_weights
+from tabular.linear.results import LinearControlResult, LinearDifferentialResult
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import SHARED, LearningResult, RunsResult, check_runs, with_run_axis
+from tabular.results import check_runs, with_run_axis
 from tabular.rules.linear import (
     accumulate_features,
     action_values,
@@ -76,64 +76,7 @@ from tabular.rules.traces import (
     true_online_gap,
 )
 from tabular.rules.values import epsilon_greedy_action, sarsa_target, td_error
-from tabular.types import FloatArray, IntArray, MDPLike
-
-
-def _action_values(features: np.ndarray, w: np.ndarray) -> FloatArray:
-    """``q(s, a, w)`` for every pair, ``[S, A]`` (or ``[runs, S, A]`` for ``w [runs, d]``)."""
-    return np.einsum("sad,...d->...sa", features, w)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LinearControlResult(LearningResult):
-    """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the state-action features
-    ``features`` (``[S, A, d]``, the same for every run), with the episodes' returns
-    and lengths; ``Q = features . w`` (``[S, A]``), ``V = max_a Q`` and ``policy``, the
-    greedy policy (int64, lowest action on ties), each with the run axis of ``w``."""
-
-    w: np.ndarray
-    features: np.ndarray = field(metadata=SHARED)
-
-    @property
-    def Q(self) -> FloatArray:
-        """``q(s, a, w) = x(s, a) . w`` for every pair, ``[S, A]`` or ``[runs, S, A]``."""
-        return _action_values(self.features, self.w)
-
-    @property
-    def V(self) -> FloatArray:
-        """``max_a q(s, a, w)``: the greedy policy's value as the learner estimates it."""
-        return self.Q.max(axis=-1)
-
-    @property
-    def policy(self) -> IntArray:
-        """The greedy policy ``argmax_a q(s, a, w)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LinearDifferentialResult(RunsResult):
-    """What :func:`differential_semi_gradient_sarsa` returns, with a leading run axis
-    for ``runs=n``: ``w`` ``[d]`` of the features ``[S, A, d]``; ``average_reward``, the
-    learned ``Rbar``; ``reward_rate``, the reward per step the behaviour collected over
-    the run; ``Q`` (the differential action values ``[S, A]``) and ``policy`` (greedy in
-    ``Q``, int64, lowest action on ties)."""
-
-    run_axis_of = ("w", 1)
-
-    w: np.ndarray
-    features: np.ndarray = field(metadata=SHARED)
-    average_reward: np.ndarray
-    reward_rate: np.ndarray
-
-    @property
-    def Q(self) -> FloatArray:
-        """``q(s, a, w) = x(s, a) . w`` for every pair, ``[S, A]`` or ``[runs, S, A]``."""
-        return _action_values(self.features, self.w)
-
-    @property
-    def policy(self) -> IntArray:
-        """The greedy policy ``argmax_a q(s, a, w)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
+from tabular.types import MDPLike
 
 
 class LinearControlParams(NamedTuple):

@@ -36,7 +36,6 @@ float64 raises ``FloatingPointError``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -58,9 +57,10 @@ from tabular.learn.episodes import record_episode, ring_mask
 from tabular.learn.outputs import history_outputs, history_result, record_history
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.linear.features import check_features
+from tabular.linear.results import LinearPredictionResult
 from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import SHARED, LearningResult, with_run_axis
+from tabular.results import with_run_axis
 from tabular.rules.linear import (
     accumulate_features,
     dutch_features,
@@ -76,29 +76,10 @@ from tabular.rules.nstep import importance_ratio
 from tabular.rules.returns import discounted_return
 from tabular.rules.traces import decay_traces, true_online_gap
 from tabular.rules.values import td_error, td_target
-from tabular.types import FloatArray, MDPLike, PolicyLike
+from tabular.types import MDPLike, PolicyLike
 
 #: The most entries of LSTD's matrices ``[runs, d, d]`` (800 MB of float64).
 MAX_LSTD_ENTRIES = 10**8
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LinearPredictionResult(LearningResult):
-    """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the features ``X`` (``[S, d]``,
-    the same for every run); ``V = X w`` is the estimate of every state; ``w_history``
-    (only when asked for): ``w`` after each episode, ``[episodes, d]`` or
-    ``[runs, episodes, d]``; ``secondary_weights`` (TDC and GTD2 only): their
-    secondary weights ``v``, shaped as ``w``."""
-
-    w: np.ndarray
-    features: np.ndarray = field(metadata=SHARED)
-    w_history: np.ndarray | None = None
-    secondary_weights: np.ndarray | None = None
-
-    @property
-    def V(self) -> FloatArray:
-        """``v(s, w) = x(s) . w`` for every state, ``[S]`` or ``[runs, S]``."""
-        return self.w @ self.features.T
 
 
 class LinearParams(NamedTuple):
