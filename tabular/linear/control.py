@@ -46,7 +46,7 @@ from tabular.learn.differential import (
     check_continuing_task,
     differential_td_error,
 )
-from tabular.learn.episodes import ring_mask
+from tabular.learn.episodes import ring_mask, ring_return, ring_step
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
@@ -66,7 +66,6 @@ from tabular.rules.linear import (
     trace_step,
     true_online_step,
 )
-from tabular.rules.returns import discounted_return
 from tabular.rules.traces import (
     ACCUMULATING,
     CLEARING,
@@ -176,16 +175,12 @@ def _n_step_sarsa_run(model, params, rng, out, run):
         t = 0
         while True:
             if t < T:
-                s_next, r, is_done = sample_step(model, states[t & mask], actions[t & mask],
-                                                 rng)
-                i = (t + 1) & mask
-                states[i], rewards[i] = s_next, r
+                s_next, r, T, terminated = ring_step(model, rng, states[t & mask],
+                                                     actions[t & mask], t, T, terminated,
+                                                     states, rewards, mask, max_steps)
                 total += r
-                if is_done or t + 1 == max_steps:
-                    T = t + 1
-                    terminated = is_done
                 action_values(X[s_next], w, q_row)
-                actions[i] = epsilon_greedy_action(q_row, eps, rng)
+                actions[(t + 1) & mask] = epsilon_greedy_action(q_row, eps, rng)
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
@@ -194,8 +189,7 @@ def _n_step_sarsa_run(model, params, rng, out, run):
                     end -= 1
                 else:
                     G = linear_value(X[states[end & mask], actions[end & mask]], w)
-                for k in range(end, tau, -1):  # G_{tau:end} (eq. 10.3)
-                    G = discounted_return(rewards[k & mask], gamma, G)
+                G = ring_return(rewards, mask, gamma, tau, end, G)  # G_{tau:end} (eq. 10.3)
                 gradient_step(w, X[states[tau & mask], actions[tau & mask]], G, alpha)
             if tau == T - 1:
                 break

@@ -53,7 +53,7 @@ from tabular.checks import (
     policy_matrix,
 )
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import record_episode, ring_mask
+from tabular.learn.episodes import record_episode, ring_mask, ring_return, ring_step
 from tabular.learn.outputs import close_episode, history_outputs, history_result
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.linear.features import check_features
@@ -167,20 +167,14 @@ def _semi_gradient_td_run(model, params, rng, out, run):
         while True:
             if t < T:
                 s = states[t & mask]
-                a = categorical(rng, policy[s])
-                s_next, r, is_done = sample_step(model, s, a, rng)
-                states[(t + 1) & mask] = s_next
-                rewards[(t + 1) & mask] = r
+                _, r, T, terminated = ring_step(model, rng, s, categorical(rng, policy[s]), t,
+                                                T, terminated, states, rewards, mask, max_steps)
                 total += r
-                if is_done or t + 1 == max_steps:
-                    T = t + 1
-                    terminated = is_done
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
                 G = 0.0 if (end == T and terminated) else linear_value(X[states[end & mask]], w)
-                for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
-                    G = discounted_return(rewards[i & mask], gamma, G)
+                G = ring_return(rewards, mask, gamma, tau, end, G)
                 gradient_step(w, X[states[tau & mask]], G, alpha)
             if tau == T - 1:
                 break
