@@ -1,7 +1,8 @@
 """Numba helpers the learners' episode loops share: following a policy for a whole
 episode (:func:`record_episode`, the Monte Carlo learners), first visits
 (:func:`mark_first_visits`) and the ring buffers of the n-step and lambda learners
-(:func:`ring_mask`). Each reads the model only through
+(:func:`ring_mask`, :func:`ring_step`, :func:`ring_return`), which the tabular and the
+linear n-step learners share. Each reads the model only through
 :func:`~tabular.model.sampling.sample_start` and :func:`~tabular.model.sampling.sample_step`.
 """
 
@@ -11,6 +12,7 @@ from numba import njit
 
 from tabular._numba.rng import categorical
 from tabular.model.sampling import sample_start, sample_step
+from tabular.rules.returns import discounted_return
 
 
 @njit(cache=True, inline="always")
@@ -54,3 +56,29 @@ def ring_mask(n):
     while mask < n:
         mask = 2 * mask + 1
     return mask
+
+
+@njit(cache=True, inline="always")
+def ring_step(model, rng, s, a, t, T, terminated, states, rewards, mask, max_steps):
+    """Step ``t + 1`` of an n-step episode (the boxes of sections 7.1 and 7.2): from
+    ``S_t = s`` by ``A_t = a``, store ``S_{t+1}`` and ``R_{t+1}`` in slot ``(t + 1) &
+    mask`` of the ring buffers ``states`` and ``rewards``. Returns ``(S_{t+1}, R_{t+1},
+    T, terminated)``: ``T = t + 1`` once the episode ends there (an outcome that is
+    ``done``, or the cut at ``max_steps``, which is not a termination), else ``T`` and
+    ``terminated`` as they were."""
+    s_next, r, is_done = sample_step(model, s, a, rng)
+    i = (t + 1) & mask
+    states[i], rewards[i] = s_next, r
+    if is_done or t + 1 == max_steps:
+        return s_next, r, t + 1, is_done
+    return s_next, r, T, terminated
+
+
+@njit(cache=True, inline="always")
+def ring_return(rewards, mask, gamma, tau, end, G):
+    """The n-step return ``G_{tau:end}`` (eq. 7.1) from ``G``, the value after step
+    ``end`` (0 past a termination), over the rewards ``R_{tau+1} .. R_end`` of the ring
+    buffer, the last first."""
+    for i in range(end, tau, -1):
+        G = discounted_return(rewards[i & mask], gamma, G)
+    return G

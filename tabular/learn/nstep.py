@@ -46,11 +46,11 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import ring_mask
+from tabular.learn.episodes import ring_mask, ring_return, ring_step
 from tabular.learn.outputs import control_outputs, control_result
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult
-from tabular.model.sampling import sample_start, sample_step
+from tabular.model.sampling import sample_start
 from tabular.rules.nstep import (
     control_variate_value,
     importance_ratio,
@@ -142,14 +142,11 @@ def _n_step_run(model, params, rng, out, run):
         t = 0
         while True:
             if t < T:
-                s_next, r, is_done = sample_step(model, states[t & mask], actions[t & mask],
-                                                 rng)
-                i = (t + 1) & mask
-                states[i], rewards[i] = s_next, r
+                s_next, r, T, terminated = ring_step(model, rng, states[t & mask],
+                                                     actions[t & mask], t, T, terminated,
+                                                     states, rewards, mask, max_steps)
                 total += r
-                if is_done or t + 1 == max_steps:
-                    T = t + 1
-                    terminated = is_done
+                i = (t + 1) & mask
                 actions[i], behaviour[i] = _behave(Q[s_next], eps, weigh, probs, rng)
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
@@ -182,8 +179,7 @@ def _n_step_run(model, params, rng, out, run):
                             rho *= importance_ratio(probs[a_k], behaviour[j])
                             G = discounted_return(rewards[j], gamma, G)
                 else:  # the SARSA return (eq. 7.4): no policy to read
-                    for k in range(end, tau, -1):
-                        G = discounted_return(rewards[k & mask], gamma, G)
+                    G = ring_return(rewards, mask, gamma, tau, end, G)
                 s_tau, a_tau = states[tau & mask], actions[tau & mask]
                 visits[s_tau, a_tau] += 1
                 step = schedule_value(alpha, visits[s_tau, a_tau])

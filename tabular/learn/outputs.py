@@ -66,6 +66,16 @@ def record_history(history, episode, V):
             history[episode, s] = V[s]
 
 
+@njit(cache=True, inline="always")
+def close_episode(out, run, episode, total, length, estimate):
+    """Record episode ``episode`` of run ``run``: its return ``total`` and its ``length``
+    in ``out.returns`` and ``out.lengths``, and the estimate after it (``V`` or ``w``) in
+    ``out.history`` (:func:`record_history`)."""
+    out.returns[run, episode] = total
+    out.lengths[run, episode] = length
+    record_history(out.history[run], episode, estimate)
+
+
 def history_outputs(runs: int, episodes: int, n_states: int, history: bool) -> np.ndarray:
     """Room for ``V`` after each episode of each run, ``[runs, episodes, S]``, or
     ``[runs, 0, S]`` when ``history`` is not asked for."""

@@ -36,7 +36,7 @@ from tabular._numba.rng import categorical, seed_states, uniform
 from tabular._numba.runs import over_runs, runs_driver
 from tabular.checks import check_action_mask, check_positive_int, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import ring_mask
+from tabular.learn.episodes import ring_mask, ring_return, ring_step
 from tabular.learn.outputs import (
     ControlOutputs,
     control_outputs,
@@ -48,7 +48,6 @@ from tabular.learn.outputs import (
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
-from tabular.rules.returns import discounted_return
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -138,20 +137,14 @@ def _td_prediction_run(model, params, rng, out, run):
         while True:
             if t < T:
                 s = states[t & mask]
-                a = categorical(rng, policy[s])
-                s_next, r, is_done = sample_step(model, s, a, rng)
-                states[(t + 1) & mask] = s_next
-                rewards[(t + 1) & mask] = r
+                _, r, T, terminated = ring_step(model, rng, s, categorical(rng, policy[s]), t,
+                                                T, terminated, states, rewards, mask, max_steps)
                 total += r
-                if is_done or t + 1 == max_steps:
-                    T = t + 1
-                    terminated = is_done
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
                 G = 0.0 if (end == T and terminated) else V[states[end & mask]]
-                for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
-                    G = discounted_return(rewards[i & mask], gamma, G)
+                G = ring_return(rewards, mask, gamma, tau, end, G)
                 s_tau = states[tau & mask]
                 V[s_tau] = update_toward(V[s_tau], G, value_at_visit(alpha, visits, s_tau))
             if tau == T - 1:

@@ -17,12 +17,12 @@ chapters 9 and 11).
 - :mod:`~tabular.linear.control` -- episodic semi-gradient SARSA and n-step SARSA and
   differential semi-gradient SARSA over state-action features (chapter 10), and
   Sarsa(lambda) with accumulating or replacing traces and true online Sarsa(lambda)
-  (chapter 12).
+  (chapter 12);
+- :mod:`~tabular.linear.results` -- what they return: the learned weights of each
+  learner and the policy's reward process.
 """
 
 from tabular.linear.control import (
-    LinearControlResult,
-    LinearDifferentialResult,
     differential_semi_gradient_sarsa,
     n_step_semi_gradient_sarsa,
     semi_gradient_sarsa,
@@ -30,7 +30,6 @@ from tabular.linear.control import (
     true_online_linear_sarsa_lambda,
 )
 from tabular.linear.exact import (
-    RewardProcess,
     bellman_error,
     bellman_error_vector,
     emphatic_fixed_point,
@@ -55,7 +54,6 @@ from tabular.linear.features import (
     tile_coding,
 )
 from tabular.linear.learners import (
-    LinearPredictionResult,
     emphatic_td,
     gradient_mc,
     gtd2,
@@ -67,6 +65,12 @@ from tabular.linear.learners import (
     true_online_linear_td_lambda,
 )
 from tabular.linear.linalg import IllConditionedError
+from tabular.linear.results import (
+    LinearControlResult,
+    LinearDifferentialResult,
+    LinearPredictionResult,
+    RewardProcess,
+)
 
 __all__ = [
     "IllConditionedError", "LinearControlResult", "LinearDifferentialResult",

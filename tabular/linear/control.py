@@ -31,7 +31,6 @@ are constants (chapter 10's setting); an estimate that leaves float64 raises
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -47,13 +46,14 @@ from tabular.learn.differential import (
     check_continuing_task,
     differential_td_error,
 )
-from tabular.learn.episodes import ring_mask
+from tabular.learn.episodes import ring_mask, ring_return, ring_step
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
 from tabular.linear.learners import check_finite_rewards, check_weights
+from tabular.linear.results import LinearControlResult, LinearDifferentialResult
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import SHARED, LearningResult, RunsResult, check_runs, with_run_axis
+from tabular.results import check_runs, with_run_axis
 from tabular.rules.linear import (
     accumulate_features,
     action_values,
@@ -66,7 +66,6 @@ from tabular.rules.linear import (
     trace_step,
     true_online_step,
 )
-from tabular.rules.returns import discounted_return
 from tabular.rules.traces import (
     ACCUMULATING,
     CLEARING,
@@ -76,64 +75,7 @@ from tabular.rules.traces import (
     true_online_gap,
 )
 from tabular.rules.values import epsilon_greedy_action, sarsa_target, td_error
-from tabular.types import FloatArray, IntArray, MDPLike
-
-
-def _action_values(features: np.ndarray, w: np.ndarray) -> FloatArray:
-    """``q(s, a, w)`` for every pair, ``[S, A]`` (or ``[runs, S, A]`` for ``w [runs, d]``)."""
-    return np.einsum("sad,...d->...sa", features, w)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LinearControlResult(LearningResult):
-    """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the state-action features
-    ``features`` (``[S, A, d]``, the same for every run), with the episodes' returns
-    and lengths; ``Q = features . w`` (``[S, A]``), ``V = max_a Q`` and ``policy``, the
-    greedy policy (int64, lowest action on ties), each with the run axis of ``w``."""
-
-    w: np.ndarray
-    features: np.ndarray = field(metadata=SHARED)
-
-    @property
-    def Q(self) -> FloatArray:
-        """``q(s, a, w) = x(s, a) . w`` for every pair, ``[S, A]`` or ``[runs, S, A]``."""
-        return _action_values(self.features, self.w)
-
-    @property
-    def V(self) -> FloatArray:
-        """``max_a q(s, a, w)``: the greedy policy's value as the learner estimates it."""
-        return self.Q.max(axis=-1)
-
-    @property
-    def policy(self) -> IntArray:
-        """The greedy policy ``argmax_a q(s, a, w)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LinearDifferentialResult(RunsResult):
-    """What :func:`differential_semi_gradient_sarsa` returns, with a leading run axis
-    for ``runs=n``: ``w`` ``[d]`` of the features ``[S, A, d]``; ``average_reward``, the
-    learned ``Rbar``; ``reward_rate``, the reward per step the behaviour collected over
-    the run; ``Q`` (the differential action values ``[S, A]``) and ``policy`` (greedy in
-    ``Q``, int64, lowest action on ties)."""
-
-    run_axis_of = ("w", 1)
-
-    w: np.ndarray
-    features: np.ndarray = field(metadata=SHARED)
-    average_reward: np.ndarray
-    reward_rate: np.ndarray
-
-    @property
-    def Q(self) -> FloatArray:
-        """``q(s, a, w) = x(s, a) . w`` for every pair, ``[S, A]`` or ``[runs, S, A]``."""
-        return _action_values(self.features, self.w)
-
-    @property
-    def policy(self) -> IntArray:
-        """The greedy policy ``argmax_a q(s, a, w)`` (int64, lowest action on ties)."""
-        return self.Q.argmax(axis=-1)
+from tabular.types import MDPLike
 
 
 class LinearControlParams(NamedTuple):
@@ -233,16 +175,12 @@ def _n_step_sarsa_run(model, params, rng, out, run):
         t = 0
         while True:
             if t < T:
-                s_next, r, is_done = sample_step(model, states[t & mask], actions[t & mask],
-                                                 rng)
-                i = (t + 1) & mask
-                states[i], rewards[i] = s_next, r
+                s_next, r, T, terminated = ring_step(model, rng, states[t & mask],
+                                                     actions[t & mask], t, T, terminated,
+                                                     states, rewards, mask, max_steps)
                 total += r
-                if is_done or t + 1 == max_steps:
-                    T = t + 1
-                    terminated = is_done
                 action_values(X[s_next], w, q_row)
-                actions[i] = epsilon_greedy_action(q_row, eps, rng)
+                actions[(t + 1) & mask] = epsilon_greedy_action(q_row, eps, rng)
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
@@ -251,8 +189,7 @@ def _n_step_sarsa_run(model, params, rng, out, run):
                     end -= 1
                 else:
                     G = linear_value(X[states[end & mask], actions[end & mask]], w)
-                for k in range(end, tau, -1):  # G_{tau:end} (eq. 10.3)
-                    G = discounted_return(rewards[k & mask], gamma, G)
+                G = ring_return(rewards, mask, gamma, tau, end, G)  # G_{tau:end} (eq. 10.3)
                 gradient_step(w, X[states[tau & mask], actions[tau & mask]], G, alpha)
             if tau == T - 1:
                 break

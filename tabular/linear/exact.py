@@ -40,71 +40,18 @@ overflow float64 (huge features or weights) are refused, not returned as inf or 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from tabular.checks import check_flag, check_gamma, check_unit_interval, policy_matrix, real_array
+from tabular.checks import check_gamma, check_unit_interval, policy_matrix
 from tabular.linear.features import check_features
 from tabular.linear.linalg import galerkin, solve, span_basis
+from tabular.linear.results import RewardProcess, distribution, real_vector
 from tabular.model.graph import reaches
 from tabular.model.mdp import TabularMDP, as_mdp
-from tabular.results import short_repr
 from tabular.solve.exact import EXACT_MAX_STATES, chain_matrix, policy_values
 from tabular.types import FloatArray, MDPLike, PolicyLike
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class RewardProcess:
-    """The Markov reward process of a policy on a model, with its exact values.
-
-    ``P``: ``[S, S]``, the probability of each move with value flowing (a row sums to
-    less than 1 where the episode may end); ``r``: ``[S]``, the expected reward;
-    ``v``: ``[S]``, ``v_pi`` (eq. 4.4); ``mu``: ``[S]``, the on-policy distribution;
-    ``gamma``: the discount; ``episodic``: whether ``mu`` is eq. 9.3's normalised
-    expected visits (episodes end) or the stationary distribution (they never do).
-
-    One built by hand is checked as :func:`reward_process`'s are: ``P`` a real ``[S, S]``
-    matrix of probabilities whose rows sum to at most 1 (to 1e-9), ``r`` and ``v``
-    finite ``[S]``, ``mu`` a distribution, ``gamma`` in [0, 1], ``episodic`` a bool; a
-    ``ValueError`` names the field otherwise.
-    """
-
-    P: np.ndarray
-    r: np.ndarray
-    v: np.ndarray
-    mu: np.ndarray
-    gamma: float
-    episodic: bool
-
-    __repr__ = short_repr
-
-    def __post_init__(self) -> None:
-        P = real_array("P", self.P)
-        if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 1:
-            raise ValueError(f"P must be a square [S, S] matrix, got shape {list(P.shape)}")
-        S = P.shape[0]
-        bad = ~((P >= 0.0) & (P <= 1.0)).all(axis=1) | (P.sum(axis=1) > 1.0 + 1e-9)
-        if bad.any():
-            raise ValueError(f"P[{int(np.argmax(bad))}] is not a row of probabilities summing "
-                             "to at most 1 (NaN, negative or above 1)")
-        fields: dict[str, object] = {"P": P, "mu": _distribution(self.mu, S)}
-        for name in ("r", "v"):
-            arr = _real_vector(name, self.__dict__[name], S)
-            if not np.isfinite(arr).all():
-                i = int(np.argmax(~np.isfinite(arr)))
-                raise ValueError(f"{name}[{i}] = {arr[i]} is not finite")
-            fields[name] = arr
-        fields["gamma"] = check_gamma(self.gamma)
-        fields["episodic"] = check_flag("episodic", self.episodic)
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
-
-    @property
-    def n_states(self) -> int:
-        """The number of states ``S``."""
-        return self.r.shape[0]
 
 
 def reward_process(mdp: MDPLike, policy: PolicyLike, *, gamma: float) -> RewardProcess:
@@ -195,31 +142,12 @@ def _stationary(P: np.ndarray, reached: np.ndarray, mdp: TabularMDP) -> np.ndarr
     return mu
 
 
-def _real_vector(name: str, value: npt.ArrayLike, n: int, what: str = "") -> np.ndarray:
-    """``value`` as a float64 ``[n]`` array of real numbers, or a ``ValueError`` naming
-    ``name`` (``what`` says what one entry is)."""
-    arr = np.asarray(value)
-    if (arr.shape != (n,) or arr.dtype == np.bool_
-            or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
-        raise ValueError(f"{name} must be a real array of shape [{n}]{what}, got dtype "
-                         f"{arr.dtype} and shape {list(arr.shape)}")
-    return arr.astype(np.float64)
-
-
 def _weights(w: npt.ArrayLike, d: int, name: str = "w") -> np.ndarray:
     """``w`` as a finite float64 ``[d]`` array, or a ``ValueError`` naming it."""
-    arr = _real_vector(name, w, d, " (one weight per feature)")
+    arr = real_vector(name, w, d, " (one weight per feature)")
     if not np.isfinite(arr).all():
         i = int(np.argmax(~np.isfinite(arr)))
         raise ValueError(f"{name}[{i}] = {arr[i]} is not finite")
-    return arr
-
-
-def _distribution(mu: npt.ArrayLike, n_states: int) -> np.ndarray:
-    """``mu`` as a float64 distribution over ``n_states`` states, or a ``ValueError``."""
-    arr = _real_vector("mu", mu, n_states)
-    if not (np.isfinite(arr).all() and (arr >= 0).all() and abs(arr.sum() - 1.0) <= 1e-9):
-        raise ValueError(f"mu must be a distribution (non-negative, summing to 1), got {arr}")
     return arr
 
 
@@ -258,7 +186,7 @@ def value_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
     policy, the behaviour's (as the book measures Figures 11.5 and 11.6)."""
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
-    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    mu = process.mu if mu is None else distribution(mu, process.n_states)
     return _finite(_norm2(process, np.where(mu > 0.0, process.v, 0.0) - X @ w, mu),
                    "value_error")
 
@@ -306,7 +234,7 @@ def expected_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLik
     distribution; default ``process.mu``."""
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
-    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    mu = process.mu if mu is None else distribution(mu, process.n_states)
     return _finite(X.T @ (mu * bellman_error_vector(process, X, w)), "expected_td_update")
 
 
@@ -314,7 +242,7 @@ def expected_td_update(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLik
 def bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike, *,
                   mu: npt.ArrayLike | None = None) -> float:
     """``BE(w) = ||delta_w||^2_mu`` (eq. 11.19). ``mu``: as for :func:`value_error`."""
-    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    mu = process.mu if mu is None else distribution(mu, process.n_states)
     return _finite(_norm2(process, bellman_error_vector(process, X, w), mu), "bellman_error")
 
 
@@ -328,7 +256,7 @@ def projected_bellman_error(process: RewardProcess, X: npt.ArrayLike, w: npt.Arr
     ``mu``: as for :func:`value_error`."""
     X = check_features(X, process.n_states)
     w = _weights(w, X.shape[1])
-    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    mu = process.mu if mu is None else distribution(mu, process.n_states)
     delta = bellman_error_vector(process, X, w)
     return _finite(span_basis(X, mu).project(delta), "projected_bellman_error")
 
@@ -368,7 +296,7 @@ def _off_policy_parts(process: RewardProcess, X: npt.ArrayLike, w: npt.ArrayLike
     """The checked ``X``, ``mu``, the expected TD error ``delta_w`` and ``X v``."""
     features = check_features(X, process.n_states)
     secondary = _weights(v, features.shape[1], "v")
-    weights = process.mu if mu is None else _distribution(mu, process.n_states)
+    weights = process.mu if mu is None else distribution(mu, process.n_states)
     return (features, weights, bellman_error_vector(process, features, w),
             features @ secondary)
 
@@ -414,7 +342,7 @@ def expected_emphasis(process: RewardProcess, *, mu: npt.ArrayLike | None = None
     state distribution, default ``process.mu``. A ``ValueError`` where the followon
     has no finite expectation (``gamma = 1`` and a target policy whose episodes never
     end)."""
-    mu = process.mu if mu is None else _distribution(mu, process.n_states)
+    mu = process.mu if mu is None else distribution(mu, process.n_states)
     I = np.eye(process.n_states)
     return solve(I - process.gamma * process.P.T, mu,
                   "the expected emphasis m = mu + gamma P^T m")

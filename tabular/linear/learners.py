@@ -36,7 +36,6 @@ float64 raises ``FloatingPointError``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -54,13 +53,14 @@ from tabular.checks import (
     policy_matrix,
 )
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import record_episode, ring_mask
-from tabular.learn.outputs import history_outputs, history_result, record_history
+from tabular.learn.episodes import record_episode, ring_mask, ring_return, ring_step
+from tabular.learn.outputs import close_episode, history_outputs, history_result
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.linear.features import check_features
+from tabular.linear.results import LinearPredictionResult
 from tabular.model.mdp import TabularMDP
 from tabular.model.sampling import sample_start, sample_step
-from tabular.results import SHARED, LearningResult, with_run_axis
+from tabular.results import with_run_axis
 from tabular.rules.linear import (
     accumulate_features,
     dutch_features,
@@ -76,29 +76,13 @@ from tabular.rules.nstep import importance_ratio
 from tabular.rules.returns import discounted_return
 from tabular.rules.traces import decay_traces, true_online_gap
 from tabular.rules.values import td_error, td_target
-from tabular.types import FloatArray, MDPLike, PolicyLike
+from tabular.types import MDPLike, PolicyLike
+
+#: The off-policy one-step learners, each a constant of its own driver.
+OFF_POLICY_TD, TDC, GTD2, EMPHATIC_TD = 0, 1, 2, 3
 
 #: The most entries of LSTD's matrices ``[runs, d, d]`` (800 MB of float64).
 MAX_LSTD_ENTRIES = 10**8
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LinearPredictionResult(LearningResult):
-    """Learned weights ``w`` (``[d]`` or ``[runs, d]``) of the features ``X`` (``[S, d]``,
-    the same for every run); ``V = X w`` is the estimate of every state; ``w_history``
-    (only when asked for): ``w`` after each episode, ``[episodes, d]`` or
-    ``[runs, episodes, d]``; ``secondary_weights`` (TDC and GTD2 only): their
-    secondary weights ``v``, shaped as ``w``."""
-
-    w: np.ndarray
-    features: np.ndarray = field(metadata=SHARED)
-    w_history: np.ndarray | None = None
-    secondary_weights: np.ndarray | None = None
-
-    @property
-    def V(self) -> FloatArray:
-        """``v(s, w) = x(s) . w`` for every state, ``[S]`` or ``[runs, S]``."""
-        return self.w @ self.features.T
 
 
 class LinearParams(NamedTuple):
@@ -108,8 +92,7 @@ class LinearParams(NamedTuple):
     ``behaviour``: the behaviour policy ``[S, A]`` (the policy itself on-policy);
     ``gamma``: discount; ``alpha``:
     the constant step size; ``beta``: the step size of the secondary weights ``v`` of
-    TDC and GTD2 (unused by the others); ``correction``: TDC's gradient correction
-    (True) or GTD2's step (False); ``n_step``: the n of the n-step return (1: TD(0)),
+    TDC and GTD2 (unused by the others); ``n_step``: the n of the n-step return (1: TD(0)),
     unused by gradient MC and LSTD; ``lam``: the trace decay of TD(lambda) and
     ``true_online``: its true online form (unused by the others); ``episodes``:
     episodes per run; ``max_steps``: the step limit per episode.
@@ -121,7 +104,6 @@ class LinearParams(NamedTuple):
     gamma: float
     alpha: float
     beta: float
-    correction: bool
     n_step: int
     lam: float
     true_online: bool
@@ -149,7 +131,7 @@ class LinearOutputs(NamedTuple):
 @njit(cache=True, inline="always")
 def _gradient_mc_run(model, params, rng, out, run):
     """Run ``run`` of gradient Monte Carlo (the box of section 9.3)."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    w = out.w[run]
     X, gamma, alpha = params.features, params.gamma, params.alpha
     states = np.zeros(params.max_steps + 1, dtype=np.int64)
     actions = np.zeros(params.max_steps, dtype=np.int64)
@@ -161,9 +143,7 @@ def _gradient_mc_run(model, params, rng, out, run):
         for t in range(T - 1, -1, -1):
             G = discounted_return(rewards[t], gamma, G)
             gradient_step(w, X[states[t]], G, alpha)
-        returns[episode] = total
-        lengths[episode] = T
-        record_history(out.history[run], episode, w)
+        close_episode(out, run, episode, total, T, w)
 
 
 _gradient_mc = runs_driver(_gradient_mc_run)
@@ -172,7 +152,7 @@ _gradient_mc = runs_driver(_gradient_mc_run)
 @njit(cache=True, inline="always")
 def _semi_gradient_td_run(model, params, rng, out, run):
     """Run ``run`` of n-step semi-gradient TD (n = 1: the box of section 9.3)."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    w = out.w[run]
     X, policy, gamma, n_step = params.features, params.policy, params.gamma, params.n_step
     max_steps, alpha = params.max_steps, params.alpha
     mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
@@ -187,109 +167,50 @@ def _semi_gradient_td_run(model, params, rng, out, run):
         while True:
             if t < T:
                 s = states[t & mask]
-                a = categorical(rng, policy[s])
-                s_next, r, is_done = sample_step(model, s, a, rng)
-                states[(t + 1) & mask] = s_next
-                rewards[(t + 1) & mask] = r
+                _, r, T, terminated = ring_step(model, rng, s, categorical(rng, policy[s]), t,
+                                                T, terminated, states, rewards, mask, max_steps)
                 total += r
-                if is_done or t + 1 == max_steps:
-                    T = t + 1
-                    terminated = is_done
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
                 G = 0.0 if (end == T and terminated) else linear_value(X[states[end & mask]], w)
-                for i in range(end, tau, -1):  # G_{tau:end} (eq. 7.1)
-                    G = discounted_return(rewards[i & mask], gamma, G)
+                G = ring_return(rewards, mask, gamma, tau, end, G)
                 gradient_step(w, X[states[tau & mask]], G, alpha)
             if tau == T - 1:
                 break
             t += 1
-        returns[episode] = total
-        lengths[episode] = T
-        record_history(out.history[run], episode, w)
+        close_episode(out, run, episode, total, T, w)
 
 
 _semi_gradient_td = runs_driver(_semi_gradient_td_run)
 
 
 @njit(cache=True, inline="always")
-def _off_policy_td_run(model, params, rng, out, run):
-    """Run ``run`` of off-policy semi-gradient TD(0) (eq. 11.2): act by the behaviour
-    policy, weigh each TD error by ``rho = pi(A|S) / b(A|S)``."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
-    X, gamma, alpha = params.features, params.gamma, params.alpha
-    pi, b = params.policy, params.behaviour
-    for episode in range(params.episodes):
-        s = sample_start(model, rng)
-        total = 0.0
-        steps = 0
-        while True:
-            a = categorical(rng, b[s])
-            s_next, r, is_done = sample_step(model, s, a, rng)
-            total += r
-            steps += 1
-            G = discounted_return(r, gamma, 0.0 if is_done else linear_value(X[s_next], w))
-            gradient_step(w, X[s], G, alpha * importance_ratio(pi[s, a], b[s, a]))
-            if is_done or steps == params.max_steps:
-                break
-            s = s_next
-        returns[episode] = total
-        lengths[episode] = steps
-        record_history(out.history[run], episode, w)
-
-
-_off_policy_td = runs_driver(_off_policy_td_run)
+def _gradient_td_step(correction, w, v, x, x_next, r, gamma, w_step, v_step):
+    """TDC's (eq. 11.30, ``correction``) or GTD2's (eq. 11.29) step of ``w`` and the step
+    ``v <- v + beta rho (delta - v . x) x`` of the secondary weights, both from ``w_t``
+    and ``v_t``; ``w_step = alpha rho``, ``v_step = beta rho``."""
+    delta = td_error(discounted_return(r, gamma, linear_value(x_next, w)), linear_value(x, w))
+    x_dot_v = linear_value(x, v)
+    if correction:
+        tdc_step(w, x, x_next, delta, x_dot_v, gamma, w_step)
+    else:
+        gtd2_step(w, x, x_next, x_dot_v, gamma, w_step)
+    gradient_step(v, x, delta, v_step)
 
 
 @njit(cache=True, inline="always")
-def _gradient_td_run(model, params, rng, out, run):
-    """Run ``run`` of TDC (eq. 11.30, ``params.correction``) or GTD2 (eq. 11.29): act by
-    the behaviour policy; both steps use ``w_t`` and ``v_t``, and ``x(S') = 0`` where
-    the episode ends."""
-    w, v, returns, lengths = out.w[run], out.v[run], out.returns[run], out.lengths[run]
+def _off_policy_run(method, model, params, rng, out, run):
+    """Run ``run`` of an off-policy one-step learner, ``method`` a constant of each
+    driver: act by the behaviour policy and weigh each step by ``rho = pi(A|S) /
+    b(A|S)`` (eq. 11.1). Off-policy semi-gradient TD(0) (eq. 11.2) steps ``w`` by
+    ``alpha rho delta x(S)``; emphatic TD (eq. 11.23-11.24, interest 1 in every state)
+    scales that by the followon trace ``M_t``, which starts each episode at ``M_0 = 1``;
+    TDC and GTD2 (:func:`_gradient_td_step`) take ``x(S') = 0`` where the episode ends."""
+    w, v = out.w[run], out.v[run]
     X, gamma, alpha, beta = params.features, params.gamma, params.alpha, params.beta
     pi, b = params.policy, params.behaviour
     ended = np.zeros(X.shape[1])
-    for episode in range(params.episodes):
-        s = sample_start(model, rng)
-        total = 0.0
-        steps = 0
-        while True:
-            a = categorical(rng, b[s])
-            s_next, r, is_done = sample_step(model, s, a, rng)
-            total += r
-            steps += 1
-            rho = importance_ratio(pi[s, a], b[s, a])
-            x = X[s]
-            x_next = ended if is_done else X[s_next]
-            delta = td_error(discounted_return(r, gamma, linear_value(x_next, w)),
-                             linear_value(x, w))
-            x_dot_v = linear_value(x, v)
-            if params.correction:
-                tdc_step(w, x, x_next, delta, x_dot_v, gamma, alpha * rho)
-            else:
-                gtd2_step(w, x, x_next, x_dot_v, gamma, alpha * rho)
-            gradient_step(v, x, delta, beta * rho)  # v <- v + beta rho (delta - v.x) x
-            if is_done or steps == params.max_steps:
-                break
-            s = s_next
-        returns[episode] = total
-        lengths[episode] = steps
-        record_history(out.history[run], episode, w)
-
-
-_gradient_td = runs_driver(_gradient_td_run)
-
-
-@njit(cache=True, inline="always")
-def _emphatic_td_run(model, params, rng, out, run):
-    """Run ``run`` of one-step emphatic TD (eq. 11.23-11.24) with interest 1 in every
-    state: the off-policy TD step scaled by the followon trace ``M_t``, which starts
-    each episode at ``M_0 = 1``."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
-    X, gamma, alpha = params.features, params.gamma, params.alpha
-    pi, b = params.policy, params.behaviour
     for episode in range(params.episodes):
         s = sample_start(model, rng)
         total = 0.0
@@ -301,20 +222,29 @@ def _emphatic_td_run(model, params, rng, out, run):
             s_next, r, is_done = sample_step(model, s, a, rng)
             total += r
             steps += 1
-            emphasis = followon_trace(emphasis, rho_before, gamma, 1.0)
             rho = importance_ratio(pi[s, a], b[s, a])
-            G = discounted_return(r, gamma, 0.0 if is_done else linear_value(X[s_next], w))
-            gradient_step(w, X[s], G, alpha * emphasis * rho)
+            if method == TDC or method == GTD2:
+                _gradient_td_step(method == TDC, w, v, X[s], ended if is_done else X[s_next],
+                                  r, gamma, alpha * rho, beta * rho)
+            else:
+                if method == EMPHATIC_TD:
+                    emphasis = followon_trace(emphasis, rho_before, gamma, 1.0)
+                    rho_before = rho
+                    step = alpha * emphasis * rho
+                else:
+                    step = alpha * rho
+                G = discounted_return(r, gamma, 0.0 if is_done else linear_value(X[s_next], w))
+                gradient_step(w, X[s], G, step)
             if is_done or steps == params.max_steps:
                 break
             s = s_next
-            rho_before = rho
-        returns[episode] = total
-        lengths[episode] = steps
-        record_history(out.history[run], episode, w)
+        close_episode(out, run, episode, total, steps, w)
 
 
-_emphatic_td = runs_driver(_emphatic_td_run)
+_off_policy_td = runs_driver(_off_policy_run, OFF_POLICY_TD)
+_tdc = runs_driver(_off_policy_run, TDC)
+_gtd2 = runs_driver(_off_policy_run, GTD2)
+_emphatic_td = runs_driver(_off_policy_run, EMPHATIC_TD)
 
 
 @njit(cache=True, inline="always")
@@ -354,7 +284,7 @@ def _td_lambda_run(model, params, rng, out, run):
     its draws and its arithmetic in the same order. The traces restart at 0 with each
     episode; ``v_old`` is ``w_{t-1} . x_t``, the value of ``S_t`` the previous step
     bootstrapped from."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    w = out.w[run]
     X, policy, gamma, alpha = params.features, params.policy, params.gamma, params.alpha
     z = np.zeros(w.shape[0])
     for episode in range(params.episodes):
@@ -383,9 +313,7 @@ def _td_lambda_run(model, params, rng, out, run):
             if is_done or steps == params.max_steps:
                 break
             s = s_next
-        returns[episode] = total
-        lengths[episode] = steps
-        record_history(out.history[run], episode, w)
+        close_episode(out, run, episode, total, steps, w)
 
 
 _td_lambda = runs_driver(_td_lambda_run)
@@ -409,7 +337,7 @@ def check_weights(name: str, w: np.ndarray, steps: str = "alpha") -> None:
 
 def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_steps,
                  initial_w=0.0, n_step=1, behaviour=None, history=False, beta=None,
-                 correction=False, initial_v=0.0, lam=0.0, true_online=False,
+                 initial_v=0.0, lam=0.0, true_online=False,
                  sums=False, secondary=False):
     """The checked episode arguments, kernel parameters and outputs of a linear learner
     (``sums``: LSTD's, which keep its sums instead of a step size ``alpha``;
@@ -431,7 +359,7 @@ def _linear_args(mdp, policy, features, *, gamma, episodes, alpha, runs, max_ste
     params = LinearParams(
         features=X, policy=pi, behaviour=b, gamma=ep.gamma,
         alpha=1.0 if sums else check_positive("alpha", alpha),
-        beta=check_positive("beta", beta) if secondary else 0.0, correction=correction,
+        beta=check_positive("beta", beta) if secondary else 0.0,
         n_step=check_positive_int("n_step", n_step, high=ep.max_steps),
         lam=check_unit_interval("lam", lam), true_online=true_online, episodes=ep.episodes,
         max_steps=ep.max_steps)
@@ -571,12 +499,12 @@ def off_policy_semi_gradient_td(mdp: MDPLike, target_policy: PolicyLike,
     return _result("off_policy_semi_gradient_td", out, params.features, runs)
 
 
-def _run_gradient_td(name: str, correction: bool, mdp, target_policy, behaviour_policy,
-                     features, seed, **options) -> LinearPredictionResult:
-    """TDC (``correction``) or GTD2, checked and run."""
+def _run_gradient_td(name: str, driver, mdp, target_policy, behaviour_policy, features,
+                     seed, **options) -> LinearPredictionResult:
+    """TDC or GTD2 (``driver``), checked and run."""
     ep, params, out = _linear_args(mdp, target_policy, features, behaviour=behaviour_policy,
-                                   correction=correction, secondary=True, **options)
-    over_runs(_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+                                   secondary=True, **options)
+    over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
     return _result(name, out, params.features, options["runs"], steps="alpha or beta")
 
 
@@ -615,7 +543,7 @@ def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
     ``secondary_weights`` ``v``. A run that diverges past float64 raises
     ``FloatingPointError``.
     """
-    return _run_gradient_td("tdc", True, mdp, target_policy, behaviour_policy, features,
+    return _run_gradient_td("tdc", _tdc, mdp, target_policy, behaviour_policy, features,
                             gamma=gamma, episodes=episodes, alpha=alpha, beta=beta,
                             initial_w=initial_w, initial_v=initial_v, seed=seed, runs=runs,
                             max_steps=max_steps, history=history)
@@ -641,7 +569,7 @@ def gtd2(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
 
     Returns a :class:`LinearPredictionResult` with ``secondary_weights`` (see :func:`tdc`).
     """
-    return _run_gradient_td("gtd2", False, mdp, target_policy, behaviour_policy, features,
+    return _run_gradient_td("gtd2", _gtd2, mdp, target_policy, behaviour_policy, features,
                             gamma=gamma, episodes=episodes, alpha=alpha, beta=beta,
                             initial_w=initial_w, initial_v=initial_v, seed=seed, runs=runs,
                             max_steps=max_steps, history=history)
