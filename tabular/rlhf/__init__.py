@@ -24,7 +24,8 @@
   Monte Carlo step labels (:func:`fit_process_reward_model`);
 - :mod:`~tabular.rlhf.pipeline` -- a scenario trained end to end (pre-training, SFT,
   reward model: :func:`train_pipeline`) and measured against the exact optimum;
-- :mod:`~tabular.rlhf.results` -- what DPO, iterated DPO and KTO return;
+- :mod:`~tabular.rlhf.results` -- what the learners, the fits and the exact solvers
+  return;
 - :class:`TrainingHistory` (:mod:`tabular.pg.telemetry`) -- what every RLHF learner
   records with ``history=True``: the exact objective, gap and KLs on the tree every
   ``eval_every`` iterations, beside TRL's metrics of the sampled batches.

@@ -15,43 +15,15 @@ et al., 2024): :class:`BestOfN` reports both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
 from tabular.checks import MAX_COUNT, check_positive_int, first_bad, policy_matrix, real_array
 from tabular.model.graph import tree_levels, tree_roots
 from tabular.model.mdp import TabularMDP, as_mdp
-from tabular.results import short_repr
+from tabular.rlhf.results import BestOfN
 from tabular.solve.tree import ending_probabilities, path_returns
 from tabular.types import PolicyLike
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class BestOfN:
-    """The best-of-N policy over whole responses.
-
-    Attributes
-    ----------
-    endings : ``[S, A]``, ``P(x) P_N(y|x)`` of the response ending with ``a`` in ``s``
-        (as :class:`~tabular.rlhf.KLOptimum.endings`).
-    policy : ``[S, A]``, the token-level policy that generates exactly this distribution
-        (``pi_N(a|s)`` = the share of the responses through ``s`` that continue with
-        ``a``; the base policy where the best of N never goes), for every tool that
-        takes a policy (:func:`~tabular.rlhf.sequence_kl`, ``RLHFPipeline.measure``).
-    kl : the exact ``E_x KL(P_N(.|x) || pi(.|x))`` over whole responses.
-    kl_bound : ``log N - (N - 1) / N``, the usual formula (an upper bound on ``kl``).
-    reward : the expected reward (the ranking reward) of the best of N.
-    """
-
-    __repr__ = short_repr
-
-    endings: np.ndarray
-    policy: np.ndarray
-    kl: float
-    kl_bound: float
-    reward: float
 
 
 def best_of_n(mdp: TabularMDP, policy: PolicyLike, n: int, reward: npt.ArrayLike | None = None

@@ -36,7 +36,6 @@ section 13.2). Both use the learner's own reward (floored) and returns.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,7 +47,6 @@ from tabular.model.mdp import as_mdp
 from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.arguments import policy_gradient_args
 from tabular.pg.rollout import kl_penalised
-from tabular.results import short_repr
 from tabular.rlhf.group import greedy_return, reference_log_prob, reward_kl
 from tabular.rlhf.group_config import (
     DR_GRPO,
@@ -62,6 +60,7 @@ from tabular.rlhf.group_config import (
     truncating_actions,
 )
 from tabular.rlhf.group_loss import batch_advantages, kl_loss_weight, ratio_weight, token_weight
+from tabular.rlhf.results import ExpectedUpdate, FixedPoint
 from tabular.rules.policy_gradient import grad_entropy, log_softmax, softmax
 from tabular.solve.tree import kl_objective, kl_optimum, visit_probabilities
 from tabular.types import MDPLike, PolicyLike
@@ -319,35 +318,6 @@ def _gradient(tree, rollout, beta, f, out):
                 out[row, b] += f.mu[s] * f.probs[s, b] * (Q[b] - mean)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ExpectedUpdate:
-    """The exact expected update of a GRPO-family estimator at a policy.
-
-    Attributes
-    ----------
-    direction : ``[R, A]``, ``E[d]``: the expected update of the logits per unit step
-        (the first epoch's, at ratio 1), as :func:`~tabular.rlhf.grpo` takes it.
-    gradient : ``[R, A]``, the exact gradient of ``J = E[r] - beta KL(pi || pi_ref)``
-        (``E[r]`` with ``beta = 0``), with the learner's floored rewards.
-    cosine : ``<direction, gradient> / (|direction| |gradient|)`` (NaN if either is 0).
-    relative_norm : ``|direction| / |gradient|``.
-    relative_error : ``|direction - gradient| / |gradient|``.
-    method : ``"closed form"``, ``"enumeration"`` (every multiset of the other
-        responses of a group) or ``"monte carlo"`` (``samples`` draws per prompt).
-    samples : the Monte Carlo draws per prompt (0 unless ``method == "monte carlo"``).
-    """
-
-    __repr__ = short_repr
-
-    direction: np.ndarray
-    gradient: np.ndarray
-    cosine: float
-    relative_norm: float
-    relative_error: float
-    method: str
-    samples: int
-
-
 def _config(config: GRPOConfig | None, options: dict) -> GRPOConfig:
     if config is None:
         return GRPOConfig(**options)
@@ -529,28 +499,6 @@ def _greedy_baselines(su, tree: Tree, rollout, lp, flow: _Flow) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class FixedPoint:
-    """Where the expected update of an estimator stops.
-
-    Attributes
-    ----------
-    policy : the :class:`~tabular.SoftmaxPolicy` reached.
-    direction_norm : ``|E[d]|`` there (``< tol`` when ``converged``).
-    gap : ``J* - J(policy)``, its exact gap to the KL-regularised optimum.
-    iterations : the expected steps taken.
-    converged : whether ``|E[d]| < tol`` was reached.
-    """
-
-    __repr__ = short_repr
-
-    policy: SoftmaxPolicy
-    direction_norm: float
-    gap: float
-    iterations: int
-    converged: bool
-
-
 def expected_fixed_point(mdp: MDPLike, policy: PolicyLike, *, ref_policy: PolicyLike,
                          beta: float, alpha: float = 1.0, iterations: int = 20_000,
                          tol: float = 1e-9, config: GRPOConfig | None = None,
@@ -601,6 +549,3 @@ def expected_fixed_point(mdp: MDPLike, policy: PolicyLike, *, ref_policy: Policy
     gap = kl_optimum(mdp_, ref_policy, beta).value - kl_objective(mdp_, current, ref_policy,
                                                                   beta)
     return FixedPoint(current, norm, float(gap), steps, norm < tol)
-
-
-

@@ -38,7 +38,6 @@ interior stationary point repels, and the policy collapses onto one response.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -56,7 +55,7 @@ from tabular.pg.arguments import (
 )
 from tabular.pg.rollout import episode_buffers, sample_episode
 from tabular.pg.telemetry import Callback, batch_sampler, check_history, run_in_chunks
-from tabular.results import short_repr, with_run_axis
+from tabular.results import with_run_axis
 from tabular.rlhf.preference import (
     Paths,
     _accumulate_path_grad,
@@ -65,7 +64,7 @@ from tabular.rlhf.preference import (
     rows_on_paths,
     sequence_log_prob,
 )
-from tabular.rlhf.results import KTOResult
+from tabular.rlhf.results import KTOOptimum, KTOResult
 from tabular.rlhf.reward_model import counted_record, log_sigmoid, sigmoid
 from tabular.rules.policy_gradient import ascend
 from tabular.solve.tree import as_token_env
@@ -389,23 +388,6 @@ def _kto_fixed_point(kept, beta, u):
             hi = mid
     _kl_excess(hi, kept, beta, u)
     return hi
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class KTOOptimum:
-    """Where :func:`kto` ends on a policy with a row per prefix.
-
-    Attributes
-    ----------
-    endings : ``[S, A]``, ``P(x) pi(y|x)`` of the response ``y`` that ends with ``a`` in
-        ``s`` (0 for every response KTO drives out).
-    reference_point : ``z0 = E_x KL(pi || pi_ref)`` there.
-    """
-
-    __repr__ = short_repr
-
-    endings: np.ndarray
-    reference_point: float
 
 
 def kto_optimum(mdp: TokenEnv, ref_policy: PolicyLike, feedback: Iterable[tuple[Any, ...]], *,

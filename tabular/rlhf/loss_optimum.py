@@ -38,7 +38,6 @@ raises rather than return an unconverged answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -46,10 +45,10 @@ from numba import njit
 
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.policy import as_softmax_policy
-from tabular.results import short_repr
 from tabular.rlhf.losses import loss_spec
 from tabular.rlhf.preference import chained_comparison
 from tabular.rlhf.preference_model import PreferenceModel
+from tabular.rlhf.results import LossOptimum
 from tabular.solve.tree import as_token_env, ending_probabilities
 from tabular.types import PolicyLike, TokenEnv
 
@@ -167,28 +166,6 @@ def _kkt_newton(log_ref, lengths, pop, spec, bounds, tol, max_iter):
         h, f, g, pi, t = h_new, f_new, g_new, pi_new, t_new
         it += 1
     return h, it, float(np.abs(t).max())
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class LossOptimum:
-    """A preference loss's population optimum (:func:`loss_optimum`).
-
-    Attributes
-    ----------
-    endings : ``[S, A]``, ``P(x) pi(y|x)`` of each compared response.
-    probs : ``[N]``, ``pi(y|x)`` in the preference model's order of responses.
-    loss : the population loss there.
-    gradient : ``max_y |dL/dz_y|`` there (``<= tol``).
-    iterations : Newton steps taken.
-    """
-
-    __repr__ = short_repr
-
-    endings: np.ndarray
-    probs: np.ndarray
-    loss: float
-    gradient: float
-    iterations: int
 
 
 def loss_optimum(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceModel, *,

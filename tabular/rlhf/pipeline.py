@@ -37,6 +37,7 @@ from tabular.model.policy import SoftmaxPolicy
 from tabular.pg.arguments import MAX_POLICY_STEP
 from tabular.pg.results import PolicyGradientResult
 from tabular.rlhf.lm import NGramLM, pretrain, sft
+from tabular.rlhf.results import Frontier, FrontierPoint
 from tabular.rlhf.reward_model import RewardModel, train_reward_model
 from tabular.solve.dp import soft_value_iteration
 from tabular.solve.tree import expected_return, response_distribution, sequence_kl
@@ -71,43 +72,6 @@ class ScenarioData(Protocol):
 
     def env(self, reward: Callable[[str, str], float] | None = None) -> Any:
         """The scenario's token MDP, paying ``reward`` (``None``: the gold reward)."""
-
-
-@dataclass(frozen=True)
-class FrontierPoint:
-    """Where a policy stands against the reference (all exact, over whole replies).
-
-    Attributes
-    ----------
-    kl : ``KL(pi || pi_SFT)`` in nats.
-    proxy : the expected reward-model score ``E_pi[r_RM]``.
-    gold : the expected gold reward ``E_pi[r_gold]``.
-    """
-
-    kl: float
-    proxy: float
-    gold: float
-
-
-@dataclass(frozen=True)
-class Frontier:
-    """Reward against KL at each ``beta`` (arrays over ``betas``).
-
-    Attributes
-    ----------
-    betas : the KL coefficients.
-    kl, proxy, gold : the :class:`FrontierPoint` fields at each ``beta``.
-    """
-
-    betas: np.ndarray
-    kl: np.ndarray
-    proxy: np.ndarray
-    gold: np.ndarray
-
-    @property
-    def objective(self) -> np.ndarray:
-        """``proxy - betas * kl``, the RLHF objective at each ``beta``."""
-        return self.proxy - self.betas * self.kl
 
 
 @dataclass(frozen=True)

@@ -33,56 +33,15 @@ equilibrium is that response alone (gap 0 at ``beta = 0``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from tabular.checks import check_nonnegative, check_positive, check_positive_int, policy_matrix
 from tabular.model.policy import SoftmaxPolicy, as_softmax_policy
-from tabular.results import short_repr
 from tabular.rlhf.preference import response_path
+from tabular.rlhf.results import NashEquilibrium, NashMDResult, PreferenceModel
 from tabular.solve.tree import as_token_env, ending_probabilities, path_returns
 from tabular.types import PolicyLike, TokenEnv
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class PreferenceModel:
-    """``P(y > y' | x)`` over the responses of a token MDP, prompt by prompt.
-
-    Attributes
-    ----------
-    states, actions : int64 ``[N]``, each response's last state and token (its ending).
-    prompt : int64 ``[N]``, each response's prompt number; the responses are sorted by
-        prompt, prompt ``x``'s are ``bounds[x]:bounds[x + 1]``.
-    bounds : int64 ``[X + 1]``.
-    lengths : int64 ``[N]``, each response's token count (``eos`` included).
-    texts : ``((prompt, response), ...)`` ``[N]``.
-    matrices : ``(P_x, ...)``, prompt ``x``'s ``[n_x, n_x]`` matrix
-        ``P_x[i, j] = P(y_i > y_j | x)``.
-    prompt_probs : ``[X]``, each prompt's start probability.
-    """
-
-    __repr__ = short_repr
-
-    states: np.ndarray
-    actions: np.ndarray
-    prompt: np.ndarray
-    bounds: np.ndarray
-    lengths: np.ndarray
-    texts: tuple
-    matrices: tuple
-    prompt_probs: np.ndarray
-
-    def conditional(self, endings: np.ndarray, name: str = "policy") -> np.ndarray:
-        """``[N]``: ``pi(y|x)`` of each response, from a response distribution
-        ``endings`` ``[S, A]`` (``P(x) pi(y|x)``, as :func:`~tabular.rlhf.ending_probabilities`
-        gives it), which must put all its mass on the model's responses."""
-        joint = endings[self.states, self.actions]
-        off = endings.sum() - joint.sum()
-        if off > 1e-9:
-            raise ValueError(f"{name} gives probability {off:.3g} to responses the preference "
-                             "model does not compare")
-        return joint / self.prompt_probs[self.prompt]
 
 
 def _model(env: TokenEnv, states, actions, matrices) -> PreferenceModel:
@@ -234,26 +193,6 @@ def _polish(pi: np.ndarray, ref: np.ndarray, P: np.ndarray, beta: float) -> np.n
     return pi
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class NashEquilibrium:
-    """The regularised game's equilibrium (:func:`nash_equilibrium`).
-
-    Attributes
-    ----------
-    endings : ``[S, A]``, ``P(x) pi(y|x)`` of each compared response.
-    probs : ``[N]``, ``pi(y|x)`` in the order of the model's responses.
-    gap : ``[X]``, each prompt's exact duality gap at the returned policy (<= ``tol``).
-    iterations : ``[X]``, mirror-prox iterations per prompt.
-    """
-
-    __repr__ = short_repr
-
-    endings: np.ndarray
-    probs: np.ndarray
-    gap: np.ndarray
-    iterations: np.ndarray
-
-
 def nash_equilibrium(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceModel, *,
                      beta: float, tol: float = 1e-12, max_iter: int = 10**6
                      ) -> NashEquilibrium:
@@ -315,23 +254,6 @@ def preference_gap(mdp: TokenEnv, policy: PolicyLike, ref_policy: PolicyLike,
                                               beta)
         for x, (lo, hi) in enumerate(zip(preference.bounds[:-1], preference.bounds[1:],
                                          strict=True))))
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class NashMDResult:
-    """What :func:`nash_md` returns.
-
-    Attributes
-    ----------
-    probs : ``[iterations + 1, N]``, ``pi_t(y|x)`` of every iterate (``pi_0``: the start).
-    gap : ``[iterations + 1]``, ``E_x gap_x(pi_t)``, the regularised game's exact duality
-        gap at each iterate.
-    """
-
-    __repr__ = short_repr
-
-    probs: np.ndarray
-    gap: np.ndarray
 
 
 def nash_md(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceModel, *,

@@ -24,7 +24,6 @@ optimum where it is, and a better fit gives better credit.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -37,7 +36,8 @@ from tabular.model.graph import tree_edges
 from tabular.model.mdp import TabularMDP, as_mdp
 from tabular.pg.arguments import policy_gradient_args
 from tabular.pg.rollout import continue_episode, episode_buffers, sample_episode
-from tabular.results import RunsResult, with_run_axis
+from tabular.results import with_run_axis
+from tabular.rlhf.results import ProcessRewardModel
 from tabular.solve.dp import policy_evaluation
 from tabular.types import MDPLike, PolicyLike
 
@@ -104,28 +104,6 @@ class StepLabels(NamedTuple):
 
 
 _step_labels = runs_driver(_step_labels_run, rollout=True)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class ProcessRewardModel(RunsResult):
-    """A tabular process reward model: one value per prefix, fitted from step labels.
-
-    Attributes
-    ----------
-    values : ``[S]`` (``[runs, S]``): the mean label of each prefix; a prefix never
-        labelled takes its nearest labelled ancestor's value (so a step into it earns
-        no process reward), 0 without one. :func:`process_rewards` takes it as the
-        potential.
-    labels : ``[S]`` (``[runs, S]``): how many completions labelled each prefix.
-    """
-
-    values: np.ndarray
-    labels: np.ndarray
-
-    @property
-    def runs(self) -> int | None:
-        """``None`` for a single model (no run axis), else the number of models."""
-        return None if self.values.ndim == 1 else self.values.shape[0]
 
 
 def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int = 100,

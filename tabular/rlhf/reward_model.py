@@ -4,7 +4,6 @@ from it (Bradley and Terry, 1952; Ouyang et al., 2022, section 3.5)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from numba import njit
 from tabular._numba.rng import randint, seed_states, uniform
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int, index_array, real_array
 from tabular.pg.arguments import MAX_POLICY_STEP
+from tabular.rlhf.results import RewardModel
 
 
 @njit(cache=True)
@@ -151,33 +151,6 @@ def _preference_arrays(preferences: Iterable[tuple[Any, ...]]
         counts.append(count)
     return (keys, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64),
             np.array(counts))
-
-
-@dataclass(frozen=True)
-class RewardModel:
-    """A tabular Bradley-Terry reward model ``r(x, y)``, one score per response seen.
-
-    Attributes
-    ----------
-    scores : ``{(prompt, response): score}`` of every response compared in training.
-    loss : the mean negative log-likelihood of the training preferences.
-    default : the score of a response never compared (default 0, the average of the
-        reference responses after normalisation).
-
-    ``score(prompt, response)`` (or calling the model) looks a response up.
-    """
-
-    scores: dict
-    loss: float
-    default: float = 0.0
-
-    def score(self, prompt: str, response: str) -> float:
-        """``r(prompt, response)``; ``default`` for a response never compared."""
-        return self.scores.get((prompt, response), self.default)
-
-    def __call__(self, prompt: str, response: str) -> float:
-        """:meth:`score`: the model is the reward function a token MDP pays."""
-        return self.score(prompt, response)
 
 
 def train_reward_model(preferences: Iterable[tuple[Any, ...]], *,
