@@ -182,7 +182,7 @@ def linear_online_lambda_return(w0, X, episode, gamma, lam, alpha):
     return w[-1]
 
 
-def online_lambda_return(table, episode, gamma, lam, alpha):
+def online_by_definition(table, episode, gamma, lam, alpha):
     """The tabular online lambda-return algorithm: :func:`linear_online_lambda_return`
     with one-hot features (the episode's ``keys`` index ``table``), ``table`` updated in
     place. A one-hot dot product and update touch one entry and add exact zeros to the
