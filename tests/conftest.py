@@ -4,10 +4,11 @@ examples (and keeps failures in the local database) for hunting new counterexamp
 
 Also what the tests of several modules share (``from conftest import ...``; no test module
 imports another): :func:`slow_examples`, :func:`on_one_and_two_threads`, the browser
-helpers, :func:`clear_error_test` and :func:`option_rows` (the bad-input catalogue's), and
-the models and by-definition references of the traces and linear tests. This is the suite's
-one ``conftest.py``: a second one in a subfolder would be imported under the same module
-name, and ``from conftest import`` would then depend on the order of collection."""
+helpers, :func:`clear_error_test` and :func:`option_rows` (the bad-input catalogue's), a
+user's own rule (:func:`own_q_learning`), and the models and by-definition references of the
+traces and linear tests. This is the suite's one ``conftest.py``: a second one in a
+subfolder would be imported under the same module name, and ``from conftest import`` would
+then depend on the order of collection."""
 
 import os
 import shutil
@@ -22,6 +23,7 @@ import tabular.envs  # noqa: F401  (registers the tabzoo/ environments)
 from tabular import TabularMDP, policy_evaluation, value_iteration
 from tabular._numba.rng import categorical, seed_states
 from tabular.envs import RandomWalk
+from tabular.learn.custom import max_value, td_control
 from tabular.linear import (
     one_hot,
     state_action_features,
@@ -86,6 +88,18 @@ def headless_chromium(window: str, capabilities: dict | None = None):
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(120)
     return driver
+
+
+# ---------------------------------------------- a user's own rule (tabular/learn/custom.py)
+@numba.njit(inline="always")
+def own_q_learning_target(reward, gamma, q_next, done, next_action, epsilon, legal):
+    """A user's Q-learning target, ``R + gamma max_a Q(S', a)`` (eq. 6.8), written by hand
+    and jitted as docs/own_rule.md shows."""
+    return reward if done else reward + gamma * max_value(q_next, legal)
+
+
+#: :func:`own_q_learning_target` made a learner with :func:`tabular.q_learning`'s signature.
+own_q_learning = td_control(own_q_learning_target)
 
 
 # ------------------------------------------------------------- the bad-input catalogue
@@ -168,7 +182,7 @@ def linear_online_lambda_return(w0, X, episode, gamma, lam, alpha):
     return w[-1]
 
 
-def online_lambda_return(table, episode, gamma, lam, alpha):
+def online_by_definition(table, episode, gamma, lam, alpha):
     """The tabular online lambda-return algorithm: :func:`linear_online_lambda_return`
     with one-hot features (the episode's ``keys`` index ``table``), ``table`` updated in
     place. A one-hot dot product and update touch one entry and add exact zeros to the

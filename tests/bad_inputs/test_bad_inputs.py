@@ -17,7 +17,7 @@ import gymnasium as gym
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from conftest import clear_error_test, option_rows
+from conftest import clear_error_test, option_rows, own_q_learning, own_q_learning_target
 from rows_linear import bad_rows as linear_rows
 
 import tabular
@@ -36,7 +36,6 @@ from tabular import (
 from tabular.envs import CarRental, GridWorld, Racetrack, TokenMDP
 from tabular.envs.mazes import changing_maze
 from tabular.experiments.harness import cli, registry
-from tabular.learn.custom import max_value
 from tabular.rlhf import best_of_n, bradley_terry_loss, distill, response_distribution
 from tabular.rlhf.process import fit_process_reward_model, process_rewards
 
@@ -256,17 +255,10 @@ PG_BAD = [({"beta": -1.0}, "beta must be a finite number >= 0"),
           ({"reward_floor": -1e300}, "reward_floor must be a number of magnitude at most"),
           ({"ref_policy": np.ones((5, 1)), "beta": 0.1}, "ref_policy")]
 
-def own_q_learning_target(reward, gamma, q_next, done, next_action, epsilon, legal):
-    """A user's Q-learning target (docs/own_rule.md)."""
-    return reward if done else reward + gamma * max_value(q_next, legal)
-
-
-OWN_Q_LEARNING = tabular.td_control(own_q_learning_target)
-
 
 LEARNERS = {
     "td0": lambda policy=UNIFORM, **kw: tabular.td0(CHAIN, policy, **kw),
-    "td_control": lambda **kw: OWN_Q_LEARNING(CHAIN, **kw),
+    "td_control": lambda **kw: own_q_learning(CHAIN, **kw),
     "mc_prediction": lambda policy=UNIFORM, **kw: tabular.mc_prediction(CHAIN, policy, **kw),
     "sarsa": lambda **kw: tabular.sarsa(CHAIN, **kw),
     "expected_sarsa": lambda **kw: tabular.expected_sarsa(CHAIN, **kw),

@@ -6,9 +6,10 @@ the id starting with the callable's name. Every public callable of the family ha
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
-from conftest import clear_error_test
+from conftest import clear_error_test, option_rows
 
 from tabular import TabularMDP, explore
 
@@ -43,6 +44,33 @@ ROWS += [(f"{name} on a string", lambda f=f: f("RiverSwim", horizon=2), TypeErro
          for name, f in LEARNERS.items()]
 ROWS += [(f"{name} -inf reward", lambda f=f: f(TRAP, horizon=2), ValueError,
           "can pay a reward of -inf") for name, f in LEARNERS.items()]
+
+#: The options of the learners run on CYCLE, each wrong in one way (rows of conftest's
+#: option_rows): ``(id, the options, fragment of the ValueError)``.
+CYCLE_OPTION_BAD = [
+    ("ucrl2 steps 0", {"steps": 0}, "steps must be an integer >= 1"),
+    ("ucrl2 steps text", {"steps": "9"}, "steps must be an integer"),
+    ("ucrl2 runs 0", {"runs": 0}, "runs must be an integer >= 1"),
+    ("ucrl2 seed -1", {"seed": -1}, "seed must be None or"),
+    ("ucrl2 delta 0", {"delta": 0.0}, "delta must be in (0, 1)"),
+    ("ucrl2 scale -1", {"scale": -1.0}, "scale must be a finite number >= 0"),
+    ("ucrl2 huge", {"steps": 10**8, "runs": 10}, "recorded steps"),
+    ("mbie_eb gamma 1", {"gamma": 1.0}, "gamma must be < 1"),
+    ("mbie_eb gamma NaN", {"gamma": NAN}, "gamma"),
+    ("mbie_eb steps 0", {"steps": 0}, "steps must be an integer >= 1"),
+    ("mbie_eb beta -1", {"beta": -1.0}, "beta must be a finite number >= 0"),
+    ("mbie_eb runs 0", {"runs": 0}, "runs must be"),
+    ("mbie_eb huge", {"steps": 10**8, "runs": 2}, "recorded policy entries"),
+    ("rmax known 0", {"known": 0}, "known must be an integer >= 1"),
+    ("rmax known 1.5", {"known": 1.5}, "known must be an integer"),
+    ("rmax seed -2", {"seed": -2}, "seed must be None or"),
+    ("rmax gamma 2", {"gamma": 2.0}, "gamma"),
+    ("delayed_q_learning attempts 0", {"attempts": 0}, "attempts must be an integer >= 1"),
+    ("delayed_q_learning epsilon1 0", {"epsilon1": 0.0}, "epsilon1 must be a finite number > 0"),
+    ("delayed_q_learning gamma 1", {"gamma": 1.0}, "gamma must be < 1"),
+    ("delayed_q_learning steps -1", {"steps": -1}, "steps must be an integer >= 1"),
+]
+
 ROWS += [
     ("ucbvi no horizon", lambda: explore.ucbvi(TWO), TypeError, "horizon"),
     ("ucbvi bonus", lambda: explore.ucbvi(TWO, horizon=2, bonus="kl"), ValueError,
@@ -93,19 +121,6 @@ ROWS += [
      "prior_sd must be a finite number > 0"),
     ("rlsvi huge counts", lambda: explore.rlsvi(BIG, horizon=100, episodes=1), ValueError,
      "successor counts"),
-    ("ucrl2 steps 0",
-     lambda: explore.ucrl2(CYCLE, steps=0), ValueError, "steps must be an integer >= 1"),
-    ("ucrl2 steps text",
-     lambda: explore.ucrl2(CYCLE, steps="9"), ValueError, "steps must be an integer"),
-    ("ucrl2 runs 0",
-     lambda: explore.ucrl2(CYCLE, runs=0), ValueError, "runs must be an integer >= 1"),
-    ("ucrl2 seed -1", lambda: explore.ucrl2(CYCLE, seed=-1), ValueError, "seed must be None or"),
-    ("ucrl2 delta 0",
-     lambda: explore.ucrl2(CYCLE, delta=0.0), ValueError, "delta must be in (0, 1)"),
-    ("ucrl2 scale -1", lambda: explore.ucrl2(CYCLE, scale=-1.0), ValueError,
-     "scale must be a finite number >= 0"),
-    ("ucrl2 huge",
-     lambda: explore.ucrl2(CYCLE, steps=10**8, runs=10), ValueError, "recorded steps"),
     ("ucrl2 -inf reward", lambda: explore.ucrl2(TRAP), ValueError, "can pay a reward of -inf"),
     ("ucrl2 on a string", lambda: explore.ucrl2("x"), TypeError, "mdp must be"),
     ("average_regret not a trajectory",
@@ -127,32 +142,8 @@ ROWS += [
          CYCLE, explore.UCRL2Result(np.zeros(2, np.int32), np.zeros(2, np.int32),
                                     np.zeros(2), 1), max_iter=0),
      ValueError, "max_iter must be an integer >= 1"),
-    ("mbie_eb gamma 1", lambda: explore.mbie_eb(CYCLE, gamma=1.0), ValueError, "gamma must be < 1"),
-    ("mbie_eb gamma NaN", lambda: explore.mbie_eb(CYCLE, gamma=NAN), ValueError, "gamma"),
-    ("mbie_eb steps 0", lambda: explore.mbie_eb(CYCLE, steps=0), ValueError,
-     "steps must be an integer >= 1"),
-    ("mbie_eb beta -1", lambda: explore.mbie_eb(CYCLE, beta=-1.0), ValueError,
-     "beta must be a finite number >= 0"),
-    ("mbie_eb runs 0", lambda: explore.mbie_eb(CYCLE, runs=0), ValueError, "runs must be"),
-    ("mbie_eb huge", lambda: explore.mbie_eb(CYCLE, steps=10**8, runs=2), ValueError,
-     "recorded policy entries"),
     ("mbie_eb -inf reward", lambda: explore.mbie_eb(TRAP), ValueError, "can pay a reward of -inf"),
     ("mbie_eb on a string", lambda: explore.mbie_eb("x"), TypeError, "mdp must be"),
-    ("rmax known 0",
-     lambda: explore.rmax(CYCLE, known=0), ValueError, "known must be an integer >= 1"),
-    ("rmax known 1.5",
-     lambda: explore.rmax(CYCLE, known=1.5), ValueError, "known must be an integer"),
-    ("rmax seed -2", lambda: explore.rmax(CYCLE, seed=-2), ValueError, "seed must be None or"),
-    ("rmax gamma 2", lambda: explore.rmax(CYCLE, gamma=2.0), ValueError, "gamma"),
-    ("delayed_q_learning attempts 0",
-     lambda: explore.delayed_q_learning(CYCLE, attempts=0),
-     ValueError, "attempts must be an integer >= 1"),
-    ("delayed_q_learning epsilon1 0", lambda: explore.delayed_q_learning(CYCLE, epsilon1=0.0),
-     ValueError, "epsilon1 must be a finite number > 0"),
-    ("delayed_q_learning gamma 1", lambda: explore.delayed_q_learning(CYCLE, gamma=1.0), ValueError,
-     "gamma must be < 1"),
-    ("delayed_q_learning steps -1", lambda: explore.delayed_q_learning(CYCLE, steps=-1), ValueError,
-     "steps must be an integer >= 1"),
     ("sample_complexity not a trajectory",
      lambda: explore.sample_complexity(CYCLE, np.zeros(3), gamma=0.9), TypeError,
      "trajectory must be a DiscountedResult"),
@@ -188,6 +179,7 @@ ROWS += [
     ("hardness -inf reward",
      lambda: explore.hardness(TRAP), ValueError, "can pay a reward of -inf"),
 ]
+ROWS += option_rows(CYCLE_OPTION_BAD, lambda name: partial(getattr(explore, name), CYCLE))
 
 
 test_bad_input_is_a_clear_error = clear_error_test(ROWS)

@@ -11,21 +11,12 @@ import re
 import gymnasium as gym
 import numpy as np
 import pytest
-from numba import njit
+from conftest import own_q_learning
 
 from tabular import TabularMDP, envs, expected_sarsa, q_learning, sarsa, schedules
 from tabular.learn.custom import epsilon_greedy_expectation, max_value, td_control
 
 assert envs  # registers tabzoo/
-
-
-@td_control
-@njit(inline="always")
-def my_q_learning(reward, gamma, q_next, done, next_action, epsilon, legal):
-    """``R + gamma max_a Q(S', a)``, written out."""
-    if done:
-        return reward
-    return reward + gamma * max_value(q_next, legal)
 
 
 @td_control(on_policy=True)
@@ -50,16 +41,16 @@ def same(a, b):
 @pytest.mark.parametrize("seed", [0, 1, 12345])
 def test_own_q_learning_is_q_learning_bit_for_bit(cliff, seed):
     args = dict(episodes=60, alpha=0.5, epsilon=0.1, seed=seed)
-    same(my_q_learning(cliff, runs=5, **args), q_learning(cliff, runs=5, **args))
-    same(my_q_learning(cliff, **args), q_learning(cliff, **args))
+    same(own_q_learning(cliff, runs=5, **args), q_learning(cliff, runs=5, **args))
+    same(own_q_learning(cliff, **args), q_learning(cliff, **args))
 
 
 def test_run_i_of_n_runs_is_run_i_of_m(cliff):
-    three = my_q_learning(cliff, episodes=40, seed=7, runs=3)
-    five = my_q_learning(cliff, episodes=40, seed=7, runs=5)
+    three = own_q_learning(cliff, episodes=40, seed=7, runs=3)
+    five = own_q_learning(cliff, episodes=40, seed=7, runs=5)
     np.testing.assert_array_equal(three.Q, five.Q[:3])
     np.testing.assert_array_equal(five.run(1).Q, five.Q[1])
-    assert my_q_learning(cliff, episodes=5, runs=1).Q.shape == (1, 48, 4)
+    assert own_q_learning(cliff, episodes=5, runs=1).Q.shape == (1, 48, 4)
 
 
 def test_schedules_masks_and_gamma_as_q_learning(cliff):
@@ -67,7 +58,7 @@ def test_schedules_masks_and_gamma_as_q_learning(cliff):
     mask[:, 3] = False  # no left anywhere
     args = dict(episodes=30, gamma=0.9, alpha=schedules.inverse(),
                 epsilon=schedules.linear(0.5, 0.0, 30), seed=3, runs=2, action_mask=mask)
-    same(my_q_learning(cliff, **args), q_learning(cliff, **args))
+    same(own_q_learning(cliff, **args), q_learning(cliff, **args))
 
 
 def test_on_policy_order_reproduces_sarsa(cliff):
@@ -125,4 +116,4 @@ def test_bad_arguments_get_q_learnings_errors(cliff, kwargs):
     with pytest.raises(Exception) as library:
         q_learning(cliff, **kwargs)
     with pytest.raises(library.type, match=re.escape(str(library.value))):
-        my_q_learning(cliff, **kwargs)
+        own_q_learning(cliff, **kwargs)

@@ -43,19 +43,7 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import over_runs, runs_slice
 from tabular.learn import td
 from tabular.learn.outputs import ControlOutputs, prediction_outputs
-from tabular.rules.values import (
-    double_q_target,
-    epsilon_greedy_action,
-    epsilon_greedy_expectation,
-    epsilon_greedy_probs,
-    expectation,
-    expected_sarsa_target,
-    greedy_action,
-    q_learning_target,
-    sarsa_target,
-    td_target,
-    update_toward,
-)
+from tabular.rules import values
 from tabular.schedules import (
     as_schedule,
     constant,
@@ -96,28 +84,28 @@ def value_scale(mdp, gamma):
 
 def test_targets_follow_the_book():
     q_next = np.array([1.0, 3.0, 2.0])
-    assert td_target(1.0, 0.5, 4.0, False) == 3.0                  # R + gamma V(S')
-    assert td_target(1.0, 0.5, 4.0, True) == 1.0                   # no value after done
-    assert sarsa_target(1.0, 0.5, q_next, 2, False) == 2.0         # R + gamma Q(S', A')
-    assert q_learning_target(1.0, 0.5, q_next, False) == 2.5       # R + gamma max Q(S', .)
+    assert values.td_target(1.0, 0.5, 4.0, False) == 3.0                  # R + gamma V(S')
+    assert values.td_target(1.0, 0.5, 4.0, True) == 1.0                   # no value after done
+    assert values.sarsa_target(1.0, 0.5, q_next, 2, False) == 2.0         # R + gamma Q(S', A')
+    assert values.q_learning_target(1.0, 0.5, q_next, False) == 2.5       # R + gamma max Q(S', .)
     # eps = 0.3: pi = (0.1, 0.8, 0.1)
-    assert expected_sarsa_target(1.0, 0.5, q_next, 0.3, False) == pytest.approx(
+    assert values.expected_sarsa_target(1.0, 0.5, q_next, 0.3, False) == pytest.approx(
         1.0 + 0.5 * (0.1 * 1.0 + 0.8 * 3.0 + 0.1 * 2.0))
-    selected = greedy_action(np.array([0.0, 5.0, 1.0]), seed_states(0)[0])  # Q1 picks 1
-    assert double_q_target(1.0, 0.5, q_next, selected, False) == 2.5  # Q2 values it
-    assert update_toward(1.0, 3.0, 0.25) == 1.5                    # eq. 2.4
+    selected = values.greedy_action(np.array([0.0, 5.0, 1.0]), seed_states(0)[0])  # Q1 picks 1
+    assert values.double_q_target(1.0, 0.5, q_next, selected, False) == 2.5  # Q2 values it
+    assert values.update_toward(1.0, 3.0, 0.25) == 1.5                    # eq. 2.4
 
 
 def test_minus_infinity_is_exact_and_never_a_nan():
-    assert update_toward(-np.inf, 5.0, 1.0) == -np.inf     # a -inf estimate is absorbing
-    assert update_toward(2.0, -np.inf, 0.5) == -np.inf     # a -inf target is taken
-    assert td_target(0.0, 0.0, -np.inf, False) == 0.0      # gamma = 0: no value flows
+    assert values.update_toward(-np.inf, 5.0, 1.0) == -np.inf     # a -inf estimate is absorbing
+    assert values.update_toward(2.0, -np.inf, 0.5) == -np.inf     # a -inf target is taken
+    assert values.td_target(0.0, 0.0, -np.inf, False) == 0.0      # gamma = 0: no value flows
     q = np.array([-np.inf, 1.0])
     probs = np.zeros(2)
-    epsilon_greedy_probs(q, 0.0, probs)
-    assert expectation(probs, q) == 1.0                    # probability 0 hides the -inf
-    epsilon_greedy_probs(q, 0.2, probs)
-    assert expectation(probs, q) == -np.inf
+    values.epsilon_greedy_probs(q, 0.0, probs)
+    assert values.expectation(probs, q) == 1.0                    # probability 0 hides the -inf
+    values.epsilon_greedy_probs(q, 0.2, probs)
+    assert values.expectation(probs, q) == -np.inf
 
 
 @settings(deadline=None)  # the first example compiles
@@ -133,9 +121,9 @@ def test_epsilon_greedy_expectation_is_the_expectation_of_its_probabilities(q, e
     legal[data.draw(st.integers(0, len(q) - 1))] = True
     for mask in (None, legal):
         probs = np.zeros(len(q))
-        epsilon_greedy_probs(q, epsilon, probs, mask)
-        expected = expectation(probs, q)
-        got = epsilon_greedy_expectation(q, epsilon, mask)
+        values.epsilon_greedy_probs(q, epsilon, probs, mask)
+        expected = values.expectation(probs, q)
+        got = values.epsilon_greedy_expectation(q, epsilon, mask)
         assert not np.isnan(got)
         if expected == -np.inf:
             assert got == -np.inf
@@ -146,7 +134,7 @@ def test_epsilon_greedy_expectation_is_the_expectation_of_its_probabilities(q, e
 def test_greedy_ties_are_broken_uniformly():
     rng = seed_states(1)[0]
     q = np.array([1.0, 3.0, 0.0, 3.0, 3.0])
-    picks = np.bincount([greedy_action(q, rng) for _ in range(30_000)], minlength=5)
+    picks = np.bincount([values.greedy_action(q, rng) for _ in range(30_000)], minlength=5)
     assert picks[0] == picks[2] == 0
     # each tied action: 10,000 expected, binomial sd 82; 5 sd = 410
     np.testing.assert_allclose(picks[[1, 3, 4]], 10_000, atol=410)
@@ -156,10 +144,10 @@ def test_epsilon_greedy_draws_match_its_probabilities():
     rng = seed_states(2)[0]
     q = np.array([0.0, 2.0, 2.0, -1.0])
     probs = np.zeros(4)
-    epsilon_greedy_probs(q, 0.4, probs)
+    values.epsilon_greedy_probs(q, 0.4, probs)
     np.testing.assert_allclose(probs, [0.1, 0.4, 0.4, 0.1])
     n = 40_000
-    counts = np.bincount([epsilon_greedy_action(q, 0.4, rng) for _ in range(n)], minlength=4)
+    counts = np.bincount([values.epsilon_greedy_action(q, 0.4, rng) for _ in range(n)], minlength=4)
     # binomial sd at most sqrt(n * 0.25) = 100; 5 sd = 500
     np.testing.assert_allclose(counts, n * probs, atol=500)
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from conftest import (
     on_one_and_two_threads,
-    online_lambda_return,
+    online_by_definition,
     random_walk,
     replay_episodes,
     slow_examples,
@@ -286,7 +286,7 @@ def test_offline_targets_differ_by_alpha_squared_on_the_walk():
     (offline_lambda_return, offline_by_definition, 0.5, 5),
     (lambda *a, **k: offline_lambda_return(*a, targets="sweep", **k), sweep_by_definition,
      0.5, 5),
-    (true_online_td_lambda, online_lambda_return, -0.3, 4),
+    (true_online_td_lambda, online_by_definition, -0.3, 4),
 ])
 @IDENTITY
 @given(case=cases())
@@ -315,7 +315,7 @@ def test_true_online_sarsa_lambda_is_the_online_lambda_return(case):
                                    episodes=episodes, max_steps=15, seed=seed)
     Q = np.zeros(mdp.n_states * mdp.n_actions)
     for episode in replay_uniform_pairs(mdp, seed, episodes, 15):
-        online_lambda_return(Q, episode, gamma, lam, alpha)
+        online_by_definition(Q, episode, gamma, lam, alpha)
     np.testing.assert_allclose(got.Q.ravel(), Q, rtol=1e-10, atol=1e-10)
 
 

@@ -5,19 +5,8 @@ exactly, and every learner runs on it with the same code as on the running examp
 import numpy as np
 import pytest
 
-from tabular import actor_critic, ppo, reinforce, soft_value_iteration
+from tabular import actor_critic, ppo, reinforce, rlhf, soft_value_iteration
 from tabular.envs import load_grammar_scenario
-from tabular.rlhf import (
-    dpo,
-    ending_probabilities,
-    grpo,
-    iterated_dpo,
-    kl_objective,
-    kl_optimum,
-    kto,
-    kto_optimum,
-    train_pipeline,
-)
 from tabular.rlhf.lm import tokenize
 
 
@@ -28,7 +17,7 @@ def scenario():
 
 @pytest.fixture(scope="module")
 def ex(scenario):
-    return train_pipeline(scenario)
+    return rlhf.train_pipeline(scenario)
 
 
 def test_the_tree_is_the_set_of_prefixes_of_the_grammars_responses(scenario, ex):
@@ -73,9 +62,9 @@ def test_the_comparisons_are_sampled_from_the_gold_reward(scenario, ex):
 
 def test_soft_value_iteration_solves_the_big_tree_exactly(ex):
     beta = 1.0
-    opt = kl_optimum(ex.mdp, ex.reference, beta)
+    opt = rlhf.kl_optimum(ex.mdp, ex.reference, beta)
     soft = soft_value_iteration(ex.mdp, gamma=1.0, beta=beta, ref_policy=ex.reference)
-    np.testing.assert_allclose(ending_probabilities(ex.mdp, soft.policy), opt.endings,
+    np.testing.assert_allclose(rlhf.ending_probabilities(ex.mdp, soft.policy), opt.endings,
                                atol=1e-10)
     assert ex.mdp.start @ soft.V == pytest.approx(opt.value, abs=1e-9)
 
@@ -86,10 +75,10 @@ def test_every_learner_runs_on_the_big_tree_with_the_same_code(scenario, ex):
     reference (0.554 at beta = 1); DPO lowers its loss on a tenth of the comparisons, of
     every prompt; KTO moves toward its own optimum."""
     mdp, ref, env, beta = ex.mdp, ex.reference, ex.env, 1.0
-    optimum = kl_optimum(mdp, ref, beta).value
+    optimum = rlhf.kl_optimum(mdp, ref, beta).value
 
     def gap(policy):
-        return optimum - kl_objective(mdp, policy, ref, beta)
+        return optimum - rlhf.kl_objective(mdp, policy, ref, beta)
 
     start = gap(ref)
     prefs = list(scenario.preferences[::10])
@@ -99,19 +88,19 @@ def test_every_learner_runs_on_the_big_tree_with_the_same_code(scenario, ex):
         "actor_critic": actor_critic(mdp, ref, ref_policy=ref, beta=beta, episodes=500,
                                      alpha=0.5, lam=0.9),
         "ppo": ppo(mdp, ref, ref_policy=ref, beta=beta, iterations=20, episodes_per_batch=8),
-        "grpo": grpo(mdp, ref, ref_policy=ref, beta=beta, iterations=50, group_size=8),
-        "iterated_dpo": iterated_dpo(env, ref, beta=beta, rounds=2, pairs=32, steps=5),
+        "grpo": rlhf.grpo(mdp, ref, ref_policy=ref, beta=beta, iterations=50, group_size=8),
+        "iterated_dpo": rlhf.iterated_dpo(env, ref, beta=beta, rounds=2, pairs=32, steps=5),
     }
     for name, res in trained.items():
         assert gap(res.policy) < start, name
-    loss = dpo(env, ref, prefs, beta=beta, steps=30).loss
+    loss = rlhf.dpo(env, ref, prefs, beta=beta, steps=30).loss
     assert loss[-1] < loss[0] == pytest.approx(np.log(2))
     feedback = ([(c, x, w, True) for c, x, w, _ in prefs]
                 + [(c, x, lo, False) for c, x, _, lo in prefs])
-    target = kto_optimum(env, ref, feedback, beta=0.5).endings
-    res = kto(env, ref, feedback, beta=0.5, steps=30, alpha=2.0)
+    target = rlhf.kto_optimum(env, ref, feedback, beta=0.5).endings
+    res = rlhf.kto(env, ref, feedback, beta=0.5, steps=30, alpha=2.0)
 
     def tv(policy):
-        return 0.5 * np.abs(ending_probabilities(mdp, policy) - target).sum()
+        return 0.5 * np.abs(rlhf.ending_probabilities(mdp, policy) - target).sum()
 
     assert tv(res.policy) < tv(ref)
