@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from tabular import TabularMDP
 from tabular.checks import (
+    check_actions,
     check_index,
     check_positive_int,
     check_seed,
@@ -215,11 +216,7 @@ class Racetrack(ModelEnv):
             raise ValueError(f"policy must be {S} action ids, got shape {policy.shape}")
         if not np.issubdtype(policy.dtype, np.integer):
             raise ValueError(f"policy must hold integer action ids, got {policy.dtype}")
-        bad = (policy < 0) | (policy >= A)
-        if bad.any():
-            s = int(np.argmax(bad))
-            raise ValueError(f"policy[{s}] = {policy[s]} is not an action in [0, {A}) "
-                             f"(state {self._mdp.state_name(s)})")
+        check_actions("policy", policy, A, self._mdp.state_name)
         start_cell = check_index("start_cell", start_cell, len(self.start_cells))
         max_steps = check_positive_int("max_steps", max_steps, high=MAX_STEPS)
         rng = np.random.default_rng(check_seed(seed))

@@ -10,6 +10,7 @@ one converter to a :class:`~tabular.SoftmaxPolicy` (policy-gradient learners).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -283,11 +284,7 @@ def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
     if pi.shape == (S,):
         if not np.issubdtype(pi.dtype, np.integer):
             raise ValueError(f"{name} of shape [{S}] must hold integer actions, got {pi.dtype}")
-        bad = (pi < 0) | (pi >= A)
-        if bad.any():
-            s = int(np.argmax(bad))
-            raise ValueError(f"{name}[{s}] = {pi[s]} is not an action in [0, {A}) "
-                             f"(state {state_name(s)})")
+        check_actions(name, pi, A, state_name)
         check_fits(name, 8 * S * A, f"a [{S:,}, {A:,}] matrix")
         one_hot = np.zeros((S, A))
         one_hot[np.arange(S), pi] = 1.0
@@ -309,6 +306,17 @@ def policy_matrix(mdp: HasSizes | tuple[int, int], policy: object,
         raise ValueError(f"{name}[{s}] = {pi[s]} is not a probability distribution "
                          f"(state {state_name(s)})")
     return np.ascontiguousarray(pi)
+
+
+def check_actions(name: str, actions: np.ndarray, n_actions: int,
+                  state_name: Callable[[int], str]) -> None:
+    """Refuse an integer array of actions ``[S]`` with an entry outside ``[0, n_actions)``,
+    naming the first such state (``state_name(s)``: how the model names it)."""
+    bad = (actions < 0) | (actions >= n_actions)
+    if bad.any():
+        s = int(np.argmax(bad))
+        raise ValueError(f"{name}[{s}] = {actions[s]} is not an action in [0, {n_actions}) "
+                         f"(state {state_name(s)})")
 
 
 def _sizes(mdp):

@@ -198,14 +198,22 @@ def mdps(max_states: int = 30, max_actions: int = 5, max_outcomes: int = 4,
                                     reward_scale))
 
 
-@_composite
-def _mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
+def _draw_sizes(draw, max_states, max_actions, max_outcomes, traps, done_rates):
+    """``(S, A, K, done_rate, trap_rate, rng)`` of a random model: its sizes, the share of
+    outcomes that end the episode (one of ``done_rates``), the share of ``-inf`` traps
+    and the generator of its arrays, all drawn by hypothesis (so that they shrink)."""
     S = draw(st.integers(1, max_states))
     A = draw(st.integers(1, max_actions))
     K = draw(st.integers(1, max_outcomes))
-    done_rate = draw(st.sampled_from([0.0, 0.05, 0.3, 1.0]))
+    done_rate = draw(st.sampled_from(done_rates))
     trap_rate = draw(st.sampled_from([0.02, 0.1])) if traps else 0.0
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return S, A, K, done_rate, trap_rate, np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+
+@_composite
+def _mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
+    S, A, K, done_rate, trap_rate, rng = _draw_sizes(
+        draw, max_states, max_actions, max_outcomes, traps, done_rates=[0.0, 0.05, 0.3, 1.0])
     return random_mdp(rng, S, A, K, done_rate=done_rate, trap_rate=trap_rate,
                       reward_scale=reward_scale)
 
@@ -225,12 +233,8 @@ def acyclic_mdps(max_states: int = 30, max_actions: int = 5, max_outcomes: int =
 
 @_composite
 def _acyclic_mdps(draw, max_states, max_actions, max_outcomes, traps, reward_scale):
-    S = draw(st.integers(1, max_states))
-    A = draw(st.integers(1, max_actions))
-    K = draw(st.integers(1, max_outcomes))
-    done_rate = draw(st.sampled_from([0.0, 0.1, 0.5]))
-    trap_rate = draw(st.sampled_from([0.02, 0.1])) if traps else 0.0
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    S, A, K, done_rate, trap_rate, rng = _draw_sizes(
+        draw, max_states, max_actions, max_outcomes, traps, done_rates=[0.0, 0.1, 0.5])
     here = np.arange(S)[:, None, None]
 
     def later_state(rng, shape):

@@ -33,6 +33,7 @@ from tabular.explore.setup import MAX_ACTIONS, reward_range
 from tabular.model.mdp import as_mdp
 from tabular.model.sampling import sample_start, sample_step
 from tabular.results import RunsResult, check_runs, with_run_axis
+from tabular.rules.exploration import first_argmax
 from tabular.solve.dp import policy_evaluation, value_iteration
 from tabular.types import MDPLike
 
@@ -185,7 +186,7 @@ def _delayed_q_run(model, params, rng, out, run):
                 if Q[s, a] - total[s, a] / m >= 2.0 * params.epsilon1:
                     Q[s, a] = total[s, a] / m + params.epsilon1
                     changed = t
-                    greedy[s] = _greedy_action(Q[s])
+                    greedy[s] = first_argmax(Q[s])
                 elif attempted[s, a] >= changed:
                     learn[s, a] = False
                 attempted[s, a] = t
@@ -194,16 +195,6 @@ def _delayed_q_run(model, params, rng, out, run):
         elif attempted[s, a] < changed:
             learn[s, a] = True
         s = s_next
-
-
-@njit(cache=True, inline="always")
-def _greedy_action(row):
-    """``argmax_a row[a]``, the lowest maximising action."""
-    best, best_a = row[0], 0
-    for a in range(1, row.shape[0]):
-        if row[a] > best:
-            best, best_a = row[a], a
-    return best_a
 
 
 _mbie_eb = runs_driver(_discounted_run, MBIE_EB, simplifying=False)

@@ -26,20 +26,10 @@ from tabular.explore.setup import (
     run_learner,
 )
 from tabular.model.sampling import sample_start, sample_step
-from tabular.rules.exploration import jin_hoeffding_bonus, jin_step_size
+from tabular.rules.exploration import first_argmax, jin_hoeffding_bonus, jin_step_size
 from tabular.types import MDPLike
 
 OPTIMISTIC, DITHERING = 0, 1
-
-
-@njit(cache=True, inline="always")
-def _greedy_action(row):
-    """``argmax_a row[a]``, the lowest maximising action."""
-    best, best_a = row[0], 0
-    for a in range(1, row.shape[0]):
-        if row[a] > best:
-            best, best_a = row[a], a
-    return best_a
 
 
 @njit(cache=True, inline="always")
@@ -75,7 +65,7 @@ def _q_learning_run(method, model, params, rng, out, run):
             if method == OPTIMISTIC:
                 target += jin_hoeffding_bonus(n, H, span, params.log_term, params.scale)
             Q[h, s, a] += jin_step_size(n, H) * (target - Q[h, s, a])
-            greedy[h, s] = _greedy_action(Q[h, s])
+            greedy[h, s] = first_argmax(Q[h, s])
             total += r
             length += 1
             if done:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tabular._numba.rng import normal, uniform
+from tabular._numba.rng import marsaglia_tsang, normal, uniform
 
 
 @njit(cache=True, inline="always")
@@ -51,26 +51,28 @@ def jin_hoeffding_bonus(n, horizon, span, log_term, scale):
     return scale * span * np.sqrt(horizon ** 3 * log_term / n)
 
 
+@njit(cache=True, inline="always")
+def first_argmax(row):
+    """``argmax_a row[a]``, the lowest maximising action (the learners' greedy choice,
+    kept up to date one row at a time)."""
+    best, best_a = row[0], 0
+    for a in range(1, row.shape[0]):
+        if row[a] > best:
+            best, best_a = row[a], a
+    return best_a
+
+
 @njit(cache=True)
 def log_gamma_draw(rng, shape):
-    """The logarithm of a ``Gamma(shape, 1)`` draw (Marsaglia & Tsang, 2000, with their
-    boost ``G(a) = G(a + 1) U^(1/a)`` for ``shape < 1``), returned as a logarithm so that
-    the tiny draws of a small shape neither underflow nor make a Dirichlet draw 0/0."""
+    """The logarithm of a ``Gamma(shape, 1)`` draw (Marsaglia & Tsang, 2000: the shared
+    ``marsaglia_tsang`` core, with their boost ``G(a) = G(a + 1) U^(1/a)`` for
+    ``shape < 1``, its ``U`` drawn first), returned as a logarithm so that the tiny draws
+    of a small shape neither underflow nor make a Dirichlet draw 0/0."""
     boost = 0.0
     if shape < 1.0:
         boost = np.log(1.0 - uniform(rng)) / shape  # U in (0, 1]
         shape += 1.0
-    d = shape - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
-    while True:
-        x = normal(rng)
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = 1.0 - uniform(rng)
-        if u < 1.0 - 0.0331 * x ** 4 or np.log(u) < 0.5 * x * x + d * (1.0 - v + np.log(v)):
-            return np.log(d * v) + boost
+    return np.log(marsaglia_tsang(rng, shape)) + boost
 
 
 @njit(cache=True, inline="always")
