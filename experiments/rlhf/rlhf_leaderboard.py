@@ -551,9 +551,8 @@ METHODS = {
     **{name: Method(family_member(name), "2 per comparison") for name in LOSS_OPTIONS
        if name not in ("DPO", "IPO")},
     "online DPO (judge)": Method(train_online_dpo_judge, "2 per comparison (4 rounds)"),
-    "XPO": Method(train_xpo, "2 per comparison (4 rounds; one from the reference)"),
-    "Nash-MD": Method(train_nash_md, "2 per pair (policy and mixture; 8 pairs)",
-                      2 * NASH_PAIRS),
+    "XPO": Method(train_xpo, "2 per comparison (4 rounds)"),
+    "Nash-MD": Method(train_nash_md, "2 per pair (8 pairs)", 2 * NASH_PAIRS),
 }
 """The learners: the on-policy ones, DPO, IPO, iterated DPO, KTO, distillation, then DPO's
 loss family as TRL names it (:data:`LOSS_OPTIONS`, the reference-free SimPO, CPO and
