@@ -12,6 +12,7 @@ LOSSES = {
     "APO-down": {"loss": "apo_down"}, "DiscoPOP": {"loss": "discopop"},
     "sigmoid_norm": {"loss": "sigmoid_norm"}, "DPO + SFT": {"loss": ("sigmoid", "sft")},
     "SimPO": {"loss": "simpo"}, "CPO": {"loss": "cpo"}, "ORPO": {"loss": "orpo"},
+    "AOT": {"loss": "aot"}, "AOT unpaired": {"loss": "aot_unpaired"},
 }
 #: The quadratic losses take smaller steps (their curvature grows with the gap).
 QUADRATIC = ("IPO", "IPO per token", "SPPO")

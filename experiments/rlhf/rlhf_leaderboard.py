@@ -14,7 +14,15 @@ are paid its score; the preference learners are given comparisons of two respons
 drawn from the SFT model, labelled by the Bradley-Terry model on its score (so DPO's
 target is ``pi*`` itself); KTO is given single responses from the SFT model, labelled
 desirable with probability ``sigma(r_RM)``; distillation is given ``pi*`` as its
-teacher (an oracle: the best that sampling alone allows).
+teacher (an oracle: the best that sampling alone allows). DPO's loss family as TRL
+names it (``loss_family``: cDPO, rDPO, IPO per token, hinge, EXO, NCA, BCO, SPPO, APO,
+DiscoPOP, ``sigmoid_norm``, DPO + SFT, AOT, the reference-free SimPO, CPO and ORPO) is
+given DPO's comparisons; online DPO is judged by the reward model's Bradley-Terry
+preference; XPO draws the second response of each pair from the SFT model; sampled
+Nash-MD is judged by ``sigma(r_RM(y) - r_RM(y'))``. Where a learner's own target is not
+``pi*`` and is computable (each loss's population optimum, Nash-MD's regularised Nash
+equilibrium; on the capital of France only, see :data:`MAX_RESPONSES`), the leaderboard
+also reports that target's gap and the learner's KL to it.
 
 A budget counts sampled responses. An episode is one (REINFORCE, actor-critic,
 distillation); a PPO or TRPO batch of ``M`` episodes is ``M``; a GRPO or RLOO group of
@@ -551,9 +559,8 @@ METHODS = {
     **{name: Method(family_member(name), "2 per comparison") for name in LOSS_OPTIONS
        if name not in ("DPO", "IPO")},
     "online DPO (judge)": Method(train_online_dpo_judge, "2 per comparison (4 rounds)"),
-    "XPO": Method(train_xpo, "2 per comparison (4 rounds; one from the reference)"),
-    "Nash-MD": Method(train_nash_md, "2 per pair (policy and mixture; 8 pairs)",
-                      2 * NASH_PAIRS),
+    "XPO": Method(train_xpo, "2 per comparison (4 rounds)"),
+    "Nash-MD": Method(train_nash_md, "2 per pair (8 pairs)", 2 * NASH_PAIRS),
 }
 """The learners: the on-policy ones, DPO, IPO, iterated DPO, KTO, distillation, then DPO's
 loss family as TRL names it (:data:`LOSS_OPTIONS`, the reference-free SimPO, CPO and

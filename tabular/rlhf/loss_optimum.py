@@ -29,10 +29,12 @@ The losses that read only the gap of log-ratios (``sigmoid``, ``robust``, ``ipo`
 the others (``nca_pair``, ``bco_pair``, ``sppo_hard``, ``sft``, ``sigmoid_norm``,
 ``apo_down``) the normalisation binds, and the multiplier carries it. ``hinge``'s
 population loss is piecewise linear, so its optimum is a set and is not computed.
-``apo_zero`` is bounded and its infimum can lie at the simplex's boundary (a response's
-probability driven to 0); ``discopop`` and ``exo_pair`` are not convex in the gap, so
-the point found from the reference is a stationary point, the one a descent from the
-reference reaches when that is unique. When no stationary point is found the solver
+``aot`` and ``aot_unpaired`` pair a batch's comparisons by rank, so they have no
+per-comparison population loss and are refused. ``apo_zero`` is bounded and its
+infimum can lie at the simplex's boundary (a response's probability driven to 0);
+``discopop`` and ``exo_pair`` are not convex in the gap, so the point found from the
+reference is a stationary point, the one a descent from the reference reaches when that
+is unique. When no stationary point is found the solver
 raises rather than return an unconverged answer.
 """
 
@@ -45,7 +47,7 @@ from numba import njit
 
 from tabular.checks import check_positive, check_positive_int
 from tabular.model.policy import as_softmax_policy
-from tabular.rlhf.losses import loss_spec
+from tabular.rlhf.losses import AOT, loss_spec
 from tabular.rlhf.preference import chained_comparison
 from tabular.rlhf.preference_model import PreferenceModel
 from tabular.rlhf.results import LossOptimum
@@ -197,6 +199,9 @@ def loss_optimum(mdp: TokenEnv, ref_policy: PolicyLike, preference: PreferenceMo
     if (spec.codes == 2).any():  # hinge
         raise ValueError("loss 'hinge' has a set of optima (its population loss is "
                          "piecewise linear): loss_optimum computes a point")
+    if spec.codes.max() >= AOT:
+        raise ValueError("losses 'aot' and 'aot_unpaired' pair a batch's comparisons by "
+                         "rank: they have no per-comparison population loss to optimise")
     tol = check_positive("tol", tol)
     max_iter = check_positive_int("max_iter", max_iter, high=10**6)
     env = as_token_env(mdp, "mdp")

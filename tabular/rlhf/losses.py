@@ -39,10 +39,20 @@ per token):
   e^a / (1 - e^a)`` (ORPO, Hong et al., 2024, eq. 6-7; TRL's ``ORPOConfig.beta`` is the
   paper's ``lambda``).
 
-(``b = beta``.) ``loss_weights`` sums several of them. Two of TRL's are not built here:
-``aot`` and ``aot_unpaired`` sort the log-ratios of a whole batch and pair them by rank
-(Melnyk et al., 2024), so the loss of a comparison depends on every other comparison of
-its batch and has no per-comparison (population) form to optimise exactly. TRL's
+(``b = beta``.) ``loss_weights`` sums several of them. Two more are batch losses: they
+sort the batch's numbers and pair them by rank (Melnyk et al., 2024, "Distributional
+preference alignment of LLMs via optimal transport"), DPO's loss (with ``eps``) on each
+rank's difference:
+
+- ``aot_unpaired``: the chosen log-ratios ``u_w`` against the rejected ``u_l``;
+- ``aot``: the policy's gaps ``log pi(y_w) - log pi(y_l)`` against the reference's.
+
+The batch is the data set (:func:`~tabular.rlhf.dpo` steps on all of it), its
+comparisons weighted by their counts: the rank pairing is the coupling of the two
+count-weighted quantile functions (:func:`rank_coupled_loss`), which is TRL's with unit
+counts. A comparison's term depends on the other comparisons' ranks, so these two have
+no per-comparison (population) form: :func:`comparison_loss` gives them 0 and
+:func:`rank_coupled_loss` adds them over the batch. TRL's
 ``sft`` is the chosen responses' mean NLL per token over a batch; here it is ``-log
 pi(y_w|x)`` per comparison, the same up to the batch's constant mean length.
 
@@ -65,13 +75,15 @@ from tabular.rlhf.reward_model import log_sigmoid, sigmoid
 #: TRL's loss names, in the order of their codes.
 LOSSES = ("sigmoid", "robust", "hinge", "ipo", "exo_pair", "nca_pair", "bco_pair",
           "sppo_hard", "apo_zero", "apo_down", "discopop", "sigmoid_norm", "sft", "simpo",
-          "cpo", "orpo")
+          "cpo", "orpo", "aot", "aot_unpaired")
+#: The batch losses, which pair a batch's comparisons by rank (:func:`rank_coupled_loss`).
+BATCH_LOSSES = ("aot", "aot_unpaired")
 #: The losses that never read the reference (TRL's ``CPOTrainer`` and ``ORPOTrainer``).
 REFERENCE_FREE = ("simpo", "cpo", "orpo")
 #: TRL's f-divergence names, in the order of their codes.
 F_DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
 (SIGMOID, ROBUST, HINGE, IPO, EXO_PAIR, NCA_PAIR, BCO_PAIR, SPPO_HARD, APO_ZERO, APO_DOWN,
- DISCOPOP, SIGMOID_NORM, SFT, SIMPO, CPO, ORPO) = range(len(LOSSES))
+ DISCOPOP, SIGMOID_NORM, SFT, SIMPO, CPO, ORPO, AOT, AOT_UNPAIRED) = range(len(LOSSES))
 REVERSE_KL, FORWARD_KL, JS_DIVERGENCE, ALPHA_DIVERGENCE = range(len(F_DIVERGENCES))
 class LossSpec(NamedTuple):
     """A preference loss as the kernels read it: the loss ``codes`` (int64 ``[k]``, into
@@ -318,5 +330,43 @@ def comparison_loss(code, c, s, u, log_pi, lengths, spec):
         return c * (pw + 1.0 - px), g, -g, -cb * pw * (1.0 - pw), 0.0, 0.0, 0.0
     if code == SFT:
         return -c * log_pi[0], 0.0, 0.0, 0.0, 0.0, c, 0.0
+    if code >= AOT:  # a batch loss: rank_coupled_loss adds it over the whole batch
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     t, g_w, g_l = reference_free_loss(code, c, log_pi, lengths, spec)
     return t, 0.0, 0.0, 0.0, 0.0, g_w, g_l
+
+
+@njit(cache=True)
+def rank_coupled_loss(a, b, mass, beta, eps, ga, gb):
+    """AOT's loss (Melnyk et al., 2024, as TRL computes it, with DPO's loss): ``a`` and
+    ``b`` (``[m]``) each sorted, their count-weighted quantile functions paired level by level, and
+    ``sum_q dq loss(beta (Q_a(q) - Q_b(q)))`` over the merged steps of the two (``mass``
+    ``[m]``: each comparison's share of the batch; unit counts: rank ``k`` of ``a`` with
+    rank ``k`` of ``b``, TRL's). Returns the loss and writes the ascent directions
+    ``-dL/da`` and ``-dL/db`` into ``ga`` and ``gb``. The sort is stable: at a tie of two
+    values the gradient is the one of that order (the loss has a kink there)."""
+    m = a.shape[0]
+    oa, ob = np.argsort(a, kind="mergesort"), np.argsort(b, kind="mergesort")
+    ga[:] = 0.0
+    gb[:] = 0.0
+    total = 0.0
+    i, j = 0, 0
+    left_a, left_b = mass[oa[0]], mass[ob[0]]
+    while i < m and j < m:
+        d = min(left_a, left_b)
+        if d > 0.0:
+            ell, slope = sigmoid_loss(beta * (a[oa[i]] - b[ob[j]]), eps)
+            total += d * ell
+            ga[oa[i]] += d * beta * slope
+            gb[ob[j]] -= d * beta * slope
+        left_a -= d
+        left_b -= d
+        if left_a <= 0.0:
+            i += 1
+            if i < m:
+                left_a = mass[oa[i]]
+        if left_b <= 0.0:
+            j += 1
+            if j < m:
+                left_b = mass[ob[j]]
+    return total

@@ -35,7 +35,15 @@ from tabular.pg.telemetry import (
     sample_batch,
 )
 from tabular.results import with_run_axis
-from tabular.rlhf.losses import LossSpec, comparison_loss, f_score, loss_spec
+from tabular.rlhf.losses import (
+    AOT,
+    AOT_UNPAIRED,
+    LossSpec,
+    comparison_loss,
+    f_score,
+    loss_spec,
+    rank_coupled_loss,
+)
 from tabular.rlhf.results import DPOResult, IteratedDPOResult
 from tabular.rlhf.reward_model import bradley_terry_wins, preference_records
 from tabular.rules.policy_gradient import accumulate_log_prob_grad, ascend, log_softmax
@@ -222,7 +230,55 @@ def preference_loss_grad(logits, data, spec, rows, grad, buf, probs):
                                       grad)
         _accumulate_desensitised_grad(logits, lose, i, g_l / n, public, spec.ld_alpha,
                                       probs, grad)
+    if spec.codes.max() >= AOT:
+        loss += batch_loss_grad(logits, data, spec, grad, buf, probs)
     return loss
+
+
+@njit(cache=True)
+def batch_loss_grad(logits, data, spec, grad, buf, probs):
+    """The batch losses of ``spec`` (``aot``, ``aot_unpaired``) over ``data`` as one batch
+    (:func:`~tabular.rlhf.losses.rank_coupled_loss`, each comparison weighted by its
+    count), returned, their ascent direction added into ``grad``: the log-ratios (or the
+    gaps of ``aot``) as :func:`chained_comparison` reads them, the rank pairing's
+    gradient chained back to the tokens."""
+    m = data.counts.shape[0]
+    win, lose = data.winners, data.losers
+    mass = data.counts / data.counts.sum()
+    lw, ll, scale_w, scale_l = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    for i in range(m):
+        nw, nl = win.lengths[i], lose.lengths[i]
+        public = min(nw, nl)
+        lw[i] = desensitised_log_prob(logits, win.rows[i], win.actions[i], nw, public,
+                                      spec.ld_alpha, buf)
+        ll[i] = desensitised_log_prob(logits, lose.rows[i], lose.actions[i], nl, public,
+                                      spec.ld_alpha, buf)
+        scale_w[i] = 1.0 / nw if spec.average else 1.0
+        scale_l[i] = 1.0 / nl if spec.average else 1.0
+    g_w, g_l, ga, gb = np.zeros(m), np.zeros(m), np.empty(m), np.empty(m)
+    total = 0.0
+    for k in range(spec.codes.shape[0]):
+        code, weight = spec.codes[k], spec.weights[k]
+        if code == AOT_UNPAIRED:
+            total += weight * rank_coupled_loss(
+                (lw - win.ref_log_probs) * scale_w, (ll - lose.ref_log_probs) * scale_l,
+                mass, spec.beta, spec.label_smoothing, ga, gb)
+            g_w += weight * ga * scale_w
+            g_l += weight * gb * scale_l
+        elif code == AOT:
+            total += weight * rank_coupled_loss(
+                lw * scale_w - ll * scale_l,
+                win.ref_log_probs * scale_w - lose.ref_log_probs * scale_l,
+                mass, spec.beta, spec.label_smoothing, ga, gb)
+            g_w += weight * ga * scale_w
+            g_l -= weight * ga * scale_l
+    for i in range(m):
+        public = min(win.lengths[i], lose.lengths[i])
+        _accumulate_desensitised_grad(logits, win, i, g_w[i], public, spec.ld_alpha, probs,
+                                      grad)
+        _accumulate_desensitised_grad(logits, lose, i, g_l[i], public, spec.ld_alpha,
+                                      probs, grad)
+    return total
 
 
 @njit(cache=True)
@@ -390,10 +446,12 @@ def dpo(mdp: TokenEnv, policy: PolicyLike, preferences: Sequence[tuple[int, str,
         preference is unanimous (its quadratic loss wants a smaller ``alpha``, e.g. 0.1);
         ``"hinge"``, ``"robust"``, ``"exo_pair"``, ``"nca_pair"``, ``"bco_pair"``,
         ``"sppo_hard"``, ``"apo_zero"``, ``"apo_down"``, ``"discopop"``,
-        ``"sigmoid_norm"``, ``"sft"``; and the reference-free ``"simpo"``, ``"cpo"`` and
+        ``"sigmoid_norm"``, ``"sft"``; the reference-free ``"simpo"``, ``"cpo"`` and
         ``"orpo"``, TRL's ``CPOTrainer`` and ``ORPOTrainer`` losses, which never read
-        ``ref_policy``: start them from the pre-trained model, ORPO's SFT term included)
-        or a sequence of them, summed.
+        ``ref_policy``: start them from the pre-trained model, ORPO's SFT term included;
+        and the batch losses ``"aot"`` and ``"aot_unpaired"``, which pair the
+        comparisons by the rank of their log-ratios, all the comparisons one batch,
+        weighted by their counts) or a sequence of them, summed.
     loss_weights : one weight (>= 0) per loss of a sequence; default ``None``: 1 each.
     label_smoothing : the assumed share of flipped labels, in ``[0, 0.5)``: cDPO for
         ``"sigmoid"``, rDPO's noise rate for ``"robust"``, EXO's ``eps`` (default 0; EXO

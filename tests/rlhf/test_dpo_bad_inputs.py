@@ -39,7 +39,7 @@ def _game():
 
 
 ROWS = [
-    ("dpo loss unknown", _dpo(loss="aot"), ValueError, "loss must be one of"),
+    ("dpo loss unknown", _dpo(loss="aot_pair"), ValueError, "loss must be one of"),
     ("dpo loss empty", _dpo(loss=()), ValueError, "loss must be one of"),
     ("dpo loss not a string", _dpo(loss=3), ValueError, "loss must be one of"),
     ("dpo loss twice", _dpo(loss=("ipo", "ipo")), ValueError, "names a loss twice"),
@@ -185,6 +185,9 @@ ROWS = [
     ("loss_optimum hinge", lambda: loss_optimum(GAME, GAME_POLICY, _game(), beta=0.5,
                                                 loss="hinge"),
      ValueError, "has a set of optima"),
+    ("loss_optimum aot", lambda: loss_optimum(GAME, GAME_POLICY, _game(), beta=0.5,
+                                              loss=("sigmoid", "aot_unpaired")),
+     ValueError, "no per-comparison population loss"),
     ("loss_optimum unknown loss", lambda: loss_optimum(GAME, GAME_POLICY, _game(), beta=0.5,
                                                        loss="kto"),
      ValueError, "loss must be one of"),

@@ -59,6 +59,9 @@ OPTIONS = [{"loss": name} for name in LOSSES] + [
     {"loss": "ipo", "average_log_prob": True}, {"loss": "sigmoid", "ld_alpha": 0.4},
     {"loss": "discopop", "discopop_tau": 0.5}, {"loss": "simpo", "simpo_gamma": 1.3},
     {"loss": "cpo", "cpo_alpha": 0.4}, {"loss": ("orpo", "sigmoid"), "ld_alpha": 0.5},
+    {"loss": ("aot", "aot_unpaired", "ipo"), "loss_weights": (1.0, 0.5, 0.3),
+     "label_smoothing": 0.1, "average_log_prob": True},
+    {"loss": "aot_unpaired", "ld_alpha": 0.3},
 ]
 
 
@@ -83,6 +86,31 @@ def test_gradient_matches_finite_differences(options):
             down[r, a] -= h
             fd = (_loss_and_grad(up, data, spec)[0] - _loss_and_grad(down, data, spec)[0]) / (2 * h)
             assert -ascent[r, a] == pytest.approx(fd, abs=1e-8)
+
+
+def test_aot_pairs_the_sorted_log_ratios_as_trl_does():
+    """With unit counts, ``aot_unpaired`` is the mean over ranks ``k`` of
+    ``-log sigma(beta (u_w,(k) - u_l,(k)))`` of the separately sorted log-ratios, and
+    ``aot`` the same on the sorted policy and reference gaps (TRL's ``dpo_trainer``),
+    to rounding."""
+    rng = np.random.default_rng(5)
+    logits, ref = _policy(rng)
+    pairs = [(1, *p[1:]) for p in PAIRS]
+    data = preference_data(ENV, pairs, np.arange(MDP.n_states), {"ref_policy": np.log(ref)})
+    lp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+
+    def log_pi(paths, table):
+        on = np.arange(paths.rows.shape[1]) < paths.lengths[:, None]
+        return np.where(on, table[paths.rows, paths.actions], 0.0).sum(axis=1)
+
+    lw, ll = log_pi(data.winners, lp), log_pi(data.losers, lp)
+    rw, rl = data.winners.ref_log_probs, data.losers.ref_log_probs
+    beta = 0.7
+    for loss, (a, b) in (("aot_unpaired", (lw - rw, ll - rl)), ("aot", (lw - ll, rw - rl))):
+        x = beta * (np.sort(a) - np.sort(b))
+        trl = np.mean(np.log1p(np.exp(-x)))
+        assert _loss_and_grad(logits, data, loss_spec(loss, beta))[0] == pytest.approx(
+            trl, abs=1e-14)
 
 
 def test_default_loss_is_dpo_and_ipo_sums_by_default():

@@ -130,8 +130,8 @@ def test_the_expected_update_vanishes_at_nash_mds_fixed_point():
     ref = _with_probs(GAME, [0.6, 0.3, 0.1])
     game = preference_table(GAME, {"Play.": (MOVES, RPS)})
     beta, m = 0.5, 0.3
-    fixed = nash_md(GAME, ref, game, beta=beta, iterations=3000, alpha=m / beta).probs[-1]
-    assert np.abs(fixed - nash_md(GAME, ref, game, beta=beta, iterations=2999,
+    fixed = nash_md(GAME, ref, game, beta=beta, iterations=400, alpha=m / beta).probs[-1]
+    assert np.abs(fixed - nash_md(GAME, ref, game, beta=beta, iterations=399,
                                   alpha=m / beta).probs[-1]).max() < 1e-14  # converged
     order = [MOVES.index(y) for _, y in game.texts]
     pi = _with_probs(GAME, fixed[np.argsort(order)])
