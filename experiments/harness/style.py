@@ -69,6 +69,8 @@ def label(ax, x: str, y: str, *, log: str = "", title: str | None = None,
     """Name a panel the house way: log scales on the axes ``log`` names (``"x"``, ``"y"``
     or ``"xy"``), the axes' labels ``x`` and ``y``, a ``title`` in small type (9 points,
     under the figure's bold one) and a legend in ``legend`` points (``None``: none)."""
+    if not isinstance(log, str) or log not in ("", "x", "y", "xy"):
+        raise ValueError(f"log names the axes on a log scale: '', 'x', 'y' or 'xy'; got {log!r}")
     for axis in log:
         getattr(ax, f"set_{axis}scale")("log")
     ax.set_xlabel(x)

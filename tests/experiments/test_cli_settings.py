@@ -134,6 +134,21 @@ def test_short_runs_draw_and_a_book_check_is_not_applicable(tmp_path):
     assert style.window(10, np.zeros((3, 5))) == 5 and style.window(10, np.zeros(40)) == 10
 
 
+def test_label_names_a_panel_and_refuses_an_unknown_axis():
+    fig, axes = style.figure(1, 1)
+    ax = axes[0, 0]
+    ax.plot([1, 10], [1, 100], label="line")
+    style.label(ax, "t", "regret", log="xy", title="panel", legend=7)
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("t", "regret", "panel")
+    assert ax.title.get_fontsize() == 9
+    assert ax.get_legend().get_texts()[0].get_fontsize() == 7
+    for bad in ("z", "yx", None):
+        with pytest.raises(ValueError, match="log names the axes"):
+            style.label(ax, "t", "regret", log=bad)
+    style.plt.close(fig)
+
+
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_any_text_for_any_setting_is_a_config_within_limits_or_an_error_naming_it(data):

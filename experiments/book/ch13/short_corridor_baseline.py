@@ -121,7 +121,7 @@ def nobody_beats_the_optimum(results: dict) -> list[Measure]:
 
 
 @check("alpha", "alpha_baseline", "alpha_w", "initial_right")
-def few_runs_getstuck(results: dict) -> list[Measure]:
+def few_runs_get_stuck(results: dict) -> list[Measure]:
     """Without the book's probability floor a run can get stuck near p(right) = 0; at
     the book's step sizes only a few percent do."""
     return [below(f"{name}: fraction of runs stuck", measured=stuck_runs(r).mean(),
