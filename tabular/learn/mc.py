@@ -31,7 +31,7 @@ from tabular._numba.rng import randint, seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import mark_first_visits, record_episode
+from tabular.learn.episodes import episode_buffers, mark_first_visits, record_episode
 from tabular.learn.outputs import (
     control_outputs,
     control_result,
@@ -113,9 +113,7 @@ def _mc_prediction_run(model, params, rng, out, run):
     n_states = V.shape[0]
     visits = np.zeros(n_states, dtype=np.int64)
     first_time = np.full(n_states, -1, dtype=np.int64)
-    states = np.zeros(max_steps + 1, dtype=np.int64)
-    actions = np.zeros(max_steps, dtype=np.int64)
-    rewards = np.zeros(max_steps)
+    states, actions, rewards = episode_buffers(max_steps)
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, policy, rng, states, actions, rewards)
         mark_first_visits(states, T, first_time)

@@ -37,7 +37,7 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import mark_first_visits, record_episode
+from tabular.learn.episodes import episode_buffers, mark_first_visits, record_episode
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
 from tabular.learn.outputs import prediction_outputs, prediction_result, record_history
 from tabular.learn.paragraphs import shares_paragraphs
@@ -73,9 +73,7 @@ def _off_policy_mc_run(model, params, rng, out, run):
     n_states = V.shape[0]
     counts = np.zeros(n_states)  # C(s) (eq. 5.8), or N(s), the visits averaged (eq. 5.5)
     first_time = np.full(n_states, -1, dtype=np.int64)
-    states = np.zeros(max_steps + 1, dtype=np.int64)
-    actions = np.zeros(max_steps, dtype=np.int64)
-    rewards = np.zeros(max_steps)
+    states, actions, rewards = episode_buffers(max_steps)
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, params.behaviour, rng, states, actions,
                                               rewards)
