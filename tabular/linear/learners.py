@@ -543,7 +543,6 @@ def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
                   max_steps=max_steps, history=history)
 
 
-
 def gtd2(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
          features: npt.ArrayLike, *, gamma: float = 1.0, episodes: int = 100,
          alpha: float = 0.005, beta: float = 0.05, initial_w: npt.ArrayLike = 0.0,
@@ -568,7 +567,6 @@ def gtd2(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
                   behaviour=behaviour_policy, secondary=True, gamma=gamma, episodes=episodes,
                   alpha=alpha, beta=beta, initial_w=initial_w, initial_v=initial_v, runs=runs,
                   max_steps=max_steps, history=history)
-
 
 
 def emphatic_td(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
