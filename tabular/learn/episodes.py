@@ -1,18 +1,28 @@
 """Numba helpers the learners' episode loops share: following a policy for a whole
-episode (:func:`record_episode`, the Monte Carlo learners), first visits
-(:func:`mark_first_visits`) and the ring buffers of the n-step and lambda learners
-(:func:`ring_mask`, :func:`ring_step`, :func:`ring_return`), which the tabular and the
-linear n-step learners share. Each reads the model only through
+episode (:func:`record_episode` into :func:`episode_buffers`, the Monte Carlo
+learners), first visits (:func:`mark_first_visits`) and the ring buffers of the n-step
+and lambda learners (:func:`ring_mask`, :func:`ring_step`, :func:`ring_return`), which
+the tabular and the linear n-step learners share. Each reads the model only through
 :func:`~tabular.model.sampling.sample_start` and :func:`~tabular.model.sampling.sample_step`.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from tabular._numba.rng import categorical
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.returns import discounted_return
+
+
+@njit(cache=True, inline="always")
+def episode_buffers(max_steps):
+    """The buffers :func:`record_episode` fills for episodes of at most ``max_steps``
+    steps: ``states`` int64 ``[max_steps + 1]``, ``actions`` int64 ``[max_steps]`` and
+    ``rewards`` ``[max_steps]``."""
+    return (np.zeros(max_steps + 1, dtype=np.int64), np.zeros(max_steps, dtype=np.int64),
+            np.zeros(max_steps))
 
 
 @njit(cache=True, inline="always")

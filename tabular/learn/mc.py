@@ -31,13 +31,14 @@ from tabular._numba.rng import randint, seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import mark_first_visits, record_episode
+from tabular.learn.episodes import episode_buffers, mark_first_visits, record_episode
 from tabular.learn.outputs import (
+    close_episode,
     control_outputs,
     control_result,
     prediction_outputs,
     prediction_result,
-    record_history,
+    record_totals,
 )
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
@@ -107,15 +108,13 @@ class MCControlParams(NamedTuple):
 @njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: see docs/decisions/
 def _mc_prediction_run(model, params, rng, out, run):
     """Run ``run`` of first-/every-visit MC prediction (the box of section 5.1)."""
-    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
+    V = borrowed(out.V[run])
     policy, gamma, max_steps = params.policy, params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     n_states = V.shape[0]
     visits = np.zeros(n_states, dtype=np.int64)
     first_time = np.full(n_states, -1, dtype=np.int64)
-    states = np.zeros(max_steps + 1, dtype=np.int64)
-    actions = np.zeros(max_steps, dtype=np.int64)
-    rewards = np.zeros(max_steps)
+    states, actions, rewards = episode_buffers(max_steps)
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, policy, rng, states, actions, rewards)
         mark_first_visits(states, T, first_time)
@@ -128,9 +127,7 @@ def _mc_prediction_run(model, params, rng, out, run):
                 V[s_t] = update_toward(V[s_t], G, schedule_value(alpha, visits[s_t]))
         for t in range(T):
             first_time[states[t]] = -1
-        returns[episode] = total
-        lengths[episode] = T
-        record_history(out.history[run], episode, V)
+        close_episode(out, run, episode, total, T, V)
 
 
 _mc_prediction = runs_driver(_mc_prediction_run)
@@ -179,7 +176,7 @@ def mc_prediction(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episo
 def _mc_control_run(model, params, rng, out, run):
     """Run ``run`` of on-policy, exploring-starts or off-policy MC control (sections
     5.3-5.7)."""
-    Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
+    Q = borrowed(out.Q[run])
     start_states = params.start_states
     method, sampling, gamma, max_steps = (params.method, params.sampling, params.gamma,
                                           params.max_steps)
@@ -246,8 +243,7 @@ def _mc_control_run(model, params, rng, out, run):
                 break
         for t in range(T):
             first_time[states[t], actions[t]] = -1
-        returns[episode] = total
-        lengths[episode] = T
+        record_totals(out, run, episode, total, T)
 
 
 _mc_control = runs_driver(_mc_control_run)

@@ -37,9 +37,13 @@ from tabular._numba.rng import seed_states
 from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import mark_first_visits, record_episode
+from tabular.learn.episodes import episode_buffers, mark_first_visits, record_episode
 from tabular.learn.mc import SAMPLINGS, WEIGHTED
-from tabular.learn.outputs import prediction_outputs, prediction_result, record_history
+from tabular.learn.outputs import (
+    close_episode,
+    prediction_outputs,
+    prediction_result,
+)
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import PredictionResult
 from tabular.rules.returns import discounted_return, importance_weighted_return
@@ -68,14 +72,12 @@ class OffPolicyMCParams(NamedTuple):
 @njit(cache=True, parallel=SIMPLIFYING_PIPELINE)  # fewer reference counts: see docs/decisions/
 def _off_policy_mc_run(model, params, rng, out, run):
     """Run ``run`` of off-policy MC prediction (the box of section 5.6, for ``V``)."""
-    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
+    V = borrowed(out.V[run])
     gamma, max_steps, weighted = params.gamma, params.max_steps, params.sampling == WEIGHTED
     n_states = V.shape[0]
     counts = np.zeros(n_states)  # C(s) (eq. 5.8), or N(s), the visits averaged (eq. 5.5)
     first_time = np.full(n_states, -1, dtype=np.int64)
-    states = np.zeros(max_steps + 1, dtype=np.int64)
-    actions = np.zeros(max_steps, dtype=np.int64)
-    rewards = np.zeros(max_steps)
+    states, actions, rewards = episode_buffers(max_steps)
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, params.behaviour, rng, states, actions,
                                               rewards)
@@ -99,9 +101,7 @@ def _off_policy_mc_run(model, params, rng, out, run):
                                        1.0 / counts[s_t])
         for t in range(T):
             first_time[states[t]] = -1
-        returns[episode] = total
-        lengths[episode] = T
-        record_history(out.history[run], episode, V)
+        close_episode(out, run, episode, total, T, V)
 
 
 _off_policy_mc = runs_driver(_off_policy_mc_run)

@@ -67,12 +67,18 @@ def record_history(history, episode, V):
 
 
 @njit(cache=True, inline="always")
-def close_episode(out, run, episode, total, length, estimate):
-    """Record episode ``episode`` of run ``run``: its return ``total`` and its ``length``
-    in ``out.returns`` and ``out.lengths``, and the estimate after it (``V`` or ``w``) in
-    ``out.history`` (:func:`record_history`)."""
+def record_totals(out, run, episode, total, length):
+    """Record the return ``total`` and the ``length`` of episode ``episode`` of run
+    ``run`` in ``out.returns`` and ``out.lengths``."""
     out.returns[run, episode] = total
     out.lengths[run, episode] = length
+
+
+@njit(cache=True, inline="always")
+def close_episode(out, run, episode, total, length, estimate):
+    """:func:`record_totals`, and the estimate after the episode (``V`` or ``w``) in
+    ``out.history`` (:func:`record_history`)."""
+    record_totals(out, run, episode, total, length)
     record_history(out.history[run], episode, estimate)
 
 

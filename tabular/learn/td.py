@@ -39,11 +39,12 @@ from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import ring_mask, ring_return, ring_step
 from tabular.learn.outputs import (
     ControlOutputs,
+    close_episode,
     control_outputs,
     control_result,
     prediction_outputs,
     prediction_result,
-    record_history,
+    record_totals,
 )
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
@@ -120,7 +121,7 @@ class DoubleQOutputs(NamedTuple):
 @njit(cache=True, inline="always")
 def _td_prediction_run(model, params, rng, out, run):
     """Run ``run`` of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
-    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
+    V = borrowed(out.V[run])
     policy, gamma, n_step = borrowed(params.policy), params.gamma, params.n_step
     max_steps = params.max_steps
     alpha = read_schedule(params.alpha)
@@ -150,9 +151,7 @@ def _td_prediction_run(model, params, rng, out, run):
             if tau == T - 1:
                 break
             t += 1
-        returns[episode] = total
-        lengths[episode] = T
-        record_history(out.history[run], episode, V)
+        close_episode(out, run, episode, total, T, V)
 
 
 _td_prediction = runs_driver(_td_prediction_run)
@@ -164,7 +163,7 @@ def _td0_run(model, params, rng, out, run):
     :func:`_td_prediction_run` does at ``n = 1``, bit for bit, without the ring
     buffers and the return loop, which cost TD(0) a fifth of its speed
     (docs/decisions/2026-12-04-td-kernels-at-the-limit.md)."""
-    V, returns, lengths = borrowed(out.V[run]), out.returns[run], out.lengths[run]
+    V = borrowed(out.V[run])
     policy, gamma, max_steps = borrowed(params.policy), params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0] if counts_visits(alpha) else 0, dtype=np.int64)
@@ -182,9 +181,7 @@ def _td0_run(model, params, rng, out, run):
             if is_done or steps == max_steps:
                 break
             s = s_next
-        returns[episode] = total
-        lengths[episode] = steps
-        record_history(out.history[run], episode, V)
+        close_episode(out, run, episode, total, steps, V)
 
 
 _td0 = runs_driver(_td0_run)
@@ -232,7 +229,7 @@ def td0(mdp: MDPLike, policy: PolicyLike, *, gamma: float = 1.0, episodes: int =
 def _td_control_run(method, model, params, rng, out, run):
     """Run ``run`` of SARSA, expected SARSA or Q-learning (the boxes of sections
     6.4-6.6); ``method`` is a constant of each driver."""
-    Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
+    Q = borrowed(out.Q[run])
     gamma, max_steps, mask = params.gamma, params.max_steps, borrowed(params.action_mask)
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q.shape if counts_visits(alpha) else (0, 0), dtype=np.int64)
@@ -260,8 +257,7 @@ def _td_control_run(method, model, params, rng, out, run):
             if method != SARSA:
                 a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
             s, a = s_next, a_next
-        returns[episode] = total
-        lengths[episode] = steps
+        record_totals(out, run, episode, total, steps)
 
 
 _sarsa = runs_driver(_td_control_run, SARSA)
@@ -272,7 +268,7 @@ _q_learning = runs_driver(_td_control_run, Q_LEARNING)
 @njit(cache=True, inline="always")
 def _double_q_run(model, params, rng, out, run):
     """Run ``run`` of double Q-learning (the box of section 6.7)."""
-    Q1, Q2, returns, lengths = out.Q1[run], out.Q2[run], out.returns[run], out.lengths[run]
+    Q1, Q2 = out.Q1[run], out.Q2[run]
     gamma, max_steps, mask = params.gamma, params.max_steps, params.action_mask
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     visits = np.zeros(Q1.shape, dtype=np.int64)
@@ -306,8 +302,7 @@ def _double_q_run(model, params, rng, out, run):
             if is_done or steps == max_steps:
                 break
             s = s_next
-        returns[episode] = total
-        lengths[episode] = steps
+        record_totals(out, run, episode, total, steps)
 
 
 _double_q = runs_driver(_double_q_run)

@@ -40,10 +40,11 @@ from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.divergence import value_limit
 from tabular.learn.episodes import record_episode
 from tabular.learn.outputs import (
+    close_episode,
     control_result,
     prediction_outputs,
     prediction_result,
-    record_history,
+    record_totals,
 )
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
@@ -126,7 +127,7 @@ def _offline_run(model, params, rng, out, run):
     forwards, towards the lambda-returns of the estimate the episode started with, or
     with ``params.sweep`` of the estimate as the sweep has left it (then each target is
     recomputed, ``O(T)`` a step)."""
-    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    V = out.V[run]
     policy, max_steps = params.policy, params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
@@ -149,16 +150,14 @@ def _offline_run(model, params, rng, out, run):
             visits[s_t] += 1
             V[s_t] = update_toward(V[s_t], G[t], schedule_value(alpha, visits[s_t]))
         dones[T - 1] = False  # all False again for the next episode
-        returns[episode] = total
-        lengths[episode] = T
-        record_history(out.history[run], episode, V)
+        close_episode(out, run, episode, total, T, V)
 
 
 @njit(cache=True, inline="always")
 def _td_lambda_run(model, params, rng, out, run):
     """One run of TD(lambda) (the box of section 12.2) or true online TD(lambda) (the box
     of section 12.5), ``params.method``."""
-    V, returns, lengths = out.V[run], out.returns[run], out.lengths[run]
+    V = out.V[run]
     policy, gamma, max_steps = params.policy, params.gamma, params.max_steps
     alpha = read_schedule(params.alpha)
     visits = np.zeros(V.shape[0], dtype=np.int64)
@@ -188,9 +187,7 @@ def _td_lambda_run(model, params, rng, out, run):
             if is_done or steps == max_steps:
                 break
             s = s_next
-        returns[episode] = total
-        lengths[episode] = steps
-        record_history(out.history[run], episode, V)
+        close_episode(out, run, episode, total, steps, V)
 
 
 @njit(cache=True, inline="always")
@@ -349,7 +346,7 @@ def _control_run(model, params, rng, out, run):
     """Run ``run`` of Sarsa(lambda), true online Sarsa(lambda) (the boxes of section 12.7)
     or Watkins's Q(lambda) (section 12.10), ``params.method``, read at run time: a step
     costs ``O(S A)`` (every trace decays), the switch a few comparisons."""
-    Q, returns, lengths = out.Q[run], out.returns[run], out.lengths[run]
+    Q = out.Q[run]
     method, gamma, max_steps = params.method, params.gamma, params.max_steps
     alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
     n_states = Q.shape[0]
@@ -397,8 +394,7 @@ def _control_run(model, params, rng, out, run):
                 if Q[s_next, a_next] != max_value(Q[s_next]):  # non-greedy: cut (sec. 12.10)
                     z[:] = 0.0
             s, a = s_next, a_next
-        returns[episode] = total
-        lengths[episode] = steps
+        record_totals(out, run, episode, total, steps)
 
 
 _lambda_control = runs_driver(_control_run)

@@ -47,6 +47,7 @@ from tabular.learn.differential import (
     differential_td_error,
 )
 from tabular.learn.episodes import ring_mask, ring_return, ring_step
+from tabular.learn.outputs import record_totals
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.traces import check_trace
 from tabular.linear.features import check_state_action_features
@@ -126,7 +127,7 @@ class LinearDifferentialOutputs(NamedTuple):
 @njit(cache=True, inline="always")
 def _semi_gradient_sarsa_run(model, params, rng, out, run):
     """Run ``run`` of episodic semi-gradient SARSA (the box of section 10.1)."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    w = out.w[run]
     X, gamma, alpha, eps = params.features, params.gamma, params.alpha, params.epsilon
     q_row = np.zeros(X.shape[1])
     for episode in range(params.episodes):
@@ -145,8 +146,7 @@ def _semi_gradient_sarsa_run(model, params, rng, out, run):
             if is_done or steps == params.max_steps:
                 break
             s, a = s_next, a_next
-        returns[episode] = total
-        lengths[episode] = steps
+        record_totals(out, run, episode, total, steps)
 
 
 _semi_gradient_sarsa = runs_driver(_semi_gradient_sarsa_run)
@@ -157,7 +157,7 @@ def _n_step_sarsa_run(model, params, rng, out, run):
     """Run ``run`` of episodic semi-gradient n-step SARSA (the box of section 10.2): once
     ``A_{tau+n}`` is drawn, ``w`` moves toward ``G_{tau:tau+n}`` (eq. 10.3) at
     ``(S_tau, A_tau)`` (eq. 10.4)."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    w = out.w[run]
     X, gamma, alpha, eps = params.features, params.gamma, params.alpha, params.epsilon
     n_step, max_steps = params.n_step, params.max_steps
     q_row = np.zeros(X.shape[1])
@@ -194,8 +194,7 @@ def _n_step_sarsa_run(model, params, rng, out, run):
             if tau == T - 1:
                 break
             t += 1
-        returns[episode] = total
-        lengths[episode] = T
+        record_totals(out, run, episode, total, T)
 
 
 _n_step_sarsa = runs_driver(_n_step_sarsa_run)
@@ -236,7 +235,7 @@ def _sarsa_lambda_run(model, params, rng, out, run):
     arithmetic in the same order (``delta`` before the trace decays). The traces restart
     at 0 with each episode; ``q_old`` is ``w_{t-1} . x_t``, the value of ``(S_t, A_t)``
     the previous step bootstrapped from."""
-    w, returns, lengths = out.w[run], out.returns[run], out.lengths[run]
+    w = out.w[run]
     X, gamma, alpha, eps = params.features, params.gamma, params.alpha, params.epsilon
     trace = params.trace
     q_row = np.zeros(X.shape[1])
@@ -274,8 +273,7 @@ def _sarsa_lambda_run(model, params, rng, out, run):
             if is_done or steps == params.max_steps:
                 break
             s, a = s_next, a_next
-        returns[episode] = total
-        lengths[episode] = steps
+        record_totals(out, run, episode, total, steps)
 
 
 _sarsa_lambda = runs_driver(_sarsa_lambda_run)

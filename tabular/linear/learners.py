@@ -53,7 +53,13 @@ from tabular.checks import (
     policy_matrix,
 )
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import record_episode, ring_mask, ring_return, ring_step
+from tabular.learn.episodes import (
+    episode_buffers,
+    record_episode,
+    ring_mask,
+    ring_return,
+    ring_step,
+)
 from tabular.learn.outputs import close_episode, history_outputs, history_result
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.linear.features import check_features
@@ -133,9 +139,7 @@ def _gradient_mc_run(model, params, rng, out, run):
     """Run ``run`` of gradient Monte Carlo (the box of section 9.3)."""
     w = out.w[run]
     X, gamma, alpha = params.features, params.gamma, params.alpha
-    states = np.zeros(params.max_steps + 1, dtype=np.int64)
-    actions = np.zeros(params.max_steps, dtype=np.int64)
-    rewards = np.zeros(params.max_steps)
+    states, actions, rewards = episode_buffers(params.max_steps)
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, params.policy, rng, states, actions,
                                               rewards)
@@ -254,9 +258,7 @@ def _lstd_run(model, params, rng, out, run):
     A, b, returns, lengths = out.A[run], out.b[run], out.returns[run], out.lengths[run]
     X, gamma = params.features, params.gamma
     d = X.shape[1]
-    states = np.zeros(params.max_steps + 1, dtype=np.int64)
-    actions = np.zeros(params.max_steps, dtype=np.int64)
-    rewards = np.zeros(params.max_steps)
+    states, actions, rewards = episode_buffers(params.max_steps)
     for episode in range(params.episodes):
         T, terminated, total = record_episode(model, params.policy, rng, states, actions,
                                               rewards)
@@ -398,6 +400,16 @@ def _result(name: str, out: LinearOutputs, X: np.ndarray, runs: int | None,
                                   secondary_weights=secondary)
 
 
+def _learn(name: str, driver, mdp, policy, features, seed, steps: str = "alpha",
+           **options) -> LinearPredictionResult:
+    """A sampled linear learner's run: its arguments checked (``options``: the keywords
+    of :func:`_linear_args`), its ``driver`` over the runs, its result checked for
+    divergence (``steps``: the step sizes to lower if it diverged)."""
+    ep, params, out = _linear_args(mdp, policy, features, **options)
+    over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
+    return _result(name, out, params.features, options["runs"], steps=steps)
+
+
 @shares_paragraphs
 def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
                 gamma: float = 1.0, episodes: int = 100, alpha: float = 2e-5,
@@ -425,11 +437,9 @@ def gradient_mc(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
     Returns a :class:`LinearPredictionResult`: ``w`` ``[d]``, ``V = X w``,
     ``episode_returns`` and ``episode_lengths``; a leading run axis when ``runs=n``.
     """
-    ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
-                                   alpha=alpha, runs=runs, max_steps=max_steps,
-                                   initial_w=initial_w, history=history)
-    over_runs(_gradient_mc, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result("gradient_mc", out, params.features, runs)
+    return _learn("gradient_mc", _gradient_mc, mdp, policy, features, seed, gamma=gamma,
+                  episodes=episodes, alpha=alpha, runs=runs, max_steps=max_steps,
+                  initial_w=initial_w, history=history)
 
 
 def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
@@ -454,11 +464,9 @@ def semi_gradient_td(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, 
 
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`).
     """
-    ep, params, out = _linear_args(mdp, policy, features, gamma=gamma, episodes=episodes,
-                                   alpha=alpha, runs=runs, max_steps=max_steps,
-                                   initial_w=initial_w, n_step=n_step, history=history)
-    over_runs(_semi_gradient_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result("semi_gradient_td", out, params.features, runs)
+    return _learn("semi_gradient_td", _semi_gradient_td, mdp, policy, features, seed,
+                  gamma=gamma, episodes=episodes, alpha=alpha, runs=runs, max_steps=max_steps,
+                  initial_w=initial_w, n_step=n_step, history=history)
 
 
 @shares_paragraphs
@@ -491,21 +499,10 @@ def off_policy_semi_gradient_td(mdp: MDPLike, target_policy: PolicyLike,
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
     diverges past float64 raises ``FloatingPointError``.
     """
-    ep, params, out = _linear_args(mdp, target_policy, features, gamma=gamma,
-                                   episodes=episodes, alpha=alpha, runs=runs,
-                                   max_steps=max_steps, initial_w=initial_w,
-                                   behaviour=behaviour_policy, history=history)
-    over_runs(_off_policy_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result("off_policy_semi_gradient_td", out, params.features, runs)
-
-
-def _run_gradient_td(name: str, driver, mdp, target_policy, behaviour_policy, features,
-                     seed, **options) -> LinearPredictionResult:
-    """TDC or GTD2 (``driver``), checked and run."""
-    ep, params, out = _linear_args(mdp, target_policy, features, behaviour=behaviour_policy,
-                                   secondary=True, **options)
-    over_runs(driver, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result(name, out, params.features, options["runs"], steps="alpha or beta")
+    return _learn("off_policy_semi_gradient_td", _off_policy_td, mdp, target_policy, features,
+                  seed, behaviour=behaviour_policy, gamma=gamma, episodes=episodes,
+                  alpha=alpha, runs=runs, max_steps=max_steps, initial_w=initial_w,
+                  history=history)
 
 
 @shares_paragraphs
@@ -526,11 +523,8 @@ def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
 
     Parameters
     ----------
-    {mdp}
-    target_policy, behaviour_policy : ``pi`` and ``b``, any form of policy; ``b`` must
-        take every action ``pi`` takes.
-    features : ``X [S, d]`` (:mod:`tabular.linear.features`, or your own).
-    {gamma episodes}
+    mdp, target_policy, behaviour_policy, features, gamma, episodes : as for
+        :func:`off_policy_semi_gradient_td`.
     alpha : the constant step size of ``w``, default 0.005 (Figure 11.5's).
     beta : the constant step size of ``v``, default 0.05 (Figure 11.5's); the theory
         wants it the larger, so that ``v`` tracks ``w``.
@@ -543,10 +537,10 @@ def tdc(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
     ``secondary_weights`` ``v``. A run that diverges past float64 raises
     ``FloatingPointError``.
     """
-    return _run_gradient_td("tdc", _tdc, mdp, target_policy, behaviour_policy, features,
-                            gamma=gamma, episodes=episodes, alpha=alpha, beta=beta,
-                            initial_w=initial_w, initial_v=initial_v, seed=seed, runs=runs,
-                            max_steps=max_steps, history=history)
+    return _learn("tdc", _tdc, mdp, target_policy, features, seed, steps="alpha or beta",
+                  behaviour=behaviour_policy, secondary=True, gamma=gamma, episodes=episodes,
+                  alpha=alpha, beta=beta, initial_w=initial_w, initial_v=initial_v, runs=runs,
+                  max_steps=max_steps, history=history)
 
 
 def gtd2(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
@@ -569,10 +563,10 @@ def gtd2(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
 
     Returns a :class:`LinearPredictionResult` with ``secondary_weights`` (see :func:`tdc`).
     """
-    return _run_gradient_td("gtd2", _gtd2, mdp, target_policy, behaviour_policy, features,
-                            gamma=gamma, episodes=episodes, alpha=alpha, beta=beta,
-                            initial_w=initial_w, initial_v=initial_v, seed=seed, runs=runs,
-                            max_steps=max_steps, history=history)
+    return _learn("gtd2", _gtd2, mdp, target_policy, features, seed, steps="alpha or beta",
+                  behaviour=behaviour_policy, secondary=True, gamma=gamma, episodes=episodes,
+                  alpha=alpha, beta=beta, initial_w=initial_w, initial_v=initial_v, runs=runs,
+                  max_steps=max_steps, history=history)
 
 
 def emphatic_td(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: PolicyLike,
@@ -589,22 +583,16 @@ def emphatic_td(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: Polic
 
     Parameters
     ----------
-    mdp, target_policy, behaviour_policy, features, gamma, episodes : as for
-        :func:`off_policy_semi_gradient_td`.
+    mdp, target_policy, behaviour_policy, features, gamma, episodes, initial_w, seed,
+    runs, max_steps, history : as for :func:`off_policy_semi_gradient_td`.
     alpha : the constant step size, default 0.03 (Figure 11.6's).
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
-    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
-    history : also return ``w`` after every episode, default False.
 
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
     diverges past float64 raises ``FloatingPointError``.
     """
-    ep, params, out = _linear_args(mdp, target_policy, features, gamma=gamma,
-                                   episodes=episodes, alpha=alpha, runs=runs,
-                                   max_steps=max_steps, initial_w=initial_w,
-                                   behaviour=behaviour_policy, history=history)
-    over_runs(_emphatic_td, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result("emphatic_td", out, params.features, runs)
+    return _learn("emphatic_td", _emphatic_td, mdp, target_policy, features, seed,
+                  behaviour=behaviour_policy, gamma=gamma, episodes=episodes, alpha=alpha,
+                  runs=runs, max_steps=max_steps, initial_w=initial_w, history=history)
 
 
 def lstd(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *, gamma: float = 1.0,
@@ -655,14 +643,6 @@ def _lstd_weights(out: LinearOutputs, eps: float) -> np.ndarray:
     return w
 
 
-def _run_td_lambda(name: str, true_online: bool, mdp, policy, features, seed,
-                   **options) -> LinearPredictionResult:
-    """Semi-gradient or true online TD(lambda), checked and run."""
-    ep, params, out = _linear_args(mdp, policy, features, true_online=true_online, **options)
-    over_runs(_td_lambda, ep.mdp.arrays, params, seed_states(seed, ep.n_runs), out)
-    return _result(name, out, params.features, options["runs"])
-
-
 def semi_gradient_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike, *,
                             lam: float = 0.9, gamma: float = 1.0, episodes: int = 100,
                             alpha: float = 0.01, initial_w: npt.ArrayLike = 0.0,
@@ -692,10 +672,9 @@ def semi_gradient_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt.Arra
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
     diverges past float64 raises ``FloatingPointError``.
     """
-    return _run_td_lambda("semi_gradient_td_lambda", False, mdp, policy, features, seed,
-                          lam=lam, gamma=gamma, episodes=episodes, alpha=alpha,
-                          initial_w=initial_w, runs=runs, max_steps=max_steps,
-                          history=history)
+    return _learn("semi_gradient_td_lambda", _td_lambda, mdp, policy, features, seed,
+                  true_online=False, lam=lam, gamma=gamma, episodes=episodes, alpha=alpha,
+                  initial_w=initial_w, runs=runs, max_steps=max_steps, history=history)
 
 
 def true_online_linear_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt.ArrayLike,
@@ -716,17 +695,13 @@ def true_online_linear_td_lambda(mdp: MDPLike, policy: PolicyLike, features: npt
 
     Parameters
     ----------
-    mdp, policy, features, gamma, episodes : as for :func:`gradient_mc`.
-    lam : the trace decay in [0, 1], default 0.9.
+    mdp, policy, features, lam, gamma, episodes, initial_w, seed, runs, max_steps, history :
+        as for :func:`semi_gradient_td_lambda`.
     alpha : the constant step size, default 0.01.
-    initial_w : the initial weights, a finite number or ``[d]`` array, default 0.0.
-    seed, runs, max_steps : as for every learner (:func:`~tabular.td0`).
-    history : also return ``w`` after every episode, default False.
 
-    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
-    diverges past float64 raises ``FloatingPointError``.
+    Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`); as
+    :func:`semi_gradient_td_lambda`, a run that diverges raises ``FloatingPointError``.
     """
-    return _run_td_lambda("true_online_linear_td_lambda", True, mdp, policy, features, seed,
-                          lam=lam, gamma=gamma, episodes=episodes, alpha=alpha,
-                          initial_w=initial_w, runs=runs, max_steps=max_steps,
-                          history=history)
+    return _learn("true_online_linear_td_lambda", _td_lambda, mdp, policy, features, seed,
+                  true_online=True, lam=lam, gamma=gamma, episodes=episodes, alpha=alpha,
+                  initial_w=initial_w, runs=runs, max_steps=max_steps, history=history)
