@@ -43,8 +43,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import categorical, seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import (
     check_fits,
     check_flag,
@@ -166,7 +167,11 @@ def _gradient_mc_run(model, params, rng, out, run):
         record_history(out.history[run], episode, w)
 
 
-_gradient_mc = runs_driver(_gradient_mc_run)
+@runs_kernel
+def _gradient_mc(model, params, rng_states, out):
+    """Every run of :func:`_gradient_mc_run`."""
+    for run in range(rng_states.shape[0]):
+        _gradient_mc_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -210,7 +215,11 @@ def _semi_gradient_td_run(model, params, rng, out, run):
         record_history(out.history[run], episode, w)
 
 
-_semi_gradient_td = runs_driver(_semi_gradient_td_run)
+@runs_kernel
+def _semi_gradient_td(model, params, rng_states, out):
+    """Every run of :func:`_semi_gradient_td_run`."""
+    for run in range(rng_states.shape[0]):
+        _semi_gradient_td_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -239,7 +248,11 @@ def _off_policy_td_run(model, params, rng, out, run):
         record_history(out.history[run], episode, w)
 
 
-_off_policy_td = runs_driver(_off_policy_td_run)
+@runs_kernel
+def _off_policy_td(model, params, rng_states, out):
+    """Every run of :func:`_off_policy_td_run`."""
+    for run in range(rng_states.shape[0]):
+        _off_policy_td_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -279,7 +292,11 @@ def _gradient_td_run(model, params, rng, out, run):
         record_history(out.history[run], episode, w)
 
 
-_gradient_td = runs_driver(_gradient_td_run)
+@runs_kernel
+def _gradient_td(model, params, rng_states, out):
+    """Every run of :func:`_gradient_td_run`."""
+    for run in range(rng_states.shape[0]):
+        _gradient_td_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -314,7 +331,11 @@ def _emphatic_td_run(model, params, rng, out, run):
         record_history(out.history[run], episode, w)
 
 
-_emphatic_td = runs_driver(_emphatic_td_run)
+@runs_kernel
+def _emphatic_td(model, params, rng_states, out):
+    """Every run of :func:`_emphatic_td_run`."""
+    for run in range(rng_states.shape[0]):
+        _emphatic_td_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -343,7 +364,11 @@ def _lstd_run(model, params, rng, out, run):
         lengths[episode] = T
 
 
-_lstd = runs_driver(_lstd_run)
+@runs_kernel
+def _lstd(model, params, rng_states, out):
+    """Every run of :func:`_lstd_run`."""
+    for run in range(rng_states.shape[0]):
+        _lstd_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -388,7 +413,11 @@ def _td_lambda_run(model, params, rng, out, run):
         record_history(out.history[run], episode, w)
 
 
-_td_lambda = runs_driver(_td_lambda_run)
+@runs_kernel
+def _td_lambda(model, params, rng_states, out):
+    """Every run of :func:`_td_lambda_run`."""
+    for run in range(rng_states.shape[0]):
+        _td_lambda_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def check_finite_rewards(mdp: TabularMDP) -> None:
