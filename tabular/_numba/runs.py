@@ -2,8 +2,8 @@
 
 A learner writes one function, the run: ``run_one(model, params, rng, out, run)``
 computes run ``run`` from its own stream ``rng`` and fills row ``run`` of each array of
-the output record ``out``. The loop over the runs is written once, here, and made into
-a learner's kernel by :func:`runs_driver`: a sequential loop that :func:`over_runs`
+the output record ``out``. Its kernel, the driver, is the loop over the runs, written
+beside it and compiled by :func:`runs_kernel`: a sequential loop that :func:`over_runs`
 splits over threads, without numba's parallel loop, whose second compile of the loop
 body would cost every first call seconds (docs/decisions/2026-12-02-runs-driver.md)::
 
@@ -11,37 +11,47 @@ body would cost every first call seconds (docs/decisions/2026-12-02-runs-driver.
     def _q_learning_run(model, params, rng, out, run):
         ...  # the episode loop of one run, composed of tabular.rules
 
-    _q_learning = runs_driver(_q_learning_run)
+    @runs_kernel
+    def _q_learning(model, params, rng_states, out):
+        for run in range(rng_states.shape[0]):
+            _q_learning_run(model, params, local_stream(rng_states[run]), out, run)
+
     over_runs(_q_learning, mdp.arrays, params, seed_states(seed, n), out)
+
+The driver is a plain function of the learner's module, so numba caches it there, beside
+the run function it inlines, and discards it when that file changes
+(docs/decisions/2026-12-06-plain-runs-drivers.md says why it is written out and not
+made by a factory). A family whose methods share one run function passes the method
+as a constant (``_td_control_run(Q_LEARNING, model, ...)``), one driver per method, so
+that the other methods' branches compile away.
 
 Run ``i`` draws only from ``rng_states[i]`` and writes only row ``i`` of the outputs,
 so the numbers depend neither on the thread count nor on ``runs``: run ``i`` of
 ``runs=n`` equals run ``i`` of ``runs=m``. It advances a private copy of its stream
 state, held in the kernel's stack frame (``local_stream`` of :mod:`tabular._numba.frame`):
 neighbouring rows share a cache line, which threads drawing on every step would contend
-for (false sharing), and a copy no other array can alias stays in registers.
+for (false sharing), and a copy no other array can alias stays in registers. A learner
+run in chunks of iterations writes the advanced copy back (:func:`keep_stream`).
 
-The same binding makes :func:`ranges_driver`, the parallel loop over contiguous index
-ranges that the synchronous DP sweeps run on more than one thread.
+The synchronous DP sweeps run on more than one thread by a parallel loop over
+contiguous index ranges, written the same way beside them (:mod:`tabular.solve.sweeps`).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.core import event
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
-from tabular._numba.frame import local_stream
 from tabular._numba.notice import WORKER_PREFIX
 
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
@@ -55,115 +65,36 @@ SIMPLIFYING_PIPELINE = ParallelOptions(dict(
     stencil=False, fusion=False, prange=False))
 
 
-def _each_run(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        run_one(model, params, local_stream(rng_states[run]), out, run)  # noqa: F821 (bound below)
-
-
-def _each_run_of_variant(model, params, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        run_one(variant, model, params, local_stream(rng_states[run]), out, run)  # noqa: F821
-
-
-def _each_run_with_rollout(model, params, rollout, rng_states, out):
-    for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        run_one(model, params, rollout, rng, out, run)  # noqa: F821
-        # where the stream stands, for a later call to continue it; element by element,
-        # since a row assignment compiles numba's message for mismatched shapes
-        for word in range(rng.shape[0]):
-            rng_states[run, word] = rng[word]
-
-
-def _each_range_in_parallel(model, args, n, chunks):
-    residual = 0.0
-    for chunk in prange(chunks):
-        residual = max(residual, run_one(model, *args, chunk * n // chunks,  # noqa: F821
-                                         (chunk + 1) * n // chunks))
-    return residual
-
-
-def runs_driver(run_one, variant: int | None = None, *, rollout: bool = False,
-                simplifying: bool = True, cache: bool = True):
-    """The kernel ``driver(model, params, rng_states, out)`` that computes every run of
-    ``rng_states`` by ``run_one(model, params, local_stream(rng_states[run]), out, run)``, one
-    after another, compiled by :data:`SIMPLIFYING_PIPELINE`, cached, and releasing the
-    GIL so that :func:`over_runs` can run chunks of runs on threads. ``run_one`` is
-    typically ``inline="always"``: it is then compiled into the loop.
-
-    ``variant`` (an int): call ``run_one(variant, model, params, rng, out, run)``
-    instead, ``variant`` a compile-time constant of this driver, so that the branches
-    of ``run_one`` for the other variants (the other methods of a family) compile away.
-
-    ``rollout=True``: ``run_one(model, params, rollout, rng, out, run)`` (the
-    policy-gradient and RLHF learners, whose rollout tables are built apart from their
-    parameters) and the driver ``driver(model, params, rollout, rng_states, out)``,
-    which also writes each run's advanced stream back into ``rng_states``: a learner
-    run in chunks of iterations (:mod:`tabular.pg.telemetry`) continues the same stream.
+def runs_kernel(driver=None, *, simplifying: bool = True, cache: bool = True):
+    """Compiles a runs driver (a decorator, with or without options): cached, releasing
+    the GIL so that :func:`over_runs` can run chunks of runs on threads, and compiled by
+    :data:`SIMPLIFYING_PIPELINE`, whose copy propagation drops the reference counting of
+    the array views that inlined rules make (Q-learning 64-66M steps/s against 18M on
+    numba's plain pipeline, docs/decisions/2026-12-02-runs-driver.md). The run function
+    it calls is typically ``inline="always"``: it is then compiled into the loop.
 
     ``simplifying=False``: compile by numba's plain pipeline instead, for a run function
     the simplifying pipeline breaks (the planning learners': their machine code crashed;
     GRPO's: its array analysis fails to compile it; docs/decisions/2026-12-02-runs-driver.md).
 
-    ``cache=False``: keep the driver in memory only, for a ``run_one`` with no source
-    file for numba's cache to sit beside (a rule typed at a prompt,
-    :mod:`tabular.learn.custom`).
+    ``cache=False``: keep the driver in memory only, for a driver with no source file
+    for numba's cache to sit beside (a rule typed at a prompt, :mod:`tabular.learn.custom`).
     """
-    options: dict = dict(nogil=True, parallel=SIMPLIFYING_PIPELINE) if simplifying else dict(
-        nogil=True)
-    options["cache"] = cache
-    if variant is not None:
-        return _bind(_each_run_of_variant, run_one, f"{int(variant)}_runs",
-                     {"variant": int(variant)}, **options)
-    if rollout:
-        return _bind(_each_run_with_rollout, run_one, "runs", **options)
-    return _bind(_each_run, run_one, "runs", **options)
+    options: dict = dict(nogil=True, cache=cache)
+    if simplifying:
+        options["parallel"] = SIMPLIFYING_PIPELINE
+    compile_driver = njit(**options)
+    return compile_driver if driver is None else compile_driver(driver)
 
 
-def ranges_driver(over_range):
-    """The kernel ``driver(model, args, n, chunks)``: ``over_range(model, *args, lo, hi)``,
-    a sequential kernel of the indices ``lo <= i < hi`` that returns a residual, called on
-    ``[0, n)`` split into ``chunks`` contiguous ranges (one per thread) under numba's
-    parallel loop; returns the largest residual.
-
-    A synchronous DP sweep (:mod:`tabular.solve.sweeps`) computes each state from the
-    previous values alone, so the split does not change its numbers; compiled only where
-    more than one thread runs, the parallel loop costs no single-threaded first call its
-    compile time. The caller reads the thread count (read in the kernel, it would keep
-    numba from caching it), and the model comes apart from the tuple of the other
-    arguments: a parallel loop takes a record, but not a tuple that holds one."""
-    return _bind(_each_range_in_parallel, over_range, "ranges",
-                 doc=f"``{over_range.py_func.__name__}`` over numba's parallel loop.",
-                 parallel=True)
-
-
-#: ``(source file, name)`` of every driver made, so that no two share a cache entry.
-_BOUND: set[tuple[str, str]] = set()
-
-
-def _bind(loop, run_one, suffix: str, constants=None, doc=None, **options):
-    """``loop`` with its global ``run_one`` bound to ``run_one`` (and the ``constants``),
-    jitted with ``options`` and cached beside ``run_one``: the function gets
-    ``run_one``'s source file and a name of its own, so numba keeps it in that file's
-    cache under that name and discards it when that file changes, as it does a driver
-    written there. (numba's cache key holds the code's bytes, not its globals: two
-    drivers must never share a name.)"""
-    py_run = run_one.py_func
-    name = f"{py_run.__name__}_{suffix}"
-    where = (py_run.__code__.co_filename, name)
-    if where in _BOUND:
-        raise ValueError(f"a runs driver named {name} exists already in {where[0]}")
-    _BOUND.add(where)
-    code = loop.__code__.replace(co_filename=py_run.__code__.co_filename, co_name=name,
-                                 co_qualname=name,
-                                 co_firstlineno=py_run.__code__.co_firstlineno)
-    driver = types.FunctionType(code, {"run_one": run_one, "range": range, "prange": prange,
-                                       "local_stream": local_stream, **(constants or {})},
-                                name)
-    driver.__module__, driver.__qualname__ = py_run.__module__, name
-    driver.__doc__ = doc or f"Every run of :func:`{py_run.__name__}` ({suffix.replace('_', ' ')})."
-    options.setdefault("cache", True)
-    return njit(**options)(driver)
+@njit(inline="always")
+def keep_stream(rng_states, run, rng) -> None:
+    """Writes ``rng``, run ``run``'s advanced copy of its stream, back into row ``run`` of
+    ``rng_states``, for a later call to continue the stream (the policy-gradient and RLHF
+    learners, run in chunks of iterations by :mod:`tabular.pg.telemetry`). Element by
+    element: a row assignment compiles numba's message for mismatched shapes."""
+    for word in range(rng.shape[0]):
+        rng_states[run, word] = rng[word]
 
 
 class _QuietSimplifyingPipeline(event.Listener):

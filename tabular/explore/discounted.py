@@ -20,8 +20,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import (
     check_gamma,
     check_nonnegative,
@@ -197,9 +198,25 @@ def _delayed_q_run(model, params, rng, out, run):
         s = s_next
 
 
-_mbie_eb = runs_driver(_discounted_run, MBIE_EB, simplifying=False)
-_delayed_q = runs_driver(_delayed_q_run, simplifying=False)
-_rmax = runs_driver(_discounted_run, RMAX, simplifying=False)
+@runs_kernel(simplifying=False)
+def _mbie_eb(model, params, rng_states, out):
+    """Every run of :func:`_discounted_run`, the method ``MBIE_EB``."""
+    for run in range(rng_states.shape[0]):
+        _discounted_run(MBIE_EB, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel(simplifying=False)
+def _delayed_q(model, params, rng_states, out):
+    """Every run of :func:`_delayed_q_run`."""
+    for run in range(rng_states.shape[0]):
+        _delayed_q_run(model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel(simplifying=False)
+def _rmax(model, params, rng_states, out):
+    """Every run of :func:`_discounted_run`, the method ``RMAX``."""
+    for run in range(rng_states.shape[0]):
+        _discounted_run(RMAX, model, params, local_stream(rng_states[run]), out, run)
 
 
 def mbie_eb(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000,

@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.runs import runs_driver
+from tabular._numba.frame import local_stream
+from tabular._numba.runs import runs_kernel
 from tabular.checks import check_nonnegative, check_positive
 from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import (
@@ -173,8 +174,18 @@ def _model_based_run(method, model, params, rng, out, run):
 # numba's plain pipeline: the simplifying one (tabular._numba.runs) miscompiled UCBVI's
 # loop over the successors seen (the second episode's plan of the two-state test chose
 # the other action; the same function under the plain pipeline matched the hand value)
-_ucbvi = runs_driver(_model_based_run, UCBVI, simplifying=False)
-_psrl = runs_driver(_model_based_run, PSRL, simplifying=False)
+@runs_kernel(simplifying=False)
+def _ucbvi(model, params, rng_states, out):
+    """Every run of :func:`_model_based_run`, the method ``UCBVI``."""
+    for run in range(rng_states.shape[0]):
+        _model_based_run(UCBVI, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel(simplifying=False)
+def _psrl(model, params, rng_states, out):
+    """Every run of :func:`_model_based_run`, the method ``PSRL``."""
+    for run in range(rng_states.shape[0]):
+        _model_based_run(PSRL, model, params, local_stream(rng_states[run]), out, run)
 
 
 def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "bernstein",

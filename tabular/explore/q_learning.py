@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import randint, uniform
-from tabular._numba.runs import runs_driver
+from tabular._numba.runs import runs_kernel
 from tabular.checks import check_nonnegative, check_unit_interval
 from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import (
@@ -75,8 +76,18 @@ def _q_learning_run(method, model, params, rng, out, run):
         out.lengths[run, k] = length
 
 
-_optimistic = runs_driver(_q_learning_run, OPTIMISTIC)
-_dithering = runs_driver(_q_learning_run, DITHERING)
+@runs_kernel
+def _optimistic(model, params, rng_states, out):
+    """Every run of :func:`_q_learning_run`, the method ``OPTIMISTIC``."""
+    for run in range(rng_states.shape[0]):
+        _q_learning_run(OPTIMISTIC, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _dithering(model, params, rng_states, out):
+    """Every run of :func:`_q_learning_run`, the method ``DITHERING``."""
+    for run in range(rng_states.shape[0]):
+        _q_learning_run(DITHERING, model, params, local_stream(rng_states[run]), out, run)
 
 
 def optimistic_q_learning(mdp: MDPLike, *, horizon: int, episodes: int = 1000,

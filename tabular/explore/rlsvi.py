@@ -15,8 +15,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import normal
-from tabular._numba.runs import runs_driver
+from tabular._numba.runs import runs_kernel
 from tabular.checks import check_positive, check_size
 from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import learner_setup, run_learner
@@ -95,7 +96,11 @@ def _rlsvi_run(model, params, rng, out, run):
         out.lengths[run, k] = length
 
 
-_rlsvi = runs_driver(_rlsvi_run, simplifying=False)
+@runs_kernel(simplifying=False)
+def _rlsvi(model, params, rng_states, out):
+    """Every run of :func:`_rlsvi_run`."""
+    for run in range(rng_states.shape[0]):
+        _rlsvi_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def rlsvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, noise_sd: float = 0.1,

@@ -17,8 +17,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_nonnegative, check_positive_int, check_size
 from tabular.explore.setup import check_delta, reward_range
 from tabular.model.mdp import as_mdp
@@ -171,7 +172,11 @@ def _ucrl2_run(model, params, rng, out, run):
     out.episodes[run] = episodes
 
 
-_ucrl2 = runs_driver(_ucrl2_run, simplifying=False)
+@runs_kernel(simplifying=False)
+def _ucrl2(model, params, rng_states, out):
+    """Every run of :func:`_ucrl2_run`."""
+    for run in range(rng_states.shape[0]):
+        _ucrl2_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def ucrl2(mdp: MDPLike, *, steps: int = 10_000, delta: float = 0.1, scale: float = 1.0,

@@ -29,9 +29,9 @@ Every kernel is a runs driver of :mod:`tabular._numba.runs` over one run functio
 :mod:`tabular.rules`, reading the model only through the sampling kernels and filling
 row ``run`` of ``out``. Where a family's methods differ inside the inner loop (SARSA,
 expected SARSA and Q-learning; the bandit methods; differential SARSA and R-learning)
-each method has a driver of its own, the method a compile-time constant
-(:func:`~tabular._numba.runs.runs_driver`'s ``variant``), so the other methods' branches
-compile away; elsewhere the method is a field of the parameters, read at run time, and
+each method has a driver of its own (a :func:`~tabular._numba.runs.runs_kernel`) that
+passes the method as a compile-time constant, so the other methods' branches compile
+away; elsewhere the method is a field of the parameters, read at run time, and
 one kernel serves the family. An optional argument that the inner loop reads (an action
 mask) is ``None`` when absent and compiles away (:mod:`tabular._numba.optional`). Every
 kernel is a sequential driver that :func:`~tabular._numba.runs.over_runs` spreads over

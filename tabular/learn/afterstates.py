@@ -26,8 +26,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import categorical, randint, seed_states, uniform
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.outputs import prediction_outputs
 from tabular.learn.results import PredictionResult
@@ -120,7 +121,11 @@ def _afterstate_run(model, params, rng, out, run):
         lengths[game] = moves
 
 
-_afterstates = runs_driver(_afterstate_run)
+@runs_kernel
+def _afterstates(model, params, rng_states, out):
+    """Every run of :func:`_afterstate_run`."""
+    for run in range(rng_states.shape[0]):
+        _afterstate_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def afterstate_td(game: GameTree, opponent: npt.ArrayLike, *, games: int = 20_000,

@@ -30,8 +30,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import bernoulli, normal, seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int, check_size, check_unit_interval
 from tabular.learn.bandit_arms import BERNOULLI, BanditArms, check_arms
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
@@ -208,8 +209,71 @@ def _regret_run(method, arms, params, rng, out, run):
         out.pseudo_regret[run, t] = pseudo
 
 
-_DRIVERS = {method: runs_driver(_regret_run, method)
-            for method in (THOMPSON, KL_UCB, MOSS, UCB_V, ETC, EXP3, D_UCB, SW_UCB, BAYES_UCB)}
+@runs_kernel
+def _thompson(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``THOMPSON``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(THOMPSON, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _kl_ucb(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``KL_UCB``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(KL_UCB, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _moss(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``MOSS``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(MOSS, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _ucb_v(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``UCB_V``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(UCB_V, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _etc(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``ETC``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(ETC, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _exp3(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``EXP3``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(EXP3, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _d_ucb(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``D_UCB``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(D_UCB, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _sw_ucb(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``SW_UCB``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(SW_UCB, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _bayes_ucb(model, params, rng_states, out):
+    """Every run of :func:`_regret_run`, the method ``BAYES_UCB``."""
+    for run in range(rng_states.shape[0]):
+        _regret_run(BAYES_UCB, model, params, local_stream(rng_states[run]), out, run)
+
+
+_DRIVERS = {THOMPSON: _thompson, KL_UCB: _kl_ucb, MOSS: _moss, UCB_V: _ucb_v, ETC: _etc,
+            EXP3: _exp3, D_UCB: _d_ucb, SW_UCB: _sw_ucb, BAYES_UCB: _bayes_ucb}
 
 
 def _regret(method: int, name: str, arms, *, steps, seed, runs, explore=1, tol=KL_UCB_TOL,

@@ -23,8 +23,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import normal, seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import (
     check_finite,
     check_flag,
@@ -127,9 +128,25 @@ def _bandit_run(method, testbed, params, rng, out, run):
                 means[b] += testbed.walk_sd * normal(rng)
 
 
-_epsilon_greedy = runs_driver(_bandit_run, EPSILON_GREEDY)
-_ucb = runs_driver(_bandit_run, UCB)
-_gradient = runs_driver(_bandit_run, GRADIENT)
+@runs_kernel
+def _epsilon_greedy(model, params, rng_states, out):
+    """Every run of :func:`_bandit_run`, the method ``EPSILON_GREEDY``."""
+    for run in range(rng_states.shape[0]):
+        _bandit_run(EPSILON_GREEDY, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _ucb(model, params, rng_states, out):
+    """Every run of :func:`_bandit_run`, the method ``UCB``."""
+    for run in range(rng_states.shape[0]):
+        _bandit_run(UCB, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _gradient(model, params, rng_states, out):
+    """Every run of :func:`_bandit_run`, the method ``GRADIENT``."""
+    for run in range(rng_states.shape[0]):
+        _bandit_run(GRADIENT, model, params, local_stream(rng_states[run]), out, run)
 
 
 def check_testbed(testbed) -> BanditTestbed:

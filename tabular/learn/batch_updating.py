@@ -16,8 +16,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_flag, check_positive, check_positive_int, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values, per_run
 from tabular.learn.episodes import record_episode
@@ -142,7 +143,11 @@ def _batch_run(model, params, rng, out, run):
         record_history(out.history[run], episode, V)
 
 
-_batch = runs_driver(_batch_run)
+@runs_kernel
+def _batch(model, params, rng_states, out):
+    """Every run of :func:`_batch_run`."""
+    for run in range(rng_states.shape[0]):
+        _batch_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def batch_prediction(mdp: MDPLike, policy: PolicyLike, *, method: str = "td0", gamma: float = 1.0,

@@ -20,8 +20,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import normal, randint, seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import (
     check_finite,
     check_nonnegative,
@@ -145,7 +146,21 @@ def _linear_run(method, arms, params, rng, out, run):
         out.pseudo_regret[run, t] = pseudo
 
 
-_DRIVERS = {method: runs_driver(_linear_run, method) for method in (LIN_UCB, LIN_TS)}
+@runs_kernel
+def _lin_ucb(model, params, rng_states, out):
+    """Every run of :func:`_linear_run`, the method ``LIN_UCB``."""
+    for run in range(rng_states.shape[0]):
+        _linear_run(LIN_UCB, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _lin_ts(model, params, rng_states, out):
+    """Every run of :func:`_linear_run`, the method ``LIN_TS``."""
+    for run in range(rng_states.shape[0]):
+        _linear_run(LIN_TS, model, params, local_stream(rng_states[run]), out, run)
+
+
+_DRIVERS = {LIN_UCB: _lin_ucb, LIN_TS: _lin_ts}
 
 
 def _linear(method, arms, *, width, regularization, steps, seed, runs) -> BanditRegretResult:

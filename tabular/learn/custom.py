@@ -53,10 +53,10 @@ import numpy.typing as npt
 from numba import njit
 from numba.core.dispatcher import Dispatcher
 
-from tabular._numba.frame import borrowed
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.optional import row
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_flag
 from tabular.learn.outputs import control_result
 from tabular.learn.results import ControlResult
@@ -87,38 +87,41 @@ __all__ = ["TARGET_ARGUMENTS", "epsilon_greedy_expectation", "max_value", "td_co
 TARGET_ARGUMENTS = ("reward", "gamma", "q_next", "done", "next_action", "epsilon", "legal")
 
 
-def _rule_control_run(model, params, rng, out, run):
-    """Run ``run`` of one-step TD control with the bound ``target`` (section 6.5's box;
+def _rule_control_runs(model, params, rng_states, out):
+    """Every run of one-step TD control with the bound ``target`` (section 6.5's box;
     ``ON_POLICY``, a constant of the binding, draws ``A'`` before the update, as SARSA
-    does). Its draws are those of :mod:`tabular.learn.td`'s loop, in the same order."""
-    Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
-    gamma, max_steps, mask = params.gamma, params.max_steps, borrowed(params.action_mask)
-    alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
-    visits = np.zeros(Q.shape if counts_visits(alpha) else (0, 0), dtype=np.int64)
-    for episode in range(params.episodes):
-        eps = schedule_value(epsilon, episode + 1)
-        s = sample_start(model, rng)
-        a = epsilon_greedy_action(Q[s], eps, rng, row(mask, s))
-        total = 0.0
-        steps = 0
-        while True:
-            steps += 1
-            s_next, r, is_done = sample_step(model, s, a, rng)
-            total += r
-            legal_next = row(mask, s_next)
-            a_next = -1
-            if ON_POLICY:  # noqa: F821 (bound by td_control)
-                a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
-            value = target(r, gamma, Q[s_next], is_done, a_next, eps,  # noqa: F821
-                           legal_next)
-            Q[s, a] = update_toward(Q[s, a], value, value_at_visit(alpha, visits, (s, a)))
-            if is_done or steps == max_steps:
-                break
-            if not ON_POLICY:  # noqa: F821
-                a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
-            s, a = s_next, a_next
-        returns[episode] = total
-        lengths[episode] = steps
+    does): the kernel, run ``run`` drawing from its own stream ``rng_states[run]``. Its
+    draws are those of :mod:`tabular.learn.td`'s loop, in the same order."""
+    for run in range(rng_states.shape[0]):
+        rng = local_stream(rng_states[run])
+        Q, returns, lengths = borrowed(out.Q[run]), out.returns[run], out.lengths[run]
+        gamma, max_steps, mask = params.gamma, params.max_steps, borrowed(params.action_mask)
+        alpha, epsilon = read_schedule(params.alpha), read_schedule(params.epsilon)
+        visits = np.zeros(Q.shape if counts_visits(alpha) else (0, 0), dtype=np.int64)
+        for episode in range(params.episodes):
+            eps = schedule_value(epsilon, episode + 1)
+            s = sample_start(model, rng)
+            a = epsilon_greedy_action(Q[s], eps, rng, row(mask, s))
+            total = 0.0
+            steps = 0
+            while True:
+                steps += 1
+                s_next, r, is_done = sample_step(model, s, a, rng)
+                total += r
+                legal_next = row(mask, s_next)
+                a_next = -1
+                if ON_POLICY:  # noqa: F821 (bound by td_control)
+                    a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
+                value = target(r, gamma, Q[s_next], is_done, a_next, eps,  # noqa: F821
+                               legal_next)
+                Q[s, a] = update_toward(Q[s, a], value, value_at_visit(alpha, visits, (s, a)))
+                if is_done or steps == max_steps:
+                    break
+                if not ON_POLICY:  # noqa: F821
+                    a_next = epsilon_greedy_action(Q[s_next], eps, rng, legal_next)
+                s, a = s_next, a_next
+            returns[episode] = total
+            lengths[episode] = steps
 
 
 #: The drivers made, by (source file, name): one per distinct rule and order.
@@ -126,12 +129,18 @@ _DRIVERS: dict[tuple[str, str], Dispatcher] = {}
 
 
 def _driver(target: Dispatcher, on_policy: bool) -> Dispatcher:
-    """The runs driver of ``target``'s loop, made once per process and cached on disk
-    beside the rule's source file when it has one (not for a rule typed at a prompt).
+    """The kernel of ``target``: :func:`_rule_control_runs` with its globals ``target`` and
+    ``ON_POLICY`` bound, made once per process and cached on disk beside the rule's
+    source file when it has one (not for a rule typed at a prompt).
 
-    The driver is named for the rule and a digest of its code, so two rules of one name
-    (a notebook cell run twice, edited between) never share numba's cache entry, whose
-    key holds the driver's bytes and not the rule it calls."""
+    It is made from the template's code object, given the rule's file and a name of its
+    own, because the rule is known only at run time: a closure over the rule would
+    inline it as well, but numba's cache key hashes a closure's cells, which pickle the
+    rule's dispatcher with a per-process uuid, so it would compile again in every process
+    (docs/decisions/2026-12-06-plain-runs-drivers.md). The kernel is named for the rule
+    and a digest of its code, so two rules of one name (a notebook cell run twice,
+    edited between) never share numba's cache entry, whose key holds the kernel's bytes
+    and not the rule it calls."""
     code = target.py_func.__code__
     digest = hashlib.sha256(code.co_code + repr(code.co_consts).encode()
                             + repr(code.co_names).encode()).hexdigest()[:12]
@@ -140,13 +149,13 @@ def _driver(target: Dispatcher, on_policy: bool) -> Dispatcher:
     # a rule with no file is kept by its code alone: the same rule typed twice compiles once
     key = (code.co_filename if cache else "<memory>", name)
     if key not in _DRIVERS:
-        template = _rule_control_run.__code__.replace(
+        template = _rule_control_runs.__code__.replace(
             co_filename=code.co_filename, co_name=name, co_qualname=name,
             co_firstlineno=code.co_firstlineno)
-        run = type(_rule_control_run)(  # type: ignore[misc]  # a FunctionType built from a code object
+        kernel = type(_rule_control_runs)(  # type: ignore[misc]  # a FunctionType built from a code object
             template, {**globals(), "target": target, "ON_POLICY": on_policy}, name)
-        run.__module__ = target.py_func.__module__
-        _DRIVERS[key] = runs_driver(njit(inline="always")(run), cache=cache)
+        kernel.__module__ = target.py_func.__module__
+        _DRIVERS[key] = runs_kernel(kernel, cache=cache)
     return _DRIVERS[key]
 
 

@@ -21,8 +21,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive_int
 from tabular.learn.arguments import initial_values, per_run
 from tabular.learn.paragraphs import shares_paragraphs
@@ -109,8 +110,18 @@ def _differential_run(method, model, params, rng, out, run):
     out.average_reward[run], out.reward_rate[run] = average, total / params.steps
 
 
-_differential_sarsa = runs_driver(_differential_run, SARSA)
-_r_learning = runs_driver(_differential_run, R_LEARNING)
+@runs_kernel
+def _differential_sarsa(model, params, rng_states, out):
+    """Every run of :func:`_differential_run`, the method ``SARSA``."""
+    for run in range(rng_states.shape[0]):
+        _differential_run(SARSA, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _r_learning(model, params, rng_states, out):
+    """Every run of :func:`_differential_run`, the method ``R_LEARNING``."""
+    for run in range(rng_states.shape[0]):
+        _differential_run(R_LEARNING, model, params, local_stream(rng_states[run]), out, run)
 
 
 def check_continuing_task(mdp: MDPLike, name: str) -> TabularMDP:

@@ -26,9 +26,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.frame import borrowed
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.rng import randint, seed_states
-from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_kernel
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import episode_buffers, mark_first_visits, record_episode
@@ -130,7 +130,11 @@ def _mc_prediction_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, T, V)
 
 
-_mc_prediction = runs_driver(_mc_prediction_run)
+@runs_kernel
+def _mc_prediction(model, params, rng_states, out):
+    """Every run of :func:`_mc_prediction_run`."""
+    for run in range(rng_states.shape[0]):
+        _mc_prediction_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @shares_paragraphs
@@ -246,7 +250,11 @@ def _mc_control_run(model, params, rng, out, run):
         record_totals(out, run, episode, total, T)
 
 
-_mc_control = runs_driver(_mc_control_run)
+@runs_kernel
+def _mc_control(model, params, rng_states, out):
+    """Every run of :func:`_mc_control_run`."""
+    for run in range(rng_states.shape[0]):
+        _mc_control_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def exploring_start_states(mdp) -> np.ndarray:

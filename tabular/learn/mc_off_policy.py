@@ -32,9 +32,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.frame import borrowed
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_driver
+from tabular._numba.runs import SIMPLIFYING_PIPELINE, over_runs, runs_kernel
 from tabular.checks import check_flag, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import episode_buffers, mark_first_visits, record_episode
@@ -104,7 +104,11 @@ def _off_policy_mc_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, T, V)
 
 
-_off_policy_mc = runs_driver(_off_policy_mc_run)
+@runs_kernel
+def _off_policy_mc(model, params, rng_states, out):
+    """Every run of :func:`_off_policy_mc_run`."""
+    for run in range(rng_states.shape[0]):
+        _off_policy_mc_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @shares_paragraphs

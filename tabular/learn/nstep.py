@@ -41,9 +41,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.frame import borrowed
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import ring_mask, ring_return, ring_step
@@ -194,7 +194,11 @@ def _n_step_run(model, params, rng, out, run):
         lengths[episode] = T
 
 
-_n_step_runs = runs_driver(_n_step_run)
+@runs_kernel
+def _n_step_runs(model, params, rng_states, out):
+    """Every run of :func:`_n_step_run`."""
+    for run in range(rng_states.shape[0]):
+        _n_step_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def _n_step_control(method, mdp, *, n_step, gamma, episodes, alpha, epsilon, initial_Q,

@@ -30,10 +30,10 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.frame import borrowed
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.optional import row
 from tabular._numba.rng import categorical, seed_states, uniform
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_action_mask, check_positive_int, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.episodes import ring_mask, ring_return, ring_step
@@ -154,7 +154,11 @@ def _td_prediction_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, T, V)
 
 
-_td_prediction = runs_driver(_td_prediction_run)
+@runs_kernel
+def _td_prediction(model, params, rng_states, out):
+    """Every run of :func:`_td_prediction_run`."""
+    for run in range(rng_states.shape[0]):
+        _td_prediction_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -184,7 +188,11 @@ def _td0_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, steps, V)
 
 
-_td0 = runs_driver(_td0_run)
+@runs_kernel
+def _td0(model, params, rng_states, out):
+    """Every run of :func:`_td0_run`."""
+    for run in range(rng_states.shape[0]):
+        _td0_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @shares_paragraphs
@@ -260,9 +268,25 @@ def _td_control_run(method, model, params, rng, out, run):
         record_totals(out, run, episode, total, steps)
 
 
-_sarsa = runs_driver(_td_control_run, SARSA)
-_expected_sarsa = runs_driver(_td_control_run, EXPECTED_SARSA)
-_q_learning = runs_driver(_td_control_run, Q_LEARNING)
+@runs_kernel
+def _sarsa(model, params, rng_states, out):
+    """Every run of :func:`_td_control_run`, the method ``SARSA``."""
+    for run in range(rng_states.shape[0]):
+        _td_control_run(SARSA, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _expected_sarsa(model, params, rng_states, out):
+    """Every run of :func:`_td_control_run`, the method ``EXPECTED_SARSA``."""
+    for run in range(rng_states.shape[0]):
+        _td_control_run(EXPECTED_SARSA, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _q_learning(model, params, rng_states, out):
+    """Every run of :func:`_td_control_run`, the method ``Q_LEARNING``."""
+    for run in range(rng_states.shape[0]):
+        _td_control_run(Q_LEARNING, model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -305,7 +329,11 @@ def _double_q_run(model, params, rng, out, run):
         record_totals(out, run, episode, total, steps)
 
 
-_double_q = runs_driver(_double_q_run)
+@runs_kernel
+def _double_q(model, params, rng_states, out):
+    """Every run of :func:`_double_q_run`."""
+    for run in range(rng_states.shape[0]):
+        _double_q_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def control_inputs(mdp, *, gamma, episodes, runs, max_steps, alpha, epsilon, initial_Q,

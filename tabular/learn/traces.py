@@ -33,8 +33,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import categorical, seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_unit_interval, policy_matrix
 from tabular.learn.arguments import episode_args, initial_values
 from tabular.learn.divergence import value_limit
@@ -200,7 +201,11 @@ def _lambda_prediction_run(model, params, rng, out, run):
         _td_lambda_run(model, params, rng, out, run)
 
 
-_lambda_prediction = runs_driver(_lambda_prediction_run)
+@runs_kernel
+def _lambda_prediction(model, params, rng_states, out):
+    """Every run of :func:`_lambda_prediction_run`."""
+    for run in range(rng_states.shape[0]):
+        _lambda_prediction_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def check_trace(trace, kinds: dict[str, int] = _TRACES) -> int:
@@ -397,7 +402,11 @@ def _control_run(model, params, rng, out, run):
         record_totals(out, run, episode, total, steps)
 
 
-_lambda_control = runs_driver(_control_run)
+@runs_kernel
+def _lambda_control(model, params, rng_states, out):
+    """Every run of :func:`_control_run`."""
+    for run in range(rng_states.shape[0]):
+        _control_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def _control(method, mdp, *, lam, trace, seed, runs, **args) -> ControlResult:

@@ -37,8 +37,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_fits, check_positive, check_positive_int, check_unit_interval
 from tabular.learn.arguments import episode_args, initial_values, per_run
 from tabular.learn.differential import (
@@ -149,7 +150,11 @@ def _semi_gradient_sarsa_run(model, params, rng, out, run):
         record_totals(out, run, episode, total, steps)
 
 
-_semi_gradient_sarsa = runs_driver(_semi_gradient_sarsa_run)
+@runs_kernel
+def _semi_gradient_sarsa(model, params, rng_states, out):
+    """Every run of :func:`_semi_gradient_sarsa_run`."""
+    for run in range(rng_states.shape[0]):
+        _semi_gradient_sarsa_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -197,7 +202,11 @@ def _n_step_sarsa_run(model, params, rng, out, run):
         record_totals(out, run, episode, total, T)
 
 
-_n_step_sarsa = runs_driver(_n_step_sarsa_run)
+@runs_kernel
+def _n_step_sarsa(model, params, rng_states, out):
+    """Every run of :func:`_n_step_sarsa_run`."""
+    for run in range(rng_states.shape[0]):
+        _n_step_sarsa_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -224,7 +233,11 @@ def _differential_sarsa_run(model, params, rng, out, run):
     out.average_reward[run], out.reward_rate[run] = average, total / params.max_steps
 
 
-_differential_sarsa = runs_driver(_differential_sarsa_run)
+@runs_kernel
+def _differential_sarsa(model, params, rng_states, out):
+    """Every run of :func:`_differential_sarsa_run`."""
+    for run in range(rng_states.shape[0]):
+        _differential_sarsa_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -276,7 +289,11 @@ def _sarsa_lambda_run(model, params, rng, out, run):
         record_totals(out, run, episode, total, steps)
 
 
-_sarsa_lambda = runs_driver(_sarsa_lambda_run)
+@runs_kernel
+def _sarsa_lambda(model, params, rng_states, out):
+    """Every run of :func:`_sarsa_lambda_run`."""
+    for run in range(rng_states.shape[0]):
+        _sarsa_lambda_run(model, params, local_stream(rng_states[run]), out, run)
 
 #: The traces of :func:`semi_gradient_sarsa_lambda`, by name.
 _TRACES = {"accumulating": ACCUMULATING, "replacing": REPLACING, "clearing": CLEARING}

@@ -42,8 +42,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import categorical, seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import (
     check_fits,
     check_flag,
@@ -150,7 +151,11 @@ def _gradient_mc_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, T, w)
 
 
-_gradient_mc = runs_driver(_gradient_mc_run)
+@runs_kernel
+def _gradient_mc(model, params, rng_states, out):
+    """Every run of :func:`_gradient_mc_run`."""
+    for run in range(rng_states.shape[0]):
+        _gradient_mc_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -186,7 +191,11 @@ def _semi_gradient_td_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, T, w)
 
 
-_semi_gradient_td = runs_driver(_semi_gradient_td_run)
+@runs_kernel
+def _semi_gradient_td(model, params, rng_states, out):
+    """Every run of :func:`_semi_gradient_td_run`."""
+    for run in range(rng_states.shape[0]):
+        _semi_gradient_td_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -245,10 +254,32 @@ def _off_policy_run(method, model, params, rng, out, run):
         close_episode(out, run, episode, total, steps, w)
 
 
-_off_policy_td = runs_driver(_off_policy_run, OFF_POLICY_TD)
-_tdc = runs_driver(_off_policy_run, TDC)
-_gtd2 = runs_driver(_off_policy_run, GTD2)
-_emphatic_td = runs_driver(_off_policy_run, EMPHATIC_TD)
+@runs_kernel
+def _off_policy_td(model, params, rng_states, out):
+    """Every run of :func:`_off_policy_run`, the method ``OFF_POLICY_TD``."""
+    for run in range(rng_states.shape[0]):
+        _off_policy_run(OFF_POLICY_TD, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _tdc(model, params, rng_states, out):
+    """Every run of :func:`_off_policy_run`, the method ``TDC``."""
+    for run in range(rng_states.shape[0]):
+        _off_policy_run(TDC, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _gtd2(model, params, rng_states, out):
+    """Every run of :func:`_off_policy_run`, the method ``GTD2``."""
+    for run in range(rng_states.shape[0]):
+        _off_policy_run(GTD2, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel
+def _emphatic_td(model, params, rng_states, out):
+    """Every run of :func:`_off_policy_run`, the method ``EMPHATIC_TD``."""
+    for run in range(rng_states.shape[0]):
+        _off_policy_run(EMPHATIC_TD, model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -275,7 +306,11 @@ def _lstd_run(model, params, rng, out, run):
         lengths[episode] = T
 
 
-_lstd = runs_driver(_lstd_run)
+@runs_kernel
+def _lstd(model, params, rng_states, out):
+    """Every run of :func:`_lstd_run`."""
+    for run in range(rng_states.shape[0]):
+        _lstd_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 @njit(cache=True, inline="always")
@@ -318,7 +353,11 @@ def _td_lambda_run(model, params, rng, out, run):
         close_episode(out, run, episode, total, steps, w)
 
 
-_td_lambda = runs_driver(_td_lambda_run)
+@runs_kernel
+def _td_lambda(model, params, rng_states, out):
+    """Every run of :func:`_td_lambda_run`."""
+    for run in range(rng_states.shape[0]):
+        _td_lambda_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def check_finite_rewards(mdp: TabularMDP) -> None:

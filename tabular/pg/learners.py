@@ -77,8 +77,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import shuffle
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import keep_stream, over_runs, runs_kernel
 from tabular.checks import (
     check_flag,
     check_nonnegative,
@@ -247,7 +248,13 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
                 discount *= p.gamma
 
 
-_episode_gradient = runs_driver(_episode_gradient_run, rollout=True)
+@runs_kernel
+def _episode_gradient(model, params, rollout, rng_states, out):
+    """Every run of :func:`_episode_gradient_run`, each stream kept for the next chunk."""
+    for run in range(rng_states.shape[0]):
+        rng = local_stream(rng_states[run])
+        _episode_gradient_run(model, params, rollout, rng, out, run)
+        keep_stream(rng_states, run, rng)
 
 
 @njit(cache=True)
@@ -378,7 +385,13 @@ def _ppo_run(model, p, rollout, rng, out, run):
         release_rows(batch, n_rows)
 
 
-_ppo = runs_driver(_ppo_run, rollout=True)
+@runs_kernel
+def _ppo(model, params, rollout, rng_states, out):
+    """Every run of :func:`_ppo_run`, each stream kept for the next chunk."""
+    for run in range(rng_states.shape[0]):
+        rng = local_stream(rng_states[run])
+        _ppo_run(model, params, rollout, rng, out, run)
+        keep_stream(rng_states, run, rng)
 
 
 # ------------------------------------------------------------------ front end

@@ -42,9 +42,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.frame import borrowed
+from tabular._numba.frame import borrowed, local_stream
 from tabular._numba.rng import randint
-from tabular._numba.runs import runs_driver
+from tabular._numba.runs import runs_kernel
 from tabular.checks import check_nonnegative
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.model.mdp import MAX_REWARD
@@ -221,7 +221,11 @@ def _planning_run(env, params, rng, out, run):
 
 
 # numba's plain pipeline: on the simplifying one this loop's machine code crashes
-_planning_runs = runs_driver(_planning_run, simplifying=False)
+@runs_kernel(simplifying=False)
+def _planning_runs(model, params, rng_states, out):
+    """Every run of :func:`_planning_run`."""
+    for run in range(rng_states.shape[0]):
+        _planning_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 # --------------------------------------------------------------------- public functions

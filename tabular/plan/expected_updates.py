@@ -36,8 +36,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import seed_states
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_gamma, check_positive_int, check_unit_interval
 from tabular.learn.arguments import initial_values, per_run
 from tabular.learn.paragraphs import shares_paragraphs
@@ -187,7 +188,11 @@ def _trajectory_run(model, params, rng, out, run):
         _evaluate(model, params, policy, out, run, e)
 
 
-_trajectory_sampling = runs_driver(_trajectory_run)
+@runs_kernel
+def _trajectory_sampling(model, params, rng_states, out):
+    """Every run of :func:`_trajectory_run`."""
+    for run in range(rng_states.shape[0]):
+        _trajectory_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 # --------------------------------------------------------------------- public functions

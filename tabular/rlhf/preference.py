@@ -14,8 +14,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from tabular._numba.frame import local_stream
 from tabular._numba.rng import uniform
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.runs import keep_stream, over_runs, runs_kernel
 from tabular.checks import (
     MAX_COUNT,
     check_nonnegative,
@@ -679,7 +680,13 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
                 return
 
 
-_iterated_dpo = runs_driver(_iterated_dpo_run, rollout=True)
+@runs_kernel
+def _iterated_dpo(model, params, rollout, rng_states, out):
+    """Every run of :func:`_iterated_dpo_run`, each stream kept for the next chunk."""
+    for run in range(rng_states.shape[0]):
+        rng = local_stream(rng_states[run])
+        _iterated_dpo_run(model, params, rollout, rng, out, run)
+        keep_stream(rng_states, run, rng)
 
 
 def online_dpo_metrics(batch: tuple, rollout, judge: Judge, beta: float) -> dict[str, float]:

@@ -30,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.runs import over_runs, runs_driver
+from tabular._numba.frame import local_stream
+from tabular._numba.runs import keep_stream, over_runs, runs_kernel
 from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix, real_array
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import TabularMDP, as_mdp
@@ -103,7 +104,13 @@ class StepLabels(NamedTuple):
     counts: np.ndarray
 
 
-_step_labels = runs_driver(_step_labels_run, rollout=True)
+@runs_kernel
+def _step_labels(model, params, rollout, rng_states, out):
+    """Every run of :func:`_step_labels_run`, each stream kept for the next chunk."""
+    for run in range(rng_states.shape[0]):
+        rng = local_stream(rng_states[run])
+        _step_labels_run(model, params, rollout, rng, out, run)
+        keep_stream(rng_states, run, rng)
 
 
 def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int = 100,

@@ -12,7 +12,7 @@ adds nothing.
 Synchronous (Jacobi) sweeps write a fresh vector. Their kernel computes a range of
 states sequentially; on one thread it runs over all of them, on more the states split
 into one contiguous range per thread under numba's parallel loop
-(:func:`~tabular._numba.runs.ranges_driver`, compiled only then). Each state is written
+(the ``_parallel`` drivers at the end of this module, compiled only then). Each state is written
 by exactly one thread and the residual is the ``max`` over the ranges, so the numbers are
 bit-identical whatever the thread count. In-place (Gauss-Seidel) sweeps run
 sequentially, in state order; blocked ones (:func:`optimality_sweep_blocks`) run
@@ -32,9 +32,8 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from tabular._numba.runs import ranges_driver
 from tabular.model.outcomes import n_outcomes, outcome, value_index
 
 #: A blocked sweep splits the states into this many blocks (fewer if there are fewer
@@ -313,6 +312,68 @@ def _q_rows(model, V, gamma, Q, lo, hi):
     return 0.0
 
 
-#: Each range kernel's parallel driver (:func:`~tabular._numba.runs.ranges_driver`).
-_PARALLEL = {kernel: ranges_driver(kernel) for kernel in (
-    _optimality_states, _optimality_blocks, _expectation_states, _soft_states, _q_rows)}
+# The parallel drivers: each range kernel over numba's parallel loop, ``[0, n)`` split
+# into ``chunks`` contiguous ranges (one per thread), the largest residual returned. The
+# caller reads the thread count (read in the kernel, it would keep numba from caching
+# it), and the model comes apart from the tuple of the other arguments: a parallel loop
+# takes a record, but not a tuple that holds one.
+
+
+@njit(cache=True, parallel=True)
+def _optimality_states_parallel(model, args, n, chunks):
+    """:func:`_optimality_states` over numba's parallel loop."""
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, _optimality_states(model, *args, chunk * n // chunks,
+                                                    (chunk + 1) * n // chunks))
+    return residual
+
+
+@njit(cache=True, parallel=True)
+def _optimality_blocks_parallel(model, args, n, chunks):
+    """:func:`_optimality_blocks` over numba's parallel loop."""
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, _optimality_blocks(model, *args, chunk * n // chunks,
+                                                    (chunk + 1) * n // chunks))
+    return residual
+
+
+@njit(cache=True, parallel=True)
+def _expectation_states_parallel(model, args, n, chunks):
+    """:func:`_expectation_states` over numba's parallel loop."""
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, _expectation_states(model, *args, chunk * n // chunks,
+                                                     (chunk + 1) * n // chunks))
+    return residual
+
+
+@njit(cache=True, parallel=True)
+def _soft_states_parallel(model, args, n, chunks):
+    """:func:`_soft_states` over numba's parallel loop."""
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, _soft_states(model, *args, chunk * n // chunks,
+                                              (chunk + 1) * n // chunks))
+    return residual
+
+
+@njit(cache=True, parallel=True)
+def _q_rows_parallel(model, args, n, chunks):
+    """:func:`_q_rows` over numba's parallel loop."""
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, _q_rows(model, *args, chunk * n // chunks,
+                                         (chunk + 1) * n // chunks))
+    return residual
+
+
+#: Each range kernel's parallel driver.
+_PARALLEL = {
+    _optimality_states: _optimality_states_parallel,
+    _optimality_blocks: _optimality_blocks_parallel,
+    _expectation_states: _expectation_states_parallel,
+    _soft_states: _soft_states_parallel,
+    _q_rows: _q_rows_parallel,
+}

@@ -27,9 +27,8 @@ from tabular import (
 )
 from tabular._numba.frame import local_stream
 from tabular._numba.rng import bernoulli, categorical, randint, uniform
-from tabular._numba.runs import SIMPLIFYING_PIPELINE, runs_driver
+from tabular._numba.runs import SIMPLIFYING_PIPELINE
 from tabular.checks import check_gamma, check_positive, check_positive_int, policy_matrix
-from tabular.learn.td import Q_LEARNING, _td_control_run
 from tabular.model.policy import as_softmax_policy
 from tabular.model.sampling import count_at_most
 from tabular.results import RunsResult
@@ -286,15 +285,15 @@ print(sorted(set(compiled)))
 """
 
 
-def test_the_disk_cache_serves_every_kind_of_runs_driver_in_a_new_process(tmp_path):
-    """The drivers that :mod:`tabular._numba.runs` makes (with a method constant, or
-    plain over a run function inlined or compiled on its own) are cached like
-    hand-written ones: a second process compiles nothing."""
+def test_the_disk_cache_serves_the_runs_drivers_in_a_new_process(tmp_path):
+    """The runs drivers (with a method constant, or plain over a run function inlined or
+    compiled on its own) are served by numba's disk cache: a second process compiles
+    nothing."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     first, second = (subprocess.run([sys.executable, "-c", CACHE_PROBE], env=env, check=True,
                                     capture_output=True, text=True).stdout.split("\n")[-2]
                      for _ in range(2))
-    assert "_td_control_run_2_runs" in first and "_mc_prediction_run_runs" in first
+    assert "_q_learning" in first and "_mc_prediction" in first
     assert second == "[]"
 
 
@@ -334,13 +333,6 @@ def test_only_the_simplifying_pipelines_report_is_silenced():
         users(1)
     reports = [w for w in caught if "no transformation for parallel" in str(w.message)]
     assert len(reports) == 1 and reports[0].category is NumbaPerformanceWarning
-
-
-def test_two_drivers_never_share_a_name():
-    """numba's cache key holds a function's bytecode, not its globals: two drivers of
-    one name in one file would load each other's machine code."""
-    with pytest.raises(ValueError, match="exists already"):
-        runs_driver(_td_control_run, Q_LEARNING)
 
 
 @settings(max_examples=50, deadline=None)
