@@ -34,7 +34,12 @@ from tabular._numba.frame import local_stream
 from tabular._numba.rng import bernoulli, normal, seed_states
 from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int, check_size, check_unit_interval
-from tabular.learn.bandit_arms import BERNOULLI, BanditArms, check_arms
+from tabular.learn.bandit_arms import BERNOULLI, GAUSSIAN, BanditArms, check_arms
+from tabular.learn.bisected_argmax import (
+    bisected_greedy,
+    new_brackets,
+    open_brackets,
+)
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
     beta_posterior_draw,
@@ -43,7 +48,6 @@ from tabular.rules.bandit_indices import (
     exp3_step,
     gaussian_kl_ucb_index,
     gaussian_posterior_draw,
-    kl_ucb_index,
     moss_index,
     normal_quantile,
     sliding_window_ucb_index,
@@ -104,34 +108,53 @@ class BanditRegretResult(RunsResult):
 
 
 @njit(cache=True, inline="always")
-def _index(method, arms, params, counts, sums, squares, a, t):
+def _index(method, arms, params, counts, sums, squares, a, t, shared):
     """The index of arm ``a`` (``counts[a] > 0``: its pulls, discounted or in the window
-    for the non-stationary methods) at step ``t >= 1``."""
+    for the non-stationary methods) at step ``t >= 1``; ``shared`` is what every arm's
+    index of the step uses alike (:func:`_shared`)."""
     n = counts[a]
     mean = sums[a] / n
     if method == D_UCB:
-        return discounted_ucb_index(sums[a], n, counts.sum(), params.xi)
+        return discounted_ucb_index(sums[a], n, shared, params.xi)
     if method == SW_UCB:
         return sliding_window_ucb_index(sums[a], n, t, params.window, params.xi)
     if method == BAYES_UCB:  # the 1 - 1/t quantile of the posterior of Thompson sampling
         if arms.law == BERNOULLI:
             return beta_quantile(1.0 - 1.0 / t, sums[a] + 1.0, n - sums[a] + 1.0, params.tol)
-        return (sums[a] / (n + 1.0)
-                + arms.sd / np.sqrt(n + 1.0) * normal_quantile(1.0 - 1.0 / t, params.tol))
-    if method == KL_UCB:
-        level = np.log(t) / n
-        if arms.law == BERNOULLI:
-            return kl_ucb_index(mean, level, params.tol)
-        return gaussian_kl_ucb_index(mean, level, arms.sd)
+        return sums[a] / (n + 1.0) + arms.sd / np.sqrt(n + 1.0) * shared
+    if method == KL_UCB:  # Gaussian arms
+        return gaussian_kl_ucb_index(mean, np.log(t) / n, arms.sd)
     if method == MOSS:
         return moss_index(mean, n, params.steps, counts.shape[0])
     return ucb_v_index(mean, max(squares[a] / n - mean * mean, 0.0), n, t)
 
 
 @njit(cache=True, inline="always")
-def _choose(method, arms, params, rng, counts, sums, squares, scores, t):
-    """The arm pulled at step ``t >= 1`` by an index or posterior-sampling method."""
+def _shared(method, arms, params, counts, t):
+    """What every arm's index at step ``t`` uses alike, computed once per step: discounted
+    UCB's total weight ``n_t``, Gaussian Bayes-UCB's ``1 - 1/t`` normal quantile."""
+    if method == D_UCB:
+        return counts.sum()
+    if method == BAYES_UCB and arms.law == GAUSSIAN:
+        return normal_quantile(1.0 - 1.0 / t, params.tol)
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets):
+    """The arm pulled at step ``t >= 1`` by an index or posterior-sampling method.
+    MOSS's index changes with the pulled arm's statistics only: ``scores`` keeps the
+    others' (:func:`_rescore`). Bernoulli KL-UCB halves its brackets only
+    as far as the choice needs (:mod:`tabular.learn.bisected_argmax`)."""
+    if method == MOSS:
+        return greedy_action(scores, rng)
+    if method == KL_UCB and arms.law == BERNOULLI:
+        log_t = np.log(t)
+        open_brackets(method == KL_UCB, counts, sums, log_t, brackets)
+        return bisected_greedy(method == KL_UCB, counts, sums, log_t, 1.0 - 1.0 / t,
+                               params.tol, brackets, rng)
     k = counts.shape[0]
+    shared = _shared(method, arms, params, counts, t)
     for a in range(k):
         if method == THOMPSON:
             if arms.law == BERNOULLI:
@@ -141,8 +164,16 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t):
         elif counts[a] <= 0.0:
             scores[a] = np.inf
         else:
-            scores[a] = _index(method, arms, params, counts, sums, squares, a, t)
+            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared)
     return greedy_action(scores, rng)
+
+
+@njit(cache=True, inline="always")
+def _rescore(method, arms, params, counts, sums, scores, brackets, a):
+    """Bring what the index methods keep between steps up to date after arm ``a``'s pull:
+    MOSS's index of ``a``."""
+    if method == MOSS:
+        scores[a] = moss_index(sums[a] / counts[a], counts[a], params.steps, counts.shape[0])
 
 
 @njit(cache=True, inline="always")
@@ -167,6 +198,9 @@ def _regret_run(method, arms, params, rng, out, run):
     best = means.max()
     # pulls (discounted, or in the window, for the non-stationary methods), reward sums
     counts, sums, squares, scores = np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k)
+    if method == MOSS:
+        scores[:] = np.inf  # untried arms first
+    brackets = new_brackets(k)
     probs = np.empty(k)
     window = params.window if method == SW_UCB else 1
     history, rewards = np.zeros(window, dtype=np.int64), np.zeros(window)
@@ -190,7 +224,8 @@ def _regret_run(method, arms, params, rng, out, run):
         elif method == EXP3:
             a = sample_softmax(scores, probs, rng)
         else:
-            a = _choose(method, arms, params, rng, counts, sums, squares, scores, t + 1)
+            a = _choose(method, arms, params, rng, counts, sums, squares, scores, t + 1,
+                        brackets)
         if arms.law == BERNOULLI:
             reward = 1.0 if bernoulli(rng, means[a]) else 0.0
         else:
@@ -198,6 +233,7 @@ def _regret_run(method, arms, params, rng, out, run):
         counts[a] += 1.0
         sums[a] += reward
         squares[a] += reward * reward
+        _rescore(method, arms, params, counts, sums, scores, brackets, a)
         if method == SW_UCB:
             history[t % window], rewards[t % window] = a, reward
         if method == EXP3:

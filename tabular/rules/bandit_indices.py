@@ -39,21 +39,33 @@ def gaussian_kl(p, q, sd):
 def kl_ucb_index(mean, level, tol):
     """The Bernoulli KL-UCB index (Garivier and Cappé, 2011, eq. 3):
     ``max {q in [mean, 1] : kl(mean, q) <= level}``, by bisection until the bracket is at
-    most ``tol`` wide; returns its upper end, so the index is never below the exact one
-    and exceeds it by at most ``tol``. ``kl(mean, .)`` increases on ``[mean, 1]``, and
-    Pinsker's inequality ``kl(p, q) >= 2 (p - q)^2`` puts the index at most
-    ``sqrt(level / 2)`` above the mean: the bracket starts as ``[mean, min(1, mean +
-    sqrt(level / 2))]``."""
-    low, high = mean, min(1.0, mean + np.sqrt(0.5 * level))
-    if bernoulli_kl(mean, high) <= level:
-        return high
+    most ``tol`` wide (:func:`kl_ucb_bracket`, :func:`kl_ucb_halve`); returns its upper
+    end, so the index is never below the exact one and exceeds it by at most ``tol``."""
+    low, high = kl_ucb_bracket(mean, level)
     while high - low > tol:
-        middle = 0.5 * (low + high)
-        if bernoulli_kl(mean, middle) > level:
-            high = middle
-        else:
-            low = middle
+        low, high = kl_ucb_halve(mean, level, low, high)
     return high
+
+
+@njit(cache=True, inline="always")
+def kl_ucb_bracket(mean, level):
+    """The bracket ``(low, high]`` KL-UCB's bisection starts from: ``kl(mean, .)``
+    increases on ``[mean, 1]``, and Pinsker's inequality ``kl(p, q) >= 2 (p - q)^2`` puts
+    the index at most ``sqrt(level / 2)`` above the mean, so ``[mean, min(1, mean +
+    sqrt(level / 2))]``; ``low = high`` when that upper end is the index already."""
+    high = min(1.0, mean + np.sqrt(0.5 * level))
+    if bernoulli_kl(mean, high) <= level:
+        return high, high
+    return mean, high
+
+
+@njit(cache=True, inline="always")
+def kl_ucb_halve(mean, level, low, high):
+    """One bisection step of the KL-UCB index: the half of ``(low, high]`` that holds it."""
+    middle = 0.5 * (low + high)
+    if bernoulli_kl(mean, middle) > level:
+        return low, middle
+    return middle, high
 
 
 @njit(cache=True, inline="always")
@@ -154,8 +166,9 @@ def _beta_continued_fraction(a, b, x):
 
 
 @njit(cache=True, inline="always")
-def _beta_cdf(x, a, b, log_norm):
-    """:func:`beta_cdf` given ``log_norm = log(1 / B(a, b))``, computed once per quantile."""
+def beta_cdf_normed(x, a, b, log_norm):
+    """:func:`beta_cdf` given ``log_norm = log(1 / B(a, b))`` (:func:`beta_log_norm`),
+    computed once per quantile."""
     if x <= 0.0:
         return 0.0
     if x >= 1.0:
@@ -171,22 +184,35 @@ def beta_cdf(x, a, b):
     """The regularised incomplete beta function ``I_x(a, b)``, the CDF of ``Beta(a, b)``:
     its continued fraction where it converges fast (``x < (a + 1) / (a + b + 2)``),
     else ``1 - I_{1-x}(b, a)``."""
-    return _beta_cdf(x, a, b, math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b))
+    return beta_cdf_normed(x, a, b, beta_log_norm(a, b))
 
 
 @njit(cache=True, inline="always")
 def beta_quantile(p, a, b, tol):
-    """The ``p``-quantile of ``Beta(a, b)`` by bisection on :func:`beta_cdf` until the
-    bracket is at most ``tol`` wide; returns its upper end."""
-    log_norm = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    """The ``p``-quantile of ``Beta(a, b)`` by bisection on :func:`beta_cdf` from
+    ``[0, 1]`` until the bracket is at most ``tol`` wide (:func:`beta_quantile_halve`);
+    returns its upper end."""
+    log_norm = beta_log_norm(a, b)
     low, high = 0.0, 1.0
     while high - low > tol:
-        middle = 0.5 * (low + high)
-        if _beta_cdf(middle, a, b, log_norm) < p:
-            low = middle
-        else:
-            high = middle
+        low, high = beta_quantile_halve(p, a, b, log_norm, low, high)
     return high
+
+
+@njit(cache=True, inline="always")
+def beta_log_norm(a, b):
+    """``log(1 / B(a, b))``, the log of the normalising constant of ``Beta(a, b)``."""
+    return math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+
+
+@njit(cache=True, inline="always")
+def beta_quantile_halve(p, a, b, log_norm, low, high):
+    """One bisection step of the ``p``-quantile of ``Beta(a, b)`` (``log_norm`` from
+    :func:`beta_log_norm`): the half of ``(low, high]`` that holds it."""
+    middle = 0.5 * (low + high)
+    if beta_cdf_normed(middle, a, b, log_norm) < p:
+        return middle, high
+    return low, middle
 
 
 @njit(cache=True, inline="always")
