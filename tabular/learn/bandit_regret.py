@@ -150,9 +150,8 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t, bracket
         return greedy_action(scores, rng)
     if method == KL_UCB and arms.law == BERNOULLI:
         log_t = np.log(t)
-        open_brackets(method == KL_UCB, counts, sums, log_t, brackets)
-        return bisected_greedy(method == KL_UCB, counts, sums, log_t, 1.0 - 1.0 / t,
-                               params.tol, brackets, rng)
+        open_brackets(counts, sums, log_t, brackets)
+        return bisected_greedy(counts, sums, log_t, params.tol, brackets, rng)
     k = counts.shape[0]
     shared = _shared(method, arms, params, counts, t)
     for a in range(k):
@@ -374,7 +373,7 @@ def kl_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
 
     Parameters
     ----------
-    tol : the bisection's tolerance, in (0, 0.1], default 1e-6.
+    tol : the bisection's tolerance, in [1e-12, 0.1], default 1e-6.
     arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
     steps : the horizon ``T``, pulls per run, default 1000.
     seed : seed of the runs' random streams, default 0.
@@ -398,7 +397,7 @@ def bayes_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
 
     Parameters
     ----------
-    tol : the bisection's tolerance, in (0, 0.1], default 1e-6.
+    tol : the bisection's tolerance, in [1e-12, 0.1], default 1e-6.
     arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
     steps : the horizon ``T``, pulls per run, default 1000.
     seed : seed of the runs' random streams, default 0.
@@ -410,10 +409,16 @@ def bayes_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
                    tol=_check_tol(tol))
 
 
+#: The smallest bisection tolerance: a bracket cannot shrink below the float spacing of
+#: its ends (2.2e-16 in [0, 1], 7.1e-15 for the normal quantile's [-40, 40]), so a
+#: smaller ``tol`` would never end the bisection.
+MIN_TOL = 1e-12
+
+
 def _check_tol(tol: float) -> float:
     tol = check_positive("tol", tol)
-    if tol > 0.1:
-        raise ValueError(f"tol must be in (0, 0.1], got {tol:g}")
+    if not MIN_TOL <= tol <= 0.1:
+        raise ValueError(f"tol must be in [{MIN_TOL:g}, 0.1], got {tol:g}")
     return tol
 
 

@@ -1,10 +1,9 @@
-"""The greedy pull among indices found by bisection, halving each bracket only as far
-as the choice needs.
+"""The greedy pull among KL-UCB's indices, halving each arm's bisection only as far as
+the choice needs.
 
-KL-UCB's index and Bayes-UCB's Beta quantile are the upper ends of bisections run to a
-tolerance (:func:`~tabular.rules.bandit_indices.kl_ucb_index`,
-:func:`~tabular.rules.bandit_indices.beta_quantile`), some twenty halvings per arm and
-step, each a logarithm or a continued fraction. The pull only needs the order of the
+Bernoulli KL-UCB's index is the upper end of a bisection run to a tolerance
+(:func:`~tabular.rules.bandit_indices.kl_ucb_index`), some twenty halvings per arm and
+step, each a logarithm. The pull only needs the order of the
 indices, and each bracket ``(brackets]`` holds its index from the first halving on: an
 arm whose ``high`` is at most another's ``low`` ranks below it whatever the remaining
 halvings do. :func:`bisected_greedy` replays
@@ -25,56 +24,42 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import randint
-from tabular.rules.bandit_indices import (
-    beta_log_norm,
-    beta_quantile_halve,
-    kl_ucb_bracket,
-    kl_ucb_halve,
-)
+from tabular.rules.bandit_indices import kl_ucb_bracket, kl_ucb_halve
 
 
 class Brackets(NamedTuple):
-    """Each arm's bisection ``(low[a], high[a]]`` and, for the Beta quantile, its
-    normaliser ``log_norms[a]`` (:func:`~tabular.rules.bandit_indices.beta_log_norm`)."""
+    """Each arm's bisection ``(low[a], high[a]]``."""
 
     low: np.ndarray
     high: np.ndarray
-    log_norms: np.ndarray
 
 
 @njit(cache=True, inline="always")
 def new_brackets(k):
     """The :class:`Brackets` of ``k`` arms."""
-    return Brackets(np.zeros(k), np.zeros(k), np.zeros(k))
+    return Brackets(np.zeros(k), np.zeros(k))
 
 
 @njit(cache=True, inline="always")
-def open_brackets(kl, counts, sums, log_t, brackets):
-    """Every arm's starting bracket: KL-UCB's (``kl``, exploration level ``log t / N_a``)
-    or the quantile's ``[0, 1]``; an arm never pulled has index ``+inf`` (settled)."""
+def open_brackets(counts, sums, log_t, brackets):
+    """Every arm's starting bracket (:func:`~tabular.rules.bandit_indices.kl_ucb_bracket`,
+    exploration level ``log t / N_a``); an arm never pulled has index ``+inf`` (settled)."""
     low, high = brackets.low, brackets.high
     for a in range(counts.shape[0]):
         n = counts[a]
         if n <= 0.0:
             low[a] = high[a] = np.inf
-        elif kl:
-            low[a], high[a] = kl_ucb_bracket(sums[a] / n, log_t / n)
         else:
-            low[a], high[a] = 0.0, 1.0
+            low[a], high[a] = kl_ucb_bracket(sums[a] / n, log_t / n)
 
 
 @njit(cache=True, inline="always")
-def _halve(kl, counts, sums, log_t, p, brackets, a):
+def _halve(counts, sums, log_t, brackets, a):
     """One bisection step of arm ``a``'s bracket, exactly as the index's own loop takes it
-    (:func:`~tabular.rules.bandit_indices.kl_ucb_halve`,
-    :func:`~tabular.rules.bandit_indices.beta_quantile_halve`)."""
+    (:func:`~tabular.rules.bandit_indices.kl_ucb_halve`)."""
     low, high = brackets.low, brackets.high
     n = counts[a]
-    if kl:
-        low[a], high[a] = kl_ucb_halve(sums[a] / n, log_t / n, low[a], high[a])
-    else:
-        low[a], high[a] = beta_quantile_halve(p, sums[a] + 1.0, n - sums[a] + 1.0,
-                                              brackets.log_norms[a], low[a], high[a])
+    low[a], high[a] = kl_ucb_halve(sums[a] / n, log_t / n, low[a], high[a])
 
 
 @njit(cache=True, inline="always")
@@ -94,7 +79,7 @@ def _surely_below(low, high, tol, a, b):
 
 
 @njit(cache=True, inline="always")
-def _order(kl, counts, sums, log_t, p, tol, brackets, a, b):
+def _order(counts, sums, log_t, tol, brackets, a, b):
     """The sign of ``index_a - index_b``, halving the wider unsettled bracket of the two
     until they part or both are settled."""
     low, high = brackets.low, brackets.high
@@ -108,17 +93,16 @@ def _order(kl, counts, sums, log_t, p, tol, brackets, a, b):
             return 1
         wider = a if settled_b or (not settled_a
                                     and high[a] - low[a] >= high[b] - low[b]) else b
-        _halve(kl, counts, sums, log_t, p, brackets, wider)
+        _halve(counts, sums, log_t, brackets, wider)
 
 
 @njit(cache=True)  # one compiled function for both kernels: inlined, LLVM took minutes
-def bisected_greedy(kl, counts, sums, log_t, p, tol, brackets, rng):
+def bisected_greedy(counts, sums, log_t, tol, brackets, rng):
     """The arm :func:`~tabular.rules.values.greedy_action` picks from the fully bisected
-    indices, with the same draws, from the brackets :func:`open_brackets` opened:
-    KL-UCB's (``kl``) or the ``p``-quantile of ``Beta(1 + S_a, 1 + N_a - S_a)``."""
+    KL-UCB indices, with the same draws, from the brackets :func:`open_brackets` opened."""
     best, ties = 0, 1
     for a in range(1, counts.shape[0]):
-        order = _order(kl, counts, sums, log_t, p, tol, brackets, a, best)
+        order = _order(counts, sums, log_t, tol, brackets, a, best)
         if order > 0:
             best, ties = a, 1
         elif order == 0:
@@ -127,8 +111,3 @@ def bisected_greedy(kl, counts, sums, log_t, p, tol, brackets, rng):
                 best = a
     return best
 
-
-@njit(cache=True, inline="always")
-def update_log_norm(counts, sums, brackets, a):
-    """Arm ``a``'s Beta normaliser after its pull."""
-    brackets.log_norms[a] = beta_log_norm(sums[a] + 1.0, counts[a] - sums[a] + 1.0)
