@@ -346,6 +346,8 @@ CALLS: dict[str, Callable[[], object]] = {
     "nash_md": lambda: rlhf.nash_md(token()[0], token()[2], preference(), beta=1.0,
                                     iterations=2),
     "loss_optimum": lambda: rlhf.loss_optimum(token()[0], token()[2], preference(), beta=1.0),
+    "sampled_nash_md": lambda: rlhf.sampled_nash_md(token()[0], token()[2], beta=1.0,
+                                                    iterations=2, pairs=2),
     "fit_process_reward_model": lambda: rlhf.fit_process_reward_model(
         token()[1], token()[2], responses=2, completions=1),
     "train_pipeline": pipeline,
@@ -398,6 +400,7 @@ NO_KERNEL: dict[str, str] = {
          "ExpectedUpdatesResult.policy", "ExpectedUpdatesResult.runs", "PlanningResult",
          "PlanningResult.control", "PolicyGradientResult", "PolicyGradientResult.policy",
          "PredictionResult", "TrustRegionResult", "BestOfN", "DPOResult", "Frontier",
+         "SampledNashMDResult",
          "Frontier.objective", "FrontierPoint", "IteratedDPOResult", "KLOptimum",
          "KTOOptimum", "KTOResult", "ProcessRewardModel", "ProcessRewardModel.runs",
          "RLHFPipeline", "RewardModel", "LinearPredictionResult", "LinearPredictionResult.V",
