@@ -622,8 +622,10 @@ def emphatic_td(mdp: MDPLike, target_policy: PolicyLike, behaviour_policy: Polic
 
     Parameters
     ----------
-    mdp, target_policy, behaviour_policy, features, gamma, episodes, initial_w, seed,
-    runs, max_steps, history : as for :func:`off_policy_semi_gradient_td`.
+    mdp, target_policy, behaviour_policy, features, gamma, episodes : as for
+        :func:`off_policy_semi_gradient_td`.
+    initial_w, seed, runs, max_steps, history : as for
+        :func:`off_policy_semi_gradient_td`.
     alpha : the constant step size, default 0.03 (Figure 11.6's).
 
     Returns a :class:`LinearPredictionResult` (see :func:`gradient_mc`). A run that
