@@ -12,8 +12,8 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import pkgutil
 import re
-import sys
 import textwrap
 from pathlib import Path
 
@@ -47,6 +47,16 @@ def parameters(obj) -> set[str] | None:
 NUMBA_OPTIONS = {"cache", "inline", "nogil", "parallel"}
 
 
+def library_modules() -> list:
+    """Every module of the library and its envs, imported: a fixed set, not whatever this
+    worker happened to import before (an experiment's ``Config`` field, e.g. the speed
+    figure's ``repeats``, is a setting of that experiment, not a parameter of the code)."""
+    names = {info.name for package in (tabular, tabular.envs)
+             for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")}
+    return [importlib.import_module(name) for name in sorted(names)
+            if not name.startswith("tabular.experiments")]
+
+
 def every_parameter() -> set[str]:
     """What an inline ``name=`` may name: a parameter of a public callable, a field of a
     result of the package (``converged=False``), or one of :data:`NUMBA_OPTIONS`."""
@@ -55,7 +65,7 @@ def every_parameter() -> set[str]:
         found |= parameters(fn) or set()
     for obj in PUBLIC.values():
         found |= parameters(obj) or set()
-    for module in [m for name, m in sys.modules.items() if name.startswith("tabular.")]:
+    for module in library_modules():
         for obj in vars(module).values():
             if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
                 found |= {f.name for f in dataclasses.fields(obj)}
