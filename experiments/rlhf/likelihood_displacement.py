@@ -1,16 +1,23 @@
 """Likelihood displacement: what DPO does to the probabilities of the responses it
-compares, and where the mass goes, on the capital-of-France scenario.
+compares, and where the mass goes, on a scenario whose compared responses share no
+n-gram row (capital of France) and on one built so that they do (repeated answer).
 
 Claim (huggingface/trl#800; Razin et al., 2024, "Unintentional unalignment: likelihood
 displacement in direct preference optimization"): during DPO the log-probability of the
 chosen response can fall together with the rejected one's, the probability mass moving
-to responses that were never compared, the more so when responses share the parameters
-(here: n-gram contexts) that DPO moves. Measured exactly on the prefix tree every few
-steps: TRL's ``logps/chosen`` and ``logps/rejected`` (count-weighted means over the
-comparisons) and the total probability of the responses no comparison names, for the
-SFT model as an n-gram policy (shared rows) and as a per-prefix policy (a row per
-prefix), trained by full-batch DPO on comparisons of the SFT model's likeliest responses
-labelled by Bradley-Terry on the reward model.
+to responses that were never compared, the more so when the preferred and dispreferred
+responses are similar, which Razin et al. measure by the centred hidden embedding
+similarity (CHES) of the pair. Measured exactly on the prefix tree every few steps:
+TRL's ``logps/chosen`` and ``logps/rejected`` (count-weighted means over the
+comparisons) and the total probability of the responses no comparison names
+(forbidden-token endings, responses outside the grammar, included), for the SFT model as
+an n-gram policy (shared rows) and as a per-prefix policy (a row per prefix, the same
+starting distribution over the grammar's responses), trained by full-batch DPO from
+itself. Capital of France: comparisons of the SFT model's likeliest responses labelled
+by Bradley-Terry on the reward model. Repeated answer
+(:mod:`~tabular.experiments.rlhf.repeated_answer`): 50 unanimous comparisons of "It is
+Paris." over "It is, it is Paris.", a bigram model, so every token of the chosen is read
+again by the rejected in the same row.
 """
 
 from __future__ import annotations
@@ -20,29 +27,43 @@ from dataclasses import dataclass
 import numpy as np
 
 from tabular.experiments.harness import style
-from tabular.experiments.harness.checks import Measure, check, fact, number
+from tabular.experiments.harness.checks import Measure, below, check, fact, number
 from tabular.experiments.harness.settings import Settings
+from tabular.experiments.rlhf.repeated_answer import CHOSEN, REJECTED, REPLIES, repeated_answer
 from tabular.experiments.rlhf.sft_responses import sft_responses
-from tabular.rlhf import dpo, ending_probabilities
+from tabular.model.policy import SoftmaxPolicy
+from tabular.rlhf import (
+    dpo,
+    ending_probabilities,
+    response_distribution,
+    response_path,
+    train_pipeline,
+)
+from tabular.types import TokenEnv
 
+SCENARIOS = ("capital of France", "repeated answer")
 POLICIES = ("n-gram (shared rows)", "per-prefix")
+OUTSIDE = "(outside the grammar)"
+#: Two exact computations of one probability differ by float rounding only.
+ROUNDING = 1e-12
 
 #: What the experiment reproduces, as the gallery names it.
 REPRODUCES = ("no published figure: the claim of Razin et al. (2024), likelihood displacement: "
               "DPO can lower the chosen response's probability and move mass to responses it "
-              "never compared")
+              "never compared, the more so the more the compared responses share")
 
 
 @dataclass(frozen=True)
 class Config(Settings):
-    """The capital-of-France scenario; DPO from the SFT model toward itself."""
+    """DPO from the SFT model toward itself on both scenarios."""
 
     beta: float = 0.1
     """The KL coefficient."""
     compared: int = 3
-    """The SFT model's likeliest responses that the comparisons draw from."""
+    """Capital of France: the SFT model's likeliest responses that the comparisons draw
+    from."""
     comparisons: int = 64
-    """Comparisons of two of them, Bradley-Terry on the reward model."""
+    """Capital of France: comparisons of two of them, Bradley-Terry on the reward model."""
     steps: int = 400
     """DPO's full-batch gradient steps."""
     every: int = 20
@@ -50,67 +71,144 @@ class Config(Settings):
     alpha: float = 0.5
     """DPO's step size."""
     seed: int = 0
-    """Seed of the simulated comparisons."""
+    """Capital of France: seed of the simulated comparisons."""
 
     QUICK = {"every": 40}
     REFERENCE = "the paper"
 
 
-def run(config: Config, executor) -> dict:
+@dataclass(frozen=True)
+class Setup:
+    """One scenario as the replay trains on it."""
+
+    env: TokenEnv
+    """The token MDP (the reward model's; DPO never reads its reward)."""
+    policies: tuple[SoftmaxPolicy, SoftmaxPolicy]
+    """The SFT model as an n-gram policy and as a per-prefix one (:data:`POLICIES`)."""
+    prefs: list
+    """The ``(count, prompt, chosen, rejected)`` comparisons."""
+    named: np.ndarray
+    """``[S, A]``: the endings of the compared responses."""
+
+
+def capital_setup(config: Config) -> tuple[Setup, list[str]]:
+    """The capital-of-France scenario and the texts of its compared responses."""
     sft = sft_responses()
     ex, top = sft.pipeline, slice(config.compared)
-    env, mdp, texts = ex.env, ex.mdp, sft.texts[top]
-    prefs = sft.comparisons(config.compared, config.comparisons, config.seed)
     named = np.zeros(sft.ends.shape, dtype=bool)
     named[sft.states[top], sft.actions[top]] = True
-    curves = {}
-    for name, policy in zip(POLICIES, (ex.sft.policy(env), ex.reference), strict=True):
+    prefs = sft.comparisons(config.compared, config.comparisons, config.seed)
+    return Setup(ex.env, (ex.sft.policy(ex.env), ex.reference), prefs, named), sft.texts[top]
 
-        def outside(it, pi, metrics):
-            return {"mass/uncompared": float(ending_probabilities(mdp, pi)[~named].sum())}
 
-        h = dpo(env, policy, prefs, beta=config.beta, ref_policy=policy, steps=config.steps,
-                alpha=config.alpha, history=True, eval_every=config.every,
-                callback=outside).history
-        curves[name] = np.array([h["logps/chosen"], h["logps/rejected"],
-                                 h["mass/uncompared"]])
-        steps = np.asarray(h.iteration)
-    return {"policies": np.array(POLICIES), "steps": steps,
-            "curves": np.array([curves[n] for n in POLICIES]),
+def repeated_setup() -> Setup:
+    """The repeated-answer scenario, its labellers' comparisons."""
+    scenario = repeated_answer()
+    ex = train_pipeline(scenario)
+    mdp = ex.env.to_mdp()
+    named = np.zeros((mdp.n_states, mdp.n_actions), dtype=bool)
+    for y in (CHOSEN, REJECTED):
+        s, a = response_path(ex.env, scenario.prompt, y)
+        named[s[-1], a[-1]] = True
+    prefs = [(c, scenario.prompt, w, lo) for c, w, lo in scenario.preferences]
+    return Setup(ex.env, (ex.sft.policy(ex.env), ex.reference), prefs, named)
+
+
+def ches(env: TokenEnv, policy: SoftmaxPolicy, prefs: list) -> float:
+    """The centred hidden embedding similarity of Razin et al. (2024),
+    ``<sum_k h(y+_<k), sum_k h(y-_<k)> - ||sum_k h(y+_<k)||^2``, count-weighted over the
+    comparisons, with the hidden embedding ``h`` of a prefix the one-hot vector of the
+    row of logits it reads: ``sum_k h`` counts the reads of each row along a response,
+    and the score is positive when the rejected response reads the chosen one's rows
+    more often than the chosen does itself, the similarity under which Razin et al.
+    predict the chosen log-probability to fall."""
+    rows = policy.logits.shape[0]
+
+    def reads(x, y):
+        s, _ = response_path(env, x, y)
+        return np.bincount(policy.row_of_state[s], minlength=rows)
+
+    counts = np.array([c for c, *_ in prefs], dtype=np.float64)
+    scores = [reads(x, w) @ (reads(x, lo) - reads(x, w)) for _, x, w, lo in prefs]
+    return float(counts @ scores / counts.sum())
+
+
+def distribution(env: TokenEnv, policy) -> np.ndarray:
+    """The probability of each repeated-answer reply, then of the responses outside the
+    grammar (forbidden-token endings)."""
+    p = {y: v for (_, y), v in response_distribution(env, policy).items()}
+    return np.array([p.get(y, 0.0) for y in (*REPLIES, None)])
+
+
+def trained(setup: Setup, policy: SoftmaxPolicy, config: Config):
+    """DPO from ``policy`` toward itself, measured every ``config.every`` steps: its
+    result, with ``mass/uncompared`` in the history."""
+    mdp = setup.env.to_mdp()
+
+    def outside(it, pi, metrics):
+        return {"mass/uncompared": float(ending_probabilities(mdp, pi)[~setup.named].sum())}
+
+    return dpo(setup.env, policy, setup.prefs, beta=config.beta, ref_policy=policy,
+               steps=config.steps, alpha=config.alpha, history=True,
+               eval_every=config.every, callback=outside)
+
+
+def run(config: Config, executor) -> dict:
+    capital, texts = capital_setup(config)
+    setups = (capital, repeated_setup())
+    curves, scores, ends = [], [], []
+    for setup in setups:
+        for policy in setup.policies:
+            result = trained(setup, policy, config)
+            h = result.history
+            curves.append([h["logps/chosen"], h["logps/rejected"], h["mass/uncompared"]])
+            scores.append(ches(setup.env, policy, setup.prefs))
+            if setup is setups[1]:
+                ends.append([distribution(setup.env, policy),
+                             distribution(setup.env, result.policy)])
+    shape = (len(SCENARIOS), len(POLICIES))
+    return {"scenarios": np.array(SCENARIOS), "policies": np.array(POLICIES),
+            "steps": np.asarray(h.iteration), "curves": np.array(curves).reshape(*shape, 3, -1),
+            "ches": np.array(scores).reshape(shape),
             "compared": np.array(texts), "comparisons": np.array(
-                [[c, texts.index(w), texts.index(lo)] for c, _, w, lo in prefs])}
+                [[c, texts.index(w), texts.index(lo)] for c, _, w, lo in capital.prefs]),
+            "replies": np.array([*REPLIES, OUTSIDE]), "distribution": np.array(ends)}
 
 
 def plot(results: dict, out_dir, config: Config) -> list:
-    fig, axes = style.figure(2, 1, width=5.0, height=4.0,
+    fig, axes = style.figure(2, 2, width=5.0, height=3.6,
                              title=f"Likelihood displacement under DPO, beta = {config.beta:g}")
     steps = results["steps"]
-    for i, name in enumerate(results["policies"]):
-        chosen, rejected, mass = results["curves"][i]
-        color = style.PALETTE[i + 1]
-        axes[0, 0].plot(steps, chosen, "-", color=color, label=f"{name}: logps/chosen")
-        axes[0, 0].plot(steps, rejected, "--", color=color, label=f"{name}: logps/rejected")
-        axes[0, 1].plot(steps, mass, "-", color=color, label=name)
-    axes[0, 0].set_xlabel("DPO steps")
-    axes[0, 0].set_ylabel("mean log pi(y|x), exact")
-    axes[0, 0].legend(fontsize=7)
-    axes[0, 1].set_xlabel("DPO steps")
-    axes[0, 1].set_ylabel("probability of the responses never compared")
-    axes[0, 1].legend(fontsize=8)
+    for row, scenario in enumerate(results["scenarios"]):
+        for i, name in enumerate(results["policies"]):
+            chosen, rejected, mass = results["curves"][row, i]
+            color = style.PALETTE[i + 1]
+            axes[row, 0].plot(steps, chosen, "-", color=color, label=f"{name}: logps/chosen")
+            axes[row, 0].plot(steps, rejected, "--", color=color,
+                              label=f"{name}: logps/rejected")
+            axes[row, 1].plot(steps, mass, "-", color=color,
+                              label=f"{name}, CHES {results['ches'][row, i]:+.2f}")
+        axes[row, 0].set_title(str(scenario), fontsize=9)
+        axes[row, 0].set_ylabel("mean log pi(y|x), exact")
+        axes[row, 1].set_ylabel("mass never compared")
+        axes[row, 0].legend(fontsize=6)
+        axes[row, 1].legend(fontsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("DPO steps")
     return [style.save(fig, out_dir / "likelihood_displacement.png")]
 
 
 @check("beta", "compared", "comparisons", "alpha", "seed", "steps")
 def displacement_verdict(results: dict) -> list[Measure]:
-    """The claim, measured: does the chosen responses' mean log-probability end below
-    its start while the rejected ones' falls, and do the never-compared responses gain
-    mass? On this scenario the answer is no (the verdict the docs report): the chosen
-    log-probability ends above its start, the uncompared mass rises for a while and
-    then falls back below its start; and the n-gram policy behaves exactly as the
-    per-prefix one, because the compared responses read no row another response
+    """The claim on the capital of France: does the chosen responses' mean log-probability
+    end below its start while the rejected ones' falls, and do the never-compared
+    responses gain mass? On this scenario the answer is no (the verdict the docs report):
+    the chosen log-probability ends above its start, the uncompared mass rises for a
+    while and then falls back below its start; and the n-gram policy behaves exactly as
+    the per-prefix one, because the compared responses read no row another response
     shares. The check holds these findings, so a change that alters them shows."""
-    chosen, rejected, mass = results["curves"][0]
-    same = float(np.abs(results["curves"][0] - results["curves"][1]).max())
+    chosen, rejected, mass = results["curves"][0, 0]
+    same = float(np.abs(results["curves"][0, 0] - results["curves"][0, 1]).max())
     return [
         fact(
             "logps/chosen, start -> end",
@@ -129,10 +227,75 @@ def displacement_verdict(results: dict) -> list[Measure]:
         ),
         fact(
             "n-gram vs per-prefix policy, largest difference",
-            passed=same < 1e-12,
+            passed=same < ROUNDING,
             expected="0",
             measured=number(same),
             failure="the shared rows changed the outcome",
             tolerance="float rounding",
         ),
     ]
+
+
+def _course(chosen, rejected, mass) -> str:
+    return (f"logps/chosen {chosen[0]:.4f} -> {chosen[-1]:.4f}, logps/rejected "
+            f"{rejected[0]:.4f} -> {rejected[-1]:.4f}, uncompared mass {mass[0]:.4f} -> "
+            f"{mass[-1]:.4f}")
+
+
+@check("beta", "alpha", "steps")
+def shared_rows_verdict(results: dict) -> list[Measure]:
+    """The claim on the repeated answer, whose rejected response reads every row the
+    chosen one reads: with shared n-gram rows the chosen log-probability falls with the
+    rejected one's and the never-compared responses gain the mass (claim supported);
+    with a row per prefix, from the same distribution, the chosen log-probability rises
+    (no displacement without the sharing); and the CHES score is positive exactly where
+    displacement happens (the sign Razin et al.'s analysis predicts). The check holds
+    these findings, so a change that alters them shows."""
+    shared, own = results["curves"][1]
+    score = results["ches"][1]
+    return [
+        fact(
+            "n-gram policy: chosen, rejected, uncompared mass",
+            passed=shared[0, -1] < shared[0, 0] and shared[1, -1] < shared[1, 0]
+            and shared[2, -1] > shared[2, 0],
+            expected="chosen and rejected fall, uncompared mass rises (claim supported)",
+            measured=_course(*shared),
+            failure="no displacement with shared rows",
+        ),
+        fact(
+            "per-prefix policy: chosen, rejected, uncompared mass",
+            passed=own[0, -1] > own[0, 0] and own[1, -1] < own[1, 0],
+            expected="chosen rises, rejected falls (no displacement)",
+            measured=_course(*own),
+            failure="displacement without shared rows",
+        ),
+        fact(
+            "CHES, n-gram and per-prefix",
+            passed=score[0] > 0 > score[1],
+            expected="> 0 with displacement, < 0 without",
+            measured=f"{score[0]:+g}, {score[1]:+g}",
+            failure="the CHES sign does not follow displacement",
+        ),
+    ]
+
+
+@check()
+def probabilities_add_up(results: dict) -> list[Measure]:
+    """On the repeated answer every comparison names the same two responses, so
+    ``exp(logps/chosen) + exp(logps/rejected) + uncompared mass = 1`` at every
+    measurement: the chain rule's log-probabilities (TRL's metrics) and the prefix
+    tree's endings are two exact computations of one distribution, apart by float
+    rounding; and the final distribution over the replies and the responses outside
+    the grammar sums to 1."""
+    out = []
+    for name, (chosen, rejected, mass) in zip(results["policies"], results["curves"][1],
+                                              strict=True):
+        gap = np.abs(np.exp(chosen) + np.exp(rejected) + mass - 1.0).max()
+        out.append(below(f"{name}: |P(chosen) + P(rejected) + uncompared - 1|, largest",
+                         measured=gap, bound=ROUNDING, failure="the two computations disagree",
+                         why="float rounding"))
+    total = np.abs(results["distribution"].sum(axis=-1) - 1.0).max()
+    out.append(below("distributions over the replies: |sum - 1|, largest", measured=total,
+                     bound=ROUNDING, failure="a distribution does not sum to 1",
+                     why="float rounding"))
+    return out
