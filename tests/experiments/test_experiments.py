@@ -401,6 +401,16 @@ BROKEN = [
     ("gradient_td", lambda n: {"mu": np.eye(7)[6]}, "not uniform"),  # the target's mu
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "below 0.05"),
     ("trap_treasure", lambda n: {"p_right": np.full_like(n["p_right"], 0.25)}, "0.15"),
+    ("likelihood_displacement", lambda n: {"curves": changed(  # shared rows as per-prefix
+        n["curves"], np.s_[1, 0], n["curves"][1, 1])}, "no displacement with shared rows"),
+    ("likelihood_displacement", lambda n: {"curves": changed(  # per-prefix as shared rows
+        n["curves"], np.s_[1, 1], n["curves"][1, 0])}, "displacement without shared rows"),
+    ("likelihood_displacement", lambda n: {"ches": changed(n["ches"], np.s_[1, 0], -1.0)},
+     "CHES sign"),
+    ("likelihood_displacement", lambda n: {"curves": changed(  # mass off by 1e-9
+        n["curves"], np.s_[1, 0, 2], n["curves"][1, 0, 2] + 1e-9)}, "computations disagree"),
+    ("likelihood_displacement", lambda n: {"curves": changed(  # the capital's chosen falls
+        n["curves"], np.s_[0, 0, 0, -1], n["curves"][0, 0, 0, 0] - 0.1)}, "displacement$"),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, 3), None),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, n["ppo_proxy"].shape[1] // 2 + 1),
      "PPO's median run"),
