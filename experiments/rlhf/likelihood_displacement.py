@@ -29,6 +29,7 @@ import numpy as np
 from tabular.experiments.harness import style
 from tabular.experiments.harness.checks import Measure, below, check, fact, number
 from tabular.experiments.harness.settings import Settings
+from tabular.experiments.rlhf.dpo_first_step import first_step
 from tabular.experiments.rlhf.repeated_answer import CHOSEN, REJECTED, REPLIES, repeated_answer
 from tabular.experiments.rlhf.sft_responses import sft_responses
 from tabular.model.policy import SoftmaxPolicy
@@ -156,13 +157,15 @@ def trained(setup: Setup, policy: SoftmaxPolicy, config: Config):
 def run(config: Config, executor) -> dict:
     capital, texts = capital_setup(config)
     setups = (capital, repeated_setup())
-    curves, scores, ends = [], [], []
+    curves, scores, firsts, ends = [], [], [], []
     for setup in setups:
         for policy in setup.policies:
             result = trained(setup, policy, config)
             h = result.history
             curves.append([h["logps/chosen"], h["logps/rejected"], h["mass/uncompared"]])
             scores.append(ches(setup.env, policy, setup.prefs))
+            firsts.append(first_step(setup.env, policy, setup.prefs, beta=config.beta,
+                                     alpha=config.alpha))
             if setup is setups[1]:
                 ends.append([distribution(setup.env, policy),
                              distribution(setup.env, result.policy)])
@@ -170,6 +173,7 @@ def run(config: Config, executor) -> dict:
     return {"scenarios": np.array(SCENARIOS), "policies": np.array(POLICIES),
             "steps": np.asarray(h.iteration), "curves": np.array(curves).reshape(*shape, 3, -1),
             "ches": np.array(scores).reshape(shape),
+            "first_step": np.array(firsts).reshape(*shape, -1),
             "compared": np.array(texts), "comparisons": np.array(
                 [[c, texts.index(w), texts.index(lo)] for c, _, w, lo in capital.prefs]),
             "replies": np.array([*REPLIES, OUTSIDE]), "distribution": np.array(ends)}
@@ -250,9 +254,13 @@ def shared_rows_verdict(results: dict) -> list[Measure]:
     with a row per prefix, from the same distribution, the chosen log-probability rises
     (no displacement without the sharing); and the CHES score is positive exactly where
     displacement happens (the sign Razin et al.'s analysis predicts). The check holds
-    these findings, so a change that alters them shows."""
+    these findings, so a change that alters them shows. Displacement is not first-order
+    at the start here: the first step raises the chosen log-probability (in the row of
+    "is", ``pi(Paris) + pi(,) > sum_b pi(b)^2``), and it falls once "," has lost enough
+    mass; the check holds that too."""
     shared, own = results["curves"][1]
     score = results["ches"][1]
+    first = results["first_step"][1, 0, 0]
     return [
         fact(
             "n-gram policy: chosen, rejected, uncompared mass",
@@ -276,7 +284,36 @@ def shared_rows_verdict(results: dict) -> list[Measure]:
             measured=f"{score[0]:+g}, {score[1]:+g}",
             failure="the CHES sign does not follow displacement",
         ),
+        fact(
+            "n-gram policy: logps/chosen after the first step, at the end",
+            passed=first > 0 and shared[0, -1] < shared[0, 0],
+            expected="up at the first step, below its start at the end",
+            measured=f"{first:+.3g}, {shared[0, -1] - shared[0, 0]:+.4f}",
+            failure="the first step no longer raises the chosen, or it ends above its start",
+        ),
     ]
+
+
+@check()
+def first_step_is_first_order(results: dict) -> list[Measure]:
+    """DPO's first step from the reference, exactly: the kernel's step is ``alpha d`` with
+    ``d = (beta / 2) sum_i w_i (grad log pi(y+_i) - grad log pi(y-_i))`` to float rounding,
+    and the change of ``logps/chosen`` it makes is ``alpha <G, d>`` (the gradients' CHES
+    for one pair) within Taylor's bound ``(alpha^2 / 4) sum_i w_i sum_t ||d_row_t||^2``
+    (:mod:`~tabular.experiments.rlhf.dpo_first_step`), on both scenarios and policies:
+    the sign of the first step is the first-order one, not curvature."""
+    out = []
+    for scenario, row in zip(results["scenarios"], results["first_step"], strict=True):
+        for name, (change, predicted, bound, error) in zip(results["policies"], row,
+                                                          strict=True):
+            out.append(below(f"{scenario}, {name}: |change - alpha <G, d>|",
+                             measured=abs(change - predicted), bound=bound,
+                             failure="the first step is not first-order",
+                             why="Taylor, softmax covariance <= 1/2"))
+            out.append(below(f"{scenario}, {name}: |step - alpha d|, largest", measured=error,
+                             bound=ROUNDING, failure="DPO's first step is not alpha d",
+                             why="float rounding"))
+    return out
 
 
 @check()

@@ -411,6 +411,9 @@ BROKEN = [
         n["curves"], np.s_[1, 0, 2], n["curves"][1, 0, 2] + 1e-9)}, "computations disagree"),
     ("likelihood_displacement", lambda n: {"curves": changed(  # the capital's chosen falls
         n["curves"], np.s_[0, 0, 0, -1], n["curves"][0, 0, 0, 0] - 0.1)}, "displacement$"),
+    ("likelihood_displacement", lambda n: {"first_step": changed(  # a step of 1e-3 more
+        n["first_step"], np.s_[1, 0, 0], n["first_step"][1, 0, 0] + 1e-3)},
+     "not first-order"),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, 3), None),
     ("token_rlhf", lambda n: ppo_runs_stuck(n, n["ppo_proxy"].shape[1] // 2 + 1),
      "PPO's median run"),
