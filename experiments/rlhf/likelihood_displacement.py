@@ -99,7 +99,8 @@ def capital_setup(config: Config) -> tuple[Setup, list[str]]:
     named = np.zeros(sft.ends.shape, dtype=bool)
     named[sft.states[top], sft.actions[top]] = True
     prefs = sft.comparisons(config.compared, config.comparisons, config.seed)
-    return Setup(ex.env, (ex.sft.policy(ex.env), ex.reference), prefs, named), sft.texts[top]
+    return Setup(env=ex.env, policies=(ex.sft.policy(ex.env), ex.reference), prefs=prefs,
+                 named=named), sft.texts[top]
 
 
 def repeated_setup() -> Setup:
@@ -112,7 +113,8 @@ def repeated_setup() -> Setup:
         s, a = response_path(ex.env, scenario.prompt, y)
         named[s[-1], a[-1]] = True
     prefs = [(c, scenario.prompt, w, lo) for c, w, lo in scenario.preferences]
-    return Setup(ex.env, (ex.sft.policy(ex.env), ex.reference), prefs, named)
+    return Setup(env=ex.env, policies=(ex.sft.policy(ex.env), ex.reference), prefs=prefs,
+                 named=named)
 
 
 def ches(env: TokenEnv, policy: SoftmaxPolicy, prefs: list) -> float:

@@ -28,6 +28,8 @@ down adds ``alpha * pi(.|is)`` to every logit of the row, which raises each
 continuation in proportion to its probability: the continuation "the" of the likeliest,
 never-compared reply gains the most, and "Paris", the chosen continuation, gains less
 than the normaliser and falls whenever ``pi(Paris|is) + pi(,|is) < sum_b pi(b|is)^2``.
+(The SFT model starts just on the other side, 0.420 against 0.403, so the first few steps
+raise the chosen a little; the inequality turns once "," has lost some mass.)
 The same rows are read by the never-compared replies (the row of "is" by "It is the city
 of Paris." and "It is Lyon.", the rows of "Paris" and "." by "Paris."), so the mass the
 chosen loses has somewhere to go. A per-prefix policy (a row per prefix) gives the two
