@@ -194,7 +194,9 @@ def plot(results: dict, out_dir, config: Config) -> list:
                               label=f"{name}: logps/rejected")
             axes[row, 1].plot(steps, mass, "-", color=color,
                               label=f"{name}, CHES {results['ches'][row, i]:+.2f}")
-        axes[row, 0].set_title(str(scenario), fontsize=9)
+        same = np.abs(results["curves"][row, 0] - results["curves"][row, 1]).max() < ROUNDING
+        axes[row, 0].set_title(f"{scenario}{' (the two policies coincide)' if same else ''}",
+                               fontsize=9)
         axes[row, 0].set_ylabel("mean log pi(y|x), exact")
         axes[row, 1].set_ylabel("mass never compared")
         axes[row, 0].legend(fontsize=6)
