@@ -64,9 +64,10 @@ def jin_bernstein_width(t, variance, horizon, span, log_term, n_pairs, scale):
     width is the paper's on rewards rescaled to it, times ``span``: ``W_t + H`` becomes
     ``W_t + H span^2`` and the other terms take a factor ``span`` (a variance is on the
     scale ``span^2``). ``c1 = c2 = 2 scale`` (the paper leaves the absolute constants
-    open): :func:`jin_bernstein_bonus` makes the bonus ``Q`` carries after ``t`` visits
-    ``beta_t / 2``, so on its second branch it is ``scale sqrt(H^3 iota / t)``, the
-    smallest that UCB-Hoeffding with ``c = scale`` carries (its Lemma 4.1)."""
+    open): :func:`~tabular.rules.exploration.jin_bernstein_bonus` makes the bonus ``Q``
+    carries after ``t`` visits ``beta_t / 2``, so on its second branch it is
+    ``scale sqrt(H^3 iota / t)``, the smallest that UCB-Hoeffding with ``c = scale``
+    carries (its Lemma 4.1)."""
     c = 2.0 * scale
     bernstein = (np.sqrt(horizon * log_term / t * (variance + horizon * span * span))
                  + span * np.sqrt(horizon ** 7 * n_pairs) * log_term / t)
