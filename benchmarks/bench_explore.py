@@ -145,15 +145,17 @@ def python_psrl(model: PythonModel, episodes: int, seed: int = 0) -> int:
 
 
 def python_q_learning(model: PythonModel, episodes: int, optimistic: bool = True,
-                      epsilon: float = 0.1, seed: int = 0) -> int:
-    """Optimistic (Jin et al.) or epsilon-greedy Q-learning on time-indexed tables, as
-    Python loops."""
+                      epsilon: float = 0.1, bonus: str = "hoeffding", seed: int = 0) -> int:
+    """Optimistic (Jin et al., with the ``bonus`` of :func:`tabular.explore.optimistic_q_learning`)
+    or epsilon-greedy Q-learning on time-indexed tables, as Python loops; UCB-Bernstein
+    keeps the paper's sums ``mu`` and ``sigma`` of the next-state values."""
     rng = random.Random(seed)
     S, A = model.S, model.A
     r_max, span = float(model.rewards.max()), float(np.ptp(model.rewards))
     iota = math.log(S * A * H * episodes / 0.1)
     Q = [[[(H - h) * r_max if optimistic else 0.0] * A for _ in range(S)] for h in range(H)]
     N = [[[0] * A for _ in range(S)] for _ in range(H)]
+    mu, sigma, beta = ([[[0.0] * A for _ in range(S)] for _ in range(H)] for _ in range(3))
     for _ in range(episodes):
         s = model.reset()
         for h in range(H):
@@ -164,11 +166,23 @@ def python_q_learning(model: PythonModel, episodes: int, optimistic: bool = True
             s2, r = model.step(s, a, rng)
             N[h][s][a] += 1
             t = N[h][s][a]
-            target = r
+            v = 0.0
             if h + 1 < H:
                 v = max(Q[h + 1][s2])
-                target += min(v, (H - h - 1) * r_max) if optimistic else v
-            if optimistic:
+                if optimistic:
+                    v = min(v, (H - h - 1) * r_max)
+            target = r + v
+            if optimistic and bonus == "bernstein":
+                mu[h][s][a] += v
+                sigma[h][s][a] += v * v
+                W = max(sigma[h][s][a] / t - (mu[h][s][a] / t) ** 2, 0.0)
+                width = 2 * min(math.sqrt(H * iota / t * (W + H * span ** 2))
+                                + span * math.sqrt(H ** 7 * S * A) * iota / t,
+                                span * math.sqrt(H ** 3 * iota / t))
+                alpha = (H + 1) / (H + t)
+                target += (width - (1 - alpha) * beta[h][s][a]) / (2 * alpha)
+                beta[h][s][a] = width
+            elif optimistic:
                 target += span * math.sqrt(H ** 3 * iota / t)
             row[a] += (H + 1) / (H + t) * (target - row[a])
             s = s2
@@ -354,6 +368,9 @@ LEARNERS = {
     "rlsvi": (lambda m, k: rlsvi(m, horizon=H, episodes=k), python_rlsvi),
     "optimistic_q_learning": (lambda m, k: optimistic_q_learning(m, horizon=H, episodes=k),
                               python_q_learning),
+    "optimistic_q_learning bernstein": (
+        lambda m, k: optimistic_q_learning(m, horizon=H, episodes=k, bonus="bernstein"),
+        lambda model, k: python_q_learning(model, k, bonus="bernstein")),
     "epsilon_greedy_q_learning": (
         lambda m, k: epsilon_greedy_q_learning(m, horizon=H, episodes=k),
         lambda model, k: python_q_learning(model, k, optimistic=False)),

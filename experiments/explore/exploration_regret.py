@@ -31,7 +31,8 @@ from tabular.explore import (
 #: The learners, by the label of the figure; the constants each was run with are in the
 #: label (``x c``: the paper's bonus times ``c``; see each learner's docstring).
 LEARNERS = ("UCBVI-BF (paper)", "UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL", "RLSVI",
-            "opt. Q-learning c = 0.003", "eps-greedy Q-learning 0.1")
+            "opt. Q-learning c = 0.003", "opt. Q-learning Bernstein c = 0.003",
+            "eps-greedy Q-learning 0.1")
 #: Per env, the learners whose regret is checked sub-linear: those with a sqrt(T) bound
 #: whose constants here leave the linear regime within T. Not UCBVI with the paper's
 #: constants (its bonus, 7 H L / sqrt(N) or 14 H L / (3 N), stays above the value cap H
@@ -39,8 +40,9 @@ LEARNERS = ("UCBVI-BF (paper)", "UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL", "R
 #: DeepSea (slope 0.994 at T = 16,000 in the calibration run: its Hoeffding bonus
 #: 10.4 / sqrt(N) needs about 110 visits of each of the 72 reachable pairs first).
 SUBLINEAR = {"RiverSwim": ("UCBVI-BF x 0.03", "UCBVI-CH x 0.01", "PSRL", "RLSVI",
-                           "opt. Q-learning c = 0.003"),
-             "DeepSea": ("UCBVI-BF x 0.03", "PSRL", "RLSVI", "opt. Q-learning c = 0.003")}
+                           "opt. Q-learning c = 0.003", "opt. Q-learning Bernstein c = 0.003"),
+             "DeepSea": ("UCBVI-BF x 0.03", "PSRL", "RLSVI", "opt. Q-learning c = 0.003",
+                         "opt. Q-learning Bernstein c = 0.003")}
 ENVS = ("RiverSwim", "DeepSea")
 #: UCRL2's confidence widths times this (1: the paper's): average-reward regret, one
 #: continuing trajectory of as many steps as the episodic learners took.
@@ -91,6 +93,8 @@ def learn(label: str, mdp, horizon: int, episodes: int, runs: int, seed: int):
         return rlsvi(mdp, **common)
     if label == "opt. Q-learning c = 0.003":
         return optimistic_q_learning(mdp, scale=0.003, **common)
+    if label == "opt. Q-learning Bernstein c = 0.003":
+        return optimistic_q_learning(mdp, bonus="bernstein", scale=0.003, **common)
     return epsilon_greedy_q_learning(mdp, epsilon=0.1, **common)
 
 

@@ -5,10 +5,11 @@ Learners (episodic, horizon ``H``, time-dependent greedy policies ``pi_h(s)``; e
 returns an :class:`ExplorationResult` recording the policy of every episode):
 :func:`ucbvi` (Azar et al., 2017; Hoeffding and Bernstein bonuses), :func:`psrl`
 (Osband et al., 2013), :func:`rlsvi` (Osband et al., 2016, tabular),
-:func:`optimistic_q_learning` (Jin et al., 2018, UCB-Hoeffding)
-and the dithering baseline :func:`epsilon_greedy_q_learning`. Average reward, one
-continuing trajectory: :func:`ucrl2` (Jaksch et al., 2010, extended value iteration), a
-:class:`UCRL2Result` recording every step.
+:func:`optimistic_q_learning` (Jin et al., 2018; UCB-Hoeffding and, with
+``bonus="bernstein"``, UCB-Bernstein) and the dithering baseline
+:func:`epsilon_greedy_q_learning`. Average reward, one continuing trajectory:
+:func:`ucrl2` (Jaksch et al., 2010, extended value iteration), a :class:`UCRL2Result`
+recording every step.
 
 Measures: :func:`regret` (per episode, cumulative and normalised, exact by policy
 evaluation, a :class:`RegretResult`), :func:`average_regret` (against the optimal gain,

@@ -22,7 +22,10 @@ from tabular._numba.runs import runs_kernel
 from tabular.checks import check_nonnegative, check_positive
 from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import (
+    BERNSTEIN,
+    HOEFFDING,
     ExploreParams,
+    check_bonus,
     check_delta,
     confidence_log,
     learner_setup,
@@ -46,10 +49,6 @@ class Successors(NamedTuple):
 
     states: np.ndarray
     n: np.ndarray
-
-
-HOEFFDING, BERNSTEIN = 0, 1
-BONUSES = {"hoeffding": HOEFFDING, "bernstein": BERNSTEIN}
 
 
 @njit(cache=True, inline="always")
@@ -280,8 +279,7 @@ def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="ber
     """Check the arguments, build the parameters and run ``driver``."""
     mdp, horizon, episodes, n, r_min, r_max = learner_setup(mdp, horizon, episodes, runs,
                                                             name)
-    if bonus not in BONUSES:
-        raise ValueError(f"bonus must be one of {sorted(BONUSES)}, got {bonus!r}")
+    bonus_kind = check_bonus(bonus)
     scale = check_nonnegative("scale", scale)
     delta = check_delta(delta)
     prior_count = (1.0 / (mdp.n_states + 1) if prior_count is None
@@ -289,7 +287,7 @@ def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="ber
     params = ExploreParams(
         n_states=mdp.n_states, n_actions=mdp.n_actions, horizon=horizon, episodes=episodes,
         r_min=r_min, r_max=r_max,
-        log_term=confidence_log(mdp, horizon, episodes, delta, 5.0), bonus=BONUSES[bonus],
+        log_term=confidence_log(mdp, horizon, episodes, delta, 5.0), bonus=bonus_kind,
         scale=scale, epsilon=0.0, prior_count=prior_count,
         reward_precision=(4.0 / (r_max - r_min) ** 2 if reward_precision is None and r_max > r_min
                           else 1.0 if reward_precision is None

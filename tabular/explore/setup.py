@@ -29,6 +29,9 @@ MAX_POLICY_ENTRIES = 10**8
 MAX_HORIZON = 100_000
 #: The most actions a recorded (int16) policy can name.
 MAX_ACTIONS = 2**15 - 1
+#: The confidence bonuses of the optimistic learners (:attr:`ExploreParams.bonus`).
+HOEFFDING, BERNSTEIN = 0, 1
+BONUSES = {"hoeffding": HOEFFDING, "bernstein": BERNSTEIN}
 
 
 class ExploreParams(NamedTuple):
@@ -77,6 +80,13 @@ def check_delta(delta: object) -> float:
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return delta
+
+
+def check_bonus(bonus: object) -> int:
+    """The bonus kind ``"hoeffding"`` or ``"bernstein"`` as its :data:`BONUSES` code."""
+    if not isinstance(bonus, str) or bonus not in BONUSES:
+        raise ValueError(f"bonus must be one of {sorted(BONUSES)}, got {bonus!r}")
+    return BONUSES[bonus]
 
 
 def reward_range(mdp: TabularMDP, name: str) -> tuple[float, float]:

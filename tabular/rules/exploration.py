@@ -52,6 +52,41 @@ def jin_hoeffding_bonus(n, horizon, span, log_term, scale):
 
 
 @njit(cache=True, inline="always")
+def jin_bernstein_width(t, variance, horizon, span, log_term, n_pairs, scale):
+    """The confidence width of optimistic Q-learning's UCB-Bernstein (Jin et al., 2018,
+    Algorithm 2, line 9) after ``t`` visits of a pair:
+
+    ``beta_t = min{c1 (sqrt(H / t (W_t + H) iota) + sqrt(H^7 S A) iota / t),
+    c2 sqrt(H^3 iota / t)}``,
+
+    ``W_t`` the empirical variance of the ``t`` next-state values ``V_{h+1}(s')`` seen
+    after the pair, ``n_pairs = S A``. The paper's rewards are in ``[0, 1]``; here the
+    width is the paper's on rewards rescaled to it, times ``span``: ``W_t + H`` becomes
+    ``W_t + H span^2`` and the other terms take a factor ``span`` (a variance is on the
+    scale ``span^2``). ``c1 = c2 = 2 scale`` (the paper leaves the absolute constants
+    open): :func:`~tabular.rules.exploration.jin_bernstein_bonus` makes the bonus ``Q``
+    carries after ``t`` visits ``beta_t / 2``, so on its second branch it is
+    ``scale sqrt(H^3 iota / t)``, the smallest that UCB-Hoeffding with ``c = scale``
+    carries (its Lemma 4.1)."""
+    c = 2.0 * scale
+    bernstein = (np.sqrt(horizon * log_term / t * (variance + horizon * span * span))
+                 + span * np.sqrt(horizon ** 7 * n_pairs) * log_term / t)
+    return c * min(bernstein, span * np.sqrt(horizon ** 3 * log_term / t))
+
+
+@njit(cache=True, inline="always")
+def jin_bernstein_bonus(t, width, previous_width, horizon):
+    """Optimistic Q-learning's UCB-Bernstein bonus at the ``t``-th visit (Jin et al.,
+    2018, Algorithm 2, line 10): ``b_t = (beta_t - (1 - alpha_t) beta_{t-1}) /
+    (2 alpha_t)``, ``alpha_t`` :func:`jin_step_size`, ``beta_0 = 0``. The choice makes
+    the bonuses' weighted sum in ``Q`` telescope, ``sum_i alpha_t^i b_i = beta_t / 2``
+    (``alpha_t^i = alpha_i prod_{j > i} (1 - alpha_j)``), the width of the confidence
+    interval after ``t`` visits rather than a sum of past widths."""
+    alpha = jin_step_size(t, horizon)
+    return (width - (1.0 - alpha) * previous_width) / (2.0 * alpha)
+
+
+@njit(cache=True, inline="always")
 def first_argmax(row):
     """``argmax_a row[a]``, the lowest maximising action (the learners' greedy choice,
     kept up to date one row at a time)."""
