@@ -15,7 +15,8 @@ for an unvisited pair; both sides use rlberry's default ``c = 1``. Two checks:
   a]`` before the episode, the lowest action on ties, as its agent acts) is evaluated
   exactly by :func:`tabular.regret`, and the returns rlberry's episodes collected
   average to those exact values within 4 standard errors;
-- the algorithm is the same: the mean final exact regret of each side (independent
+- the algorithm is the same: the mean exact regret of each side after 100 episodes (the
+  young counts: the first bonuses and the uniform law) and after 1000 (independent
   random streams: the same instance, not the same draws) agree within ``z = 4``
   standard errors of their difference, ``se = sqrt(s_zoo^2 / n_zoo + s_rlberry^2 /
   n_rlberry)`` from the spread over runs (a two-sided level of 6e-5 under the normal
@@ -43,6 +44,8 @@ H, EPISODES, RUNS, PEER_RUNS, ROUNDS = 20, 1000, 256, 32, 3
 C = 1.0
 #: Standard errors within which the two sides must agree.
 Z = 4.0
+#: The episodes after which the cumulative regrets are compared.
+CHECKPOINTS = (100, EPISODES)
 
 #: What the peer's interpreter runs: ``runs`` agents on the FiniteMDP, each seeded
 #: ``seed + run``; with ``record``, the greedy table before each episode and the
@@ -104,15 +107,17 @@ def check_instance(mdp, peer: dict):
 
 
 def check_agreement(ours: np.ndarray, theirs: np.ndarray) -> None:
-    """Print the final exact regrets of both sides and whether they agree within ``Z``
-    standard errors of the difference."""
-    (a, se_a), (b, se_b) = mean_and_se(ours), mean_and_se(theirs)
-    diff, se = a - b, float(np.hypot(se_a, se_b))
-    verdict = "agree" if abs(diff) <= Z * se else "DISAGREE"
-    print(f"exact regret after {EPISODES} episodes (T = {EPISODES * H}), simplified "
-          f"Bernstein c = {C:g}: zoo {a:.1f} ± {se_a:.1f} ({ours.size} runs), rlberry "
-          f"{b:.1f} ± {se_b:.1f} ({theirs.size} runs), difference {diff:+.1f}, s.e. "
-          f"{se:.1f}: {verdict} ({Z:g} s.e.)")
+    """Print the exact cumulative regrets of both sides (``[runs, K]``) at each of
+    :data:`CHECKPOINTS` and whether they agree within ``Z`` standard errors of the
+    difference."""
+    for k in CHECKPOINTS:
+        (a, se_a), (b, se_b) = mean_and_se(ours[:, k - 1]), mean_and_se(theirs[:, k - 1])
+        diff, se = a - b, float(np.hypot(se_a, se_b))
+        verdict = "agree" if abs(diff) <= Z * se else "DISAGREE"
+        print(f"exact regret after {k} episodes (T = {k * H}), simplified Bernstein c = "
+              f"{C:g}: zoo {a:.2f} ± {se_a:.2f} ({len(ours)} runs), rlberry {b:.2f} ± "
+              f"{se_b:.2f} ({len(theirs)} runs), difference {diff:+.2f}, s.e. {se:.2f}: "
+              f"{verdict} ({Z:g} s.e.)")
 
 
 def main() -> list[Headline]:
@@ -121,10 +126,10 @@ def main() -> list[Headline]:
         return []
     mdp, job = instance()
     with numba_threads(1):
-        ours = regret(mdp, zoo_ucbvi(mdp, RUNS, 0)).cumulative[:, -1]
+        ours = regret(mdp, zoo_ucbvi(mdp, RUNS, 0)).cumulative
         peer = call_peer(python, PEER_SCRIPT, {**job, "runs": PEER_RUNS, "seed": 0,
                                                "record": True})
-        check_agreement(ours, check_instance(mdp, peer).cumulative[:, -1])
+        check_agreement(ours, check_instance(mdp, peer).cumulative)
 
         def zoo() -> float:
             t = time.perf_counter()
