@@ -353,7 +353,7 @@ def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="ber
     """Check the arguments, build the parameters and run ``driver``."""
     mdp, horizon, episodes, n, r_min, r_max = learner_setup(mdp, horizon, episodes, runs,
                                                             name)
-    if bonus not in BONUSES:
+    if not isinstance(bonus, str) or bonus not in BONUSES:  # a list is not hashable
         raise ValueError(f"bonus must be one of {sorted(BONUSES)}, got {bonus!r}")
     scale = check_nonnegative("scale", scale)
     delta = check_delta(delta)
