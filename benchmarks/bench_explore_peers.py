@@ -1,4 +1,4 @@
-"""rlberry-scool (0.7.3) as a peer of UCBVI, on the same RiverSwim.
+"""rlberry-scool (0.7.3) as a peer of UCBVI: the same algorithm on the same RiverSwim.
 
 rlberry-scool's ``UCBVIAgent`` runs in a virtual environment of its own under
 ``.peers/rlberry`` (:mod:`benchmarks.peers`; rlberry 0.7.3 pins ``gymnasium<0.30``, and is
@@ -6,41 +6,46 @@ never installed into the project's environment), on rlberry's ``FiniteMDP`` buil
 the zoo's RiverSwim (``H = 20``, start at the left bank; the same ``P`` and the same mean
 rewards, which on RiverSwim are the rewards: they depend on the pair only).
 
-The two are not the same algorithm, so their regrets are reported side by side, not
-tested for agreement. rlberry's UCBVI (``bonus_type="simplified_bernstein"``) adds
-``min(c / sqrt(n) + v_max / n, v_max)`` to the reward, refreshes the bonus of a pair only
-at the stage ``h`` it was visited (the other stages keep the previous value, at first
-``v_max``), clips ``V`` at ``v_max = H`` (the reward range times ``H``) at every stage
-and gives an unvisited pair the uniform law; the zoo's UCBVI-CH adds ``7 H L / sqrt(n)``
-(times ``scale``) and caps ``Q_h`` at ``(H - h) r_max``. The bench sets rlberry's ``c``
-to the zoo's leading coefficient ``7 H L scale`` so that the ``1 / sqrt(n)`` terms match.
+The zoo's side is ``ucbvi(bonus="simplified_bernstein", scale=c)``, rlberry's algorithm
+(its default ``bonus_type``) in full: the stage bonus ``min(c / sqrt(n) + v_h / n,
+v_h)`` refreshed only at the stage of a visit, ``V`` capped at ``H``, the uniform law
+for an unvisited pair; both sides use rlberry's default ``c = 1``. Two checks:
 
-What is checked is the measure: rlberry's greedy table of every episode (``argmax_a
-Q[h, s, a]`` before the episode, the lowest action on ties, as its agent acts) is
-evaluated exactly by :func:`tabular.regret`, and the returns rlberry's episodes
-collected average to those exact values within 4 standard errors: the instance is the
-same. Reported: the mean final exact regret of each side with its standard error, and
-episodes per second of each (one thread) in alternated rounds, with their ratio.
+- the instance is the same: rlberry's greedy table of every episode (``argmax_a Q[h, s,
+  a]`` before the episode, the lowest action on ties, as its agent acts) is evaluated
+  exactly by :func:`tabular.regret`, and the returns rlberry's episodes collected
+  average to those exact values within 4 standard errors;
+- the algorithm is the same: the mean exact regret of each side after 100 episodes (the
+  young counts: the first bonuses and the uniform law) and after 1000 (independent
+  random streams: the same instance, not the same draws) agree within ``z = 4``
+  standard errors of their difference, ``se = sqrt(s_zoo^2 / n_zoo + s_rlberry^2 /
+  n_rlberry)`` from the spread over runs (a two-sided level of 6e-5 under the normal
+  approximation of each mean, as ``bench_bandit_peers``).
+
+Also reported: episodes per second of each side (one thread) in alternated rounds, with
+their ratio. No network, or a failed build: the bench says why and reports nothing.
 """
 
 from __future__ import annotations
 
 import time
 
-import numba
 import numpy as np
 
 from benchmarks.peers import call_peer, peer_python
-from benchmarks.timing import Headline, alternated, ratios, spread
+from benchmarks.timing import Headline, numba_threads, spread, versus
 from tabular.envs import RiverSwim
 from tabular.explore import regret, ucbvi
 from tabular.explore.communication import continuing_kernel
 
 REQUIREMENTS = ("rlberry-scool==0.7.3", "rlberry==0.7.3")
-H, EPISODES, RUNS, PEER_RUNS, ROUNDS = 20, 1000, 64, 8, 3
-#: The zoo's UCBVI-CH bonus scale (as in the exploration_regret figure).
-SCALE = 0.01
-DELTA = 0.1
+H, EPISODES, RUNS, PEER_RUNS, ROUNDS = 20, 1000, 256, 32, 3
+#: rlberry's ``bonus_scale_factor`` (its default), the zoo's ``scale``.
+C = 1.0
+#: Standard errors within which the two sides must agree.
+Z = 4.0
+#: The episodes after which the cumulative regrets are compared.
+CHECKPOINTS = (100, EPISODES)
 
 #: What the peer's interpreter runs: ``runs`` agents on the FiniteMDP, each seeded
 #: ``seed + run``; with ``record``, the greedy table before each episode and the
@@ -76,14 +81,43 @@ def instance() -> tuple:
     P, R = continuing_kernel(mdp)
     P = P / P.sum(axis=2, keepdims=True)  # rlberry checks each row sums to 1 within 1e-15
     return mdp, {"R": R.tolist(), "P": P.tolist(), "start": int(np.argmax(mdp.start)),
-                 "horizon": H}
+                 "horizon": H, "c": C, "episodes": EPISODES}
 
 
-def leading_coefficient(mdp) -> float:
-    """The zoo's UCBVI-CH ``1 / sqrt(n)`` coefficient, ``scale 7 H L`` with ``L = ln(5 S A
-    T / delta)`` and the reward span 1: rlberry's ``bonus_scale_factor``."""
-    L = np.log(5.0 * mdp.n_states * mdp.n_actions * H * EPISODES / DELTA)
-    return SCALE * 7.0 * H * float(np.ptp(mdp.reward)) * L
+def zoo_ucbvi(mdp, runs: int, seed: int):
+    """The zoo's run of rlberry's algorithm: UCBVI with the simplified Bernstein bonus."""
+    return ucbvi(mdp, horizon=H, episodes=EPISODES, bonus="simplified_bernstein", scale=C,
+                 runs=runs, seed=seed)
+
+
+def mean_and_se(x: np.ndarray) -> tuple[float, float]:
+    """The mean of ``x`` and its standard error ``s / sqrt(n)``."""
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
+
+
+def check_instance(mdp, peer: dict):
+    """rlberry's exact regret, after checking that its returns average to the exact
+    values of the tables it followed (the same instance) within 4 standard errors."""
+    theirs = regret(mdp, np.array(peer["tables"], dtype=np.int64))
+    drift, se = mean_and_se((np.array(peer["returns"]) - theirs.values).ravel())
+    verdict = "same instance" if abs(drift) < 4 * se else "DIFFERENT INSTANCE"
+    print(f"rlberry UCBVI: returns - exact values of its policies {drift:+.4f} "
+          f"(s.e. {se:.4f}): {verdict} (4 s.e.)")
+    return theirs
+
+
+def check_agreement(ours: np.ndarray, theirs: np.ndarray) -> None:
+    """Print the exact cumulative regrets of both sides (``[runs, K]``) at each of
+    :data:`CHECKPOINTS` and whether they agree within ``Z`` standard errors of the
+    difference."""
+    for k in CHECKPOINTS:
+        (a, se_a), (b, se_b) = mean_and_se(ours[:, k - 1]), mean_and_se(theirs[:, k - 1])
+        diff, se = a - b, float(np.hypot(se_a, se_b))
+        verdict = "agree" if abs(diff) <= Z * se else "DISAGREE"
+        print(f"exact regret after {k} episodes (T = {k * H}), simplified Bernstein c = "
+              f"{C:g}: zoo {a:.2f} ± {se_a:.2f} ({len(ours)} runs), rlberry {b:.2f} ± "
+              f"{se_b:.2f} ({len(theirs)} runs), difference {diff:+.2f}, s.e. {se:.2f}: "
+              f"{verdict} ({Z:g} s.e.)")
 
 
 def main() -> list[Headline]:
@@ -91,31 +125,15 @@ def main() -> list[Headline]:
     if python is None:
         return []
     mdp, job = instance()
-    job |= {"c": leading_coefficient(mdp), "episodes": EPISODES}
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        ours = regret(mdp, ucbvi(mdp, horizon=H, episodes=EPISODES, bonus="hoeffding",
-                                 scale=SCALE, delta=DELTA, runs=RUNS, seed=0))
+    with numba_threads(1):
+        ours = regret(mdp, zoo_ucbvi(mdp, RUNS, 0)).cumulative
         peer = call_peer(python, PEER_SCRIPT, {**job, "runs": PEER_RUNS, "seed": 0,
                                                "record": True})
-        theirs = regret(mdp, np.array(peer["tables"], dtype=np.int64))
-        drift = (np.array(peer["returns"]) - theirs.values).ravel()
-        mean, se = drift.mean(), drift.std(ddof=1) / np.sqrt(drift.size)
-        verdict = "same instance" if abs(mean) < 4 * se else "DIFFERENT INSTANCE"
-        print(f"rlberry UCBVI: returns - exact values of its policies {mean:+.4f} "
-              f"(s.e. {se:.4f}): {verdict} (4 s.e.)")
-        a, b = ours.cumulative[:, -1], theirs.cumulative[:, -1]
-        print(f"exact regret after {EPISODES} episodes (T = {EPISODES * H}): zoo UCBVI-CH "
-              f"x {SCALE:g} {a.mean():.1f} ± {a.std(ddof=1) / np.sqrt(a.size):.1f} "
-              f"({RUNS} runs), rlberry simplified Bernstein c = {job['c']:.3g} "
-              f"{b.mean():.1f} ± {b.std(ddof=1) / np.sqrt(b.size):.1f} ({PEER_RUNS} runs); "
-              f"not the same algorithm (bench_explore_peers' docstring): no agreement test")
+        check_agreement(ours, check_instance(mdp, peer).cumulative)
 
         def zoo() -> float:
             t = time.perf_counter()
-            ucbvi(mdp, horizon=H, episodes=EPISODES, bonus="hoeffding", scale=SCALE,
-                  delta=DELTA, runs=RUNS, seed=1)
+            zoo_ucbvi(mdp, RUNS, 1)
             return RUNS * EPISODES / (time.perf_counter() - t)
 
         def rlberry() -> float:
@@ -123,16 +141,13 @@ def main() -> list[Headline]:
                                                   "record": False})
             return EPISODES / out["seconds"]
 
-        figures = alternated({"zoo": zoo, "peer": rlberry}, ROUNDS)
-        ratio = ratios(figures["zoo"], figures["peer"])
-        print(f"UCBVI episodes/s (H = {H}): zoo {spread(figures['zoo'], '{:,.0f}')}, rlberry "
-              f"{spread(figures['peer'], '{:,.0f}')}: {spread(ratio, '{:.0f}')}x "
-              f"({ROUNDS} alternated rounds)")
-    finally:
-        numba.set_num_threads(threads)
-    return [Headline("UCBVI vs rlberry-scool, RiverSwim H = 20",
-                     f"{np.median(figures['zoo']) / 1e3:.1f}k episodes/s",
-                     f"rlberry {np.median(figures['peer']):.0f} episodes/s",
+        zoo_rates, peer_rates, ratio = versus(zoo, rlberry, ROUNDS)
+    print(f"UCBVI episodes/s (H = {H}): zoo {spread(zoo_rates, '{:,.0f}')}, rlberry "
+          f"{spread(peer_rates, '{:,.0f}')}: {spread(ratio, '{:.0f}')}x "
+          f"({ROUNDS} alternated rounds)")
+    return [Headline("UCBVI (simplified Bernstein) vs rlberry-scool, RiverSwim H = 20",
+                     f"{np.median(zoo_rates) / 1e3:.1f}k episodes/s",
+                     f"rlberry {np.median(peer_rates):.0f} episodes/s",
                      f"{np.median(ratio):.0f}x")]
 
 

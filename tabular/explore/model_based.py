@@ -23,6 +23,7 @@ from tabular.checks import check_nonnegative, check_positive
 from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import (
     BERNSTEIN,
+    BONUSES,
     HOEFFDING,
     ExploreParams,
     check_bonus,
@@ -37,6 +38,7 @@ from tabular.rules.exploration import (
     dirichlet_draw,
     hoeffding_bonus,
     normal_posterior_draw,
+    simplified_bernstein_bonus,
 )
 from tabular.types import MDPLike
 
@@ -49,6 +51,11 @@ class Successors(NamedTuple):
 
     states: np.ndarray
     n: np.ndarray
+
+
+SIMPLIFIED_BERNSTEIN = 2
+#: UCBVI's bonuses: the two it shares with optimistic Q-learning and rlberry-scool's.
+UCBVI_BONUSES = {**BONUSES, "simplified_bernstein": SIMPLIFIED_BERNSTEIN}
 
 
 @njit(cache=True, inline="always")
@@ -97,6 +104,59 @@ def _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy):
 
 
 @njit(cache=True, inline="always")
+def _value_span(params):
+    """rlberry's reward range ``span = r_max - r_min``, taken as 1 when it is 0 (its
+    ``UCBVIAgent`` does the same): the unit of its bonuses and caps."""
+    span = params.r_max - params.r_min
+    return span if span > 0.0 else 1.0
+
+
+@njit(cache=True, inline="always")
+def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy):
+    """rlberry-scool's UCBVI plan (``backward_induction_reward_sd`` on ``R_hat + B_sa``):
+    ``Q_h(s, a) = r^(s, a) + B[h, s, a] + P^(.|s, a) V_{h+1}``, an unvisited pair with
+    ``r^ = 0`` and the uniform law over the ``S`` states; ``V_h = min(max_a Q_h, H span)``
+    (the one cap of every stage), ``greedy[h, s]`` the lowest action maximising the
+    uncapped ``Q_h``. ``B`` is the stage bonus table :func:`_model_based_run` refreshes."""
+    S, A, H = params.n_states, params.n_actions, params.horizon
+    cap = H * _value_span(params)
+    for h in range(H - 1, -1, -1):
+        uniform = 0.0
+        for t in range(S):
+            uniform += V[h + 1, t]
+        uniform /= S
+        for s in range(S):
+            best, best_a = -np.inf, 0
+            for a in range(A):
+                n = visits[s, a]
+                if n > 0.0:
+                    mean = 0.0
+                    for j in range(seen.n[s, a]):  # the successors seen
+                        t = seen.states[s, a, j]
+                        mean += counts[s, a, t] * V[h + 1, t]
+                    q = reward_sum[s, a] / n + stage_bonus[h, s, a] + mean / n
+                else:
+                    q = stage_bonus[h, s, a] + uniform
+                if q > best:
+                    best, best_a = q, a
+            V[h, s] = min(best, cap)
+            greedy[h, s] = best_a
+
+
+@njit(cache=True, inline="always")
+def _initial_stage_bonus(params):
+    """rlberry's stage bonus table ``B[h, s, a]`` before any visit: ``v_h = (H - h) span``,
+    the largest value from stage ``h``; empty unless the bonus is the simplified one."""
+    S, A, H = params.n_states, params.n_actions, params.horizon
+    if params.bonus != SIMPLIFIED_BERNSTEIN:
+        return np.zeros((0, S, A))
+    stage_bonus = np.empty((H, S, A))
+    for h in range(H):
+        stage_bonus[h] = (H - h) * _value_span(params)
+    return stage_bonus
+
+
+@njit(cache=True, inline="always")
 def _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration):
     """One model from PSRL's posterior: ``P(.|s, a) ~ Dirichlet(prior_count + N(s, a, .))``
     over the ``S + 1`` successors (the end included), ``R(s, a)`` from the Normal
@@ -142,8 +202,11 @@ def _model_based_run(method, model, params, rng, out, run):
     P = np.zeros((S, A, S + 1)) if method == PSRL else np.zeros((0, 0, 0))
     R = np.zeros((S, A)) if method == PSRL else np.zeros((0, 0))
     concentration = np.empty(S + 1)
+    stage_bonus = _initial_stage_bonus(params) if method == UCBVI else np.zeros((0, S, A))
     for k in range(params.episodes):
-        if method == UCBVI:
+        if method == UCBVI and stage_bonus.shape[0] > 0:
+            _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy)
+        elif method == UCBVI:
             _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy)
         else:
             _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration)
@@ -161,6 +224,9 @@ def _model_based_run(method, model, params, rng, out, run):
             counts[s, a, landing] += 1.0
             visits[s, a] += 1.0
             reward_sum[s, a] += r
+            if stage_bonus.shape[0] > 0:  # rlberry refreshes the stage of the visit only
+                stage_bonus[h, s, a] = simplified_bernstein_bonus(
+                    visits[s, a], (H - h) * _value_span(params), params.scale)
             total += r
             length += 1
             if done:
@@ -207,7 +273,17 @@ def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "ber
     - ``"hoeffding"`` (UCBVI-CH, ``bonus_1``): ``b = 7 H L sqrt(1 / N)``;
     - ``"bernstein"`` (UCBVI-BF, ``bonus_2`` without its third term):
       ``b = sqrt(8 L Var_{P^}(V_{h+1}) / N) + 14 H L / (3 N)``
-      (:func:`~tabular.rules.exploration.bernstein_bonus` says why the term is left out).
+      (:func:`~tabular.rules.exploration.bernstein_bonus` says why the term is left out);
+    - ``"simplified_bernstein"``: rlberry-scool's UCBVI (``UCBVIAgent``, 0.7.3, its
+      default ``bonus_type``), the whole algorithm and not only its bonus, so that the two
+      can be compared run for run: a stage table ``B[h, s, a]``, at first ``v_h = (H -
+      h) span``, of which only the entry of the stage of a visit is refreshed, to
+      ``min(scale sqrt(1 / N) + v_h / N, v_h)``
+      (:func:`~tabular.rules.exploration.simplified_bernstein_bonus`, ``scale`` its
+      ``bonus_scale_factor``; ``delta`` unused); ``Q_h = r^ + B[h] + P^ V_{h+1}``
+      uncapped, an unvisited pair with ``r^ = 0`` and the uniform law over the ``S``
+      states, and ``V_h = min(max_a Q_h, H span)`` (``span`` taken as 1 when every
+      reward is the same, as rlberry does).
 
     Constants chosen where the paper leaves them open: rewards are taken in
     ``[r_min, r_max]``, the range of the model's rewards (known in advance, as ``S``,
@@ -220,8 +296,10 @@ def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "ber
     mdp : a :class:`~tabular.TabularMDP` or a Gymnasium env with a transition table.
     horizon : ``H``, the steps of an episode (it may end sooner if the model ends it).
     episodes : ``K``, default 1000.
-    bonus : ``"bernstein"`` (default) or ``"hoeffding"``.
-    scale : multiplies the bonus (default 1: the paper's constants), a finite number >= 0.
+    bonus : ``"bernstein"`` (default), ``"hoeffding"`` or ``"simplified_bernstein"``.
+    scale : multiplies the bonus (default 1: the paper's constants; for
+        ``"simplified_bernstein"``, its ``sqrt(1 / N)`` term: rlberry's default is 1), a
+        finite number >= 0.
     delta : the confidence level in (0, 1), default 0.1.
     seed, runs : as for every learner (same seed, same numbers; ``runs=n``: a run axis).
 
@@ -279,7 +357,7 @@ def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="ber
     """Check the arguments, build the parameters and run ``driver``."""
     mdp, horizon, episodes, n, r_min, r_max = learner_setup(mdp, horizon, episodes, runs,
                                                             name)
-    bonus_kind = check_bonus(bonus)
+    bonus_kind = check_bonus(bonus, UCBVI_BONUSES)
     scale = check_nonnegative("scale", scale)
     delta = check_delta(delta)
     prior_count = (1.0 / (mdp.n_states + 1) if prior_count is None

@@ -82,11 +82,13 @@ def check_delta(delta: object) -> float:
     return delta
 
 
-def check_bonus(bonus: object) -> int:
-    """The bonus kind ``"hoeffding"`` or ``"bernstein"`` as its :data:`BONUSES` code."""
-    if not isinstance(bonus, str) or bonus not in BONUSES:
-        raise ValueError(f"bonus must be one of {sorted(BONUSES)}, got {bonus!r}")
-    return BONUSES[bonus]
+def check_bonus(bonus: object, kinds: dict[str, int] = BONUSES) -> int:
+    """The bonus kind named ``bonus`` as its code in ``kinds`` (default :data:`BONUSES`,
+    ``"hoeffding"`` and ``"bernstein"``); a ``ValueError`` naming ``bonus`` otherwise,
+    a non-string included (a list is not hashable)."""
+    if not isinstance(bonus, str) or bonus not in kinds:
+        raise ValueError(f"bonus must be one of {sorted(kinds)}, got {bonus!r}")
+    return kinds[bonus]
 
 
 def reward_range(mdp: TabularMDP, name: str) -> tuple[float, float]:

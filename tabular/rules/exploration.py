@@ -36,6 +36,17 @@ def bernstein_bonus(n, variance, horizon, span, log_term, scale):
 
 
 @njit(cache=True, inline="always")
+def simplified_bernstein_bonus(n, stage_cap, scale):
+    """rlberry-scool's ``"simplified_bernstein"`` UCBVI bonus (``UCBVIAgent._compute_bonus``,
+    rlberry-scool 0.7.3): ``b = min(c sqrt(1 / N) + v_h / N, v_h)``, ``c = scale`` (its
+    ``bonus_scale_factor``) and ``v_h = (H - h) span`` the largest value from stage ``h``
+    (``stage_cap``). UCBVI-BF's bonus with the variance replaced by a constant and no
+    confidence logarithm: the ``1 / N`` term keeps the young counts optimistic, the
+    ``min`` keeps the bonus within what a value can be."""
+    return min(scale * np.sqrt(1.0 / n) + stage_cap / n, stage_cap)
+
+
+@njit(cache=True, inline="always")
 def jin_step_size(n, horizon):
     """The step size of optimistic Q-learning (Jin et al., 2018, eq. 4.1):
     ``alpha_t = (H + 1) / (H + t)`` at the ``t``-th visit, which weights recent targets

@@ -74,7 +74,12 @@ CYCLE_OPTION_BAD = [
 ROWS += [
     ("ucbvi no horizon", lambda: explore.ucbvi(TWO), TypeError, "horizon"),
     ("ucbvi bonus", lambda: explore.ucbvi(TWO, horizon=2, bonus="kl"), ValueError,
-     "bonus must be one of ['bernstein', 'hoeffding']"),
+     "bonus must be one of ['bernstein', 'hoeffding', 'simplified_bernstein']"),
+    ("ucbvi bonus list", lambda: explore.ucbvi(TWO, horizon=2, bonus=["hoeffding"]),
+     ValueError, "bonus must be one of"),
+    ("ucbvi simplified_bernstein scale inf",
+     lambda: explore.ucbvi(TWO, horizon=2, bonus="simplified_bernstein", scale=INF),
+     ValueError, "scale must be a finite number >= 0"),
     ("ucbvi scale -1", lambda: explore.ucbvi(TWO, horizon=2, scale=-1.0), ValueError,
      "scale must be a finite number >= 0"),
     ("ucbvi scale NaN",
