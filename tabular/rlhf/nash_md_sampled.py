@@ -33,8 +33,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import MAX_COUNT, check_nonnegative, check_positive, check_positive_int
 from tabular.model.policy import as_softmax_policy
 from tabular.model.sampling import sample_step
@@ -175,9 +174,7 @@ def _nash_md_run(model, p, rollout, rng, out, run):
 def _sampled_nash_md(model, params, rollout, rng_states, out):
     """Every run of :func:`_nash_md_run`, each run's stream kept for a later call."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _nash_md_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_nash_md_run, model, params, rollout, rng_states, out, run)
 
 
 def _mixture_coef(mixture_coef: float) -> float:

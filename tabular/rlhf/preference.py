@@ -14,9 +14,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
 from tabular._numba.rng import uniform
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import (
     MAX_COUNT,
     check_nonnegative,
@@ -684,9 +683,7 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
 def _iterated_dpo(model, params, rollout, rng_states, out):
     """Every run of :func:`_iterated_dpo_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _iterated_dpo_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_iterated_dpo_run, model, params, rollout, rng_states, out, run)
 
 
 def online_dpo_metrics(batch: tuple, rollout, judge: Judge, beta: float) -> dict[str, float]:
