@@ -587,6 +587,19 @@ class Judge(NamedTuple):
     prob: np.ndarray
 
 
+def judged_start(mdp: MDPLike | TokenEnv, policy: PolicyLike, judge: object
+                 ) -> tuple[MDPLike, SoftmaxPolicy, Judge]:
+    """What an online preference learner (:func:`iterated_dpo`,
+    :func:`~tabular.rlhf.sampled_nash_md`) starts from: the model (a
+    :class:`~tabular.types.TokenEnv`, or a Gymnasium env of one, opened to its MDP),
+    ``policy`` as a softmax table, and the judge's tables (``NO_JUDGE`` without a
+    judge: the larger return wins)."""
+    mdp = getattr(mdp, "unwrapped", mdp)
+    mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
+    start = as_softmax_policy(mdp, policy, greedy=False)
+    return mdp, start, NO_JUDGE if judge is None else _judge(judge, mdp, start)
+
+
 def judge_tables(preference, n_states: int, n_actions: int) -> Judge:
     """The :class:`Judge` of a :class:`~tabular.rlhf.PreferenceModel`."""
     index = np.full((n_states, n_actions), -1, dtype=np.int64)
@@ -795,10 +808,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // rounds)
     steps = check_positive_int("steps", steps, high=MAX_COUNT // rounds)
     alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
-    mdp = getattr(mdp, "unwrapped", mdp)
-    mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
-    start = as_softmax_policy(mdp, policy, greedy=False)
-    tables = NO_JUDGE if judge is None else _judge(judge, mdp, start)
+    mdp, start, tables = judged_start(mdp, policy, judge)
     xpo_alpha = check_nonnegative("xpo_alpha", xpo_alpha)
     every = check_history(history, eval_every, callback, rounds, "iterated_dpo", count="rounds",
                           runs=runs)
