@@ -297,6 +297,68 @@ def test_the_disk_cache_serves_the_runs_drivers_in_a_new_process(tmp_path):
     assert second == "[]"
 
 
+ROLLOUT_DRIVER = """
+from tabular._numba.rng import uniform
+from tabular._numba.runs import run_keeping_stream, runs_kernel
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def _draw_run(model, params, rollout, rng, out, run):
+    out[run] = uniform(rng)
+
+
+@runs_kernel
+def _draws(model, params, rollout, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        run_keeping_stream(_draw_run, model, params, rollout, rng_states, out, run)
+"""
+
+ROLLOUT_PROBE = """
+import numpy as np
+from numba.core import event
+
+from tabular._numba.rng import seed_states, uniform
+
+compiled = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Compiles())
+from rollout_driver import _draws
+
+states, out = seed_states(7, 3), np.empty(3)
+fresh = states.copy()
+_draws(0, 0, 0, states, out)
+_draws(0, 0, 0, states, out)  # the kept streams continue: each run's second draw
+second = [(uniform(fresh[run]), uniform(fresh[run]))[1] for run in range(3)]
+assert out.tolist() == second, (out, second)
+print(sorted(set(compiled)))
+"""
+
+
+def test_a_rollout_driver_keeps_each_stream_and_is_served_by_the_disk_cache(tmp_path):
+    """``run_keeping_stream`` takes the run function its driver names, writes each run's
+    advanced stream back (a second call continues it), and is inlined before typing:
+    the driver caches, and a second process compiles nothing."""
+    (tmp_path / "rollout_driver.py").write_text(ROLLOUT_DRIVER)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path),
+                                                       os.environ.get("PYTHONPATH")]))}
+    first, second = (subprocess.run([sys.executable, "-c", ROLLOUT_PROBE], env=env, check=True,
+                                    capture_output=True, text=True).stdout.split("\n")[-2]
+                     for _ in range(2))
+    assert "_draws" in first
+    assert second == "[]"
+
+
 def test_the_simplifying_pipeline_stays_simplifying():
     """numba pops the keys of a ``parallel=`` dict as it compiles: a dict would give
     every later compile (another signature, another kernel) the whole parallel
