@@ -103,8 +103,10 @@ def run_keeping_stream(run_one, model, params, rollout, rng_states, out, run) ->
     ``run_one`` is the learner's run function, a module-level dispatcher its driver
     names. Inlined (``inline="always"``) before typing, so the dispatcher is never an
     argument of a compiled function: the driver compiles, caches and inlines the run
-    function as it did with these three lines written out in it
-    (docs/decisions/2026-12-06-duplicates-2.md)."""
+    function as it did with these three lines written out in it, to the same machine
+    code on :data:`SIMPLIFYING_PIPELINE` (numba's plain pipeline keeps a copy's
+    reference count: GRPO's driver writes the lines out;
+    docs/decisions/2026-12-06-duplicates-2.md)."""
     rng = local_stream(rng_states[run])
     run_one(model, params, rollout, rng, out, run)
     keep_stream(rng_states, run, rng)

@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
+from tabular._numba.frame import local_stream
+from tabular._numba.runs import keep_stream, over_runs, runs_kernel
 from tabular.checks import check_fits, check_flag, check_positive_int, real_array
 from tabular.model.outcomes import with_start
 from tabular.model.sampling import sample_start, sample_step
@@ -335,12 +336,17 @@ def _grpo_run(model, p, rollout, rng, out, run):
         out.clipped[run, 1, it] = high / max(updates, 1)
 
 
-# numba's plain pipeline: the simplifying one's array analysis fails on this loop
+# numba's plain pipeline: the simplifying one's array analysis fails on this loop. The
+# stream kept by hand, not by run_keeping_stream: the plain pipeline keeps a reference
+# count of one of its argument copies and allocates registers anew, 2% slower over many
+# short runs (docs/decisions/2026-12-06-duplicates-2.md)
 @runs_kernel(simplifying=False)
 def _grpo(model, params, rollout, rng_states, out):
     """Every run of :func:`_grpo_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        run_keeping_stream(_grpo_run, model, params, rollout, rng_states, out, run)
+        rng = local_stream(rng_states[run])
+        _grpo_run(model, params, rollout, rng, out, run)
+        keep_stream(rng_states, run, rng)
 
 
 def group_relative_advantages(returns: npt.ArrayLike, normalise: bool = True) -> FloatArray:
