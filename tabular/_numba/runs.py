@@ -31,7 +31,11 @@ so the numbers depend neither on the thread count nor on ``runs``: run ``i`` of
 state, held in the kernel's stack frame (``local_stream`` of :mod:`tabular._numba.frame`):
 neighbouring rows share a cache line, which threads drawing on every step would contend
 for (false sharing), and a copy no other array can alias stays in registers. A learner
-run in chunks of iterations writes the advanced copy back (:func:`keep_stream`).
+run in chunks of iterations (policy gradient, RLHF) writes the advanced copy back: its
+driver's loop calls :func:`run_keeping_stream`, naming its run function::
+
+    for run in range(rng_states.shape[0]):
+        run_keeping_stream(_ppo_run, model, params, rollout, rng_states, out, run)
 
 The synchronous DP sweeps run on more than one thread by a parallel loop over
 contiguous index ranges, written the same way beside them (:mod:`tabular.solve.sweeps`).
@@ -52,6 +56,7 @@ from numba.core import event
 from numba.core.cpu_options import ParallelOptions
 from numba.core.errors import NumbaPerformanceWarning
 
+from tabular._numba.frame import local_stream
 from tabular._numba.notice import WORKER_PREFIX
 
 #: numba's parallel pipeline with every parallel transformation off: the pipeline that
@@ -85,6 +90,26 @@ def runs_kernel(driver=None, *, simplifying: bool = True, cache: bool = True):
         options["parallel"] = SIMPLIFYING_PIPELINE
     compile_driver = njit(**options)
     return compile_driver if driver is None else compile_driver(driver)
+
+
+@njit(inline="always")
+def run_keeping_stream(run_one, model, params, rollout, rng_states, out, run) -> None:
+    """Run ``run`` of a rollout learner (policy gradient, RLHF), which is run in chunks
+    of iterations (:mod:`tabular.pg.telemetry`): ``run_one(model, params, rollout, rng,
+    out, run)`` on ``rng``, a copy of the run's stream in the kernel's stack frame
+    (:func:`~tabular._numba.frame.local_stream`), then the advanced copy written back
+    into row ``run`` of ``rng_states`` for the next chunk to continue.
+
+    ``run_one`` is the learner's run function, a module-level dispatcher its driver
+    names. Inlined (``inline="always"``) before typing, so the dispatcher is never an
+    argument of a compiled function: the driver compiles, caches and inlines the run
+    function as it did with these three lines written out in it, to the same machine
+    code on :data:`SIMPLIFYING_PIPELINE` (numba's plain pipeline keeps a copy's
+    reference count: GRPO's driver writes the lines out;
+    docs/decisions/2026-12-06-duplicates-2.md)."""
+    rng = local_stream(rng_states[run])
+    run_one(model, params, rollout, rng, out, run)
+    keep_stream(rng_states, run, rng)
 
 
 @njit(inline="always")

@@ -40,6 +40,7 @@ from tabular.learn.bisected_argmax import (
     new_brackets,
     open_brackets,
 )
+from tabular.learn.paragraphs import shares_paragraphs
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
     beta_posterior_draw,
@@ -336,6 +337,7 @@ def _regret(method: int, name: str, arms, *, steps, seed, runs, explore=1, tol=K
 
 
 
+@shares_paragraphs
 def thompson_sampling(arms: BanditArms, *, steps: int = 1000, seed: int | None = 0,
                       runs: int | None = None) -> BanditRegretResult:
     """Thompson sampling: draw a mean for every arm from its posterior, pull the largest.
@@ -349,16 +351,14 @@ def thompson_sampling(arms: BanditArms, *, steps: int = 1000, seed: int | None =
 
     Parameters
     ----------
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     return _regret(THOMPSON, "thompson_sampling", arms, steps=steps, seed=seed, runs=runs)
 
 
+@shares_paragraphs
 def kl_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
            seed: int | None = 0, runs: int | None = None) -> BanditRegretResult:
     """KL-UCB (Garivier and Cappé, 2011): pull
@@ -373,18 +373,15 @@ def kl_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
 
     Parameters
     ----------
-    tol : the bisection's tolerance, in [1e-12, 0.1], default 1e-6.
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {tol_bisection arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     return _regret(KL_UCB, "kl_ucb", arms, steps=steps, seed=seed, runs=runs,
                    tol=_check_tol(tol))
 
 
+@shares_paragraphs
 def bayes_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
               seed: int | None = 0, runs: int | None = None) -> BanditRegretResult:
     """Bayes-UCB (Kaufmann, Cappé and Garivier, 2012, Algorithm 1): pull the arm whose
@@ -397,13 +394,9 @@ def bayes_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
 
     Parameters
     ----------
-    tol : the bisection's tolerance, in [1e-12, 0.1], default 1e-6.
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {tol_bisection arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     return _regret(BAYES_UCB, "bayes_ucb", arms, steps=steps, seed=seed, runs=runs,
                    tol=_check_tol(tol))
@@ -422,6 +415,7 @@ def _check_tol(tol: float) -> float:
     return tol
 
 
+@shares_paragraphs
 def moss(arms: BanditArms, *, steps: int = 1000, seed: int | None = 0,
          runs: int | None = None) -> BanditRegretResult:
     """MOSS (Audibert and Bubeck, 2009): pull
@@ -431,16 +425,14 @@ def moss(arms: BanditArms, *, steps: int = 1000, seed: int | None = 0,
 
     Parameters
     ----------
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     return _regret(MOSS, "moss", arms, steps=steps, seed=seed, runs=runs, bernoulli_only=True)
 
 
+@shares_paragraphs
 def ucb_v(arms: BanditArms, *, steps: int = 1000, seed: int | None = 0,
           runs: int | None = None) -> BanditRegretResult:
     """UCB-V (Audibert, Munos and Szepesvári, 2009): pull
@@ -450,16 +442,14 @@ def ucb_v(arms: BanditArms, *, steps: int = 1000, seed: int | None = 0,
 
     Parameters
     ----------
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     return _regret(UCB_V, "ucb_v", arms, steps=steps, seed=seed, runs=runs, bernoulli_only=True)
 
 
+@shares_paragraphs
 def explore_then_commit(arms: BanditArms, *, explore: int = 10, steps: int = 1000,
                         seed: int | None = 0, runs: int | None = None) -> BanditRegretResult:
     """Explore-then-commit (Lattimore and Szepesvári, 2020, Algorithm 1): pull the arms in
@@ -469,18 +459,16 @@ def explore_then_commit(arms: BanditArms, *, explore: int = 10, steps: int = 100
     Parameters
     ----------
     explore : pulls of each arm before committing, an int >= 1, default 10.
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     explore = check_positive_int("explore", explore)
     return _regret(ETC, "explore_then_commit", arms, steps=steps, seed=seed, runs=runs,
                    explore=explore)
 
 
+@shares_paragraphs
 def exp3(arms: BanditArms, *, eta: float | None = None, steps: int = 1000,
          seed: int | None = 0, runs: int | None = None) -> BanditRegretResult:
     """EXP3 for adversarial rewards in [0, 1], in the form of Lattimore and Szepesvári
@@ -493,12 +481,9 @@ def exp3(arms: BanditArms, *, eta: float | None = None, steps: int = 1000,
     Parameters
     ----------
     eta : the learning rate, > 0 (default ``None``: ``sqrt(2 log k / (k T))``).
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     k = check_arms(arms).means.shape[1]
     steps_checked = check_positive_int("steps", steps)
@@ -521,6 +506,7 @@ def _check_xi(xi: float) -> float:
     return xi
 
 
+@shares_paragraphs
 def discounted_ucb(arms: BanditArms, *, discount: float | None = None, xi: float = XI,
                    steps: int = 1000, seed: int | None = 0,
                    runs: int | None = None) -> BanditRegretResult:
@@ -534,12 +520,9 @@ def discounted_ucb(arms: BanditArms, *, discount: float | None = None, xi: float
     discount : ``gamma`` in (0, 1] (default ``None``: ``1 - 1 / (4 sqrt(T))``, their choice
         for an unknown number of changes).
     xi : the exploration constant, in (0, 100], default 0.6 (their simulations').
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`, ``changes`` allowed.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms_changing horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     steps_checked = check_positive_int("steps", steps)
     if discount is None:
@@ -556,6 +539,7 @@ def _check_discount(discount: float) -> float:
     return discount
 
 
+@shares_paragraphs
 def sliding_window_ucb(arms: BanditArms, *, window: int | None = None, xi: float = XI,
                        steps: int = 1000, seed: int | None = 0,
                        runs: int | None = None) -> BanditRegretResult:
@@ -569,12 +553,9 @@ def sliding_window_ucb(arms: BanditArms, *, window: int | None = None, xi: float
     window : ``tau``, an int >= 1 (default ``None``: ``ceil(2 sqrt(T log T))``, their
         choice for an unknown number of changes), at most ``steps``.
     xi : the exploration constant, in (0, 100], default 0.6 (their simulations').
-    arms : a :class:`~tabular.learn.bandit_arms.BanditArms`, ``changes`` allowed.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {arms_changing horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     steps_checked = check_positive_int("steps", steps)
     if window is None:
@@ -585,6 +566,7 @@ def sliding_window_ucb(arms: BanditArms, *, window: int | None = None, xi: float
                    window=window, xi=_check_xi(xi), bernoulli_only=True)
 
 
+@shares_paragraphs
 def discounted_thompson_sampling(arms: BanditArms, *, discount: float = 0.95,
                                  steps: int = 1000, seed: int | None = 0,
                                  runs: int | None = None) -> BanditRegretResult:
@@ -598,11 +580,9 @@ def discounted_thompson_sampling(arms: BanditArms, *, discount: float = 0.95,
     discount : ``gamma`` in (0, 1], default 0.95 (within the range of their experiments).
     arms : a :class:`~tabular.learn.bandit_arms.BanditArms` of Bernoulli arms, ``changes``
         allowed.
-    steps : the horizon ``T``, pulls per run, default 1000.
-    seed : seed of the runs' random streams, default 0.
-    runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.
+    {horizon seed_plain runs_plain}
 
-    Returns a :class:`BanditRegretResult`.
+    {regret_result}
     """
     return _regret(THOMPSON, "discounted_thompson_sampling", arms, steps=steps, seed=seed,
                    runs=runs, discount=_check_discount(discount), bernoulli_only=True)

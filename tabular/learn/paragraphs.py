@@ -91,6 +91,11 @@ PARAGRAPHS = {
         "epsilon_block : the time steps per unit of the epsilon schedule, default {default}."),
     "seed_plain": "seed : seed of the runs' random streams, default {default}.",
     "runs_plain": "runs : ``None`` (default): one run, no run axis; ``n``: ``n`` independent runs.",
+    "arms": "arms : a :class:`~tabular.learn.bandit_arms.BanditArms`.",
+    "arms_changing": (
+        "arms : a :class:`~tabular.learn.bandit_arms.BanditArms`, ``changes`` allowed."),
+    "horizon": "steps : the horizon ``T``, pulls per run, default {default}.",
+    "tol_bisection": "tol : the bisection's tolerance, in [1e-12, 0.1], default 1e-6.",
     "history_V": "history : also return ``V`` after every episode, default False.",
     "history_w": "history : also return ``w`` after every episode, default False.",
     "control_result": (
@@ -99,6 +104,7 @@ PARAGRAPHS = {
         "greedy policy (int64 ``[S]``); ``V = max_a Q``; ``episode_returns`` (undiscounted\n"
         "sum of rewards) and ``episode_lengths`` (steps) of the epsilon-greedy behaviour,\n"
         "``[episodes]``; each with a leading run axis when ``runs=n``."),
+    "regret_result": "Returns a :class:`BanditRegretResult`.",
     "control_result_as_sarsa": (
         "Returns a :class:`~tabular.learn.results.ControlResult`, as :func:`~tabular.sarsa` does."),
 }

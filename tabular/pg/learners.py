@@ -77,9 +77,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
 from tabular._numba.rng import shuffle
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import (
     check_flag,
     check_nonnegative,
@@ -252,9 +251,7 @@ def _episode_gradient_run(model, p, rollout, rng, out, run):
 def _episode_gradient(model, params, rollout, rng_states, out):
     """Every run of :func:`_episode_gradient_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _episode_gradient_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_episode_gradient_run, model, params, rollout, rng_states, out, run)
 
 
 @njit(cache=True)
@@ -389,9 +386,7 @@ def _ppo_run(model, p, rollout, rng, out, run):
 def _ppo(model, params, rollout, rng_states, out):
     """Every run of :func:`_ppo_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _ppo_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_ppo_run, model, params, rollout, rng_states, out, run)
 
 
 # ------------------------------------------------------------------ front end

@@ -53,8 +53,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import check_positive_int, check_unit_interval
 from tabular.pg.arguments import batch_args, step_size
 from tabular.pg.batches import (
@@ -281,9 +280,7 @@ def _trpo_run(model, p, rollout, rng, out, run):
 def _trpo(model, params, rollout, rng_states, out):
     """Every run of :func:`_trpo_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _trpo_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_trpo_run, model, params, rollout, rng_states, out, run)
 
 
 # ------------------------------------------------------------------ front end

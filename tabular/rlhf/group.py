@@ -336,7 +336,10 @@ def _grpo_run(model, p, rollout, rng, out, run):
         out.clipped[run, 1, it] = high / max(updates, 1)
 
 
-# numba's plain pipeline: the simplifying one's array analysis fails on this loop
+# numba's plain pipeline: the simplifying one's array analysis fails on this loop. The
+# stream kept by hand, not by run_keeping_stream: the plain pipeline keeps a reference
+# count of one of its argument copies and allocates registers anew, 2% slower over many
+# short runs (docs/decisions/2026-12-06-duplicates-2.md)
 @runs_kernel(simplifying=False)
 def _grpo(model, params, rollout, rng_states, out):
     """Every run of :func:`_grpo_run`, each stream kept for the next chunk."""

@@ -43,8 +43,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import MAX_COUNT, check_positive, check_positive_int
 from tabular.model.mdp import MAX_REWARD
 from tabular.model.policy import as_softmax_policy
@@ -179,9 +178,7 @@ def _kto_run(model, p, rollout, rng, out, run):
 def _kto(model, params, rollout, rng_states, out):
     """Every run of :func:`_kto_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _kto_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_kto_run, model, params, rollout, rng_states, out, run)
 
 
 def feedback_records(feedback) -> list[tuple[float, str, str, bool]]:

@@ -33,16 +33,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import MAX_COUNT, check_nonnegative, check_positive, check_positive_int
-from tabular.model.policy import as_softmax_policy
 from tabular.model.sampling import sample_step
 from tabular.pg.arguments import MAX_POLICY_STEP, check_no_overflow, policy_gradient_args
 from tabular.pg.rollout import Rollout, episode_buffers, sample_episode
 from tabular.pg.telemetry import Callback, batch_metrics, check_history, run_in_chunks, sample_batch
 from tabular.results import with_run_axis
-from tabular.rlhf.preference import NO_JUDGE, Judge, _judge
+from tabular.rlhf.preference import Judge, judged_start
 from tabular.rlhf.results import SampledNashMDResult
 from tabular.rlhf.reward_model import sigmoid
 from tabular.rules.policy_gradient import (
@@ -175,9 +173,7 @@ def _nash_md_run(model, p, rollout, rng, out, run):
 def _sampled_nash_md(model, params, rollout, rng_states, out):
     """Every run of :func:`_nash_md_run`, each run's stream kept for a later call."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _nash_md_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_nash_md_run, model, params, rollout, rng_states, out, run)
 
 
 def _mixture_coef(mixture_coef: float) -> float:
@@ -228,10 +224,7 @@ def sampled_nash_md(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float 
     iterations = check_positive_int("iterations", iterations, high=MAX_COUNT)
     pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // iterations)
     alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
-    mdp = getattr(mdp, "unwrapped", mdp)
-    mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
-    start = as_softmax_policy(mdp, policy, greedy=False)
-    tables = NO_JUDGE if judge is None else _judge(judge, mdp, start)
+    mdp, start, tables = judged_start(mdp, policy, judge)
     every = check_history(history, eval_every, callback, iterations, "sampled_nash_md",
                           runs=runs)
     ref_policy = start if ref_policy is None else ref_policy

@@ -14,9 +14,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tabular._numba.frame import local_stream
 from tabular._numba.rng import uniform
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import (
     MAX_COUNT,
     check_nonnegative,
@@ -588,6 +587,19 @@ class Judge(NamedTuple):
     prob: np.ndarray
 
 
+def judged_start(mdp: MDPLike | TokenEnv, policy: PolicyLike, judge: object
+                 ) -> tuple[MDPLike, SoftmaxPolicy, Judge]:
+    """What an online preference learner (:func:`iterated_dpo`,
+    :func:`~tabular.rlhf.sampled_nash_md`) starts from: the model (a
+    :class:`~tabular.types.TokenEnv`, or a Gymnasium env of one, opened to its MDP),
+    ``policy`` as a softmax table, and the judge's tables (``NO_JUDGE`` without a
+    judge: the larger return wins)."""
+    mdp = getattr(mdp, "unwrapped", mdp)
+    mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
+    start = as_softmax_policy(mdp, policy, greedy=False)
+    return mdp, start, NO_JUDGE if judge is None else _judge(judge, mdp, start)
+
+
 def judge_tables(preference, n_states: int, n_actions: int) -> Judge:
     """The :class:`Judge` of a :class:`~tabular.rlhf.PreferenceModel`."""
     index = np.full((n_states, n_actions), -1, dtype=np.int64)
@@ -684,9 +696,7 @@ def _iterated_dpo_run(model, p, rollout, rng, out, run):
 def _iterated_dpo(model, params, rollout, rng_states, out):
     """Every run of :func:`_iterated_dpo_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _iterated_dpo_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_iterated_dpo_run, model, params, rollout, rng_states, out, run)
 
 
 def online_dpo_metrics(batch: tuple, rollout, judge: Judge, beta: float) -> dict[str, float]:
@@ -798,10 +808,7 @@ def iterated_dpo(mdp: MDPLike | TokenEnv, policy: PolicyLike, *, beta: float, ro
     pairs = check_positive_int("pairs", pairs, high=MAX_COUNT // rounds)
     steps = check_positive_int("steps", steps, high=MAX_COUNT // rounds)
     alpha = check_positive("alpha", alpha, MAX_POLICY_STEP)
-    mdp = getattr(mdp, "unwrapped", mdp)
-    mdp = mdp.to_mdp() if hasattr(mdp, "to_mdp") else mdp
-    start = as_softmax_policy(mdp, policy, greedy=False)
-    tables = NO_JUDGE if judge is None else _judge(judge, mdp, start)
+    mdp, start, tables = judged_start(mdp, policy, judge)
     xpo_alpha = check_nonnegative("xpo_alpha", xpo_alpha)
     every = check_history(history, eval_every, callback, rounds, "iterated_dpo", count="rounds",
                           runs=runs)

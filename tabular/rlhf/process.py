@@ -30,8 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from tabular._numba.frame import local_stream
-from tabular._numba.runs import keep_stream, over_runs, runs_kernel
+from tabular._numba.runs import over_runs, run_keeping_stream, runs_kernel
 from tabular.checks import MAX_COUNT, check_positive_int, policy_matrix, real_array
 from tabular.model.graph import tree_edges
 from tabular.model.mdp import TabularMDP, as_mdp
@@ -108,9 +107,7 @@ class StepLabels(NamedTuple):
 def _step_labels(model, params, rollout, rng_states, out):
     """Every run of :func:`_step_labels_run`, each stream kept for the next chunk."""
     for run in range(rng_states.shape[0]):
-        rng = local_stream(rng_states[run])
-        _step_labels_run(model, params, rollout, rng, out, run)
-        keep_stream(rng_states, run, rng)
+        run_keeping_stream(_step_labels_run, model, params, rollout, rng_states, out, run)
 
 
 def fit_process_reward_model(mdp: MDPLike, policy: PolicyLike, *, responses: int = 100,

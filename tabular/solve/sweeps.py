@@ -319,54 +319,48 @@ def _q_rows(model, V, gamma, Q, lo, hi):
 # takes a record, but not a tuple that holds one.
 
 
+@njit(inline="always")
+def _largest_over_chunks(kernel, model, args, n, chunks):
+    """The parallel loop of a driver: ``kernel(model, *args, lo, hi)`` on each of the
+    ``chunks`` ranges, the largest residual returned. ``kernel`` is the range kernel the
+    driver names; inlined into the driver before typing (and before the parallel loop is
+    made), so the driver compiles and caches as with the loop written out in it
+    (docs/decisions/2026-12-06-duplicates-2.md)."""
+    residual = 0.0
+    for chunk in prange(chunks):
+        residual = max(residual, kernel(model, *args, chunk * n // chunks,
+                                        (chunk + 1) * n // chunks))
+    return residual
+
+
 @njit(cache=True, parallel=True)
 def _optimality_states_parallel(model, args, n, chunks):
     """:func:`_optimality_states` over numba's parallel loop."""
-    residual = 0.0
-    for chunk in prange(chunks):
-        residual = max(residual, _optimality_states(model, *args, chunk * n // chunks,
-                                                    (chunk + 1) * n // chunks))
-    return residual
+    return _largest_over_chunks(_optimality_states, model, args, n, chunks)
 
 
 @njit(cache=True, parallel=True)
 def _optimality_blocks_parallel(model, args, n, chunks):
     """:func:`_optimality_blocks` over numba's parallel loop."""
-    residual = 0.0
-    for chunk in prange(chunks):
-        residual = max(residual, _optimality_blocks(model, *args, chunk * n // chunks,
-                                                    (chunk + 1) * n // chunks))
-    return residual
+    return _largest_over_chunks(_optimality_blocks, model, args, n, chunks)
 
 
 @njit(cache=True, parallel=True)
 def _expectation_states_parallel(model, args, n, chunks):
     """:func:`_expectation_states` over numba's parallel loop."""
-    residual = 0.0
-    for chunk in prange(chunks):
-        residual = max(residual, _expectation_states(model, *args, chunk * n // chunks,
-                                                     (chunk + 1) * n // chunks))
-    return residual
+    return _largest_over_chunks(_expectation_states, model, args, n, chunks)
 
 
 @njit(cache=True, parallel=True)
 def _soft_states_parallel(model, args, n, chunks):
     """:func:`_soft_states` over numba's parallel loop."""
-    residual = 0.0
-    for chunk in prange(chunks):
-        residual = max(residual, _soft_states(model, *args, chunk * n // chunks,
-                                              (chunk + 1) * n // chunks))
-    return residual
+    return _largest_over_chunks(_soft_states, model, args, n, chunks)
 
 
 @njit(cache=True, parallel=True)
 def _q_rows_parallel(model, args, n, chunks):
     """:func:`_q_rows` over numba's parallel loop."""
-    residual = 0.0
-    for chunk in prange(chunks):
-        residual = max(residual, _q_rows(model, *args, chunk * n // chunks,
-                                         (chunk + 1) * n // chunks))
-    return residual
+    return _largest_over_chunks(_q_rows, model, args, n, chunks)
 
 
 #: Each range kernel's parallel driver.

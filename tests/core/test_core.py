@@ -257,7 +257,8 @@ def test_positive_checks_name_the_parameter():
 # --------------------------------------------------------------------- runs drivers
 
 
-CACHE_PROBE = """
+#: The head of a probe script: records the name of every function numba compiles.
+COUNT_COMPILES = """
 import numpy as np
 from numba.core import event
 
@@ -273,6 +274,9 @@ class Compiles(event.Listener):
 
 
 event.register("numba:compile", Compiles())
+"""
+
+CACHE_PROBE = COUNT_COMPILES + """
 from tabular import mc_prediction, q_learning, td0
 from tabular.testing import random_mdp
 
@@ -285,15 +289,68 @@ print(sorted(set(compiled)))
 """
 
 
+def compiled_in_two_processes(probe: str, env: dict) -> tuple[str, str]:
+    """What ``probe`` prints last, the functions numba compiled, in a first process and
+    in a second one on the disk cache the first left."""
+    first, second = (subprocess.run([sys.executable, "-c", probe], env=env, check=True,
+                                    capture_output=True, text=True).stdout.split("\n")[-2]
+                     for _ in range(2))
+    return first, second
+
+
 def test_the_disk_cache_serves_the_runs_drivers_in_a_new_process(tmp_path):
     """The runs drivers (with a method constant, or plain over a run function inlined or
     compiled on its own) are served by numba's disk cache: a second process compiles
     nothing."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    first, second = (subprocess.run([sys.executable, "-c", CACHE_PROBE], env=env, check=True,
-                                    capture_output=True, text=True).stdout.split("\n")[-2]
-                     for _ in range(2))
+    first, second = compiled_in_two_processes(CACHE_PROBE, env)
     assert "_q_learning" in first and "_mc_prediction" in first
+    assert second == "[]"
+
+
+ROLLOUT_DRIVER = """
+from numba import njit
+
+from tabular._numba.rng import uniform
+from tabular._numba.runs import run_keeping_stream, runs_kernel
+
+
+@njit(cache=True, inline="always")
+def _draw_run(model, params, rollout, rng, out, run):
+    out[run] = uniform(rng)
+
+
+@runs_kernel
+def _draws(model, params, rollout, rng_states, out):
+    for run in range(rng_states.shape[0]):
+        run_keeping_stream(_draw_run, model, params, rollout, rng_states, out, run)
+"""
+
+ROLLOUT_PROBE = COUNT_COMPILES + """
+from rollout_driver import _draws
+
+from tabular._numba.rng import seed_states, uniform
+
+states, out = seed_states(7, 3), np.empty(3)
+fresh = states.copy()
+_draws(0, 0, 0, states, out)
+_draws(0, 0, 0, states, out)  # the kept streams continue: each run's second draw
+second = [(uniform(fresh[run]), uniform(fresh[run]))[1] for run in range(3)]
+assert out.tolist() == second, (out, second)
+print(sorted(set(compiled)))
+"""
+
+
+def test_a_rollout_driver_keeps_each_stream_and_is_served_by_the_disk_cache(tmp_path):
+    """``run_keeping_stream`` takes the run function its driver names, writes each run's
+    advanced stream back (a second call continues it), and is inlined before typing:
+    the driver caches, and a second process compiles nothing."""
+    (tmp_path / "rollout_driver.py").write_text(ROLLOUT_DRIVER)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path),
+                                                       os.environ.get("PYTHONPATH")]))}
+    first, second = compiled_in_two_processes(ROLLOUT_PROBE, env)
+    assert "_draws" in first
     assert second == "[]"
 
 
