@@ -6,8 +6,9 @@ spawned from one ``np.random.SeedSequence`` and (ii) the numbers a run draws do
 not depend on which thread executes it. Same seed, same numbers, bit for bit.
 
 The draws are plain jitted functions, compiled once and inlined by LLVM into each
-kernel; :func:`normal` alone is inlined into numba's IR
-(``docs/decisions/2026-12-02-inlining-of-rules.md`` says why).
+kernel; :func:`normal` and the gamma and Beta draws are inlined into numba's IR
+(``docs/decisions/2026-12-02-inlining-of-rules.md`` says why; the Beta draw of Thompson
+sampling took twice as long as a call: ``docs/decisions/2026-12-06-explore-speed-2.md``).
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ def marsaglia_tsang(state, shape):
             return d * v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a call per Beta draw cost half its time
 def gamma(state, shape):
     """A draw from ``Gamma(shape, 1)``, ``shape > 0`` (:func:`marsaglia_tsang`; for
     ``shape < 1`` the draw of ``shape + 1`` times ``U^(1 / shape)``, their section 6)."""
@@ -264,7 +265,7 @@ def gamma(state, shape):
     return marsaglia_tsang(state, shape)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # inlined, its draws share the caller's registers
 def beta(state, a, b):
     """A draw from ``Beta(a, b)``, ``a, b > 0``: ``X / (X + Y)`` of independent
     ``X ~ Gamma(a, 1)``, ``Y ~ Gamma(b, 1)``."""
