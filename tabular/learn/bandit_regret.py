@@ -40,10 +40,10 @@ from tabular.learn.bisected_argmax import (
     new_brackets,
     open_brackets,
 )
+from tabular.learn.quantile_paths import forget, new_paths, remembered_quantile
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
     beta_posterior_draw,
-    beta_quantile,
     discounted_ucb_index,
     exp3_step,
     gaussian_kl_ucb_index,
@@ -108,10 +108,11 @@ class BanditRegretResult(RunsResult):
 
 
 @njit(cache=True, inline="always")
-def _index(method, arms, params, counts, sums, squares, a, t, shared):
+def _index(method, arms, params, counts, sums, squares, a, t, shared, paths):
     """The index of arm ``a`` (``counts[a] > 0``: its pulls, discounted or in the window
     for the non-stationary methods) at step ``t >= 1``; ``shared`` is what every arm's
-    index of the step uses alike (:func:`_shared`)."""
+    index of the step uses alike (:func:`_shared`); ``paths``: Bernoulli Bayes-UCB's
+    remembered bisections (:mod:`tabular.learn.quantile_paths`)."""
     n = counts[a]
     mean = sums[a] / n
     if method == D_UCB:
@@ -120,7 +121,8 @@ def _index(method, arms, params, counts, sums, squares, a, t, shared):
         return sliding_window_ucb_index(sums[a], n, t, params.window, params.xi)
     if method == BAYES_UCB:  # the 1 - 1/t quantile of the posterior of Thompson sampling
         if arms.law == BERNOULLI:
-            return beta_quantile(1.0 - 1.0 / t, sums[a] + 1.0, n - sums[a] + 1.0, params.tol)
+            return remembered_quantile(paths, a, 1.0 - 1.0 / t, sums[a] + 1.0,
+                                       n - sums[a] + 1.0, params.tol)
         return sums[a] / (n + 1.0) + arms.sd / np.sqrt(n + 1.0) * shared
     if method == KL_UCB:  # Gaussian arms
         return gaussian_kl_ucb_index(mean, np.log(t) / n, arms.sd)
@@ -141,11 +143,13 @@ def _shared(method, arms, params, counts, t):
 
 
 @njit(cache=True, inline="always")
-def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets):
+def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets, paths):
     """The arm pulled at step ``t >= 1`` by an index or posterior-sampling method.
     MOSS's index changes with the pulled arm's statistics only: ``scores`` keeps the
     others' (:func:`_rescore`). Bernoulli KL-UCB halves its brackets only
-    as far as the choice needs (:mod:`tabular.learn.bisected_argmax`)."""
+    as far as the choice needs (:mod:`tabular.learn.bisected_argmax`); Bernoulli
+    Bayes-UCB reuses what its bisections computed while an arm was not pulled
+    (:mod:`tabular.learn.quantile_paths`)."""
     if method == MOSS:
         return greedy_action(scores, rng)
     if method == KL_UCB and arms.law == BERNOULLI:
@@ -163,16 +167,19 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t, bracket
         elif counts[a] <= 0.0:
             scores[a] = np.inf
         else:
-            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared)
+            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared,
+                               paths)
     return greedy_action(scores, rng)
 
 
 @njit(cache=True, inline="always")
-def _rescore(method, arms, params, counts, sums, scores, brackets, a):
+def _rescore(method, arms, params, counts, sums, scores, paths, a):
     """Bring what the index methods keep between steps up to date after arm ``a``'s pull:
-    MOSS's index of ``a``."""
+    MOSS's index of ``a``, Bernoulli Bayes-UCB's posterior of ``a``."""
     if method == MOSS:
         scores[a] = moss_index(sums[a] / counts[a], counts[a], params.steps, counts.shape[0])
+    if method == BAYES_UCB and arms.law == BERNOULLI:
+        forget(paths, a, sums[a] + 1.0, counts[a] - sums[a] + 1.0)
 
 
 @njit(cache=True, inline="always")
@@ -200,6 +207,7 @@ def _regret_run(method, arms, params, rng, out, run):
     if method == MOSS:
         scores[:] = np.inf  # untried arms first
     brackets = new_brackets(k)
+    paths = new_paths(k if method == BAYES_UCB else 0)
     probs = np.empty(k)
     window = params.window if method == SW_UCB else 1
     history, rewards = np.zeros(window, dtype=np.int64), np.zeros(window)
@@ -224,7 +232,7 @@ def _regret_run(method, arms, params, rng, out, run):
             a = sample_softmax(scores, probs, rng)
         else:
             a = _choose(method, arms, params, rng, counts, sums, squares, scores, t + 1,
-                        brackets)
+                        brackets, paths)
         if arms.law == BERNOULLI:
             reward = 1.0 if bernoulli(rng, means[a]) else 0.0
         else:
@@ -232,7 +240,7 @@ def _regret_run(method, arms, params, rng, out, run):
         counts[a] += 1.0
         sums[a] += reward
         squares[a] += reward * reward
-        _rescore(method, arms, params, counts, sums, scores, brackets, a)
+        _rescore(method, arms, params, counts, sums, scores, paths, a)
         if method == SW_UCB:
             history[t % window], rewards[t % window] = a, reward
         if method == EXP3:
