@@ -36,11 +36,13 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int, check_size, check_unit_interval
 from tabular.learn.bandit_arms import BERNOULLI, GAUSSIAN, BanditArms, check_arms
 from tabular.learn.bisected_argmax import (
+    BETA_QUANTILE,
+    KL_UCB_INDEX,
     bisected_greedy,
     new_brackets,
     open_brackets,
 )
-from tabular.learn.quantile_paths import forget, new_paths, remembered_quantile
+from tabular.learn.quantile_paths import forget, new_paths
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
     beta_posterior_draw,
@@ -119,11 +121,8 @@ def _index(method, arms, params, counts, sums, squares, a, t, shared, paths):
         return discounted_ucb_index(sums[a], n, shared, params.xi)
     if method == SW_UCB:
         return sliding_window_ucb_index(sums[a], n, t, params.window, params.xi)
-    if method == BAYES_UCB:  # the 1 - 1/t quantile of the posterior of Thompson sampling
-        if arms.law == BERNOULLI:
-            return remembered_quantile(paths, a, 1.0 - 1.0 / t, sums[a] + 1.0,
-                                       n - sums[a] + 1.0, params.tol)
-        return sums[a] / (n + 1.0) + arms.sd / np.sqrt(n + 1.0) * shared
+    if method == BAYES_UCB:  # Gaussian arms (Bernoulli: _choose); the 1 - 1/t quantile
+        return sums[a] / (n + 1.0) + arms.sd / np.sqrt(n + 1.0) * shared  # of TS's posterior
     if method == KL_UCB:  # Gaussian arms
         return gaussian_kl_ucb_index(mean, np.log(t) / n, arms.sd)
     if method == MOSS:
@@ -154,8 +153,13 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t, bracket
         return greedy_action(scores, rng)
     if method == KL_UCB and arms.law == BERNOULLI:
         log_t = np.log(t)
-        open_brackets(counts, sums, log_t, brackets)
-        return bisected_greedy(counts, sums, log_t, params.tol, brackets, rng)
+        open_brackets(KL_UCB_INDEX, counts, sums, log_t, brackets)
+        return bisected_greedy(KL_UCB_INDEX, counts, sums, log_t, params.tol, brackets, paths,
+                               rng)
+    if method == BAYES_UCB and arms.law == BERNOULLI:
+        p = 1.0 - 1.0 / t
+        open_brackets(BETA_QUANTILE, counts, sums, p, brackets)
+        return bisected_greedy(BETA_QUANTILE, counts, sums, p, params.tol, brackets, paths, rng)
     k = counts.shape[0]
     shared = _shared(method, arms, params, counts, t)
     for a in range(k):

@@ -11,7 +11,8 @@ midpoints of its last bisection and the CDF at each, and its normalising constan
 midpoint equal to the remembered one at the same depth reuses the remembered CDF (the
 same function of the same numbers: the same bits), every other is computed and
 remembered. The indices, hence the pulls and every draw, are those of the full
-bisection.
+bisection. :mod:`tabular.learn.bisected_argmax` takes these halvings only as far as the
+greedy choice needs.
 
 ``docs/decisions/2026-12-06-explore-speed-2.md`` gives the figures.
 """
@@ -60,27 +61,21 @@ def forget(paths, arm, alpha, beta):
 
 
 @njit(cache=True, inline="always")
-def remembered_quantile(paths, arm, p, alpha, beta, tol):
-    """:func:`~tabular.rules.bandit_indices.beta_quantile` of arm ``arm``'s posterior
-    ``Beta(alpha, beta)`` (as last given to :func:`forget`), the same halvings in the
-    same order, each CDF read from the arm's path where its midpoint is the remembered
-    one."""
+def remembered_halve(paths, arm, p, alpha, beta, low, high, depth):
+    """One step of :func:`~tabular.rules.bandit_indices.beta_quantile_halve` of arm
+    ``arm``'s posterior ``Beta(alpha, beta)`` (as last given to :func:`forget`), the
+    ``depth``-th of its bisection: the half of ``(low, high]`` that holds the
+    ``p``-quantile, the CDF at the midpoint read from the arm's path if the midpoint is
+    the remembered one, else computed and remembered."""
     middles, cdfs, known = paths.middles[arm], paths.cdfs[arm], paths.known
-    log_norm = paths.log_norms[arm]
-    low, high = 0.0, 1.0
-    depth = 0
-    while high - low > tol:
-        middle = 0.5 * (low + high)
-        if depth < known[arm] and middles[depth] == middle:
-            cdf = cdfs[depth]
-        else:
-            cdf = beta_cdf_normed(middle, alpha, beta, log_norm)
-            if depth < MAX_DEPTH:
-                middles[depth], cdfs[depth] = middle, cdf
-                known[arm] = depth + 1
-        if cdf < p:
-            low = middle
-        else:
-            high = middle
-        depth += 1
-    return high
+    middle = 0.5 * (low + high)
+    if depth < known[arm] and middles[depth] == middle:
+        cdf = cdfs[depth]
+    else:
+        cdf = beta_cdf_normed(middle, alpha, beta, paths.log_norms[arm])
+        if depth < MAX_DEPTH:
+            middles[depth], cdfs[depth] = middle, cdf
+            known[arm] = depth + 1
+    if cdf < p:
+        return middle, high
+    return low, middle

@@ -7,8 +7,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from tabular.learn.quantile_paths import forget, new_paths, remembered_quantile
+from tabular.learn.quantile_paths import forget, new_paths, remembered_halve
 from tabular.rules.bandit_indices import beta_quantile
+
+
+@njit(cache=True)
+def _remembered_quantile(paths, p, alpha, beta, tol):
+    """Arm 0's bisection to ``tol`` by :func:`remembered_halve`."""
+    low, high, depth = 0.0, 1.0, 0
+    while high - low > tol:
+        low, high = remembered_halve(paths, 0, p, alpha, beta, low, high, depth)
+        depth += 1
+    return high
 
 
 @njit(cache=True)
@@ -24,7 +34,7 @@ def _mismatches(posteriors, steps, tol):
         for _ in range(steps):
             p = 1.0 - 1.0 / t
             known = paths.known[0]
-            if remembered_quantile(paths, 0, p, alpha, beta, tol) != beta_quantile(
+            if _remembered_quantile(paths, p, alpha, beta, tol) != beta_quantile(
                     p, alpha, beta, tol):
                 bad += 1
             reused += known  # an upper bound on the reads; 0 when nothing is kept
