@@ -235,16 +235,17 @@ def categorical(state, p):
     return last  # u fell in the rounding gap above sum(p)
 
 
-@njit(cache=True, inline="always")  # a call per draw would cost a third more
-def marsaglia_tsang(state, shape):
-    """A draw from ``Gamma(shape, 1)``, ``shape >= 1`` (Marsaglia and Tsang, 2000): ``d v``
-    with ``d = shape - 1/3`` and ``v = (1 + c x)^3`` of a normal ``x``, ``c = 1 / sqrt(9 d)``,
-    accepted when ``log u < x^2 / 2 + d (1 - v + log v)``; the squeeze
-    ``u < 1 - 0.0331 x^4`` (inside that region) skips the two logarithms. Smaller shapes
-    take their boost, ``G(a) = G(a + 1) U^(1/a)`` (their section 6): :func:`gamma` and
-    :func:`tabular.rules.exploration.log_gamma_draw` apply it."""
+@njit(cache=True, inline="always")
+def marsaglia_tsang_constants(shape):
+    """``(d, c)`` of :func:`marsaglia_tsang`'s draw of ``Gamma(shape, 1)``: ``d = shape -
+    1/3``, ``c = 1 / sqrt(9 d)``; a kernel drawing the same shape again keeps them."""
     d = shape - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
+    return d, 1.0 / np.sqrt(9.0 * d)
+
+
+@njit(cache=True, inline="always")  # a call per draw would cost a third more
+def marsaglia_tsang_given(state, d, c):
+    """:func:`marsaglia_tsang` given its constants (:func:`marsaglia_tsang_constants`)."""
     while True:
         x = normal(state)
         v = 1.0 + c * x
@@ -254,6 +255,18 @@ def marsaglia_tsang(state, shape):
         u = 1.0 - uniform(state)  # in (0, 1]: its log is finite
         if u < 1.0 - 0.0331 * x * x * x * x or np.log(u) < 0.5 * x * x + d * (1.0 - v + np.log(v)):
             return d * v
+
+
+@njit(cache=True, inline="always")
+def marsaglia_tsang(state, shape):
+    """A draw from ``Gamma(shape, 1)``, ``shape >= 1`` (Marsaglia and Tsang, 2000): ``d v``
+    with ``d = shape - 1/3`` and ``v = (1 + c x)^3`` of a normal ``x``, ``c = 1 / sqrt(9 d)``,
+    accepted when ``log u < x^2 / 2 + d (1 - v + log v)``; the squeeze
+    ``u < 1 - 0.0331 x^4`` (inside that region) skips the two logarithms. Smaller shapes
+    take their boost, ``G(a) = G(a + 1) U^(1/a)`` (their section 6): :func:`gamma` and
+    :func:`tabular.rules.exploration.log_gamma_draw` apply it."""
+    d, c = marsaglia_tsang_constants(shape)
+    return marsaglia_tsang_given(state, d, c)
 
 
 @njit(cache=True, inline="always")  # a call per Beta draw cost half its time

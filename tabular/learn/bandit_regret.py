@@ -45,11 +45,13 @@ from tabular.learn.bisected_argmax import (
 from tabular.learn.quantile_paths import forget, new_paths
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
+    beta_posterior_constants,
     beta_posterior_draw,
     discounted_ucb_index,
     exp3_step,
     gaussian_kl_ucb_index,
     gaussian_posterior_draw,
+    kept_beta_posterior_draw,
     moss_index,
     normal_quantile,
     sliding_window_ucb_index,
@@ -142,13 +144,16 @@ def _shared(method, arms, params, counts, t):
 
 
 @njit(cache=True, inline="always")
-def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets, paths):
+def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets, paths,
+            posteriors):
     """The arm pulled at step ``t >= 1`` by an index or posterior-sampling method.
     MOSS's index changes with the pulled arm's statistics only: ``scores`` keeps the
     others' (:func:`_rescore`). Bernoulli KL-UCB halves its brackets only
     as far as the choice needs (:mod:`tabular.learn.bisected_argmax`); Bernoulli
     Bayes-UCB reuses what its bisections computed while an arm was not pulled
-    (:mod:`tabular.learn.quantile_paths`)."""
+    (:mod:`tabular.learn.quantile_paths`); Bernoulli Thompson sampling keeps each arm's
+    gamma constants ``posteriors`` between its pulls (discounted, every arm's change
+    every step: none kept)."""
     if method == MOSS:
         return greedy_action(scores, rng)
     if method == KL_UCB and arms.law == BERNOULLI:
@@ -164,7 +169,9 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t, bracket
     shared = _shared(method, arms, params, counts, t)
     for a in range(k):
         if method == THOMPSON:
-            if arms.law == BERNOULLI:
+            if arms.law == BERNOULLI and params.discount == 1.0:
+                scores[a] = kept_beta_posterior_draw(posteriors[a], rng)
+            elif arms.law == BERNOULLI:
                 scores[a] = beta_posterior_draw(sums[a], counts[a] - sums[a], rng)
             else:
                 scores[a] = gaussian_posterior_draw(sums[a], counts[a], arms.sd, rng)
@@ -177,13 +184,16 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t, bracket
 
 
 @njit(cache=True, inline="always")
-def _rescore(method, arms, params, counts, sums, scores, paths, a):
+def _rescore(method, arms, params, counts, sums, scores, paths, posteriors, a):
     """Bring what the index methods keep between steps up to date after arm ``a``'s pull:
-    MOSS's index of ``a``, Bernoulli Bayes-UCB's posterior of ``a``."""
+    MOSS's index of ``a``, Bernoulli Bayes-UCB's posterior of ``a``, undiscounted
+    Bernoulli Thompson sampling's gamma constants of ``a``."""
     if method == MOSS:
         scores[a] = moss_index(sums[a] / counts[a], counts[a], params.steps, counts.shape[0])
     if method == BAYES_UCB and arms.law == BERNOULLI:
         forget(paths, a, sums[a] + 1.0, counts[a] - sums[a] + 1.0)
+    if method == THOMPSON and arms.law == BERNOULLI and params.discount == 1.0:
+        beta_posterior_constants(sums[a], counts[a] - sums[a], posteriors[a])
 
 
 @njit(cache=True, inline="always")
@@ -212,6 +222,9 @@ def _regret_run(method, arms, params, rng, out, run):
         scores[:] = np.inf  # untried arms first
     brackets = new_brackets(k)
     paths = new_paths(k if method == BAYES_UCB else 0)
+    posteriors = np.zeros((k if method == THOMPSON else 0, 4))
+    for b in range(posteriors.shape[0]):
+        beta_posterior_constants(0.0, 0.0, posteriors[b])
     probs = np.empty(k)
     window = params.window if method == SW_UCB else 1
     history, rewards = np.zeros(window, dtype=np.int64), np.zeros(window)
@@ -236,7 +249,7 @@ def _regret_run(method, arms, params, rng, out, run):
             a = sample_softmax(scores, probs, rng)
         else:
             a = _choose(method, arms, params, rng, counts, sums, squares, scores, t + 1,
-                        brackets, paths)
+                        brackets, paths, posteriors)
         if arms.law == BERNOULLI:
             reward = 1.0 if bernoulli(rng, means[a]) else 0.0
         else:
@@ -244,7 +257,7 @@ def _regret_run(method, arms, params, rng, out, run):
         counts[a] += 1.0
         sums[a] += reward
         squares[a] += reward * reward
-        _rescore(method, arms, params, counts, sums, scores, paths, a)
+        _rescore(method, arms, params, counts, sums, scores, paths, posteriors, a)
         if method == SW_UCB:
             history[t % window], rewards[t % window] = a, reward
         if method == EXP3:
