@@ -6,8 +6,9 @@ spawned from one ``np.random.SeedSequence`` and (ii) the numbers a run draws do
 not depend on which thread executes it. Same seed, same numbers, bit for bit.
 
 The draws are plain jitted functions, compiled once and inlined by LLVM into each
-kernel; :func:`normal` alone is inlined into numba's IR
-(``docs/decisions/2026-12-02-inlining-of-rules.md`` says why).
+kernel; :func:`normal` and the gamma and Beta draws are inlined into numba's IR
+(``docs/decisions/2026-12-02-inlining-of-rules.md`` says why; the Beta draw of Thompson
+sampling took twice as long as a call: ``docs/decisions/2026-12-06-explore-speed-2.md``).
 """
 
 from __future__ import annotations
@@ -234,16 +235,17 @@ def categorical(state, p):
     return last  # u fell in the rounding gap above sum(p)
 
 
-@njit(cache=True, inline="always")  # a call per draw would cost a third more
-def marsaglia_tsang(state, shape):
-    """A draw from ``Gamma(shape, 1)``, ``shape >= 1`` (Marsaglia and Tsang, 2000): ``d v``
-    with ``d = shape - 1/3`` and ``v = (1 + c x)^3`` of a normal ``x``, ``c = 1 / sqrt(9 d)``,
-    accepted when ``log u < x^2 / 2 + d (1 - v + log v)``; the squeeze
-    ``u < 1 - 0.0331 x^4`` (inside that region) skips the two logarithms. Smaller shapes
-    take their boost, ``G(a) = G(a + 1) U^(1/a)`` (their section 6): :func:`gamma` and
-    :func:`tabular.rules.exploration.log_gamma_draw` apply it."""
+@njit(cache=True, inline="always")
+def marsaglia_tsang_constants(shape):
+    """``(d, c)`` of :func:`marsaglia_tsang`'s draw of ``Gamma(shape, 1)``: ``d = shape -
+    1/3``, ``c = 1 / sqrt(9 d)``; a kernel drawing the same shape again keeps them."""
     d = shape - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
+    return d, 1.0 / np.sqrt(9.0 * d)
+
+
+@njit(cache=True, inline="always")  # a call per draw would cost a third more
+def marsaglia_tsang_given(state, d, c):
+    """:func:`marsaglia_tsang` given its constants (:func:`marsaglia_tsang_constants`)."""
     while True:
         x = normal(state)
         v = 1.0 + c * x
@@ -255,7 +257,19 @@ def marsaglia_tsang(state, shape):
             return d * v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def marsaglia_tsang(state, shape):
+    """A draw from ``Gamma(shape, 1)``, ``shape >= 1`` (Marsaglia and Tsang, 2000): ``d v``
+    with ``d = shape - 1/3`` and ``v = (1 + c x)^3`` of a normal ``x``, ``c = 1 / sqrt(9 d)``,
+    accepted when ``log u < x^2 / 2 + d (1 - v + log v)``; the squeeze
+    ``u < 1 - 0.0331 x^4`` (inside that region) skips the two logarithms. Smaller shapes
+    take their boost, ``G(a) = G(a + 1) U^(1/a)`` (their section 6): :func:`gamma` and
+    :func:`tabular.rules.exploration.log_gamma_draw` apply it."""
+    d, c = marsaglia_tsang_constants(shape)
+    return marsaglia_tsang_given(state, d, c)
+
+
+@njit(cache=True, inline="always")  # a call per Beta draw cost half its time
 def gamma(state, shape):
     """A draw from ``Gamma(shape, 1)``, ``shape > 0`` (:func:`marsaglia_tsang`; for
     ``shape < 1`` the draw of ``shape + 1`` times ``U^(1 / shape)``, their section 6)."""
@@ -264,7 +278,7 @@ def gamma(state, shape):
     return marsaglia_tsang(state, shape)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # inlined, its draws share the caller's registers
 def beta(state, a, b):
     """A draw from ``Beta(a, b)``, ``a, b > 0``: ``X / (X + Y)`` of independent
     ``X ~ Gamma(a, 1)``, ``Y ~ Gamma(b, 1)``."""

@@ -36,19 +36,23 @@ from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int, check_size, check_unit_interval
 from tabular.learn.bandit_arms import BERNOULLI, GAUSSIAN, BanditArms, check_arms
 from tabular.learn.bisected_argmax import (
+    BETA_QUANTILE,
+    KL_UCB_INDEX,
     bisected_greedy,
     new_brackets,
     open_brackets,
 )
 from tabular.learn.paragraphs import shares_paragraphs
+from tabular.learn.quantile_paths import forget, new_paths
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
+    beta_posterior_constants,
     beta_posterior_draw,
-    beta_quantile,
     discounted_ucb_index,
     exp3_step,
     gaussian_kl_ucb_index,
     gaussian_posterior_draw,
+    kept_beta_posterior_draw,
     moss_index,
     normal_quantile,
     sliding_window_ucb_index,
@@ -109,20 +113,19 @@ class BanditRegretResult(RunsResult):
 
 
 @njit(cache=True, inline="always")
-def _index(method, arms, params, counts, sums, squares, a, t, shared):
+def _index(method, arms, params, counts, sums, squares, a, t, shared, paths):
     """The index of arm ``a`` (``counts[a] > 0``: its pulls, discounted or in the window
     for the non-stationary methods) at step ``t >= 1``; ``shared`` is what every arm's
-    index of the step uses alike (:func:`_shared`)."""
+    index of the step uses alike (:func:`_shared`); ``paths``: Bernoulli Bayes-UCB's
+    remembered bisections (:mod:`tabular.learn.quantile_paths`)."""
     n = counts[a]
     mean = sums[a] / n
     if method == D_UCB:
         return discounted_ucb_index(sums[a], n, shared, params.xi)
     if method == SW_UCB:
         return sliding_window_ucb_index(sums[a], n, t, params.window, params.xi)
-    if method == BAYES_UCB:  # the 1 - 1/t quantile of the posterior of Thompson sampling
-        if arms.law == BERNOULLI:
-            return beta_quantile(1.0 - 1.0 / t, sums[a] + 1.0, n - sums[a] + 1.0, params.tol)
-        return sums[a] / (n + 1.0) + arms.sd / np.sqrt(n + 1.0) * shared
+    if method == BAYES_UCB:  # Gaussian arms (Bernoulli: _choose); the 1 - 1/t quantile
+        return sums[a] / (n + 1.0) + arms.sd / np.sqrt(n + 1.0) * shared  # of TS's posterior
     if method == KL_UCB:  # Gaussian arms
         return gaussian_kl_ucb_index(mean, np.log(t) / n, arms.sd)
     if method == MOSS:
@@ -142,38 +145,56 @@ def _shared(method, arms, params, counts, t):
 
 
 @njit(cache=True, inline="always")
-def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets):
+def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets, paths,
+            posteriors):
     """The arm pulled at step ``t >= 1`` by an index or posterior-sampling method.
     MOSS's index changes with the pulled arm's statistics only: ``scores`` keeps the
     others' (:func:`_rescore`). Bernoulli KL-UCB halves its brackets only
-    as far as the choice needs (:mod:`tabular.learn.bisected_argmax`)."""
+    as far as the choice needs (:mod:`tabular.learn.bisected_argmax`); Bernoulli
+    Bayes-UCB reuses what its bisections computed while an arm was not pulled
+    (:mod:`tabular.learn.quantile_paths`); Bernoulli Thompson sampling keeps each arm's
+    gamma constants ``posteriors`` between its pulls (discounted, every arm's change
+    every step: none kept)."""
     if method == MOSS:
         return greedy_action(scores, rng)
     if method == KL_UCB and arms.law == BERNOULLI:
         log_t = np.log(t)
-        open_brackets(counts, sums, log_t, brackets)
-        return bisected_greedy(counts, sums, log_t, params.tol, brackets, rng)
+        open_brackets(KL_UCB_INDEX, counts, sums, log_t, brackets)
+        return bisected_greedy(KL_UCB_INDEX, counts, sums, log_t, params.tol, brackets, paths,
+                               rng)
+    if method == BAYES_UCB and arms.law == BERNOULLI:
+        p = 1.0 - 1.0 / t
+        open_brackets(BETA_QUANTILE, counts, sums, p, brackets)
+        return bisected_greedy(BETA_QUANTILE, counts, sums, p, params.tol, brackets, paths, rng)
     k = counts.shape[0]
     shared = _shared(method, arms, params, counts, t)
     for a in range(k):
         if method == THOMPSON:
-            if arms.law == BERNOULLI:
+            if arms.law == BERNOULLI and params.discount == 1.0:
+                scores[a] = kept_beta_posterior_draw(posteriors[a], rng)
+            elif arms.law == BERNOULLI:
                 scores[a] = beta_posterior_draw(sums[a], counts[a] - sums[a], rng)
             else:
                 scores[a] = gaussian_posterior_draw(sums[a], counts[a], arms.sd, rng)
         elif counts[a] <= 0.0:
             scores[a] = np.inf
         else:
-            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared)
+            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared,
+                               paths)
     return greedy_action(scores, rng)
 
 
 @njit(cache=True, inline="always")
-def _rescore(method, arms, params, counts, sums, scores, brackets, a):
+def _rescore(method, arms, params, counts, sums, scores, paths, posteriors, a):
     """Bring what the index methods keep between steps up to date after arm ``a``'s pull:
-    MOSS's index of ``a``."""
+    MOSS's index of ``a``, Bernoulli Bayes-UCB's posterior of ``a``, undiscounted
+    Bernoulli Thompson sampling's gamma constants of ``a``."""
     if method == MOSS:
         scores[a] = moss_index(sums[a] / counts[a], counts[a], params.steps, counts.shape[0])
+    if method == BAYES_UCB and arms.law == BERNOULLI:
+        forget(paths, a, sums[a] + 1.0, counts[a] - sums[a] + 1.0)
+    if method == THOMPSON and arms.law == BERNOULLI and params.discount == 1.0:
+        beta_posterior_constants(sums[a], counts[a] - sums[a], posteriors[a])
 
 
 @njit(cache=True, inline="always")
@@ -201,6 +222,10 @@ def _regret_run(method, arms, params, rng, out, run):
     if method == MOSS:
         scores[:] = np.inf  # untried arms first
     brackets = new_brackets(k)
+    paths = new_paths(k if method == BAYES_UCB else 0)
+    posteriors = np.zeros((k if method == THOMPSON else 0, 4))
+    for b in range(posteriors.shape[0]):
+        beta_posterior_constants(0.0, 0.0, posteriors[b])
     probs = np.empty(k)
     window = params.window if method == SW_UCB else 1
     history, rewards = np.zeros(window, dtype=np.int64), np.zeros(window)
@@ -225,7 +250,7 @@ def _regret_run(method, arms, params, rng, out, run):
             a = sample_softmax(scores, probs, rng)
         else:
             a = _choose(method, arms, params, rng, counts, sums, squares, scores, t + 1,
-                        brackets)
+                        brackets, paths, posteriors)
         if arms.law == BERNOULLI:
             reward = 1.0 if bernoulli(rng, means[a]) else 0.0
         else:
@@ -233,7 +258,7 @@ def _regret_run(method, arms, params, rng, out, run):
         counts[a] += 1.0
         sums[a] += reward
         squares[a] += reward * reward
-        _rescore(method, arms, params, counts, sums, scores, brackets, a)
+        _rescore(method, arms, params, counts, sums, scores, paths, posteriors, a)
         if method == SW_UCB:
             history[t % window], rewards[t % window] = a, reward
         if method == EXP3:

@@ -1,5 +1,5 @@
-"""The greedy pull among KL-UCB's indices, halving each arm's bisection only as far as
-the choice needs.
+"""The greedy pull among KL-UCB's or Bayes-UCB's indices, halving each arm's bisection
+only as far as the choice needs.
 
 Bernoulli KL-UCB's index is the upper end of a bisection run to a tolerance
 (:func:`~tabular.rules.bandit_indices.kl_ucb_index`), some twenty halvings per arm and
@@ -12,6 +12,9 @@ on the brackets, halving the wider of two overlapping brackets until they part o
 are settled (at most ``tol`` wide, their index then exact), so it pulls the arm, and
 draws the numbers, that ``greedy_action`` on the fully bisected indices would: the
 same halvings in the same order give the same bits, only fewer of them are taken.
+Bernoulli Bayes-UCB's bisection of the Beta quantile (``BETA_QUANTILE``) takes the same
+route, each halving through the arm's remembered path
+(:func:`~tabular.learn.quantile_paths.remembered_halve`).
 
 ``docs/decisions/2026-12-06-explore-speed.md`` gives the figures.
 """
@@ -24,42 +27,60 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import randint
+from tabular.learn.quantile_paths import remembered_halve
 from tabular.rules.bandit_indices import kl_ucb_bracket, kl_ucb_halve
+
+#: The index bisected: KL-UCB's (``level`` = ``log t``), or Bayes-UCB's Beta quantile
+#: (``level`` = ``p = 1 - 1/t``).
+KL_UCB_INDEX, BETA_QUANTILE = 0, 1
 
 
 class Brackets(NamedTuple):
-    """Each arm's bisection ``(low[a], high[a]]``."""
+    """Each arm's bisection ``(low[a], high[a]]`` and the halvings it has taken."""
 
     low: np.ndarray
     high: np.ndarray
+    depth: np.ndarray
 
 
 @njit(cache=True, inline="always")
 def new_brackets(k):
     """The :class:`Brackets` of ``k`` arms."""
-    return Brackets(np.zeros(k), np.zeros(k))
+    return Brackets(np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64))
 
 
 @njit(cache=True, inline="always")
-def open_brackets(counts, sums, log_t, brackets):
-    """Every arm's starting bracket (:func:`~tabular.rules.bandit_indices.kl_ucb_bracket`,
-    exploration level ``log t / N_a``); an arm never pulled has index ``+inf`` (settled)."""
-    low, high = brackets.low, brackets.high
+def open_brackets(kind, counts, sums, level, brackets):
+    """Every arm's starting bracket: KL-UCB's
+    (:func:`~tabular.rules.bandit_indices.kl_ucb_bracket`, exploration level
+    ``log t / N_a``), ``(0, 1]`` for a Beta quantile; an arm never pulled has index
+    ``+inf`` (settled)."""
+    low, high, depth = brackets.low, brackets.high, brackets.depth
     for a in range(counts.shape[0]):
         n = counts[a]
+        depth[a] = 0
         if n <= 0.0:
             low[a] = high[a] = np.inf
+        elif kind == BETA_QUANTILE:
+            low[a], high[a] = 0.0, 1.0
         else:
-            low[a], high[a] = kl_ucb_bracket(sums[a] / n, log_t / n)
+            low[a], high[a] = kl_ucb_bracket(sums[a] / n, level / n)
 
 
 @njit(cache=True, inline="always")
-def _halve(counts, sums, log_t, brackets, a):
+def _halve(kind, counts, sums, level, brackets, paths, a):
     """One bisection step of arm ``a``'s bracket, exactly as the index's own loop takes it
-    (:func:`~tabular.rules.bandit_indices.kl_ucb_halve`)."""
-    low, high = brackets.low, brackets.high
+    (:func:`~tabular.rules.bandit_indices.kl_ucb_halve`, or
+    :func:`~tabular.learn.quantile_paths.remembered_halve` on the posterior
+    ``Beta(S_a + 1, N_a - S_a + 1)``)."""
+    low, high, depth = brackets.low, brackets.high, brackets.depth
     n = counts[a]
-    low[a], high[a] = kl_ucb_halve(sums[a] / n, log_t / n, low[a], high[a])
+    if kind == BETA_QUANTILE:
+        low[a], high[a] = remembered_halve(paths, a, level, sums[a] + 1.0, n - sums[a] + 1.0,
+                                           low[a], high[a], depth[a])
+    else:
+        low[a], high[a] = kl_ucb_halve(sums[a] / n, level / n, low[a], high[a])
+    depth[a] += 1
 
 
 @njit(cache=True, inline="always")
@@ -79,7 +100,7 @@ def _surely_below(low, high, tol, a, b):
 
 
 @njit(cache=True, inline="always")
-def _order(counts, sums, log_t, tol, brackets, a, b):
+def _order(kind, counts, sums, level, tol, brackets, paths, a, b):
     """The sign of ``index_a - index_b``, halving the wider unsettled bracket of the two
     until they part or both are settled."""
     low, high = brackets.low, brackets.high
@@ -93,16 +114,17 @@ def _order(counts, sums, log_t, tol, brackets, a, b):
             return 1
         wider = a if settled_b or (not settled_a
                                     and high[a] - low[a] >= high[b] - low[b]) else b
-        _halve(counts, sums, log_t, brackets, wider)
+        _halve(kind, counts, sums, level, brackets, paths, wider)
 
 
 @njit(cache=True)  # one compiled function for both kernels: inlined, LLVM took minutes
-def bisected_greedy(counts, sums, log_t, tol, brackets, rng):
+def bisected_greedy(kind, counts, sums, level, tol, brackets, paths, rng):
     """The arm :func:`~tabular.rules.values.greedy_action` picks from the fully bisected
-    KL-UCB indices, with the same draws, from the brackets :func:`open_brackets` opened."""
+    indices (``kind``), with the same draws, from the brackets :func:`open_brackets`
+    opened; ``paths``: Bayes-UCB's :class:`~tabular.learn.quantile_paths.QuantilePaths`."""
     best, ties = 0, 1
     for a in range(1, counts.shape[0]):
-        order = _order(counts, sums, log_t, tol, brackets, a, best)
+        order = _order(kind, counts, sums, level, tol, brackets, paths, a, best)
         if order > 0:
             best, ties = a, 1
         elif order == 0:

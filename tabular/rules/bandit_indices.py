@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from tabular._numba.rng import beta, normal
+from tabular._numba.rng import beta, marsaglia_tsang_constants, marsaglia_tsang_given, normal
 
 #: Where the Bernoulli KL clips its arguments away from 0 and 1 (SMPyBandits' ``eps``):
 #: ``kl(p, q)`` stays finite for ``q`` in ``{0, 1}``.
@@ -96,6 +96,25 @@ def beta_posterior_draw(successes, failures, rng):
     """Thompson sampling's draw for a Bernoulli arm (Agrawal and Goyal, 2012, Algorithm 1):
     ``theta ~ Beta(successes + 1, failures + 1)``, the posterior of a uniform prior."""
     return beta(rng, successes + 1.0, failures + 1.0)
+
+
+@njit(cache=True, inline="always")
+def beta_posterior_constants(successes, failures, out):
+    """``out`` ``[4]``: the constants ``(d, c)`` of the two gamma draws of
+    :func:`beta_posterior_draw` (:func:`~tabular._numba.rng.marsaglia_tsang_constants`
+    of ``successes + 1`` and of ``failures + 1``), for :func:`kept_beta_posterior_draw`."""
+    out[0], out[1] = marsaglia_tsang_constants(successes + 1.0)
+    out[2], out[3] = marsaglia_tsang_constants(failures + 1.0)
+
+
+@njit(cache=True, inline="always")
+def kept_beta_posterior_draw(constants, rng):
+    """:func:`beta_posterior_draw` from the arm's constants kept since its last pull
+    (:func:`beta_posterior_constants`), the same draw: both shapes are at least 1, where
+    :func:`~tabular._numba.rng.gamma` is the Marsaglia-Tsang draw itself; a square root
+    and two divisions fewer a gamma draw."""
+    x = marsaglia_tsang_given(rng, constants[0], constants[1])
+    return x / (x + marsaglia_tsang_given(rng, constants[2], constants[3]))
 
 
 @njit(cache=True, inline="always")
