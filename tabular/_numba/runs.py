@@ -97,7 +97,7 @@ def run_keeping_stream(run_one, model, params, rollout, rng_states, out, run) ->
     """Run ``run`` of a rollout learner (policy gradient, RLHF), which is run in chunks
     of iterations (:mod:`tabular.pg.telemetry`): ``run_one(model, params, rollout, rng,
     out, run)`` on ``rng``, a copy of the run's stream in the kernel's stack frame
-    (:func:`~tabular._numba.frame.local_stream`), then the advanced copy written back
+    (``local_stream`` of :mod:`tabular._numba.frame`), then the advanced copy written back
     into row ``run`` of ``rng_states`` for the next chunk to continue.
 
     ``run_one`` is the learner's run function, a module-level dispatcher its driver

@@ -83,7 +83,7 @@ def check_delta(delta: object) -> float:
 
 
 def check_bonus(bonus: object, kinds: dict[str, int] = BONUSES) -> int:
-    """The bonus kind named ``bonus`` as its code in ``kinds`` (default :data:`BONUSES`,
+    """The bonus kind named ``bonus`` as its code in ``kinds`` (default ``BONUSES``,
     ``"hoeffding"`` and ``"bernstein"``); a ``ValueError`` naming ``bonus`` otherwise,
     a non-string included (a list is not hashable)."""
     if not isinstance(bonus, str) or bonus not in kinds:
