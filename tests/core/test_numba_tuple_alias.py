@@ -37,8 +37,15 @@ class Pair(NamedTuple):
 
 
 @njit(inline="always")
-def _new_pair():
+def _new_pair(given):
+    """A record built in the kernel (``given`` unused)."""
     return Pair(np.zeros(3), np.zeros(3))
+
+
+@njit(inline="always")
+def _given_pair(given):
+    """The record the driver was passed: its argument."""
+    return given
 
 
 @njit(inline="always")
@@ -78,82 +85,43 @@ def _fill_by_name(pair, i, v):
             b[j] = v
 
 
-@runs_kernel(cache=False)
-def _passed_in(pair, out):
-    for run in range(out.shape[0]):
-        total = 0.0
-        for _ in range(4):
-            total += pair.a[1] + pair.b[1]
-            _write_by_name(pair, 1, 7.0)
-        out[run] = total
+def _driver(pair_of, write, *, simplifying=True):
+    """A runs driver over the record ``pair_of(given)`` (``_new_pair`` or
+    ``_given_pair``), four steps each reading element 1 then ``write`` -ing 7 there."""
+    def driver(given, out):
+        for run in range(out.shape[0]):
+            pair, total = pair_of(given), 0.0
+            for _ in range(4):
+                total += pair.a[1] + pair.b[1]
+                write(pair, 1, 7.0)
+            out[run] = total
+    return runs_kernel(driver, simplifying=simplifying, cache=False)
 
 
-@runs_kernel(cache=False)
-def _built_called(out):
-    for run in range(out.shape[0]):
-        pair, total = _new_pair(), 0.0
-        for _ in range(4):
-            total += pair.a[1] + pair.b[1]
-            _write_by_name_called(pair, 1, 7.0)
-        out[run] = total
-
-
-@runs_kernel(cache=False)
-def _built_by_index(out):
-    for run in range(out.shape[0]):
-        pair, total = _new_pair(), 0.0
-        for _ in range(4):
-            total += pair.a[1] + pair.b[1]
-            _write_by_index(pair, 1, 7.0)
-        out[run] = total
-
-
-@runs_kernel(cache=False)
-def _built_filled_in_loop(out):
-    for run in range(out.shape[0]):
-        pair, total = _new_pair(), 0.0
-        for _ in range(4):
-            total += pair.a[1] + pair.b[1]
-            _fill_by_name(pair, 1, 7.0)
-        out[run] = total
-
-
-def _built_by_name(out):
-    for run in range(out.shape[0]):
-        pair, total = _new_pair(), 0.0
-        for _ in range(4):
-            total += pair.a[1] + pair.b[1]
-            _write_by_name(pair, 1, 7.0)
-        out[run] = total
-
-
-_built_by_name_plain = runs_kernel(_built_by_name, simplifying=False, cache=False)
-_built_by_name_simplifying = runs_kernel(_built_by_name, cache=False)
-
-
-def _sum_read(driver, *args) -> float:
+def _sum_read(driver) -> float:
+    """The sum the driver's one run read, from a fresh record."""
     out = np.zeros(1)
-    driver(*args, out)
+    driver(Pair(np.zeros(3), np.zeros(3)), out)
     return float(out[0])
 
 
 def test_writes_through_a_driver_argument_are_kept():
     """The output records: every array a kernel writes is an argument's field."""
-    assert _sum_read(_passed_in, Pair(np.zeros(3), np.zeros(3))) == ALL_WRITES
+    assert _sum_read(_driver(_given_pair, _write_by_name)) == ALL_WRITES
 
 
-@pytest.mark.parametrize("driver", [_built_called, _built_by_index, _built_filled_in_loop,
-                                    _built_by_name_plain],
-                         ids=["called", "by-index", "filled-in-a-loop", "plain-pipeline"])
-def test_writes_into_a_kernel_built_record_the_library_makes_are_kept(driver):
+@pytest.mark.parametrize(("write", "simplifying"), [
+    (_write_by_name_called, True), (_write_by_index, True), (_fill_by_name, True),
+    (_write_by_name, False)], ids=["called", "by-index", "filled-in-a-loop", "plain-pipeline"])
+def test_writes_into_a_kernel_built_record_the_library_makes_are_kept(write, simplifying):
     """A record built in the kernel, written by a function compiled apart, by index, in
     a loop that keeps the array live, or on numba's plain pipeline."""
-    assert _sum_read(driver) == ALL_WRITES
+    assert _sum_read(_driver(_new_pair, write, simplifying=simplifying)) == ALL_WRITES
 
 
 def test_numba_still_has_bug_7135_keep_the_rule():
     """Inlined writes by field name into a record the kernel built are dropped. If this
     fails, numba fixed #7135: relax the rule of docs/contributing.md (item 2 of "How a
-    kernel is built") and this record's test, after checking its release notes."""
-    assert _sum_read(_built_by_name_simplifying) == 0.0, (
+    kernel is built") and this test, after checking numba's release notes."""
+    assert _sum_read(_driver(_new_pair, _write_by_name)) == 0.0, (
         "numba no longer drops these writes (#7135 fixed?): revisit the rule")
