@@ -164,10 +164,13 @@ def gaussian_draw(solved, upper, inverse_diagonal, deviations, scale, z, out):
     ``[d]`` standard normal (drawn by the caller, outside these reordered sums):
     ``out = L^{-T} (D^{-1} L^{-1} b + scale D^{-1/2} z)``, which is ``A^{-1} b + scale
     L^{-T} D^{-1/2} z``, of covariance ``scale^2 L^{-T} D^{-1} L^{-1} = scale^2 A^{-1}``
-    exactly. One unit triangular solve, ``O(d^2)``, no division."""
+    exactly. One unit triangular solve, ``O(d^2)``, no division, by columns of ``L^T``:
+    a chain of one multiply-add a row, where the solve by rows (contiguous dot
+    products) chains their sums (176 against 191 ns a pull, the record)."""
     d = solved.shape[0]
-    for i in range(d - 1, -1, -1):  # L^T out = D^{-1} L^{-1} b + scale D^{-1/2} z
-        total = solved[i] * inverse_diagonal[i] + scale * deviations[i] * z[i]
-        for j in range(i + 1, d):
-            total -= upper[i, j] * out[j]
-        out[i] = total
+    for i in range(d):
+        out[i] = solved[i] * inverse_diagonal[i] + scale * deviations[i] * z[i]
+    for i in range(d - 1, -1, -1):  # L^T theta = out, by columns of upper: each entry
+        theta = out[i]               # final, its multiples leave the ones above it
+        for r in range(i):
+            out[r] -= upper[r, i] * theta
