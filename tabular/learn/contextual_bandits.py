@@ -163,12 +163,13 @@ def _lin_ucb_run(arms, params, rng, out, run):
         inverse[i, i] = 1.0 / params.regularization
     b, products, widths, indices = np.zeros(d), np.zeros((k, d)), np.zeros(k), np.zeros(k)
     theta_hat, estimates, bounds, pending = np.zeros(d), np.zeros(k), np.zeros(k), np.zeros(d)
+    computed = np.zeros(k, dtype=np.bool_)
     regret = pseudo = 0.0
     for t in range(params.steps):
         c = randint(rng, contexts)
         lin_ucb_indices(arms.features[c], lengths[c], inverse, pending, b, params.width,
-                        theta_hat, estimates, bounds, products, widths, indices)
-        a = greedy_action(indices, rng)
+                        theta_hat, estimates, bounds, products, widths, indices, computed)
+        a = greedy_action(indices, rng, computed)
         regret, pseudo = _pull(arms, means, best, b, rng, out, run, t, c, a, regret, pseudo)
         sherman_morrison_factor(products[a], widths[a], pending)
 

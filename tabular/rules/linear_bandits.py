@@ -70,19 +70,21 @@ def width(features, a, inverse, products):
 
 @njit(cache=True, inline="always")
 def lin_ucb_indices(features, lengths, inverse, pending, b, alpha, theta_hat, means, bounds,
-                    products, widths, indices):
+                    products, widths, indices, computed):
     """LinUCB's indices (Li et al., 2010, eq. 5; Chu et al., 2011) ``x_a^T theta_hat +
     alpha sqrt(x_a^T A^{-1} x_a)`` of the arms of one context, ``features`` ``[k, d]``
-    (``lengths[a] = |x_a|``), into ``indices`` ``[k]``; an arm that cannot be the greedy
-    one is left at ``-inf``. ``A^{-1}`` is first brought up to date
-    (:func:`ridge_estimate`).
+    (``lengths[a] = |x_a|``), into ``indices`` ``[k]``, ``computed[a]`` (bool ``[k]``)
+    telling whether arm ``a``'s was: one that cannot be the greedy one is not (left at
+    ``-inf``). ``A^{-1}`` is first brought up to date (:func:`ridge_estimate`).
 
     Each arm's index is at most its bound ``x_a^T theta_hat + alpha sqrt(G) |x_a|`` as
     computed (``G`` of :func:`ridge_estimate`; the same ``x_a^T theta_hat`` in both,
     and rounding is monotone): the arm of the largest bound is computed first, another
     only when its bound is not below the best index so far. An arm skipped is below an
-    arm computed, so the greedy arm and its ties are those of all ``k`` indices, at one
-    or two widths a step (``d^2`` multiply-adds each) once the estimates settle.
+    arm computed, so the greedy arm among the computed ones (``greedy_action(indices,
+    rng, computed)``) and its ties are those of all ``k`` indices, and no tie of skipped
+    arms draws a random number: at one or two widths a step (``d^2`` multiply-adds
+    each) once the estimates settle.
     ``products[a] = A^{-1} x_a`` and ``widths[a]`` of the arms computed are left for
     :func:`sherman_morrison_factor`; ``theta_hat`` ``[d]``, ``means`` and ``bounds``
     ``[k]`` are scratch."""
@@ -100,7 +102,8 @@ def lin_ucb_indices(features, lengths, inverse, pending, b, alpha, theta_hat, me
     best = -np.inf
     for m in range(k):
         a = first if m == 0 else m - 1 + (m - 1 >= first)  # first, then the others in order
-        if m > 0 and bounds[a] < best:
+        computed[a] = m == 0 or bounds[a] >= best
+        if not computed[a]:
             indices[a] = -np.inf
             continue
         widths[a] = width(features, a, inverse, products)
