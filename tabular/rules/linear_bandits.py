@@ -164,7 +164,7 @@ def ldl_rank_one_update(upper, inverse_diagonal, deviations, x, b, scratch, solv
 def gaussian_draw(solved, upper, inverse_diagonal, deviations, scale, z, out):
     """``out ~ N(A^{-1} b, scale^2 A^{-1})`` from ``A = L D L^T`` (``upper = L^T`` unit
     upper triangular), ``solved = L^{-1} b`` (:func:`ldl_rank_one_update`) and ``z``
-    ``[d]`` standard normal (drawn by the caller, outside these reordered sums):
+    ``[d]`` standard normal (drawn by the caller):
     ``out = L^{-T} (D^{-1} L^{-1} b + scale D^{-1/2} z)``, which is ``A^{-1} b + scale
     L^{-T} D^{-1/2} z``, of covariance ``scale^2 L^{-T} D^{-1} L^{-1} = scale^2 A^{-1}``
     exactly. One unit triangular solve, ``O(d^2)``, no division, by columns of ``L^T``:
