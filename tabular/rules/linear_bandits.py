@@ -102,7 +102,7 @@ def lin_ucb_indices(features, lengths, inverse, pending, b, alpha, theta_hat, me
     best = -np.inf
     for m in range(k):
         a = first if m == 0 else m - 1 + (m - 1 >= first)  # first, then the others in order
-        computed[a] = m == 0 or bounds[a] >= best
+        computed[a] = m == 0 or not bounds[a] < best  # a NaN bound skips nothing
         if not computed[a]:
             indices[a] = -np.inf
             continue
