@@ -70,7 +70,8 @@ SIMPLIFYING_PIPELINE = ParallelOptions(dict(
     stencil=False, fusion=False, prange=False))
 
 
-def runs_kernel(driver=None, *, simplifying: bool = True, cache: bool = True):
+def runs_kernel(driver=None, *, simplifying: bool = True, cache: bool = True,
+                fastmath: set[str] | bool = False):
     """Compiles a runs driver (a decorator, with or without options): cached, releasing
     the GIL so that :func:`over_runs` can run chunks of runs on threads, and compiled by
     :data:`SIMPLIFYING_PIPELINE`, whose copy propagation drops the reference counting of
@@ -82,10 +83,16 @@ def runs_kernel(driver=None, *, simplifying: bool = True, cache: bool = True):
     the simplifying pipeline breaks (the planning learners': their machine code crashed;
     GRPO's: its array analysis fails to compile it; docs/decisions/2026-12-02-runs-driver.md).
 
+    ``fastmath``: numba's floating-point flags for the driver and all it inlines, e.g.
+    ``{"reassoc", "contract"}`` for kernels whose sums may be reordered and fused (the
+    linear bandits, ``tabular/rules/linear_bandits.py``); never ``nnan`` or ``ninf``.
+
     ``cache=False``: keep the driver in memory only, for a driver with no source file
     for numba's cache to sit beside (a rule typed at a prompt, :mod:`tabular.learn.custom`).
     """
     options: dict = dict(nogil=True, cache=cache)
+    if fastmath:
+        options["fastmath"] = fastmath
     if simplifying:
         options["parallel"] = SIMPLIFYING_PIPELINE
     compile_driver = njit(**options)

@@ -34,12 +34,18 @@ from tabular.checks import (
 from tabular.learn.bandit_regret import MAX_OUTPUT_ENTRIES, BanditRegretResult, RegretOutputs
 from tabular.model.mdp import MAX_REWARD
 from tabular.results import check_runs, with_run_axis
-from tabular.rules.linear_bandits import gaussian_draw, lin_ucb_index, sherman_morrison
+from tabular.rules.linear_bandits import (
+    REORDERED,
+    gaussian_draw,
+    ldl_rank_one_update,
+    lin_ucb_indices,
+    sherman_morrison_factor,
+)
 from tabular.rules.values import greedy_action
 
 LIN_UCB, LIN_TS = 0, 1
-#: The largest feature dimension: the kernels keep ``d x d`` matrices and factor one per
-#: step for Thompson sampling (``O(d^3)``).
+#: The largest feature dimension: the kernels keep ``d x d`` matrices, ``O(d^2)`` work a
+#: step.
 MAX_DIMENSION = 256
 
 
@@ -99,65 +105,117 @@ def check_contextual_arms(arms) -> ContextualArrays:
 
 
 @njit(cache=True, inline="always")
-def _linear_run(method, arms, params, rng, out, run):
-    """Run ``run``: ``steps`` contexts, each answered by ``method``'s pull."""
+def _true_means(arms):
+    """``means[c, a] = x[c, a] . theta`` ``[C, k]`` and each context's best ``[C]``, once a
+    run: the exact pseudo-regret's terms."""
     contexts, k, d = arms.features.shape
+    means, best = np.zeros((contexts, k)), np.full(contexts, -np.inf)
+    for c in range(contexts):
+        for a in range(k):
+            mean = 0.0
+            for i in range(d):
+                mean += arms.features[c, a, i] * arms.theta[i]
+            means[c, a] = mean
+            best[c] = max(best[c], mean)
+    return means, best
+
+
+@njit(cache=True, inline="always")
+def _lengths(arms):
+    """``|x[c, a]|`` ``[C, k]``, once a run: the factor of LinUCB's bounds."""
+    contexts, k, d = arms.features.shape
+    lengths = np.zeros((contexts, k))
+    for c in range(contexts):
+        for a in range(k):
+            total = 0.0
+            for i in range(d):
+                total += arms.features[c, a, i] * arms.features[c, a, i]
+            lengths[c, a] = np.sqrt(total)
+    return lengths
+
+
+@njit(cache=True, inline="always")
+def _pull(arms, means, best, b, rng, out, run, t, c, a, regret, pseudo):
+    """Arm ``a`` pulled in context ``c`` at step ``t``: its reward drawn and added into
+    ``b += r x``, the pull counted and the cumulative regrets written; returns them."""
+    x = arms.features[c, a]
+    reward = means[c, a] + arms.sd * normal(rng)
+    for i in range(x.shape[0]):
+        b[i] += reward * x[i]
+    out.pulls[run, c, a] += 1
+    regret += best[c] - reward
+    pseudo += best[c] - means[c, a]
+    out.regret[run, t] = regret
+    out.pseudo_regret[run, t] = pseudo
+    return regret, pseudo
+
+
+@njit(cache=True, inline="always")
+def _lin_ucb_run(arms, params, rng, out, run):
+    """Run ``run`` of LinUCB: ``A^{-1}`` kept by Sherman-Morrison, the update of a pull
+    applied as the next step reads ``A^{-1}``, and only the widths of the arms that may
+    be greedy computed (:func:`~tabular.rules.linear_bandits.lin_ucb_indices`)."""
+    contexts, k, d = arms.features.shape
+    means, best = _true_means(arms)
+    lengths = _lengths(arms)
     inverse = np.zeros((d, d))
     for i in range(d):
         inverse[i, i] = 1.0 / params.regularization
-    b, theta_hat, sample = np.zeros(d), np.zeros(d), np.zeros(d)
-    factor, scratch, scores = np.zeros((d, d)), np.zeros(d), np.zeros(k)
+    b, products, widths, indices = np.zeros(d), np.zeros((k, d)), np.zeros(k), np.zeros(k)
+    theta_hat, estimates, bounds, pending = np.zeros(d), np.zeros(k), np.zeros(k), np.zeros(d)
+    computed = np.zeros(k, dtype=np.bool_)
+    regret = pseudo = 0.0
+    for t in range(params.steps):
+        c = randint(rng, contexts)
+        lin_ucb_indices(arms.features[c], lengths[c], inverse, pending, b, params.width,
+                        theta_hat, estimates, bounds, products, widths, indices, computed)
+        a = greedy_action(indices, rng, computed)
+        regret, pseudo = _pull(arms, means, best, b, rng, out, run, t, c, a, regret, pseudo)
+        sherman_morrison_factor(products[a], widths[a], pending)
+
+
+@njit(cache=True, inline="always")
+def _lin_ts_run(arms, params, rng, out, run):
+    """Run ``run`` of linear Thompson sampling: ``A = L D L^T`` and ``L^{-1} b`` kept by a
+    rank-one update a pull (:func:`~tabular.rules.linear_bandits.ldl_rank_one_update`),
+    each step's draw one triangular solve
+    (:func:`~tabular.rules.linear_bandits.gaussian_draw`)."""
+    contexts, k, d = arms.features.shape
+    means, best = _true_means(arms)
+    upper = np.eye(d)
+    inverse_diagonal = np.full(d, 1.0 / params.regularization)
+    deviations = np.sqrt(inverse_diagonal)
+    b, solved, z, sample = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+    scratch, scores = np.zeros(d), np.zeros(k)
     regret = pseudo = 0.0
     for t in range(params.steps):
         c = randint(rng, contexts)
         x = arms.features[c]
-        for i in range(d):  # theta_hat = A^{-1} b
-            total = 0.0
-            for j in range(d):
-                total += inverse[i, j] * b[j]
-            theta_hat[i] = total
-        if method == LIN_TS:
-            gaussian_draw(theta_hat, inverse, params.width, rng, factor, sample)
-        best = -np.inf
+        for i in range(d):
+            z[i] = normal(rng)
+        gaussian_draw(solved, upper, inverse_diagonal, deviations, params.width, z, sample)
         for a in range(k):
-            mean = 0.0
+            score = 0.0
             for i in range(d):
-                mean += x[a, i] * arms.theta[i]
-            best = max(best, mean)
-            if method == LIN_UCB:
-                scores[a] = lin_ucb_index(x[a], theta_hat, inverse, params.width)
-            else:
-                score = 0.0
-                for i in range(d):
-                    score += x[a, i] * sample[i]
-                scores[a] = score
+                score += x[a, i] * sample[i]
+            scores[a] = score
         a = greedy_action(scores, rng)
-        mean = 0.0
-        for i in range(d):
-            mean += x[a, i] * arms.theta[i]
-        reward = mean + arms.sd * normal(rng)
-        sherman_morrison(inverse, x[a], scratch)
-        for i in range(d):
-            b[i] += reward * x[a, i]
-        out.pulls[run, c, a] += 1
-        regret += best - reward
-        pseudo += best - mean
-        out.regret[run, t] = regret
-        out.pseudo_regret[run, t] = pseudo
+        regret, pseudo = _pull(arms, means, best, b, rng, out, run, t, c, a, regret, pseudo)
+        ldl_rank_one_update(upper, inverse_diagonal, deviations, x[a], b, scratch, solved)
 
 
-@runs_kernel
+@runs_kernel(fastmath=REORDERED)
 def _lin_ucb(model, params, rng_states, out):
-    """Every run of :func:`_linear_run`, the method ``LIN_UCB``."""
+    """Every run of :func:`_lin_ucb_run`."""
     for run in range(rng_states.shape[0]):
-        _linear_run(LIN_UCB, model, params, local_stream(rng_states[run]), out, run)
+        _lin_ucb_run(model, params, local_stream(rng_states[run]), out, run)
 
 
-@runs_kernel
+@runs_kernel(fastmath=REORDERED)
 def _lin_ts(model, params, rng_states, out):
-    """Every run of :func:`_linear_run`, the method ``LIN_TS``."""
+    """Every run of :func:`_lin_ts_run`."""
     for run in range(rng_states.shape[0]):
-        _linear_run(LIN_TS, model, params, local_stream(rng_states[run]), out, run)
+        _lin_ts_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 _DRIVERS = {LIN_UCB: _lin_ucb, LIN_TS: _lin_ts}
