@@ -49,7 +49,7 @@ from tabular.learn.outputs import (
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
-from tabular.rules.estimates import move_toward, state_value, step_size
+from tabular.rules.estimates import move_toward, state_value
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -126,7 +126,7 @@ def n_step_td_run(model, params, rng, out, run, estimate, features, alpha, visit
     None), or the weights ``w`` of ``x(s) . w`` (``features`` ``X``: n-step semi-gradient
     TD, eq. 9.15 with the n-step return), the one loop of both, each estimate's
     arithmetic chosen at compile time. ``alpha``: the step size, a schedule tuple
-    counted in ``visits`` or a number (:func:`~tabular.rules.estimates.step_size`);
+    counted in ``visits`` or a number (:func:`~tabular.rules.estimates.move_toward`);
     ``params``: the policy, ``gamma``, ``n_step``, ``episodes`` and ``max_steps``
     (:class:`TDPredictionParams`, or the linear learners' record)."""
     policy, gamma, n_step = borrowed(params.policy), params.gamma, params.n_step
@@ -152,8 +152,7 @@ def n_step_td_run(model, params, rng, out, run, estimate, features, alpha, visit
                 G = (0.0 if (end == T and terminated)
                      else state_value(estimate, features, states[end & mask]))
                 G = ring_return(rewards, mask, gamma, tau, end, G)
-                s_tau = states[tau & mask]
-                move_toward(estimate, features, s_tau, G, step_size(alpha, visits, s_tau))
+                move_toward(estimate, features, states[tau & mask], G, alpha, visits)
             if tau == T - 1:
                 break
             t += 1

@@ -9,7 +9,7 @@ from numba import njit
 from tabular import schedules
 from tabular._numba.optional import row
 from tabular._numba.rng import seed_states
-from tabular.rules.estimates import move_toward, state_value, step_size
+from tabular.rules.estimates import move_toward, state_value
 from tabular.rules.values import count_legal, first_legal, is_legal, random_legal_action
 
 
@@ -27,15 +27,13 @@ def _row_in_a_kernel(mask, i):
 
 @njit
 def _estimate_in_a_kernel(estimate, features, alpha, visits, s, target):
-    step = step_size(alpha, visits, s)
-    move_toward(estimate, features, s, target, step)
-    return state_value(estimate, features, s), step
+    move_toward(estimate, features, s, target, alpha, visits)
+    return state_value(estimate, features, s)
 
 
 def _estimate_in_python(estimate, features, alpha, visits, s, target):
-    step = step_size(alpha, visits, s)
-    move_toward(estimate, features, s, target, step)
-    return state_value(estimate, features, s), step
+    move_toward(estimate, features, s, target, alpha, visits)
+    return state_value(estimate, features, s)
 
 
 def _in_python(legal, n_actions, rng):
@@ -73,7 +71,6 @@ def test_the_estimates_give_in_python_what_a_kernel_gives():
     # the table's third visit of state 0 steps by 1/3; the linear step moves x(0) . w by
     # 0.25 (3 - x(0) . w) ||x(0)||^2 (eq. 9.7)
     assert _estimate_in_python(np.array([0.0, 0.0]), None, inverse, np.array([2, 0]), 0,
-                               3.0) == (1.0, 1.0 / 3.0)
+                               3.0) == 1.0
     w = np.array([0.5, -1.0, 2.0])
-    value, _ = _estimate_in_python(w, X, 0.25, None, 0, 3.0)
-    assert value == 1.5 + 0.25 * 1.5 * 1.25
+    assert _estimate_in_python(w, X, 0.25, None, 0, 3.0) == 1.5 + 0.25 * 1.5 * 1.25
