@@ -45,7 +45,7 @@ def move_toward(estimate, features, s, target, alpha, visits):
 
 
 @njit(cache=True, inline="always")
-def constant_step(alpha, visits, s):
+def _constant_step(alpha, visits, s):
     """The step size ``alpha`` itself, a number (chapter 9's setting): nothing counted."""
     return alpha
 
@@ -68,7 +68,7 @@ def _move_toward(estimate, features, s, target, alpha, visits):
     # an inline overload inside another. The table reads V[s] before the visit is
     # counted, as the loop written out did: counted first, the load waits for the
     # count's store, and n-step TD with a visit schedule ran 0.93x.
-    step = constant_step if isinstance(alpha, types.Float) else value_at_visit
+    step = _constant_step if isinstance(alpha, types.Float) else value_at_visit
     if _table(features):
         def table_step(estimate, features, s, target, alpha, visits):
             estimate[s] = update_toward(estimate[s], target, step(alpha, visits, s))
