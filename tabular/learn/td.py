@@ -49,6 +49,7 @@ from tabular.learn.outputs import (
 from tabular.learn.paragraphs import shares_paragraphs
 from tabular.learn.results import ControlResult, PredictionResult
 from tabular.model.sampling import sample_start, sample_step
+from tabular.rules.estimates import move_toward, state_value
 from tabular.rules.values import (
     double_q_target,
     epsilon_greedy_action,
@@ -119,13 +120,17 @@ class DoubleQOutputs(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _td_prediction_run(model, params, rng, out, run):
-    """Run ``run`` of n-step TD prediction (the box of section 7.1; n = 1 is TD(0))."""
-    V = borrowed(out.V[run])
+def n_step_td_run(model, params, rng, out, run, estimate, features, alpha, visits):
+    """Run ``run`` of n-step TD prediction (the box of section 7.1; n = 1 is TD(0)) of
+    either estimate of :mod:`tabular.rules.estimates`: the table ``V`` (``features``
+    None), or the weights ``w`` of ``x(s) . w`` (``features`` ``X``: n-step semi-gradient
+    TD, eq. 9.15 with the n-step return), the one loop of both, each estimate's
+    arithmetic chosen at compile time. ``alpha``: the step size, a schedule tuple
+    counted in ``visits`` or a number (:func:`~tabular.rules.estimates.move_toward`);
+    ``params``: the policy, ``gamma``, ``n_step``, ``episodes`` and ``max_steps``
+    (:class:`TDPredictionParams`, or the linear learners' record)."""
     policy, gamma, n_step = borrowed(params.policy), params.gamma, params.n_step
     max_steps = params.max_steps
-    alpha = read_schedule(params.alpha)
-    visits = np.zeros(V.shape[0] if counts_visits(alpha) else 0, dtype=np.int64)
     mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
     states = np.zeros(mask + 1, dtype=np.int64)
     rewards = np.zeros(mask + 1)
@@ -144,14 +149,24 @@ def _td_prediction_run(model, params, rng, out, run):
             tau = t - n_step + 1  # the time whose estimate is updated
             if tau >= 0:
                 end = min(tau + n_step, T)
-                G = 0.0 if (end == T and terminated) else V[states[end & mask]]
+                G = (0.0 if (end == T and terminated)
+                     else state_value(estimate, features, states[end & mask]))
                 G = ring_return(rewards, mask, gamma, tau, end, G)
-                s_tau = states[tau & mask]
-                V[s_tau] = update_toward(V[s_tau], G, value_at_visit(alpha, visits, s_tau))
+                move_toward(estimate, features, states[tau & mask], G, alpha, visits)
             if tau == T - 1:
                 break
             t += 1
-        close_episode(out, run, episode, total, T, V)
+        close_episode(out, run, episode, total, T, estimate)
+
+
+@njit(cache=True, inline="always")
+def _td_prediction_run(model, params, rng, out, run):
+    """Run ``run`` of n-step TD prediction of the table ``V`` (:func:`n_step_td_run`),
+    its step size a schedule over the visits of each state."""
+    V = borrowed(out.V[run])
+    alpha = read_schedule(params.alpha)
+    visits = np.zeros(V.shape[0] if counts_visits(alpha) else 0, dtype=np.int64)
+    n_step_td_run(model, params, rng, out, run, V, None, alpha, visits)
 
 
 @runs_kernel

@@ -54,15 +54,10 @@ from tabular.checks import (
     policy_matrix,
 )
 from tabular.learn.arguments import episode_args, initial_values
-from tabular.learn.episodes import (
-    episode_buffers,
-    record_episode,
-    ring_mask,
-    ring_return,
-    ring_step,
-)
+from tabular.learn.episodes import episode_buffers, record_episode
 from tabular.learn.outputs import close_episode, history_outputs, history_result
 from tabular.learn.paragraphs import shares_paragraphs
+from tabular.learn.td import n_step_td_run
 from tabular.linear.features import check_features
 from tabular.linear.results import LinearPredictionResult
 from tabular.model.mdp import TabularMDP
@@ -158,44 +153,14 @@ def _gradient_mc(model, params, rng_states, out):
         _gradient_mc_run(model, params, local_stream(rng_states[run]), out, run)
 
 
-@njit(cache=True, inline="always")
-def _semi_gradient_td_run(model, params, rng, out, run):
-    """Run ``run`` of n-step semi-gradient TD (n = 1: the box of section 9.3)."""
-    w = out.w[run]
-    X, policy, gamma, n_step = params.features, params.policy, params.gamma, params.n_step
-    max_steps, alpha = params.max_steps, params.alpha
-    mask = ring_mask(n_step)  # ring buffers of the last n + 1 steps
-    states = np.zeros(mask + 1, dtype=np.int64)
-    rewards = np.zeros(mask + 1)
-    for episode in range(params.episodes):
-        states[0] = sample_start(model, rng)
-        T = max_steps + 1  # the step at which the episode ends, once known
-        terminated = False
-        total = 0.0
-        t = 0
-        while True:
-            if t < T:
-                s = states[t & mask]
-                _, r, T, terminated = ring_step(model, rng, s, categorical(rng, policy[s]), t,
-                                                T, terminated, states, rewards, mask, max_steps)
-                total += r
-            tau = t - n_step + 1  # the time whose estimate is updated
-            if tau >= 0:
-                end = min(tau + n_step, T)
-                G = 0.0 if (end == T and terminated) else linear_value(X[states[end & mask]], w)
-                G = ring_return(rewards, mask, gamma, tau, end, G)
-                gradient_step(w, X[states[tau & mask]], G, alpha)
-            if tau == T - 1:
-                break
-            t += 1
-        close_episode(out, run, episode, total, T, w)
-
-
 @runs_kernel
 def _semi_gradient_td(model, params, rng_states, out):
-    """Every run of :func:`_semi_gradient_td_run`."""
+    """Every run of n-step semi-gradient TD (n = 1: the box of section 9.3): the loop of
+    n-step TD (:func:`~tabular.learn.td.n_step_td_run`) on the weights ``w`` of ``x(s) .
+    w``, with the constant step size ``alpha``."""
     for run in range(rng_states.shape[0]):
-        _semi_gradient_td_run(model, params, local_stream(rng_states[run]), out, run)
+        n_step_td_run(model, params, local_stream(rng_states[run]), out, run, out.w[run],
+                      params.features, params.alpha, None)
 
 
 @njit(cache=True, inline="always")
