@@ -35,6 +35,7 @@ from tabular.explore.setup import (
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.exploration import (
     bernstein_bonus,
+    bernstein_tail,
     dirichlet_draw,
     hoeffding_bonus,
     normal_posterior_draw,
@@ -47,10 +48,29 @@ UCBVI, PSRL = 0, 1
 
 class Successors(NamedTuple):
     """The successors seen of each pair, in the order first seen: ``states[s, a, :n[s, a]]``
-    (UCBVI's backups sum over these only)."""
+    and their counts ``counts[s, a, :n[s, a]]``, copied from ``N(s, a, .)`` at each plan
+    (UCBVI's backups sum over these only); the slots past ``n[s, a]`` hold state 0 and
+    count 0, so that a backup may run over the same number of slots for every pair
+    (:func:`_successor_sums`)."""
 
     states: np.ndarray
+    counts: np.ndarray
     n: np.ndarray
+
+
+class PairTerms(NamedTuple):
+    """UCBVI's scratch of one plan, one entry per pair ``p = s A + a``: what does not
+    change with ``h`` (``inverse = 1 / N``, ``base = r^`` plus the Hoeffding bonus,
+    ``tail`` the second term of the Bernstein bonus, each 0 for an unvisited pair) and
+    what each stage fills (the sums ``mean = sum_y N(y) V(y)`` and ``second = sum_y
+    N(y) V(y)^2`` over the successors seen, then ``q``)."""
+
+    inverse: np.ndarray
+    base: np.ndarray
+    tail: np.ndarray
+    mean: np.ndarray
+    second: np.ndarray
+    q: np.ndarray
 
 
 SIMPLIFIED_BERNSTEIN = 2
@@ -59,48 +79,106 @@ UCBVI_BONUSES = {**BONUSES, "simplified_bernstein": SIMPLIFIED_BERNSTEIN}
 
 
 @njit(cache=True, inline="always")
-def _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy):
+def _pair_terms(params, visits, reward_sum, terms):
+    """Fill what UCBVI's plan keeps for every stage of an episode (:class:`PairTerms`)."""
+    H, span = params.horizon, params.r_max - params.r_min
+    n_pairs = params.n_states * params.n_actions
+    visits, reward_sum = visits.reshape(n_pairs), reward_sum.reshape(n_pairs)
+    # local names: one reference count a plan, not one a pair (numba's plain pipeline)
+    inverse, base, tail = terms.inverse, terms.base, terms.tail
+    for p in range(n_pairs):
+        n = visits[p]
+        inverse[p], base[p], tail[p] = 0.0, 0.0, 0.0
+        if n > 0.0:
+            inverse[p] = 1.0 / n
+            base[p] = reward_sum[p] / n
+            if params.bonus == HOEFFDING:
+                base[p] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
+            elif params.bonus == BERNSTEIN:
+                tail[p] = bernstein_tail(n, H, span, params.log_term)
+
+
+@njit(cache=True, inline="always")
+def _gather_seen_counts(counts, seen):
+    """Copy each pair's counts ``N(s, a, y)`` into the slots of its successors seen;
+    return ``widest``, the most successors any pair has."""
+    states, seen_counts, n = seen
+    widest = 0
+    for s in range(n.shape[0]):
+        for a in range(n.shape[1]):
+            for j in range(n[s, a]):
+                seen_counts[s, a, j] = counts[s, a, states[s, a, j]]
+            widest = max(widest, n[s, a])
+    return widest
+
+
+@njit(cache=True, inline="always")
+def _successor_sums(states, counts, widest, V, h, mean, second):
+    """``mean[p] = sum_j N_j V[h, y_j]`` and ``second[p] = sum_j N_j V[h, y_j]^2``
+    over the successors ``y_j`` of pair ``p`` in the order first seen, every pair over
+    its first ``widest`` slots (the most successors any pair has). A slot past a pair's
+    own adds ``0 V`` and ``0 V V``, signed zeros, to sums that start at ``+0``: ``x + 0 =
+    x`` for ``x != 0`` and ``+0 + (-0) = +0``, and a sum rounded to nearest is ``-0``
+    only when both its terms are, so every sum has the bits of the sum over the pair's
+    own successors. One trip count for all pairs is what makes it fast: the loop over a
+    pair's own count, different from pair to pair, was a branch the processor
+    mispredicted (UCBVI's plan 2050 -> 1500 ns on RiverSwim, H = 20, with the split of
+    :func:`_ucbvi_plan`; docs/decisions/2026-12-07-explore-drivers.md)."""
+    for p in range(mean.shape[0]):
+        total, squares = 0.0, 0.0
+        for j in range(widest):
+            v = V[h, states[p, j]]
+            total += counts[p, j] * v
+            squares += counts[p, j] * v * v
+        mean[p], second[p] = total, squares
+
+
+@njit(cache=True, inline="always")
+def _stage_greedy(q, n_actions, h, V, greedy):
+    """``V[h, s] = max_a q[s A + a]``, ``greedy[h, s]`` the lowest maximising action
+    (indexed, not through the views ``V[h]``: on numba's plain pipeline each view is a
+    reference count)."""
+    for s in range(greedy.shape[1]):
+        best, best_a = -np.inf, 0
+        for a in range(n_actions):
+            if q[s * n_actions + a] > best:
+                best, best_a = q[s * n_actions + a], a
+        V[h, s] = best
+        greedy[h, s] = best_a
+
+
+@njit(cache=True, inline="always")
+def _ucbvi_plan(params, counts, seen, visits, reward_sum, terms, V, greedy):
     """UCBVI's optimistic backward induction (Azar et al., 2017, Algorithm 2,
     ``UCB-Q-values``): ``Q_h(s, a) = min(cap_h, r^(s, a) + P^(.|s, a) V_{h+1} + b(s, a))``
     for a visited pair, ``cap_h = (H - h) r_max`` for an unvisited one; ``V_h = max_a
-    Q_h``, ``greedy[h, s]`` the lowest maximising action."""
+    Q_h``, ``greedy[h, s]`` the lowest maximising action.
+
+    Each stage in three loops over the pairs: the sums over the successors seen, then
+    ``Q_h`` (a loop without branches on the data, which the compiler vectorises: the
+    Bernstein bonus's division and square root for eight pairs at once), then the
+    greedy choice of each state. The same operations on the same numbers as one loop
+    over the pairs: the same bits."""
     S, A, H = params.n_states, params.n_actions, params.horizon
-    span = params.r_max - params.r_min
-    # what does not change with h, once per episode: 1 / N, r^ and the Hoeffding bonus
-    inverse = np.zeros((S, A))
-    base = np.zeros((S, A))
-    for s in range(S):
-        for a in range(A):
-            n = visits[s, a]
-            if n > 0.0:
-                inverse[s, a] = 1.0 / n
-                base[s, a] = reward_sum[s, a] / n
-                if params.bonus == HOEFFDING:
-                    base[s, a] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
+    widest = _gather_seen_counts(counts, seen)
+    _pair_terms(params, visits, reward_sum, terms)
+    inverse, base, tail, sums, squares, Q = terms
+    states = seen.states.reshape(S * A, S + 1)
+    seen_counts = seen.counts.reshape(S * A, S + 1)
+    visits = visits.reshape(S * A)
     for h in range(H - 1, -1, -1):
         cap = (H - h) * params.r_max
-        for s in range(S):
-            best, best_a = -np.inf, 0
-            for a in range(A):
-                q = cap
-                if inverse[s, a] > 0.0:
-                    mean, second = 0.0, 0.0
-                    for j in range(seen.n[s, a]):  # the successors seen, not all S + 1
-                        t = seen.states[s, a, j]
-                        v = V[h + 1, t]
-                        mean += counts[s, a, t] * v
-                        second += counts[s, a, t] * v * v
-                    mean *= inverse[s, a]
-                    q = base[s, a] + mean
-                    if params.bonus == BERNSTEIN:
-                        variance = max(second * inverse[s, a] - mean * mean, 0.0)
-                        q += bernstein_bonus(visits[s, a], variance, H, span, params.log_term,
-                                             params.scale)
-                    q = min(cap, q)
-                if q > best:
-                    best, best_a = q, a
-            V[h, s] = best
-            greedy[h, s] = best_a
+        _successor_sums(states, seen_counts, widest, V, h + 1, sums, squares)
+        for p in range(S * A):
+            mean = sums[p] * inverse[p]
+            q = base[p] + mean
+            if params.bonus == BERNSTEIN:
+                variance = max(squares[p] * inverse[p] - mean * mean, 0.0)
+                # max(N, 1) = N for a visited pair; an unvisited one takes the cap below
+                q += bernstein_bonus(max(visits[p], 1.0), variance, tail[p], params.log_term,
+                                     params.scale)
+            Q[p] = min(cap, q) if inverse[p] > 0.0 else cap
+        _stage_greedy(Q, A, h, V, greedy)
 
 
 @njit(cache=True, inline="always")
@@ -112,7 +190,7 @@ def _value_span(params):
 
 
 @njit(cache=True, inline="always")
-def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy):
+def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, terms, V, greedy):
     """rlberry-scool's UCBVI plan (``backward_induction_reward_sd`` on ``R_hat + B_sa``):
     ``Q_h(s, a) = r^(s, a) + B[h, s, a] + P^(.|s, a) V_{h+1}``, an unvisited pair with
     ``r^ = 0`` and the uniform law over the ``S`` states; ``V_h = min(max_a Q_h, H span)``
@@ -120,27 +198,28 @@ def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, g
     uncapped ``Q_h``. ``B`` is the stage bonus table :func:`_model_based_run` refreshes."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     cap = H * _value_span(params)
+    n_pairs = S * A
+    visits, reward_sum = visits.reshape(n_pairs), reward_sum.reshape(n_pairs)
+    widest = _gather_seen_counts(counts, seen)
+    sums, squares, Q = terms.mean, terms.second, terms.q
+    states = seen.states.reshape(S * A, S + 1)
+    seen_counts = seen.counts.reshape(S * A, S + 1)
     for h in range(H - 1, -1, -1):
         uniform = 0.0
         for t in range(S):
             uniform += V[h + 1, t]
         uniform /= S
+        _successor_sums(states, seen_counts, widest, V, h + 1, sums, squares)
+        bonus = stage_bonus[h].reshape(n_pairs)
+        for p in range(n_pairs):
+            n = visits[p]
+            if n > 0.0:
+                Q[p] = reward_sum[p] / n + bonus[p] + sums[p] / n
+            else:
+                Q[p] = bonus[p] + uniform
+        _stage_greedy(Q, A, h, V, greedy)
         for s in range(S):
-            best, best_a = -np.inf, 0
-            for a in range(A):
-                n = visits[s, a]
-                if n > 0.0:
-                    mean = 0.0
-                    for j in range(seen.n[s, a]):  # the successors seen
-                        t = seen.states[s, a, j]
-                        mean += counts[s, a, t] * V[h + 1, t]
-                    q = reward_sum[s, a] / n + stage_bonus[h, s, a] + mean / n
-                else:
-                    q = stage_bonus[h, s, a] + uniform
-                if q > best:
-                    best, best_a = q, a
-            V[h, s] = min(best, cap)
-            greedy[h, s] = best_a
+            V[h, s] = min(V[h, s], cap)
 
 
 @njit(cache=True, inline="always")
@@ -194,7 +273,11 @@ def _model_based_run(method, model, params, rng, out, run):
     """Run ``run`` of UCBVI or PSRL (``method``, a constant of each driver)."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     counts = np.zeros((S, A, S + 1))
-    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64), np.zeros((S, A), dtype=np.int64))
+    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64), np.zeros((S, A, S + 1)),
+                      np.zeros((S, A), dtype=np.int64))
+    pairs = S * A if method == UCBVI else 0
+    terms = PairTerms(np.zeros(pairs), np.zeros(pairs), np.zeros(pairs), np.zeros(pairs),
+                      np.zeros(pairs), np.zeros(pairs))
     visits = np.zeros((S, A))
     reward_sum = np.zeros((S, A))
     V = np.zeros((H + 1, S + 1))  # V[H] and the end state S stay 0
@@ -205,9 +288,10 @@ def _model_based_run(method, model, params, rng, out, run):
     stage_bonus = _initial_stage_bonus(params) if method == UCBVI else np.zeros((0, S, A))
     for k in range(params.episodes):
         if method == UCBVI and stage_bonus.shape[0] > 0:
-            _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy)
+            _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, terms, V,
+                             greedy)
         elif method == UCBVI:
-            _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy)
+            _ucbvi_plan(params, counts, seen, visits, reward_sum, terms, V, greedy)
         else:
             _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration)
             _plan_on(params, P, R, V, greedy)
