@@ -24,7 +24,6 @@ from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import (
     BERNSTEIN,
     BONUSES,
-    HOEFFDING,
     ExploreParams,
     check_bonus,
     check_delta,
@@ -48,10 +47,10 @@ UCBVI, PSRL = 0, 1
 
 class Successors(NamedTuple):
     """The successors seen of each pair, in the order first seen: ``states[s, a, :n[s, a]]``
-    and their counts ``counts[s, a, :n[s, a]]``, copied from ``N(s, a, .)`` at each plan
-    (UCBVI's backups sum over these only); the slots past ``n[s, a]`` hold state 0 and
-    count 0, so that a backup may run over the same number of slots for every pair
-    (:func:`_successor_sums`)."""
+    and (UCBVI-BF only, empty otherwise) their counts ``counts[s, a, :n[s, a]]``, copied
+    from ``N(s, a, .)`` at each plan (UCBVI's backups sum over these only); the slots past ``n[s, a]`` hold state 0 and
+    count 0, so that a Bernstein backup may run over the same number of slots for every
+    pair (:func:`_successor_sums`)."""
 
     states: np.ndarray
     counts: np.ndarray
@@ -59,9 +58,9 @@ class Successors(NamedTuple):
 
 
 class PairTerms(NamedTuple):
-    """UCBVI's scratch of one plan, one entry per pair ``p = s A + a``: what does not
-    change with ``h`` (``inverse = 1 / N``, ``base = r^`` plus the Hoeffding bonus,
-    ``tail`` the second term of the Bernstein bonus, each 0 for an unvisited pair) and
+    """UCBVI-BF's scratch of one plan, one entry per pair ``p = s A + a``: what does not
+    change with ``h`` (``inverse = 1 / N``, ``base = r^``, ``tail`` the second term of
+    the Bernstein bonus, each 0 for an unvisited pair) and
     what each stage fills (the sums ``mean = sum_y N(y) V(y)`` and ``second = sum_y
     N(y) V(y)^2`` over the successors seen, then ``q``)."""
 
@@ -80,7 +79,7 @@ UCBVI_BONUSES = {**BONUSES, "simplified_bernstein": SIMPLIFIED_BERNSTEIN}
 
 @njit(cache=True, inline="always")
 def _pair_terms(params, visits, reward_sum, terms):
-    """Fill what UCBVI's plan keeps for every stage of an episode (:class:`PairTerms`)."""
+    """Fill what UCBVI-BF's plan keeps for every stage of an episode (:class:`PairTerms`)."""
     H, span = params.horizon, params.r_max - params.r_min
     n_pairs = params.n_states * params.n_actions
     visits, reward_sum = visits.reshape(n_pairs), reward_sum.reshape(n_pairs)
@@ -92,10 +91,7 @@ def _pair_terms(params, visits, reward_sum, terms):
         if n > 0.0:
             inverse[p] = 1.0 / n
             base[p] = reward_sum[p] / n
-            if params.bonus == HOEFFDING:
-                base[p] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
-            elif params.bonus == BERNSTEIN:
-                tail[p] = bernstein_tail(n, H, span, params.log_term)
+            tail[p] = bernstein_tail(n, H, span, params.log_term)
 
 
 @njit(cache=True, inline="always")
@@ -120,10 +116,9 @@ def _successor_sums(states, counts, widest, V, h, mean, second):
     own adds ``0 V`` and ``0 V V``, signed zeros, to sums that start at ``+0``: ``x + 0 =
     x`` for ``x != 0`` and ``+0 + (-0) = +0``, and a sum rounded to nearest is ``-0``
     only when both its terms are, so every sum has the bits of the sum over the pair's
-    own successors. One trip count for all pairs is what makes it fast: the loop over a
-    pair's own count, different from pair to pair, was a branch the processor
-    mispredicted (UCBVI's plan 2050 -> 1500 ns on RiverSwim, H = 20, with the split of
-    :func:`_ucbvi_plan`; docs/decisions/2026-12-07-explore-drivers.md)."""
+    own successors. One trip count for all pairs: a loop over each pair's own count,
+    different from pair to pair, was slower (RiverSwim, H = 20: 119 against 103 ns a
+    step; docs/decisions/2026-12-07-explore-drivers.md)."""
     for p in range(mean.shape[0]):
         total, squares = 0.0, 0.0
         for j in range(widest):
@@ -148,11 +143,50 @@ def _stage_greedy(q, n_actions, h, V, greedy):
 
 
 @njit(cache=True, inline="always")
-def _ucbvi_plan(params, counts, seen, visits, reward_sum, terms, V, greedy):
-    """UCBVI's optimistic backward induction (Azar et al., 2017, Algorithm 2,
+def _hoeffding_plan(params, counts, seen, visits, reward_sum, V, greedy):
+    """UCBVI-CH's optimistic backward induction (Azar et al., 2017, Algorithm 2,
     ``UCB-Q-values``): ``Q_h(s, a) = min(cap_h, r^(s, a) + P^(.|s, a) V_{h+1} + b(s, a))``
-    for a visited pair, ``cap_h = (H - h) r_max`` for an unvisited one; ``V_h = max_a
-    Q_h``, ``greedy[h, s]`` the lowest maximising action.
+    for a visited pair, ``b`` the Hoeffding bonus, ``cap_h = (H - h) r_max`` for an
+    unvisited one; ``V_h = max_a Q_h``, ``greedy[h, s]`` the lowest maximising action.
+    One loop over the pairs of a stage: without a square root or a division in a
+    backup, the three passes of :func:`_bernstein_plan` cost more than they save
+    (RiverSwim, H = 20: 50 -> 72 ns a step)."""
+    S, A, H = params.n_states, params.n_actions, params.horizon
+    span = params.r_max - params.r_min
+    # what does not change with h, once per episode: 1 / N and r^ plus the bonus
+    inverse = np.zeros((S, A))
+    base = np.zeros((S, A))
+    for s in range(S):
+        for a in range(A):
+            n = visits[s, a]
+            if n > 0.0:
+                inverse[s, a] = 1.0 / n
+                base[s, a] = reward_sum[s, a] / n
+                base[s, a] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
+    for h in range(H - 1, -1, -1):
+        cap = (H - h) * params.r_max
+        for s in range(S):
+            best, best_a = -np.inf, 0
+            for a in range(A):
+                q = cap
+                if inverse[s, a] > 0.0:
+                    mean = 0.0
+                    for j in range(seen.n[s, a]):  # the successors seen, not all S + 1
+                        t = seen.states[s, a, j]
+                        mean += counts[s, a, t] * V[h + 1, t]
+                    q = min(cap, base[s, a] + mean * inverse[s, a])
+                if q > best:
+                    best, best_a = q, a
+            V[h, s] = best
+            greedy[h, s] = best_a
+
+
+@njit(cache=True, inline="always")
+def _bernstein_plan(params, counts, seen, visits, reward_sum, terms, V, greedy):
+    """UCBVI-BF's optimistic backward induction (Azar et al., 2017, Algorithm 2,
+    ``UCB-Q-values``): ``Q_h(s, a) = min(cap_h, r^(s, a) + P^(.|s, a) V_{h+1} + b(s, a))``
+    for a visited pair, ``b`` the Bernstein bonus, ``cap_h = (H - h) r_max`` for an
+    unvisited one; ``V_h = max_a Q_h``, ``greedy[h, s]`` the lowest maximising action.
 
     Each stage in three loops over the pairs: the sums over the successors seen, then
     ``Q_h`` (a loop without branches on the data, which the compiler vectorises: the
@@ -190,7 +224,7 @@ def _value_span(params):
 
 
 @njit(cache=True, inline="always")
-def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, terms, V, greedy):
+def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy):
     """rlberry-scool's UCBVI plan (``backward_induction_reward_sd`` on ``R_hat + B_sa``):
     ``Q_h(s, a) = r^(s, a) + B[h, s, a] + P^(.|s, a) V_{h+1}``, an unvisited pair with
     ``r^ = 0`` and the uniform law over the ``S`` states; ``V_h = min(max_a Q_h, H span)``
@@ -198,28 +232,27 @@ def _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, term
     uncapped ``Q_h``. ``B`` is the stage bonus table :func:`_model_based_run` refreshes."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     cap = H * _value_span(params)
-    n_pairs = S * A
-    visits, reward_sum = visits.reshape(n_pairs), reward_sum.reshape(n_pairs)
-    widest = _gather_seen_counts(counts, seen)
-    sums, squares, Q = terms.mean, terms.second, terms.q
-    states = seen.states.reshape(S * A, S + 1)
-    seen_counts = seen.counts.reshape(S * A, S + 1)
     for h in range(H - 1, -1, -1):
         uniform = 0.0
         for t in range(S):
             uniform += V[h + 1, t]
         uniform /= S
-        _successor_sums(states, seen_counts, widest, V, h + 1, sums, squares)
-        bonus = stage_bonus[h].reshape(n_pairs)
-        for p in range(n_pairs):
-            n = visits[p]
-            if n > 0.0:
-                Q[p] = reward_sum[p] / n + bonus[p] + sums[p] / n
-            else:
-                Q[p] = bonus[p] + uniform
-        _stage_greedy(Q, A, h, V, greedy)
         for s in range(S):
-            V[h, s] = min(V[h, s], cap)
+            best, best_a = -np.inf, 0
+            for a in range(A):
+                n = visits[s, a]
+                if n > 0.0:
+                    mean = 0.0
+                    for j in range(seen.n[s, a]):  # the successors seen
+                        t = seen.states[s, a, j]
+                        mean += counts[s, a, t] * V[h + 1, t]
+                    q = reward_sum[s, a] / n + stage_bonus[h, s, a] + mean / n
+                else:
+                    q = stage_bonus[h, s, a] + uniform
+                if q > best:
+                    best, best_a = q, a
+            V[h, s] = min(best, cap)
+            greedy[h, s] = best_a
 
 
 @njit(cache=True, inline="always")
@@ -273,9 +306,10 @@ def _model_based_run(method, model, params, rng, out, run):
     """Run ``run`` of UCBVI or PSRL (``method``, a constant of each driver)."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     counts = np.zeros((S, A, S + 1))
-    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64), np.zeros((S, A, S + 1)),
+    pairs = S * A if method == UCBVI and params.bonus == BERNSTEIN else 0  # UCBVI-BF's scratch
+    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64),
+                      np.zeros((S, A, S + 1) if pairs > 0 else (0, 0, 0)),
                       np.zeros((S, A), dtype=np.int64))
-    pairs = S * A if method == UCBVI else 0
     terms = PairTerms(np.zeros(pairs), np.zeros(pairs), np.zeros(pairs), np.zeros(pairs),
                       np.zeros(pairs), np.zeros(pairs))
     visits = np.zeros((S, A))
@@ -288,10 +322,11 @@ def _model_based_run(method, model, params, rng, out, run):
     stage_bonus = _initial_stage_bonus(params) if method == UCBVI else np.zeros((0, S, A))
     for k in range(params.episodes):
         if method == UCBVI and stage_bonus.shape[0] > 0:
-            _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, terms, V,
-                             greedy)
+            _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy)
+        elif method == UCBVI and params.bonus == BERNSTEIN:
+            _bernstein_plan(params, counts, seen, visits, reward_sum, terms, V, greedy)
         elif method == UCBVI:
-            _ucbvi_plan(params, counts, seen, visits, reward_sum, terms, V, greedy)
+            _hoeffding_plan(params, counts, seen, visits, reward_sum, V, greedy)
         else:
             _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration)
             _plan_on(params, P, R, V, greedy)
