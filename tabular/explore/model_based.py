@@ -48,9 +48,9 @@ UCBVI, PSRL = 0, 1
 class Successors(NamedTuple):
     """The successors seen of each pair, in the order first seen: ``states[s, a, :n[s, a]]``
     and (UCBVI-BF only, empty otherwise) their counts ``counts[s, a, :n[s, a]]``, copied
-    from ``N(s, a, .)`` at each plan (UCBVI's backups sum over these only); the slots past ``n[s, a]`` hold state 0 and
-    count 0, so that a Bernstein backup may run over the same number of slots for every
-    pair (:func:`_successor_sums`)."""
+    from ``N(s, a, .)`` at each plan (UCBVI's backups sum over these only); the slots
+    past ``n[s, a]`` hold state 0 and count 0, so that a Bernstein backup may run over
+    the same number of slots for every pair (:func:`_successor_sums`)."""
 
     states: np.ndarray
     counts: np.ndarray
@@ -302,9 +302,9 @@ def _plan_on(params, P, R, V, greedy):
 
 
 @njit(cache=True, inline="always")
-def _model_based_run(method, model, params, rng, out, run):
-    """Run ``run`` of UCBVI or PSRL (``method``, a constant of each driver)."""
-    S, A, H = params.n_states, params.n_actions, params.horizon
+def _model_based_run(model, params, rng, out, run):
+    """Run ``run`` of UCBVI or PSRL (``params.method``)."""
+    method, S, A, H = params.method, params.n_states, params.n_actions, params.horizon
     counts = np.zeros((S, A, S + 1))
     pairs = S * A if method == UCBVI and params.bonus == BERNSTEIN else 0  # UCBVI-BF's scratch
     seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64),
@@ -359,17 +359,12 @@ def _model_based_run(method, model, params, rng, out, run):
 # loop over the successors seen (the second episode's plan of the two-state test chose
 # the other action; the same function under the plain pipeline matched the hand value)
 @runs_kernel(simplifying=False)
-def _ucbvi(model, params, rng_states, out):
-    """Every run of :func:`_model_based_run`, the method ``UCBVI``."""
+def _model_based_runs(model, params, rng_states, out):
+    """Every run of :func:`_model_based_run`: one kernel for UCBVI and PSRL, the method
+    read from ``params`` (a branch an episode: no cost measured, and one compile for
+    both learners)."""
     for run in range(rng_states.shape[0]):
-        _model_based_run(UCBVI, model, params, local_stream(rng_states[run]), out, run)
-
-
-@runs_kernel(simplifying=False)
-def _psrl(model, params, rng_states, out):
-    """Every run of :func:`_model_based_run`, the method ``PSRL``."""
-    for run in range(rng_states.shape[0]):
-        _model_based_run(PSRL, model, params, local_stream(rng_states[run]), out, run)
+        _model_based_run(model, params, local_stream(rng_states[run]), out, run)
 
 
 def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "bernstein",
@@ -425,7 +420,7 @@ def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "ber
     Returns an :class:`~tabular.explore.results.ExplorationResult` whose ``policy`` is
     the greedy table of each episode.
     """
-    return _model_based(_ucbvi, "ucbvi", mdp, horizon, episodes, seed, runs, bonus=bonus,
+    return _model_based(UCBVI, "ucbvi", mdp, horizon, episodes, seed, runs, bonus=bonus,
                         scale=scale, delta=delta)
 
 
@@ -467,13 +462,13 @@ def psrl(mdp: MDPLike, *, horizon: int, episodes: int = 1000, prior_count: float
 
     Returns an :class:`~tabular.explore.results.ExplorationResult`.
     """
-    return _model_based(_psrl, "psrl", mdp, horizon, episodes, seed, runs,
+    return _model_based(PSRL, "psrl", mdp, horizon, episodes, seed, runs,
                         prior_count=prior_count, reward_precision=reward_precision)
 
 
-def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="bernstein",
+def _model_based(method, name, mdp, horizon, episodes, seed, runs, *, bonus="bernstein",
                  scale=1.0, delta=0.1, prior_count=None, reward_precision=None):
-    """Check the arguments, build the parameters and run ``driver``."""
+    """Check the arguments, build the parameters and run ``method`` (``UCBVI``, ``PSRL``)."""
     mdp, horizon, episodes, n, r_min, r_max = learner_setup(mdp, horizon, episodes, runs,
                                                             name)
     bonus_kind = check_bonus(bonus, UCBVI_BONUSES)
@@ -482,11 +477,11 @@ def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="ber
     prior_count = (1.0 / (mdp.n_states + 1) if prior_count is None
                    else check_positive("prior_count", prior_count))
     params = ExploreParams(
-        n_states=mdp.n_states, n_actions=mdp.n_actions, horizon=horizon, episodes=episodes,
-        r_min=r_min, r_max=r_max,
+        method=method, n_states=mdp.n_states, n_actions=mdp.n_actions, horizon=horizon,
+        episodes=episodes, r_min=r_min, r_max=r_max,
         log_term=confidence_log(mdp, horizon, episodes, delta, 5.0), bonus=bonus_kind,
         scale=scale, epsilon=0.0, prior_count=prior_count,
         reward_precision=(4.0 / (r_max - r_min) ** 2 if reward_precision is None and r_max > r_min
                           else 1.0 if reward_precision is None
                           else check_positive("reward_precision", reward_precision)))
-    return run_learner(driver, mdp, params, seed, runs, n)
+    return run_learner(_model_based_runs, mdp, params, seed, runs, n)

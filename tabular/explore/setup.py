@@ -37,6 +37,8 @@ BONUSES = {"hoeffding": HOEFFDING, "bernstein": BERNSTEIN}
 class ExploreParams(NamedTuple):
     """The learners' hyper-parameters and prior knowledge (a kernel argument).
 
+    ``method``: which learner of the module's run function (``UCBVI`` or ``PSRL``;
+    ``OPTIMISTIC`` or ``DITHERING``), read at run time, so that one kernel serves both;
     ``n_states``, ``n_actions``, ``horizon`` (``H``), ``episodes`` (``K``);
     ``r_min``, ``r_max``: the range of one reward (bonuses scale with ``r_max - r_min``,
     value caps are ``(H - h) r_max``); ``log_term``: the confidence logarithm;
@@ -46,6 +48,7 @@ class ExploreParams(NamedTuple):
     precision of the reward noise and of the prior on a mean reward (PSRL).
     """
 
+    method: int
     n_states: int
     n_actions: int
     horizon: int
