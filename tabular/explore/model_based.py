@@ -24,6 +24,7 @@ from tabular.explore.results import ExplorationResult
 from tabular.explore.setup import (
     BERNSTEIN,
     BONUSES,
+    HOEFFDING,
     ExploreParams,
     check_bonus,
     check_delta,
@@ -34,7 +35,6 @@ from tabular.explore.setup import (
 from tabular.model.sampling import sample_start, sample_step
 from tabular.rules.exploration import (
     bernstein_bonus,
-    bernstein_tail,
     dirichlet_draw,
     hoeffding_bonus,
     normal_posterior_draw,
@@ -47,29 +47,10 @@ UCBVI, PSRL = 0, 1
 
 class Successors(NamedTuple):
     """The successors seen of each pair, in the order first seen: ``states[s, a, :n[s, a]]``
-    and (UCBVI-BF only, empty otherwise) their counts ``counts[s, a, :n[s, a]]``, copied
-    from ``N(s, a, .)`` at each plan (UCBVI's backups sum over these only); the slots
-    past ``n[s, a]`` hold state 0 and count 0, so that a Bernstein backup may run over
-    the same number of slots for every pair (:func:`_successor_sums`)."""
+    (UCBVI's backups sum over these only)."""
 
     states: np.ndarray
-    counts: np.ndarray
     n: np.ndarray
-
-
-class PairTerms(NamedTuple):
-    """UCBVI-BF's scratch of one plan, one entry per pair ``p = s A + a``: what does not
-    change with ``h`` (``inverse = 1 / N``, ``base = r^``, ``tail`` the second term of
-    the Bernstein bonus, each 0 for an unvisited pair) and
-    what each stage fills (the sums ``mean = sum_y N(y) V(y)`` and ``second = sum_y
-    N(y) V(y)^2`` over the successors seen, then ``q``)."""
-
-    inverse: np.ndarray
-    base: np.ndarray
-    tail: np.ndarray
-    mean: np.ndarray
-    second: np.ndarray
-    q: np.ndarray
 
 
 SIMPLIFIED_BERNSTEIN = 2
@@ -78,82 +59,14 @@ UCBVI_BONUSES = {**BONUSES, "simplified_bernstein": SIMPLIFIED_BERNSTEIN}
 
 
 @njit(cache=True, inline="always")
-def _pair_terms(params, visits, reward_sum, terms):
-    """Fill what UCBVI-BF's plan keeps for every stage of an episode (:class:`PairTerms`)."""
-    H, span = params.horizon, params.r_max - params.r_min
-    n_pairs = params.n_states * params.n_actions
-    visits, reward_sum = visits.reshape(n_pairs), reward_sum.reshape(n_pairs)
-    # local names: one reference count a plan, not one a pair (numba's plain pipeline)
-    inverse, base, tail = terms.inverse, terms.base, terms.tail
-    for p in range(n_pairs):
-        n = visits[p]
-        inverse[p], base[p], tail[p] = 0.0, 0.0, 0.0
-        if n > 0.0:
-            inverse[p] = 1.0 / n
-            base[p] = reward_sum[p] / n
-            tail[p] = bernstein_tail(n, H, span, params.log_term)
-
-
-@njit(cache=True, inline="always")
-def _gather_seen_counts(counts, seen):
-    """Copy each pair's counts ``N(s, a, y)`` into the slots of its successors seen;
-    return ``widest``, the most successors any pair has."""
-    states, seen_counts, n = seen
-    widest = 0
-    for s in range(n.shape[0]):
-        for a in range(n.shape[1]):
-            for j in range(n[s, a]):
-                seen_counts[s, a, j] = counts[s, a, states[s, a, j]]
-            widest = max(widest, n[s, a])
-    return widest
-
-
-@njit(cache=True, inline="always")
-def _successor_sums(states, counts, widest, V, h, mean, second):
-    """``mean[p] = sum_j N_j V[h, y_j]`` and ``second[p] = sum_j N_j V[h, y_j]^2``
-    over the successors ``y_j`` of pair ``p`` in the order first seen, every pair over
-    its first ``widest`` slots (the most successors any pair has). A slot past a pair's
-    own adds ``0 V`` and ``0 V V``, signed zeros, to sums that start at ``+0``: ``x + 0 =
-    x`` for ``x != 0`` and ``+0 + (-0) = +0``, and a sum rounded to nearest is ``-0``
-    only when both its terms are, so every sum has the bits of the sum over the pair's
-    own successors. One trip count for all pairs: a loop over each pair's own count,
-    different from pair to pair, was slower (RiverSwim, H = 20: 119 against 103 ns a
-    step; docs/decisions/2026-12-07-explore-drivers.md)."""
-    for p in range(mean.shape[0]):
-        total, squares = 0.0, 0.0
-        for j in range(widest):
-            v = V[h, states[p, j]]
-            total += counts[p, j] * v
-            squares += counts[p, j] * v * v
-        mean[p], second[p] = total, squares
-
-
-@njit(cache=True, inline="always")
-def _stage_greedy(q, n_actions, h, V, greedy):
-    """``V[h, s] = max_a q[s A + a]``, ``greedy[h, s]`` the lowest maximising action
-    (indexed, not through the views ``V[h]``: on numba's plain pipeline each view is a
-    reference count)."""
-    for s in range(greedy.shape[1]):
-        best, best_a = -np.inf, 0
-        for a in range(n_actions):
-            if q[s * n_actions + a] > best:
-                best, best_a = q[s * n_actions + a], a
-        V[h, s] = best
-        greedy[h, s] = best_a
-
-
-@njit(cache=True, inline="always")
-def _hoeffding_plan(params, counts, seen, visits, reward_sum, V, greedy):
-    """UCBVI-CH's optimistic backward induction (Azar et al., 2017, Algorithm 2,
+def _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy):
+    """UCBVI's optimistic backward induction (Azar et al., 2017, Algorithm 2,
     ``UCB-Q-values``): ``Q_h(s, a) = min(cap_h, r^(s, a) + P^(.|s, a) V_{h+1} + b(s, a))``
-    for a visited pair, ``b`` the Hoeffding bonus, ``cap_h = (H - h) r_max`` for an
-    unvisited one; ``V_h = max_a Q_h``, ``greedy[h, s]`` the lowest maximising action.
-    One loop over the pairs of a stage: without a square root or a division in a
-    backup, the three passes of :func:`_bernstein_plan` cost more than they save
-    (RiverSwim, H = 20: 50 -> 72 ns a step)."""
+    for a visited pair, ``cap_h = (H - h) r_max`` for an unvisited one; ``V_h = max_a
+    Q_h``, ``greedy[h, s]`` the lowest maximising action."""
     S, A, H = params.n_states, params.n_actions, params.horizon
     span = params.r_max - params.r_min
-    # what does not change with h, once per episode: 1 / N and r^ plus the bonus
+    # what does not change with h, once per episode: 1 / N, r^ and the Hoeffding bonus
     inverse = np.zeros((S, A))
     base = np.zeros((S, A))
     for s in range(S):
@@ -162,7 +75,8 @@ def _hoeffding_plan(params, counts, seen, visits, reward_sum, V, greedy):
             if n > 0.0:
                 inverse[s, a] = 1.0 / n
                 base[s, a] = reward_sum[s, a] / n
-                base[s, a] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
+                if params.bonus == HOEFFDING:
+                    base[s, a] += hoeffding_bonus(n, H, span, params.log_term, params.scale)
     for h in range(H - 1, -1, -1):
         cap = (H - h) * params.r_max
         for s in range(S):
@@ -170,49 +84,23 @@ def _hoeffding_plan(params, counts, seen, visits, reward_sum, V, greedy):
             for a in range(A):
                 q = cap
                 if inverse[s, a] > 0.0:
-                    mean = 0.0
+                    mean, second = 0.0, 0.0
                     for j in range(seen.n[s, a]):  # the successors seen, not all S + 1
                         t = seen.states[s, a, j]
-                        mean += counts[s, a, t] * V[h + 1, t]
-                    q = min(cap, base[s, a] + mean * inverse[s, a])
+                        v = V[h + 1, t]
+                        mean += counts[s, a, t] * v
+                        second += counts[s, a, t] * v * v
+                    mean *= inverse[s, a]
+                    q = base[s, a] + mean
+                    if params.bonus == BERNSTEIN:
+                        variance = max(second * inverse[s, a] - mean * mean, 0.0)
+                        q += bernstein_bonus(visits[s, a], variance, H, span, params.log_term,
+                                             params.scale)
+                    q = min(cap, q)
                 if q > best:
                     best, best_a = q, a
             V[h, s] = best
             greedy[h, s] = best_a
-
-
-@njit(cache=True, inline="always")
-def _bernstein_plan(params, counts, seen, visits, reward_sum, terms, V, greedy):
-    """UCBVI-BF's optimistic backward induction (Azar et al., 2017, Algorithm 2,
-    ``UCB-Q-values``): ``Q_h(s, a) = min(cap_h, r^(s, a) + P^(.|s, a) V_{h+1} + b(s, a))``
-    for a visited pair, ``b`` the Bernstein bonus, ``cap_h = (H - h) r_max`` for an
-    unvisited one; ``V_h = max_a Q_h``, ``greedy[h, s]`` the lowest maximising action.
-
-    Each stage in three loops over the pairs: the sums over the successors seen, then
-    ``Q_h`` (a loop without branches on the data, which the compiler vectorises: the
-    Bernstein bonus's division and square root for eight pairs at once), then the
-    greedy choice of each state. The same operations on the same numbers as one loop
-    over the pairs: the same bits."""
-    S, A, H = params.n_states, params.n_actions, params.horizon
-    widest = _gather_seen_counts(counts, seen)
-    _pair_terms(params, visits, reward_sum, terms)
-    inverse, base, tail, sums, squares, Q = terms
-    states = seen.states.reshape(S * A, S + 1)
-    seen_counts = seen.counts.reshape(S * A, S + 1)
-    visits = visits.reshape(S * A)
-    for h in range(H - 1, -1, -1):
-        cap = (H - h) * params.r_max
-        _successor_sums(states, seen_counts, widest, V, h + 1, sums, squares)
-        for p in range(S * A):
-            mean = sums[p] * inverse[p]
-            q = base[p] + mean
-            if params.bonus == BERNSTEIN:
-                variance = max(squares[p] * inverse[p] - mean * mean, 0.0)
-                # max(N, 1) = N for a visited pair; an unvisited one takes the cap below
-                q += bernstein_bonus(max(visits[p], 1.0), variance, tail[p], params.log_term,
-                                     params.scale)
-            Q[p] = min(cap, q) if inverse[p] > 0.0 else cap
-        _stage_greedy(Q, A, h, V, greedy)
 
 
 @njit(cache=True, inline="always")
@@ -302,16 +190,11 @@ def _plan_on(params, P, R, V, greedy):
 
 
 @njit(cache=True, inline="always")
-def _model_based_run(model, params, rng, out, run):
-    """Run ``run`` of UCBVI or PSRL (``params.method``)."""
-    method, S, A, H = params.method, params.n_states, params.n_actions, params.horizon
+def _model_based_run(method, model, params, rng, out, run):
+    """Run ``run`` of UCBVI or PSRL (``method``, a constant of each driver)."""
+    S, A, H = params.n_states, params.n_actions, params.horizon
     counts = np.zeros((S, A, S + 1))
-    pairs = S * A if method == UCBVI and params.bonus == BERNSTEIN else 0  # UCBVI-BF's scratch
-    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64),
-                      np.zeros((S, A, S + 1) if pairs > 0 else (0, 0, 0)),
-                      np.zeros((S, A), dtype=np.int64))
-    terms = PairTerms(np.zeros(pairs), np.zeros(pairs), np.zeros(pairs), np.zeros(pairs),
-                      np.zeros(pairs), np.zeros(pairs))
+    seen = Successors(np.zeros((S, A, S + 1), dtype=np.int64), np.zeros((S, A), dtype=np.int64))
     visits = np.zeros((S, A))
     reward_sum = np.zeros((S, A))
     V = np.zeros((H + 1, S + 1))  # V[H] and the end state S stay 0
@@ -323,10 +206,8 @@ def _model_based_run(model, params, rng, out, run):
     for k in range(params.episodes):
         if method == UCBVI and stage_bonus.shape[0] > 0:
             _simplified_plan(params, counts, seen, visits, reward_sum, stage_bonus, V, greedy)
-        elif method == UCBVI and params.bonus == BERNSTEIN:
-            _bernstein_plan(params, counts, seen, visits, reward_sum, terms, V, greedy)
         elif method == UCBVI:
-            _hoeffding_plan(params, counts, seen, visits, reward_sum, V, greedy)
+            _ucbvi_plan(params, counts, seen, visits, reward_sum, V, greedy)
         else:
             _posterior_sample(params, rng, counts, visits, reward_sum, P, R, concentration)
             _plan_on(params, P, R, V, greedy)
@@ -359,12 +240,17 @@ def _model_based_run(model, params, rng, out, run):
 # loop over the successors seen (the second episode's plan of the two-state test chose
 # the other action; the same function under the plain pipeline matched the hand value)
 @runs_kernel(simplifying=False)
-def _model_based_runs(model, params, rng_states, out):
-    """Every run of :func:`_model_based_run`: one kernel for UCBVI and PSRL, the method
-    read from ``params`` (a branch an episode: no cost measured, and one compile for
-    both learners)."""
+def _ucbvi(model, params, rng_states, out):
+    """Every run of :func:`_model_based_run`, the method ``UCBVI``."""
     for run in range(rng_states.shape[0]):
-        _model_based_run(model, params, local_stream(rng_states[run]), out, run)
+        _model_based_run(UCBVI, model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel(simplifying=False)
+def _psrl(model, params, rng_states, out):
+    """Every run of :func:`_model_based_run`, the method ``PSRL``."""
+    for run in range(rng_states.shape[0]):
+        _model_based_run(PSRL, model, params, local_stream(rng_states[run]), out, run)
 
 
 def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "bernstein",
@@ -420,7 +306,7 @@ def ucbvi(mdp: MDPLike, *, horizon: int, episodes: int = 1000, bonus: str = "ber
     Returns an :class:`~tabular.explore.results.ExplorationResult` whose ``policy`` is
     the greedy table of each episode.
     """
-    return _model_based(UCBVI, "ucbvi", mdp, horizon, episodes, seed, runs, bonus=bonus,
+    return _model_based(_ucbvi, "ucbvi", mdp, horizon, episodes, seed, runs, bonus=bonus,
                         scale=scale, delta=delta)
 
 
@@ -462,13 +348,13 @@ def psrl(mdp: MDPLike, *, horizon: int, episodes: int = 1000, prior_count: float
 
     Returns an :class:`~tabular.explore.results.ExplorationResult`.
     """
-    return _model_based(PSRL, "psrl", mdp, horizon, episodes, seed, runs,
+    return _model_based(_psrl, "psrl", mdp, horizon, episodes, seed, runs,
                         prior_count=prior_count, reward_precision=reward_precision)
 
 
-def _model_based(method, name, mdp, horizon, episodes, seed, runs, *, bonus="bernstein",
+def _model_based(driver, name, mdp, horizon, episodes, seed, runs, *, bonus="bernstein",
                  scale=1.0, delta=0.1, prior_count=None, reward_precision=None):
-    """Check the arguments, build the parameters and run ``method`` (``UCBVI``, ``PSRL``)."""
+    """Check the arguments, build the parameters and run ``driver``."""
     mdp, horizon, episodes, n, r_min, r_max = learner_setup(mdp, horizon, episodes, runs,
                                                             name)
     bonus_kind = check_bonus(bonus, UCBVI_BONUSES)
@@ -477,11 +363,11 @@ def _model_based(method, name, mdp, horizon, episodes, seed, runs, *, bonus="ber
     prior_count = (1.0 / (mdp.n_states + 1) if prior_count is None
                    else check_positive("prior_count", prior_count))
     params = ExploreParams(
-        method=method, n_states=mdp.n_states, n_actions=mdp.n_actions, horizon=horizon,
-        episodes=episodes, r_min=r_min, r_max=r_max,
+        n_states=mdp.n_states, n_actions=mdp.n_actions, horizon=horizon, episodes=episodes,
+        r_min=r_min, r_max=r_max,
         log_term=confidence_log(mdp, horizon, episodes, delta, 5.0), bonus=bonus_kind,
         scale=scale, epsilon=0.0, prior_count=prior_count,
         reward_precision=(4.0 / (r_max - r_min) ** 2 if reward_precision is None and r_max > r_min
                           else 1.0 if reward_precision is None
                           else check_positive("reward_precision", reward_precision)))
-    return run_learner(_model_based_runs, mdp, params, seed, runs, n)
+    return run_learner(driver, mdp, params, seed, runs, n)

@@ -171,7 +171,7 @@ def optimistic_q_learning(mdp: MDPLike, *, horizon: int, episodes: int = 1000,
     bonus_kind = check_bonus(bonus)
     scale = check_nonnegative("scale", scale)
     delta = check_delta(delta)
-    params = _params(OPTIMISTIC, mdp, horizon, episodes, r_min, r_max,
+    params = _params(mdp, horizon, episodes, r_min, r_max,
                      log_term=confidence_log(mdp, horizon, episodes, delta, 1.0), scale=scale,
                      bonus=bonus_kind)
     return run_learner(_optimistic, mdp, params, seed, runs, n)
@@ -198,14 +198,14 @@ def epsilon_greedy_q_learning(mdp: MDPLike, *, horizon: int, episodes: int = 100
     """
     mdp, horizon, episodes, n, r_min, r_max = learner_setup(mdp, horizon, episodes, runs,
                                                             "epsilon_greedy_q_learning")
-    params = _params(DITHERING, mdp, horizon, episodes, r_min, r_max, log_term=0.0, scale=0.0,
+    params = _params(mdp, horizon, episodes, r_min, r_max, log_term=0.0, scale=0.0,
                      epsilon=check_unit_interval("epsilon", epsilon))
     return run_learner(_dithering, mdp, params, seed, runs, n)
 
 
-def _params(method, mdp, horizon, episodes, r_min, r_max, *, log_term, scale, epsilon=0.0,
+def _params(mdp, horizon, episodes, r_min, r_max, *, log_term, scale, epsilon=0.0,
             bonus=HOEFFDING):
-    return ExploreParams(method=method, n_states=mdp.n_states, n_actions=mdp.n_actions,
-                         horizon=horizon, episodes=episodes, r_min=r_min, r_max=r_max,
-                         log_term=log_term, bonus=bonus, scale=scale, epsilon=epsilon,
-                         prior_count=0.0, reward_precision=1.0)
+    return ExploreParams(n_states=mdp.n_states, n_actions=mdp.n_actions, horizon=horizon,
+                         episodes=episodes, r_min=r_min, r_max=r_max, log_term=log_term,
+                         bonus=bonus, scale=scale, epsilon=epsilon, prior_count=0.0,
+                         reward_precision=1.0)

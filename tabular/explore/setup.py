@@ -37,10 +37,6 @@ BONUSES = {"hoeffding": HOEFFDING, "bernstein": BERNSTEIN}
 class ExploreParams(NamedTuple):
     """The learners' hyper-parameters and prior knowledge (a kernel argument).
 
-    ``method``: which learner of the module's run function: ``UCBVI`` or ``PSRL``, read
-    at run time by their one kernel; ``OPTIMISTIC`` or ``DITHERING``, for the record
-    only (Q-learning's two drivers pass it as a compile-time constant: read at run time,
-    epsilon-greedy's steps took 7-10% longer);
     ``n_states``, ``n_actions``, ``horizon`` (``H``), ``episodes`` (``K``);
     ``r_min``, ``r_max``: the range of one reward (bonuses scale with ``r_max - r_min``,
     value caps are ``(H - h) r_max``); ``log_term``: the confidence logarithm;
@@ -50,7 +46,6 @@ class ExploreParams(NamedTuple):
     precision of the reward noise and of the prior on a mean reward (PSRL).
     """
 
-    method: int
     n_states: int
     n_actions: int
     horizon: int

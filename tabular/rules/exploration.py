@@ -23,24 +23,16 @@ def hoeffding_bonus(n, horizon, span, log_term, scale):
 
 
 @njit(cache=True, inline="always")
-def bernstein_bonus(n, variance, tail, log_term, scale):
+def bernstein_bonus(n, variance, horizon, span, log_term, scale):
     """UCBVI-BF's bonus without its third term (Azar et al., 2017, Algorithm 4,
     ``bonus_2``): ``b = sqrt(8 L Var_P^(V_{h+1}) / N) + 14 H L / (3 N)``, the empirical
-    Bernstein inequality on the estimated next-state value, its second term ``tail``
-    from :func:`bernstein_tail` (the same at every step ``h``: a plan computes it once
-    a pair, not once a pair and step, a division fewer a backup). The paper's third
-    term, a correction ``sqrt(8 sum_y P^(y) min(100^2 H^3 S^2 A L^2 / N'(y), H^2) / N)``
-    for the gap between ``V_{h+1}`` and ``V*_{h+1}``, is left out (as rlberry's
-    "simplified Bernstein" leaves it out): it only matters while the counts are small,
-    where the value cap ``H`` binds anyway. Times ``scale`` (1: the paper's constants)."""
-    return scale * (np.sqrt(8.0 * log_term * variance / n) + tail)
-
-
-@njit(cache=True, inline="always")
-def bernstein_tail(n, horizon, span, log_term):
-    """The second term of UCBVI-BF's bonus (:func:`bernstein_bonus`), ``14 H L / (3 N)``,
-    ``H`` on the value scale ``horizon * span``."""
-    return 14.0 * horizon * span * log_term / (3.0 * n)
+    Bernstein inequality on the estimated next-state value. The paper's third term, a
+    correction ``sqrt(8 sum_y P^(y) min(100^2 H^3 S^2 A L^2 / N'(y), H^2) / N)`` for the
+    gap between ``V_{h+1}`` and ``V*_{h+1}``, is left out (as rlberry's "simplified
+    Bernstein" leaves it out): it only matters while the counts are small, where the
+    value cap ``H`` binds anyway. Times ``scale`` (1: the paper's constants)."""
+    return scale * (np.sqrt(8.0 * log_term * variance / n)
+                    + 14.0 * horizon * span * log_term / (3.0 * n))
 
 
 @njit(cache=True, inline="always")
