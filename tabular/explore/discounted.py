@@ -46,14 +46,12 @@ MAX_SWEEPS = 100_000
 
 
 class DiscountedParams(NamedTuple):
-    """``method``: ``MBIE_EB``, ``RMAX`` or ``DELAYED`` (read at run time: one kernel
-    serves MBIE-EB and R-max); ``n_states``, ``n_actions``, ``steps``; ``gamma``;
-    ``r_max`` (the largest reward, whose value ``r_max / (1 - gamma)`` an unknown pair
-    is given); ``beta`` (MBIE-EB's bonus coefficient); ``known`` (R-max's visits to
-    know a pair); ``tol``: value iteration's stopping change; ``attempts`` and
-    ``epsilon1``: Delayed Q-learning's ``m`` and ``epsilon_1``."""
+    """``n_states``, ``n_actions``, ``steps``; ``gamma``; ``r_max`` (the largest reward,
+    whose value ``r_max / (1 - gamma)`` an unknown pair is given); ``beta`` (MBIE-EB's
+    bonus coefficient); ``known`` (R-max's visits to know a pair); ``tol``: value
+    iteration's stopping change; ``attempts`` and ``epsilon1``: Delayed Q-learning's
+    ``m`` and ``epsilon_1``."""
 
-    method: int
     n_states: int
     n_actions: int
     steps: int
@@ -133,9 +131,9 @@ def _greedy_into(Q, row):
 
 
 @njit(cache=True, inline="always")
-def _discounted_run(model, params, rng, out, run):
-    """Run ``run`` of MBIE-EB or R-max (``params.method``)."""
-    method, S, A = params.method, params.n_states, params.n_actions
+def _discounted_run(method, model, params, rng, out, run):
+    """Run ``run`` of MBIE-EB or R-max (``method``, a constant of each driver)."""
+    S, A = params.n_states, params.n_actions
     counts = np.zeros((S, A, S))
     visits = np.zeros((S, A))
     reward_sum = np.zeros((S, A))
@@ -201,11 +199,10 @@ def _delayed_q_run(model, params, rng, out, run):
 
 
 @runs_kernel(simplifying=False)
-def _discounted_runs(model, params, rng_states, out):
-    """Every run of :func:`_discounted_run`: one kernel for MBIE-EB and R-max, the
-    method read from ``params``."""
+def _mbie_eb(model, params, rng_states, out):
+    """Every run of :func:`_discounted_run`, the method ``MBIE_EB``."""
     for run in range(rng_states.shape[0]):
-        _discounted_run(model, params, local_stream(rng_states[run]), out, run)
+        _discounted_run(MBIE_EB, model, params, local_stream(rng_states[run]), out, run)
 
 
 @runs_kernel(simplifying=False)
@@ -213,6 +210,13 @@ def _delayed_q(model, params, rng_states, out):
     """Every run of :func:`_delayed_q_run`."""
     for run in range(rng_states.shape[0]):
         _delayed_q_run(model, params, local_stream(rng_states[run]), out, run)
+
+
+@runs_kernel(simplifying=False)
+def _rmax(model, params, rng_states, out):
+    """Every run of :func:`_discounted_run`, the method ``RMAX``."""
+    for run in range(rng_states.shape[0]):
+        _discounted_run(RMAX, model, params, local_stream(rng_states[run]), out, run)
 
 
 def mbie_eb(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000,
@@ -241,7 +245,7 @@ def mbie_eb(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000,
 
     Returns a :class:`DiscountedResult`; :func:`sample_complexity` measures it.
     """
-    return _discounted(MBIE_EB, "mbie_eb", mdp, gamma, steps, seed, runs, beta=beta)
+    return _discounted(_mbie_eb, "mbie_eb", mdp, gamma, steps, seed, runs, beta=beta)
 
 
 def rmax(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000, known: int = 10,
@@ -262,7 +266,7 @@ def rmax(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000, known: int =
 
     Returns a :class:`DiscountedResult`.
     """
-    return _discounted(RMAX, "rmax", mdp, gamma, steps, seed, runs,
+    return _discounted(_rmax, "rmax", mdp, gamma, steps, seed, runs,
                        known=check_positive_int("known", known, high=10**8))
 
 
@@ -290,14 +294,13 @@ def delayed_q_learning(mdp: MDPLike, *, gamma: float = 0.95, steps: int = 10_000
     Returns a :class:`DiscountedResult`.
     """
     attempts = check_positive_int("attempts", attempts, high=10**8)
-    return _discounted(DELAYED, "delayed_q_learning", mdp, gamma, steps, seed, runs,
+    return _discounted(_delayed_q, "delayed_q_learning", mdp, gamma, steps, seed, runs,
                        attempts=attempts, epsilon1=epsilon1)
 
 
-def _discounted(method, name, mdp, gamma, steps, seed, runs, *, beta=None, known=1,
+def _discounted(driver, name, mdp, gamma, steps, seed, runs, *, beta=None, known=1,
                 attempts=1, epsilon1=None):
-    """Check the arguments, run ``method`` (``MBIE_EB``, ``RMAX``, ``DELAYED``) and shape
-    its outputs."""
+    """Check the arguments, run ``driver`` and shape its outputs."""
     mdp = as_mdp(mdp)
     gamma = check_gamma(gamma)
     if gamma >= 1.0:
@@ -313,12 +316,11 @@ def _discounted(method, name, mdp, gamma, steps, seed, runs, *, beta=None, known
     beta = 0.1 * scale if beta is None else check_nonnegative("beta", beta)
     epsilon1 = (0.01 * max(scale, 1e-300) if epsilon1 is None
                 else check_positive("epsilon1", epsilon1))
-    params = DiscountedParams(method, mdp.n_states, mdp.n_actions, steps, gamma, top, beta,
-                              known, 1e-8 * max(scale, 1.0), attempts, epsilon1)
+    params = DiscountedParams(mdp.n_states, mdp.n_actions, steps, gamma, top, beta, known,
+                              1e-8 * max(scale, 1.0), attempts, epsilon1)
     out = DiscountedOutputs(np.zeros((n, steps), dtype=np.int32), np.zeros((n, steps)),
                             np.zeros((n, steps, mdp.n_states), dtype=np.int16))
-    over_runs(_delayed_q if method == DELAYED else _discounted_runs, mdp.arrays, params,
-              seed_states(seed, n), out)
+    over_runs(driver, mdp.arrays, params, seed_states(seed, n), out)
     return DiscountedResult(*(with_run_axis(x, runs) for x in out))
 
 
