@@ -3,18 +3,21 @@ certificates of :mod:`tabular.learn.quantile_certificates`.
 
 Only the argmax of the quantiles ``q_a`` is needed. :func:`certified_argmax` takes the
 arm of the largest guess as the leader ``L`` and proves, arm by arm, ``q_b <= high_b
-<= low_L < q_L``, evaluating the incomplete beta function (:func:`_order`) only where
-the brackets kept from earlier steps overlap. Where to evaluate (:func:`_next_probe`):
+<= low_L < q_L``, evaluating the incomplete beta function only where the brackets kept
+from earlier steps overlap. Where to evaluate:
 
-1. arm ``b`` at ``low_L`` when ``b``'s guess is below it (a new upper end of ``b``
-   that parts the two), or the leader at ``high_b`` when its guess is above it;
-2. else, both at the midpoint of the two guesses: an upper end of ``b`` halfway to the
-   leader holds the longest while ``p`` rises (its cap ``I_x(b)`` is furthest above
-   ``p``);
-3. after :data:`GUIDED_PROBES` evaluations of one pair, or when the guesses disagree
-   with the leader, the midpoint of the wider bracket (bisection: the pair always parts
-   or settles).
+1. the leader, once, at the largest upper end of the others below its guess
+   (:func:`_raise_leader`: one evaluation may part it from every arm);
+2. for a pair still overlapping (:func:`_order`, :func:`_next_probe`), the arm of the
+   lower guess at the other's lower end, or the other at its upper end (a kept end
+   reused);
+3. else both at the midpoint of the two guesses: an upper end halfway to the leader
+   holds the longest while ``p`` rises (its cap ``I_x`` is furthest above ``p``);
+4. after :data:`GUIDED_PROBES` evaluations of one pair, or when the two guesses are
+   equal, the midpoint of the wider bracket (bisection: the pair always parts or
+   settles).
 
+An arm proved above the leader becomes the leader (at most once per arm a step).
 A pair settles when both brackets are at most ``tol / 4`` wide. Arms of the same
 posterior (same pulls and successes) have the same quantile; they, and arms whose
 settled bracket still overlaps the leader's, are tied with it, and the pull is drawn
@@ -22,8 +25,9 @@ uniformly among the tied arms (a ``randint`` per tied arm, in index order, as
 :func:`~tabular.rules.values.greedy_action`). Every tied arm's quantile lies within the
 leader's settled bracket widened by ``tol / 4`` on each side, so the arm pulled has a
 quantile above the largest minus ``3 tol / 4``: the exact argmax whenever the two
-largest quantiles are ``tol`` or more apart (up to the CDF's rounding, about 1e-15 over
-the density). Arms never pulled are pulled first, at random among them.
+largest quantiles are ``tol`` or more apart (up to the computed CDF's error over the
+density: the record derives it). Arms never pulled are pulled first, at random among
+them.
 
 ``docs/decisions/2026-12-07-bayes-ucb-certificates.md`` gives the figures.
 """
@@ -55,7 +59,7 @@ def _inside(c, arm, x):
 @njit(cache=True, inline="always")
 def _next_probe(c, leader, b, guided):
     """The arm to evaluate and where, to part ``leader``'s bracket from ``b``'s (the
-    module's rules 1-3); ``guided``: whether guesses may still choose."""
+    module's rules 2-4); ``guided``: whether guesses may still choose."""
     if guided and c[GUESS, b] != c[GUESS, leader]:
         under, over = (b, leader) if c[GUESS, b] < c[GUESS, leader] else (leader, b)
         if c[GUESS, under] < c[LOW, over] and _inside(c, under, c[LOW, over]):

@@ -2,13 +2,13 @@
 
 Bayes-UCB's index of an arm is ``q(p)``, the ``p = 1 - 1/t`` quantile of its posterior
 ``Beta(a, b)``: ``q(p) = min {x : I_x(a, b) >= p}``, ``I`` the regularised incomplete
-beta function (:func:`~tabular.rules.bandit_indices.beta_cdf_and_density`). One evaluation of
-``I`` at a point ``x`` is a certificate about ``q``:
+beta function (:func:`~tabular.rules.bandit_indices.beta_cdf_and_density`). One
+evaluation of ``I`` at a point ``x`` is a certificate about ``q``:
 
 - ``I_x < p`` proves ``q(p) > x``, and ``q(p') > x`` for every later ``p' >= p``
   (``q`` rises with ``p``): a lower end ``low`` valid until the arm is pulled;
 - ``c = I_x >= p`` proves ``q(p') <= x`` while ``p' <= c``: an upper end ``high`` valid
-  until ``p`` passes its ``cap = c``, after which ``high`` falls back to 1.
+  until ``p`` passes its ``cap = c``, after which it is a lower end (:func:`expire`).
 
 Between two pulls of an arm only ``p`` moves, so its bracket ``(low, high]`` stays true
 step after step at no cost; :mod:`tabular.learn.certified_argmax` evaluates ``I`` only
@@ -19,9 +19,9 @@ at ``low``, ``cap`` at ``high``), and a pull moves both by the recurrences of DL
 B(a, b)``: a logarithm pair and an exponential instead of the continued fraction.
 Each recurrence adds the rounding of one sum and the front factor's error (the same as
 the continued fraction's own front factor), so an arm's ends are dropped after
-:data:`MAX_RECURRENCES` pulls without being recomputed. Each evaluation also gives the density
-``f(x)``, and the Newton step ``x + (p - I_x) / f(x)`` a guess of ``q`` (kept in the
-bracket) from which the argmax chooses where to evaluate next: a guess is never
+:data:`MAX_RECURRENCES` pulls without being recomputed. Each evaluation also gives the
+density ``f(x)``, and the Newton step ``x + (p - I_x) / f(x)`` a guess of ``q`` (kept in
+the bracket) from which the argmax chooses where to evaluate next: a guess is never
 relied on, only the certificates are.
 
 ``docs/decisions/2026-12-07-bayes-ucb-certificates.md`` gives the figures.
