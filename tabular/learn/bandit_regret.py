@@ -35,15 +35,10 @@ from tabular._numba.rng import bernoulli, normal, seed_states
 from tabular._numba.runs import over_runs, runs_kernel
 from tabular.checks import check_positive, check_positive_int, check_size, check_unit_interval
 from tabular.learn.bandit_arms import BERNOULLI, GAUSSIAN, BanditArms, check_arms
-from tabular.learn.bisected_argmax import (
-    BETA_QUANTILE,
-    KL_UCB_INDEX,
-    bisected_greedy,
-    new_brackets,
-    open_brackets,
-)
+from tabular.learn.bisected_argmax import bisected_greedy, new_brackets, open_brackets
+from tabular.learn.certified_argmax import certified_argmax
 from tabular.learn.paragraphs import shares_paragraphs
-from tabular.learn.quantile_paths import forget, new_paths
+from tabular.learn.quantile_certificates import new_certificates, renew
 from tabular.results import SHARED, RunsResult, check_runs, with_run_axis
 from tabular.rules.bandit_indices import (
     beta_posterior_constants,
@@ -113,11 +108,10 @@ class BanditRegretResult(RunsResult):
 
 
 @njit(cache=True, inline="always")
-def _index(method, arms, params, counts, sums, squares, a, t, shared, paths):
+def _index(method, arms, params, counts, sums, squares, a, t, shared):
     """The index of arm ``a`` (``counts[a] > 0``: its pulls, discounted or in the window
     for the non-stationary methods) at step ``t >= 1``; ``shared`` is what every arm's
-    index of the step uses alike (:func:`_shared`); ``paths``: Bernoulli Bayes-UCB's
-    remembered bisections (:mod:`tabular.learn.quantile_paths`)."""
+    index of the step uses alike (:func:`_shared`)."""
     n = counts[a]
     mean = sums[a] / n
     if method == D_UCB:
@@ -145,27 +139,24 @@ def _shared(method, arms, params, counts, t):
 
 
 @njit(cache=True, inline="always")
-def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets, paths,
-            posteriors):
+def _choose(method, arms, params, rng, counts, sums, squares, scores, t, brackets,
+            certificates, posteriors):
     """The arm pulled at step ``t >= 1`` by an index or posterior-sampling method.
     MOSS's index changes with the pulled arm's statistics only: ``scores`` keeps the
     others' (:func:`_rescore`). Bernoulli KL-UCB halves its brackets only
     as far as the choice needs (:mod:`tabular.learn.bisected_argmax`); Bernoulli
-    Bayes-UCB reuses what its bisections computed while an arm was not pulled
-    (:mod:`tabular.learn.quantile_paths`); Bernoulli Thompson sampling keeps each arm's
-    gamma constants ``posteriors`` between its pulls (discounted, every arm's change
+    Bayes-UCB proves the argmax of its quantiles from brackets kept while an arm was not
+    pulled (:mod:`tabular.learn.certified_argmax`); Bernoulli Thompson sampling keeps each
+    arm's gamma constants ``posteriors`` between its pulls (discounted, every arm's change
     every step: none kept)."""
     if method == MOSS:
         return greedy_action(scores, rng)
     if method == KL_UCB and arms.law == BERNOULLI:
         log_t = np.log(t)
-        open_brackets(KL_UCB_INDEX, counts, sums, log_t, brackets)
-        return bisected_greedy(KL_UCB_INDEX, counts, sums, log_t, params.tol, brackets, paths,
-                               rng)
+        open_brackets(counts, sums, log_t, brackets)
+        return bisected_greedy(counts, sums, log_t, params.tol, brackets, rng)
     if method == BAYES_UCB and arms.law == BERNOULLI:
-        p = 1.0 - 1.0 / t
-        open_brackets(BETA_QUANTILE, counts, sums, p, brackets)
-        return bisected_greedy(BETA_QUANTILE, counts, sums, p, params.tol, brackets, paths, rng)
+        return certified_argmax(counts, sums, 1.0 - 1.0 / t, params.tol, certificates, rng)
     k = counts.shape[0]
     shared = _shared(method, arms, params, counts, t)
     for a in range(k):
@@ -179,20 +170,17 @@ def _choose(method, arms, params, rng, counts, sums, squares, scores, t, bracket
         elif counts[a] <= 0.0:
             scores[a] = np.inf
         else:
-            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared,
-                               paths)
+            scores[a] = _index(method, arms, params, counts, sums, squares, a, t, shared)
     return greedy_action(scores, rng)
 
 
 @njit(cache=True, inline="always")
-def _rescore(method, arms, params, counts, sums, scores, paths, posteriors, a):
+def _rescore(method, arms, params, counts, sums, scores, posteriors, a):
     """Bring what the index methods keep between steps up to date after arm ``a``'s pull:
-    MOSS's index of ``a``, Bernoulli Bayes-UCB's posterior of ``a``, undiscounted
-    Bernoulli Thompson sampling's gamma constants of ``a``."""
+    MOSS's index of ``a``, undiscounted Bernoulli Thompson sampling's gamma constants of
+    ``a``."""
     if method == MOSS:
         scores[a] = moss_index(sums[a] / counts[a], counts[a], params.steps, counts.shape[0])
-    if method == BAYES_UCB and arms.law == BERNOULLI:
-        forget(paths, a, sums[a] + 1.0, counts[a] - sums[a] + 1.0)
     if method == THOMPSON and arms.law == BERNOULLI and params.discount == 1.0:
         beta_posterior_constants(sums[a], counts[a] - sums[a], posteriors[a])
 
@@ -222,7 +210,7 @@ def _regret_run(method, arms, params, rng, out, run):
     if method == MOSS:
         scores[:] = np.inf  # untried arms first
     brackets = new_brackets(k)
-    paths = new_paths(k if method == BAYES_UCB else 0)
+    certificates = new_certificates(k if method == BAYES_UCB else 0)
     posteriors = np.zeros((k if method == THOMPSON else 0, 4))
     for b in range(posteriors.shape[0]):
         beta_posterior_constants(0.0, 0.0, posteriors[b])
@@ -250,7 +238,7 @@ def _regret_run(method, arms, params, rng, out, run):
             a = sample_softmax(scores, probs, rng)
         else:
             a = _choose(method, arms, params, rng, counts, sums, squares, scores, t + 1,
-                        brackets, paths, posteriors)
+                        brackets, certificates, posteriors)
         if arms.law == BERNOULLI:
             reward = 1.0 if bernoulli(rng, means[a]) else 0.0
         else:
@@ -258,7 +246,10 @@ def _regret_run(method, arms, params, rng, out, run):
         counts[a] += 1.0
         sums[a] += reward
         squares[a] += reward * reward
-        _rescore(method, arms, params, counts, sums, scores, paths, posteriors, a)
+        _rescore(method, arms, params, counts, sums, scores, posteriors, a)
+        if method == BAYES_UCB and arms.law == BERNOULLI:
+            renew(certificates, a, sums[a] + 1.0, counts[a] - sums[a] + 1.0, reward > 0.0,
+                  1.0 - 1.0 / (t + 2))  # the next step's p
         if method == SW_UCB:
             history[t % window], rewards[t % window] = a, reward
         if method == EXP3:
@@ -413,13 +404,18 @@ def bayes_ucb(arms: BanditArms, *, tol: float = KL_UCB_TOL, steps: int = 1000,
     posterior has the largest ``1 - 1 / (t (log T)^c)`` quantile, with ``c = 0`` (the
     setting of their experiments; their theorem takes ``c >= 5``). The posteriors are
     Thompson sampling's (:func:`thompson_sampling`): ``Beta(1 + successes, 1 + failures)``
-    for Bernoulli arms, ``N(sum / (n + 1), sd^2 / (n + 1))`` for Gaussian ones; each
-    quantile by bisection to ``tol`` (the regularised incomplete beta function by its
-    continued fraction; the normal CDF by ``erfc``). Untried arms are pulled first.
+    for Bernoulli arms, ``N(sum / (n + 1), sd^2 / (n + 1))`` for Gaussian ones. Bernoulli
+    arms: the pull is proved the largest quantile from brackets of the regularised
+    incomplete beta function kept between steps (:mod:`tabular.learn.certified_argmax`),
+    exact unless the two largest quantiles are less than ``tol`` apart, where it is drawn
+    among arms whose quantiles are within ``tol`` of the largest. Gaussian arms: each
+    quantile by bisection to ``tol`` on ``erfc``. Untried arms are pulled first.
 
     Parameters
     ----------
-    {tol_bisection arms horizon seed_plain runs_plain}
+    tol : in [1e-12, 0.1], default 1e-6: the pull's quantile is within ``tol`` of the
+        largest (Bernoulli arms), each quantile's bisection tolerance (Gaussian arms).
+    {arms horizon seed_plain runs_plain}
 
     {regret_result}
     """

@@ -1,5 +1,5 @@
-"""The greedy pull among KL-UCB's or Bayes-UCB's indices, halving each arm's bisection
-only as far as the choice needs.
+"""The greedy pull among KL-UCB's indices, halving each arm's bisection only as far as the
+choice needs.
 
 Bernoulli KL-UCB's index is the upper end of a bisection run to a tolerance
 (:func:`~tabular.rules.bandit_indices.kl_ucb_index`), some twenty halvings per arm and
@@ -12,9 +12,8 @@ on the brackets, halving the wider of two overlapping brackets until they part o
 are settled (at most ``tol`` wide, their index then exact), so it pulls the arm, and
 draws the numbers, that ``greedy_action`` on the fully bisected indices would: the
 same halvings in the same order give the same bits, only fewer of them are taken.
-Bernoulli Bayes-UCB's bisection of the Beta quantile (``BETA_QUANTILE``) takes the same
-route, each halving through the arm's remembered path
-(:func:`~tabular.learn.quantile_paths.remembered_halve`).
+(Bernoulli Bayes-UCB's quantiles took this route until
+``docs/decisions/2026-12-07-bayes-ucb-certificates.md``: :mod:`tabular.learn.certified_argmax`.)
 
 ``docs/decisions/2026-12-06-explore-speed.md`` gives the figures.
 """
@@ -27,60 +26,44 @@ import numpy as np
 from numba import njit
 
 from tabular._numba.rng import randint
-from tabular.learn.quantile_paths import remembered_halve
 from tabular.rules.bandit_indices import kl_ucb_bracket, kl_ucb_halve
-
-#: The index bisected: KL-UCB's (``level`` = ``log t``), or Bayes-UCB's Beta quantile
-#: (``level`` = ``p = 1 - 1/t``).
-KL_UCB_INDEX, BETA_QUANTILE = 0, 1
 
 
 class Brackets(NamedTuple):
-    """Each arm's bisection ``(low[a], high[a]]`` and the halvings it has taken."""
+    """Each arm's bisection ``(low[a], high[a]]``."""
 
     low: np.ndarray
     high: np.ndarray
-    depth: np.ndarray
 
 
 @njit(cache=True, inline="always")
 def new_brackets(k):
     """The :class:`Brackets` of ``k`` arms."""
-    return Brackets(np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64))
+    return Brackets(np.zeros(k), np.zeros(k))
 
 
 @njit(cache=True, inline="always")
-def open_brackets(kind, counts, sums, level, brackets):
-    """Every arm's starting bracket: KL-UCB's
+def open_brackets(counts, sums, level, brackets):
+    """Every arm's starting bracket
     (:func:`~tabular.rules.bandit_indices.kl_ucb_bracket`, exploration level
-    ``log t / N_a``), ``(0, 1]`` for a Beta quantile; an arm never pulled has index
-    ``+inf`` (settled)."""
-    low, high, depth = brackets.low, brackets.high, brackets.depth
+    ``level / N_a``, ``level = log t``); an arm never pulled has index ``+inf``
+    (settled)."""
+    low, high = brackets.low, brackets.high
     for a in range(counts.shape[0]):
         n = counts[a]
-        depth[a] = 0
         if n <= 0.0:
             low[a] = high[a] = np.inf
-        elif kind == BETA_QUANTILE:
-            low[a], high[a] = 0.0, 1.0
         else:
             low[a], high[a] = kl_ucb_bracket(sums[a] / n, level / n)
 
 
 @njit(cache=True, inline="always")
-def _halve(kind, counts, sums, level, brackets, paths, a):
+def _halve(counts, sums, level, brackets, a):
     """One bisection step of arm ``a``'s bracket, exactly as the index's own loop takes it
-    (:func:`~tabular.rules.bandit_indices.kl_ucb_halve`, or
-    :func:`~tabular.learn.quantile_paths.remembered_halve` on the posterior
-    ``Beta(S_a + 1, N_a - S_a + 1)``)."""
-    low, high, depth = brackets.low, brackets.high, brackets.depth
+    (:func:`~tabular.rules.bandit_indices.kl_ucb_halve`)."""
+    low, high = brackets.low, brackets.high
     n = counts[a]
-    if kind == BETA_QUANTILE:
-        low[a], high[a] = remembered_halve(paths, a, level, sums[a] + 1.0, n - sums[a] + 1.0,
-                                           low[a], high[a], depth[a])
-    else:
-        low[a], high[a] = kl_ucb_halve(sums[a] / n, level / n, low[a], high[a])
-    depth[a] += 1
+    low[a], high[a] = kl_ucb_halve(sums[a] / n, level / n, low[a], high[a])
 
 
 @njit(cache=True, inline="always")
@@ -100,7 +83,7 @@ def _surely_below(low, high, tol, a, b):
 
 
 @njit(cache=True, inline="always")
-def _order(kind, counts, sums, level, tol, brackets, paths, a, b):
+def _order(counts, sums, level, tol, brackets, a, b):
     """The sign of ``index_a - index_b``, halving the wider unsettled bracket of the two
     until they part or both are settled."""
     low, high = brackets.low, brackets.high
@@ -114,17 +97,16 @@ def _order(kind, counts, sums, level, tol, brackets, paths, a, b):
             return 1
         wider = a if settled_b or (not settled_a
                                     and high[a] - low[a] >= high[b] - low[b]) else b
-        _halve(kind, counts, sums, level, brackets, paths, wider)
+        _halve(counts, sums, level, brackets, wider)
 
 
-@njit(cache=True)  # one compiled function for both kernels: inlined, LLVM took minutes
-def bisected_greedy(kind, counts, sums, level, tol, brackets, paths, rng):
+@njit(cache=True)  # a call, not inlined: LLVM took minutes, and it writes the brackets
+def bisected_greedy(counts, sums, level, tol, brackets, rng):
     """The arm :func:`~tabular.rules.values.greedy_action` picks from the fully bisected
-    indices (``kind``), with the same draws, from the brackets :func:`open_brackets`
-    opened; ``paths``: Bayes-UCB's :class:`~tabular.learn.quantile_paths.QuantilePaths`."""
+    indices, with the same draws, from the brackets :func:`open_brackets` opened."""
     best, ties = 0, 1
     for a in range(1, counts.shape[0]):
-        order = _order(kind, counts, sums, level, tol, brackets, paths, a, best)
+        order = _order(counts, sums, level, tol, brackets, a, best)
         if order > 0:
             best, ties = a, 1
         elif order == 0:

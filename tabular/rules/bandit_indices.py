@@ -185,17 +185,21 @@ def _beta_continued_fraction(a, b, x):
 
 
 @njit(cache=True, inline="always")
-def beta_cdf_normed(x, a, b, log_norm):
-    """:func:`beta_cdf` given ``log_norm = log(1 / B(a, b))`` (:func:`beta_log_norm`),
-    computed once per quantile."""
+def beta_cdf_and_density(x, a, b, log_norm):
+    """``(I_x(a, b), f(x))``, the CDF of ``Beta(a, b)`` (:func:`beta_cdf`) and its density
+    ``x^(a-1) (1-x)^(b-1) / B(a, b) = front / (x (1 - x))``, both from the
+    continued fraction's front factor ``front = x^a (1-x)^b / B(a, b)``
+    (``log_norm = log(1 / B(a, b))``, :func:`beta_log_norm`, computed once per
+    posterior); density 0 outside ``(0, 1)``."""
     if x <= 0.0:
-        return 0.0
+        return 0.0, 0.0
     if x >= 1.0:
-        return 1.0
-    log_front = log_norm + a * np.log(x) + b * np.log1p(-x)
+        return 1.0, 0.0
+    front = np.exp(log_norm + a * np.log(x) + b * np.log1p(-x))
+    density = front / (x * (1.0 - x))
     if x < (a + 1.0) / (a + b + 2.0):
-        return np.exp(log_front) * _beta_continued_fraction(a, b, x) / a
-    return 1.0 - np.exp(log_front) * _beta_continued_fraction(b, a, 1.0 - x) / b
+        return front * _beta_continued_fraction(a, b, x) / a, density
+    return 1.0 - front * _beta_continued_fraction(b, a, 1.0 - x) / b, density
 
 
 @njit(cache=True)
@@ -203,35 +207,13 @@ def beta_cdf(x, a, b):
     """The regularised incomplete beta function ``I_x(a, b)``, the CDF of ``Beta(a, b)``:
     its continued fraction where it converges fast (``x < (a + 1) / (a + b + 2)``),
     else ``1 - I_{1-x}(b, a)``."""
-    return beta_cdf_normed(x, a, b, beta_log_norm(a, b))
-
-
-@njit(cache=True, inline="always")
-def beta_quantile(p, a, b, tol):
-    """The ``p``-quantile of ``Beta(a, b)`` by bisection on :func:`beta_cdf` from
-    ``[0, 1]`` until the bracket is at most ``tol`` wide (:func:`beta_quantile_halve`);
-    returns its upper end."""
-    log_norm = beta_log_norm(a, b)
-    low, high = 0.0, 1.0
-    while high - low > tol:
-        low, high = beta_quantile_halve(p, a, b, log_norm, low, high)
-    return high
+    return beta_cdf_and_density(x, a, b, beta_log_norm(a, b))[0]
 
 
 @njit(cache=True, inline="always")
 def beta_log_norm(a, b):
     """``log(1 / B(a, b))``, the log of the normalising constant of ``Beta(a, b)``."""
     return math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-
-
-@njit(cache=True, inline="always")
-def beta_quantile_halve(p, a, b, log_norm, low, high):
-    """One bisection step of the ``p``-quantile of ``Beta(a, b)`` (``log_norm`` from
-    :func:`beta_log_norm`): the half of ``(low, high]`` that holds it."""
-    middle = 0.5 * (low + high)
-    if beta_cdf_normed(middle, a, b, log_norm) < p:
-        return middle, high
-    return low, middle
 
 
 @njit(cache=True, inline="always")

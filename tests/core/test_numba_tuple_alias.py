@@ -60,7 +60,7 @@ def _write_by_name(pair, i, v):
 @njit
 def _write_by_name_called(pair, i, v):
     """The same writes compiled apart: ``pair`` is an argument here, so they alias it
-    (``quantile_paths.forget``, ``bisected_argmax.bisected_greedy``, the PPO work)."""
+    (``bisected_argmax.bisected_greedy``, the PPO work)."""
     a, b = pair.a, pair.b
     a[i] = v
     b[i] = v
